@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Reclaim",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "reclaim", targets: ["reclaim"]),
+    ],
+    targets: [
+        // C libraries: one system-library module each, imported by exactly one Swift module.
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // Wrappers: the only importers of their C modules.
+        .target(name: "Postgres", dependencies: ["CPostgres"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"]),
+
+        // The domain (no I/O), storage, the HTTP API and the executable.
+        .target(name: "ReclaimCore"),
+        .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto"]),
+        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "HTTPServer", "Crypto", "Postgres"]),
+        .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres"]),
+
+        // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client.
+        .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimAPI", "HTTPServer", "Crypto"]),
+
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ReclaimTestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ReclaimTestSupport"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "ReclaimCoreTests", dependencies: ["ReclaimCore"]),
+        .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport"]),
+        .testTarget(name: "ReclaimAPITests", dependencies: ["ReclaimAPI", "ReclaimTestSupport", "HTTPServer", "Postgres", "Crypto"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
