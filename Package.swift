@@ -14,19 +14,22 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
+        // JSON-lines logging, passed in to every library that logs.
+        .target(name: "Logging"),
+
         // Wrappers: the only importers of their C modules.
         .target(name: "Postgres", dependencies: ["CPostgres"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Logging"]),
         .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"]),
 
         // The domain (no I/O), storage, the HTTP API and the executable.
         .target(name: "ReclaimCore"),
-        .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto"]),
-        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "HTTPServer", "Crypto", "Postgres"]),
-        .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres"]),
+        .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
+        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "HTTPServer", "Crypto", "Postgres", "Logging"]),
+        .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres", "Logging"]),
 
         // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client.
-        .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimAPI", "HTTPServer", "Crypto"]),
+        .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimAPI", "HTTPServer", "Crypto", "Logging"]),
 
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ReclaimTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ReclaimTestSupport"]),
