@@ -1,0 +1,281 @@
+import Foundation
+
+/// One row of the transition table: the action, the states it leaves, the state it enters and the least tier allowed.
+public struct TransitionRule: Sendable, Hashable {
+    /// The action.
+    public let action: CaseAction
+    /// States the action may be taken from.
+    public let from: [CaseState]
+    /// The state the case enters.
+    public let to: CaseState
+    /// The lowest tier allowed to take the action.
+    public let minimumTier: Tier
+}
+
+/// What the workflow needs to know about a case: the persisted workflow columns.
+public struct CaseSnapshot: Sendable, Hashable, Codable {
+    /// What was taken.
+    public var kind: CaseKind
+    /// Where the case stands.
+    public var state: CaseState
+    /// The tier holding the case (in resolved/rejected/closed, the last one that did).
+    public var tier: Tier
+    /// How the case is being recovered.
+    public var path: RecoveryPath
+    /// What the thief changed.
+    public var facts: CaseFacts
+    /// The SLA clock.
+    public var clock: SLAClock
+
+    /// A snapshot with every field given (as loaded from storage).
+    public init(kind: CaseKind, state: CaseState, tier: Tier, path: RecoveryPath, facts: CaseFacts, clock: SLAClock) {
+        self.kind = kind
+        self.state = state
+        self.tier = tier
+        self.path = path
+        self.facts = facts
+        self.clock = clock
+    }
+}
+
+/// What a handler loads before asking for a decision.
+public struct TransitionContext: Sendable, Hashable {
+    /// For `send_reset`: every security answer on file matched a filed answer.
+    public var allOnFileAnswersMatched: Bool
+    /// For `verify`: the factor outcomes of the evidence on the case (nil reads as nothing filed).
+    public var verification: VerificationOutcome?
+    /// For `complete`: what engineering undid.
+    public var unlock: UnlockKind?
+    /// Why the agent acts; required by actions whose `requiresReason` is true.
+    public var reason: String?
+
+    /// A context; fields not relevant to the action may be left out.
+    public init(allOnFileAnswersMatched: Bool = false, verification: VerificationOutcome? = nil, unlock: UnlockKind? = nil, reason: String? = nil) {
+        self.allOnFileAnswersMatched = allOnFileAnswersMatched
+        self.verification = verification
+        self.unlock = unlock
+        self.reason = reason
+    }
+}
+
+/// An accepted transition: the case before and after, ready to store with an event.
+public struct TransitionDecision: Sendable, Hashable {
+    /// The action taken.
+    public let action: CaseAction
+    /// The case before.
+    public let before: CaseSnapshot
+    /// The case after (state, tier, path and clock updated).
+    public let after: CaseSnapshot
+    /// The new due date (nil when none applies).
+    public let dueAt: Date?
+    /// When the decision was taken.
+    public let at: Date
+    /// The agent's reason, trimmed; nil when none was given.
+    public let reason: String?
+    /// The unlock performed (for `complete`).
+    public let unlock: UnlockKind?
+    /// The factor outcomes that justified `verify`.
+    public let verification: VerificationOutcome?
+}
+
+/// How a refusal should be reported: the API maps each to one HTTP status.
+public enum RefusalCategory: String, Sendable {
+    /// The actor may not do this (403).
+    case forbidden
+    /// The case's state does not allow it now (409).
+    case conflict
+    /// The request lacks something it needs (422).
+    case invalid
+}
+
+/// Why the workflow refused a transition; `code` is the stable word for problem documents.
+public enum WorkflowRefusal: Error, Sendable, Hashable {
+    /// The action cannot be taken from this state.
+    case invalidTransition(from: CaseState, action: CaseAction)
+    /// The actor's tier is below the action's or the case's tier.
+    case insufficientTier(required: Tier)
+    /// `verify` reached fewer than two matched factors.
+    case verificationFailed(VerificationOutcome)
+    /// Two-step verification is on or the case is about a device: the account cannot be reset or verified, only the device unlocked with proof of ownership.
+    case notRecoverable
+    /// `complete` needs an `unlock`.
+    case unlockRequired
+    /// This unlock is not allowed for this case (activation-lock cases accept only `remove_activation_lock`, others not it).
+    case unlockNotAllowed
+    /// `send_reset` needs every on-file security answer matched.
+    case answersNotMatched
+    /// The action needs a non-empty reason.
+    case reasonRequired
+
+    /// Stable machine word for the problem document.
+    public var code: String {
+        switch self {
+        case .invalidTransition: "invalid_transition"
+        case .insufficientTier: "insufficient_tier"
+        case .verificationFailed: "verification_failed"
+        case .notRecoverable: "not_recoverable"
+        case .unlockRequired: "unlock_required"
+        case .unlockNotAllowed: "unlock_not_allowed"
+        case .answersNotMatched: "answers_not_matched"
+        case .reasonRequired: "reason_required"
+        }
+    }
+
+    /// Forbidden, conflict or invalid input.
+    public var category: RefusalCategory {
+        switch self {
+        case .insufficientTier: .forbidden
+        case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched: .conflict
+        case .unlockRequired, .unlockNotAllowed, .reasonRequired: .invalid
+        }
+    }
+
+    /// A one-sentence explanation for agents (no case data beyond states and tiers).
+    public var message: String {
+        switch self {
+        case let .invalidTransition(from, action): "\(action.rawValue) cannot be taken on a case in \(from.rawValue)."
+        case let .insufficientTier(required): "This needs \(required.rawValue) or above."
+        case .verificationFailed: "Identity is verified only when at least two of security answer, card and device match."
+        case .notRecoverable: "The account cannot be recovered (two-step verification is on, or the case is about a device): only the device can be unlocked, with proof of ownership."
+        case .unlockRequired: "Say which unlock was performed."
+        case .unlockNotAllowed: "This unlock is not allowed on this case."
+        case .answersNotMatched: "A reset needs every security answer on file to match."
+        case .reasonRequired: "Give a reason for this action."
+        }
+    }
+}
+
+/// The case workflow: which actions are allowed and what each does. Pure: callers pass the time.
+///
+/// Authority: an agent may take an action when their tier is at least the action's minimum tier
+/// and, while the case is open (new … engineering), at least the tier holding the case: a tier-1
+/// agent cannot send a reset on a case tier 2 holds. Resolved, rejected and closed cases are held
+/// by no one, so only the action's minimum tier applies there (any agent may close a resolved case).
+/// Checks run in this order: action tier, state, case tier, reason, then the action's own rule.
+public struct Workflow: Sendable {
+    /// Due-date durations.
+    public var sla: SLAPolicy
+
+    /// A workflow with the given SLA durations.
+    public init(sla: SLAPolicy = .default) {
+        self.sla = sla
+    }
+
+    /// The transition table of api.md, in its order: the one source for code, OpenAPI and dashboard.
+    public static let rules: [TransitionRule] = [
+        TransitionRule(action: .sendReset, from: [.new, .identityCheck], to: .resolved, minimumTier: .tier1),
+        TransitionRule(action: .escalate, from: [.new], to: .identityCheck, minimumTier: .tier1),
+        TransitionRule(action: .verify, from: [.identityCheck], to: .engineering, minimumTier: .tier2),
+        TransitionRule(action: .requestDocuments, from: [.new, .identityCheck], to: .awaitingDocuments, minimumTier: .tier2),
+        TransitionRule(action: .beginReview, from: [.awaitingDocuments], to: .documentReview, minimumTier: .tier3),
+        TransitionRule(action: .approve, from: [.documentReview], to: .engineering, minimumTier: .tier3),
+        TransitionRule(action: .reject, from: [.documentReview], to: .rejected, minimumTier: .tier3),
+        TransitionRule(action: .complete, from: [.engineering], to: .resolved, minimumTier: .engineering),
+        TransitionRule(action: .reopen, from: [.resolved, .rejected], to: .identityCheck, minimumTier: .tier2),
+        TransitionRule(action: .close, from: [.resolved, .rejected], to: .closed, minimumTier: .tier1),
+    ]
+
+    /// True when only the device can be recovered: kind `activation_lock`, or two-step turned on by the thief.
+    public static func isDeviceOnly(kind: CaseKind, facts: CaseFacts) -> Bool {
+        kind == .activationLock || facts.twoStepEnabled
+    }
+
+    /// The path a case starts on (and returns to on `reopen`): `activation_lock` when only the device can be recovered, else undetermined.
+    public static func initialPath(kind: CaseKind, facts: CaseFacts) -> RecoveryPath {
+        isDeviceOnly(kind: kind, facts: facts) ? .activationLock : .undetermined
+    }
+
+    /// The unlocks `complete` accepts: `remove_activation_lock` alone for device-only cases, the account unlocks otherwise.
+    public static func allowedUnlocks(kind: CaseKind, facts: CaseFacts) -> [UnlockKind] {
+        isDeviceOnly(kind: kind, facts: facts) ? [.removeActivationLock] : [.removeRescueEmail, .resetSecurityQuestions]
+    }
+
+    /// A newly opened case: state new, tier 1, its initial path, clocks started at `now`.
+    public func opening(kind: CaseKind, facts: CaseFacts, at now: Date) -> CaseSnapshot {
+        CaseSnapshot(kind: kind, state: .new, tier: .tier1, path: Self.initialPath(kind: kind, facts: facts), facts: facts, clock: .opened(at: now))
+    }
+
+    /// The due date of a case now (nil when paused or finished).
+    public func dueAt(_ snapshot: CaseSnapshot) -> Date? {
+        sla.dueAt(state: snapshot.state, path: snapshot.path, clock: snapshot.clock)
+    }
+
+    /// True when the case's due date has passed while it is open.
+    public func isOverdue(_ snapshot: CaseSnapshot, now: Date) -> Bool {
+        sla.isOverdue(dueAt: dueAt(snapshot), state: snapshot.state, now: now)
+    }
+
+    /// True when an agent of `actorTier` has the authority for `action` on this case (tiers only, not state).
+    public static func hasAuthority(_ actorTier: Tier, for action: CaseAction, on snapshot: CaseSnapshot) -> Bool {
+        actorTier.isAtLeast(action.rule.minimumTier) && (!snapshot.state.isOpen || actorTier.isAtLeast(snapshot.tier))
+    }
+
+    /// The actions the caller may take now, in table order; nil tier (an API client) gets none.
+    /// Actions the facts rule out (reset or verify on a device-only case) are left out; checks that need
+    /// loaded evidence (answers, factors), an unlock or a reason are left to `decide`.
+    public func allowedActions(for snapshot: CaseSnapshot, actorTier: Tier?) -> [CaseAction] {
+        guard let actorTier else { return [] }
+        return Self.rules.compactMap { rule in
+            guard rule.from.contains(snapshot.state),
+                  Self.hasAuthority(actorTier, for: rule.action, on: snapshot),
+                  !Self.ruledOutByFacts(rule.action, on: snapshot) else { return nil }
+            return rule.action
+        }
+    }
+
+    /// Decides whether `action` may be taken and, if so, what the case becomes.
+    public func decide(_ action: CaseAction, on snapshot: CaseSnapshot, actorTier: Tier, context: TransitionContext, now: Date) -> Result<TransitionDecision, WorkflowRefusal> {
+        let rule = action.rule
+        guard actorTier.isAtLeast(rule.minimumTier) else { return .failure(.insufficientTier(required: rule.minimumTier)) }
+        guard rule.from.contains(snapshot.state) else { return .failure(.invalidTransition(from: snapshot.state, action: action)) }
+        if snapshot.state.isOpen, !actorTier.isAtLeast(snapshot.tier) { return .failure(.insufficientTier(required: snapshot.tier)) }
+
+        let reason = context.reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let givenReason = (reason?.isEmpty ?? true) ? nil : reason
+        if action.requiresReason, givenReason == nil { return .failure(.reasonRequired) }
+
+        let deviceOnly = Self.isDeviceOnly(kind: snapshot.kind, facts: snapshot.facts)
+        var path = snapshot.path
+        var verification: VerificationOutcome?
+        var unlock: UnlockKind?
+        switch action {
+        case .sendReset:
+            if deviceOnly { return .failure(.notRecoverable) }
+            if !context.allOnFileAnswersMatched { return .failure(.answersNotMatched) }
+            path = .reset
+        case .verify:
+            if deviceOnly { return .failure(.notRecoverable) }
+            let outcome = context.verification ?? VerificationOutcome(factors: [:])
+            if !outcome.verified { return .failure(.verificationFailed(outcome)) }
+            verification = outcome
+            path = .verifiedIdentity
+        case .requestDocuments:
+            path = deviceOnly ? .activationLock : .documents
+        case .complete:
+            guard let given = context.unlock else { return .failure(.unlockRequired) }
+            guard Self.allowedUnlocks(kind: snapshot.kind, facts: snapshot.facts).contains(given) else { return .failure(.unlockNotAllowed) }
+            unlock = given
+        case .reopen:
+            path = Self.initialPath(kind: snapshot.kind, facts: snapshot.facts)
+        case .escalate, .beginReview, .approve, .reject, .close:
+            break
+        }
+
+        var after = snapshot
+        after.state = rule.to
+        after.tier = rule.to.tier ?? snapshot.tier
+        after.path = path
+        after.clock = sla.clock(snapshot.clock, after: action, from: snapshot.state, to: rule.to, at: now)
+        return .success(TransitionDecision(
+            action: action, before: snapshot, after: after, dueAt: dueAt(after), at: now,
+            reason: givenReason, unlock: unlock, verification: verification))
+    }
+
+    // Refusals that depend only on the case, so allowed_actions never offers a doomed action.
+    private static func ruledOutByFacts(_ action: CaseAction, on snapshot: CaseSnapshot) -> Bool {
+        switch action {
+        case .sendReset, .verify: isDeviceOnly(kind: snapshot.kind, facts: snapshot.facts)
+        default: false
+        }
+    }
+}
