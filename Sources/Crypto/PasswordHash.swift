@@ -63,8 +63,9 @@ public struct PasswordHash: Sendable, Equatable {
     /// when the user does not exist, so unknown and known users take the same time.
     public static let dummyHash: String = {
         if let hash = try? PasswordHash().hash(SecureRandom.token()) { return hash }
-        // Only reached if memory ran out: a fixed hash with the same parameters still costs the same to verify.
-        return "$argon2id$v=19$m=19456,t=2,p=1$5d4bUaU1UX5wGT2KlBqhYQ$Gm0aypzm+gmX8qShCuwBNu7ZlAzjG8zyc4hM2kDLQ48"
+        // Only reached if memory ran out: same parameters, so the same cost; its hash part is random bytes, so
+        // no password is known to match it.
+        return "$argon2id$v=19$m=19456,t=2,p=1$hiKp0kmCd/SeuAiYShlX5w$bmaRrC5f1pggaOrB05mB/GGx/jvASQIUsjHzZ50T1nU"
     }()
 
     // libsodium wants a non-NULL pointer even for the empty password.

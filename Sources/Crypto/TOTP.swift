@@ -24,9 +24,10 @@ public struct TOTP: Sendable, CustomStringConvertible, CustomReflectable {
 
     /// The time step containing `date` (0 before 1970).
     public func counter(at date: Date) -> UInt64 {
-        let seconds = date.timeIntervalSince1970
-        guard seconds > 0 else { return 0 }
-        return UInt64((seconds / Double(period)).rounded(.down))
+        let steps = (date.timeIntervalSince1970 / Double(period)).rounded(.down)
+        guard steps > 0 else { return 0 }
+        // Clamped far below UInt64.max so the window arithmetic cannot overflow, even for absurd dates.
+        return steps < 0x1p62 ? UInt64(steps) : 1 << 62
     }
 
     /// The code for the step containing `date`, zero-padded to `digits`.
