@@ -148,8 +148,9 @@ public struct KeyFile: Sendable, CustomStringConvertible {
         let temporary = path + ".tmp-" + Hex.encode(SecureRandom.bytes(8))
         let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw KeyFileError.ioFailed(path: path, reason: "cannot create \(temporary): \(Self.systemError())") }
-        var keepTemporary = false
-        defer { if !keepTemporary { unlink(temporary) } }
+        // Cleared once rename has consumed the temporary name; otherwise (error, or after link) it is removed.
+        var temporaryExists = true
+        defer { if temporaryExists { unlink(temporary) } }
         do {
             defer { close(fd) }
             // The umask can only remove bits, but be explicit: nobody else may ever see this file.
@@ -168,16 +169,13 @@ public struct KeyFile: Sendable, CustomStringConvertible {
             guard fsync(fd) == 0 else { throw KeyFileError.ioFailed(path: path, reason: "fsync: \(Self.systemError())") }
         }
 
-        if overwrite {
-            guard rename(temporary, path) == 0 else { throw KeyFileError.ioFailed(path: path, reason: "rename: \(Self.systemError())") }
-        } else if link(temporary, path) != 0 {
+        if overwrite || link(temporary, path) != 0 {
             // link is atomic create-if-absent; a race with another writer lands here.
-            if errno == EEXIST { throw KeyFileError.alreadyExists(path: path) }
-            // Some file systems have no hard links: fall back to rename after the existence check above.
+            if !overwrite, errno == EEXIST { throw KeyFileError.alreadyExists(path: path) }
+            // Overwriting, or a file system without hard links (then after the existence check above): rename.
             guard rename(temporary, path) == 0 else { throw KeyFileError.ioFailed(path: path, reason: "rename: \(Self.systemError())") }
+            temporaryExists = false
         }
-        // After rename the temporary name is gone; after link it is removed by the deferred unlink.
-        keepTemporary = overwrite
         Self.syncDirectory(of: path)
     }
 
