@@ -1,6 +1,87 @@
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+
+// Swift does not import C variadic functions; these non-variadic wrappers are what
+// HTTPServer calls instead. Options go in one MHD_OPTION_ARRAY so Swift can build
+// the list conditionally (TLS only when configured, and so on).
+
+/// MHD_start_daemon with all options passed as one MHD_OptionItem array (ending in MHD_OPTION_END).
+static inline struct MHD_Daemon *
+reclaim_mhd_start_daemon (unsigned int flags,
+                          MHD_AccessHandlerCallback handler, void *handler_cls,
+                          struct MHD_OptionItem *options)
+{
+  return MHD_start_daemon (flags, 0, NULL, NULL, handler, handler_cls,
+                           MHD_OPTION_ARRAY, options,
+                           MHD_OPTION_END);
+}
+
+// Options taking a function pointer carry it in the intptr_t `value` member; the
+// casts are done here, in C, so Swift never bit-casts function pointers.
+
+/// An MHD_OPTION_NOTIFY_COMPLETED item.
+static inline struct MHD_OptionItem
+reclaim_mhd_option_notify_completed (MHD_RequestCompletedCallback callback, void *cls)
+{
+  struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) callback, cls };
+  return item;
+}
+
+typedef void *(*reclaim_mhd_uri_log_callback) (void *cls, const char *uri, struct MHD_Connection *connection);
+
+/// An MHD_OPTION_URI_LOG_CALLBACK item: the callback sees the raw request target and its result becomes the first *con_cls.
+static inline struct MHD_OptionItem
+reclaim_mhd_option_uri_log (reclaim_mhd_uri_log_callback callback, void *cls)
+{
+  struct MHD_OptionItem item = { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) callback, cls };
+  return item;
+}
+
+typedef void (*reclaim_mhd_message_sink) (void *cls, const char *message);
+
+/// Formats MHD's printf-style diagnostics so Swift receives a plain string.
+static inline void
+reclaim_mhd_log_trampoline (void *cls, const char *format, va_list args)
+{
+  void **target = (void **) cls;   // target[0]: the sink, target[1]: its context
+  char message[512];
+  vsnprintf (message, sizeof message, format, args);
+  ((reclaim_mhd_message_sink) target[0]) (target[1], message);
+}
+
+/// An MHD_OPTION_EXTERNAL_LOGGER item; `target` points to two pointers { sink, context } that outlive the daemon.
+static inline struct MHD_OptionItem
+reclaim_mhd_option_logger (void **target)
+{
+  struct MHD_OptionItem item = { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t) &reclaim_mhd_log_trampoline, target };
+  return item;
+}
+
+/// Stores the sink function pointer into a target pair (Swift cannot store a C function pointer in void * itself).
+static inline void
+reclaim_mhd_set_log_target (void **target, reclaim_mhd_message_sink sink, void *context)
+{
+  target[0] = (void *) sink;
+  target[1] = context;
+}
+
+/// The port the daemon listens on (MHD_DAEMON_INFO_BIND_PORT), 0 if unknown.
+static inline uint16_t
+reclaim_mhd_bound_port (struct MHD_Daemon *daemon)
+{
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info (daemon, MHD_DAEMON_INFO_BIND_PORT);
+  return info == NULL ? 0 : info->port;
+}
+
+/// The peer's socket address (MHD_CONNECTION_INFO_CLIENT_ADDRESS), or NULL.
+static inline const struct sockaddr *
+reclaim_mhd_client_address (struct MHD_Connection *connection)
+{
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return info == NULL ? NULL : info->client_addr;
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Synchronization
+
+/// A key for values that middleware attaches to a request (the authenticated agent, say).
+public protocol RequestStorageKey {
+    associatedtype Value: Sendable
+}
+
+/// One HTTP request, fully read. Stays valid after the handler returns, so deferred handlers may keep it.
+///
+/// `@unchecked Sendable`: every stored property is immutable once the server hands the request to
+/// middleware; `pathParameters` and `route` are set by the server before that; `storage` has its own lock.
+public final class HTTPRequest: @unchecked Sendable {
+    public let method: HTTPMethod
+    /// The percent-decoded path, without the query.
+    public let path: String
+    /// The request target exactly as the client sent it (path and `?query`); what request signatures cover.
+    public let target: String
+    /// Every request header in arrival order; names as the client spelled them.
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+    /// Values of the `{name}` segments of the matched route.
+    public internal(set) var pathParameters: [String: String]
+    /// Random id of this request, sent back as `X-Request-Id` and written to the access log.
+    public let requestID: String
+    /// The peer's IP address as text.
+    public let clientAddress: String
+    /// The matched route pattern (`/api/v1/cases/{case_number}`), nil when unrouted.
+    public internal(set) var route: String?
+    /// True when the request arrived over TLS.
+    public let isSecure: Bool
+    /// Decoded query parameters in order.
+    public let queryItems: [(name: String, value: String)]
+    private let storage = Mutex<[ObjectIdentifier: any Sendable]>([:])
+
+    /// Builds a request by hand, for unit-testing handlers and middleware without a socket.
+    public init(
+        method: HTTPMethod,
+        target: String,
+        headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [],
+        pathParameters: [String: String] = [:],
+        requestID: String = "test",
+        clientAddress: String = "127.0.0.1",
+        route: String? = nil,
+        isSecure: Bool = false
+    ) {
+        self.method = method
+        self.target = target
+        let pathPart: Substring
+        if let question = target.firstIndex(of: "?") {
+            pathPart = target[..<question]
+            queryItems = PercentEncoding.queryItems(target[target.index(after: question)...])
+        } else {
+            pathPart = target[...]
+            queryItems = []
+        }
+        self.path = PercentEncoding.decode(pathPart) ?? String(pathPart)
+        self.headers = headers
+        self.body = body
+        self.pathParameters = pathParameters
+        self.requestID = requestID
+        self.clientAddress = clientAddress
+        self.route = route
+        self.isSecure = isSecure
+    }
+
+    /// The server's initializer: the path is already decoded.
+    init(
+        method: HTTPMethod, path: String, target: String, queryItems: [(name: String, value: String)],
+        headers: [(name: String, value: String)], body: [UInt8], requestID: String, clientAddress: String, isSecure: Bool
+    ) {
+        self.method = method
+        self.path = path
+        self.target = target
+        self.queryItems = queryItems
+        self.headers = headers
+        self.body = body
+        self.pathParameters = [:]
+        self.requestID = requestID
+        self.clientAddress = clientAddress
+        self.route = nil
+        self.isSecure = isSecure
+    }
+
+    /// The first header with this name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        for header in headers where header.name.equalsIgnoringASCIICase(name) {
+            return header.value
+        }
+        return nil
+    }
+
+    /// Every value of headers with this name (case-insensitive).
+    public func headers(named name: String) -> [String] {
+        headers.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+    }
+
+    /// The first decoded query parameter with this name.
+    public func query(_ name: String) -> String? {
+        for item in queryItems where item.name == name {
+            return item.value
+        }
+        return nil
+    }
+
+    /// A path parameter of the matched route.
+    public func parameter(_ name: String) -> String? {
+        pathParameters[name]
+    }
+
+    /// A cookie's value from the `Cookie` headers.
+    public func cookie(_ name: String) -> String? {
+        for header in headers where header.name.equalsIgnoringASCIICase("cookie") {
+            for pair in header.value.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " }
+                guard let equals = trimmed.firstIndex(of: "=") else { continue }
+                if trimmed[..<equals] == name {
+                    return String(trimmed[trimmed.index(after: equals)...])
+                }
+            }
+        }
+        return nil
+    }
+
+    /// A value attached by middleware.
+    public subscript<Key: RequestStorageKey>(key: Key.Type) -> Key.Value? {
+        get { storage.withLock { $0[ObjectIdentifier(key)] as? Key.Value } }
+        set { storage.withLock { $0[ObjectIdentifier(key)] = newValue } }
+    }
+
+    /// Decodes a JSON body: 415 `unsupported_media_type` unless `Content-Type: application/json`
+    /// (a UTF-8 charset parameter is allowed), 400 `malformed_json` when it does not parse or fit `T`.
+    public func decodeJSON<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        guard let contentType = header("content-type"), Self.isJSONMediaType(contentType) else {
+            throw Problem.unsupportedMediaType(expected: "application/json")
+        }
+        guard !body.isEmpty else { throw Problem.malformedJSON("The request body is empty.") }
+        do {
+            return try JSONCoding.decoder.decode(T.self, from: Data(body))
+        } catch let error as DecodingError {
+            throw Self.problem(for: error)
+        }
+    }
+
+    static func isJSONMediaType(_ value: String) -> Bool {
+        let parts = value.split(separator: ";")
+        guard let media = parts.first, media.trimmingCharacters(in: .whitespaces).equalsIgnoringASCIICase("application/json") else {
+            return false
+        }
+        for parameter in parts.dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2, pair[0].equalsIgnoringASCIICase("charset") {
+                let charset = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                if !charset.equalsIgnoringASCIICase("utf-8") && !charset.equalsIgnoringASCIICase("utf8") { return false }
+            }
+        }
+        return true
+    }
+
+    /// Names the field at fault, never echoing the submitted values.
+    static func problem(for error: DecodingError) -> Problem {
+        func field(_ path: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            let keys = path + (last.map { [$0] } ?? [])
+            return keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+        }
+        switch error {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return .malformedJSON("The request body is not valid JSON.")
+        case .dataCorrupted(let context):
+            let name = field(context.codingPath)
+            return .malformedJSON("The field '\(name)' has an invalid value.", errors: [FieldError(field: name, message: "invalid value")])
+        case .keyNotFound(let key, let context):
+            let name = field(context.codingPath, key)
+            return .malformedJSON("The field '\(name)' is required.", errors: [FieldError(field: name, message: "required")])
+        case .typeMismatch(let type, let context):
+            let name = field(context.codingPath)
+            let message = "expected \(Self.jsonTypeName(type))"
+            return .malformedJSON("The field '\(name)' has the wrong type.", errors: [FieldError(field: name, message: message)])
+        case .valueNotFound(let type, let context):
+            let name = field(context.codingPath)
+            let message = "expected \(Self.jsonTypeName(type)), got null"
+            return .malformedJSON("The field '\(name)' must not be null.", errors: [FieldError(field: name, message: message)])
+        @unknown default:
+            return .malformedJSON("The request body does not have the expected shape.")
+        }
+    }
+
+    private static func jsonTypeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type, is Substring.Type: "a string"
+        case is Bool.Type: "a boolean"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type: "an integer"
+        case is Double.Type, is Float.Type, is Decimal.Type: "a number"
+        case is [Any].Type: "an array"
+        case is [String: Any].Type: "an object"
+        default: "another type"
+        }
+    }
+}

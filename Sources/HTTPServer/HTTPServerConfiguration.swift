@@ -1,0 +1,77 @@
+import Foundation
+
+/// Transport settings for `HTTPServer`; every field has a safe default.
+public struct HTTPServerConfiguration: Sendable {
+    /// Address to listen on: an IPv4 or IPv6 literal, or a host name resolved at start.
+    public var host: String
+    /// Port to listen on; 0 picks a free one (read it back from `boundPort`).
+    public var port: Int
+    /// Worker threads (MHD's thread pool), each running its own epoll loop.
+    public var threads: Int
+    /// Most connections open at once; more are refused.
+    public var maxConnections: Int
+    /// Most connections from one IP address; 0 means no limit.
+    public var perIPConnectionLimit: Int
+    /// Idle seconds before a connection is closed (also bounds slow clients).
+    public var connectionTimeoutSeconds: Int
+    /// Bytes per connection for request headers and buffers; larger headers are refused.
+    public var connectionMemoryLimit: Int
+    /// Body limit for routes that do not name their own.
+    public var defaultBodyLimit: Int
+    /// PEM certificate chain; with `tlsKeyPEM`, the server speaks only HTTPS.
+    public var tlsCertificatePEM: String?
+    /// PEM private key for `tlsCertificatePEM`.
+    public var tlsKeyPEM: String?
+    /// How long `shutdown()` waits for in-flight requests.
+    public var shutdownGraceSeconds: Double
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        maxConnections: Int = 1024,
+        perIPConnectionLimit: Int = 0,
+        connectionTimeoutSeconds: Int = 15,
+        connectionMemoryLimit: Int = 64 * 1024,
+        defaultBodyLimit: Int = Route.defaultBodyLimit,
+        tlsCertificatePEM: String? = nil,
+        tlsKeyPEM: String? = nil,
+        shutdownGraceSeconds: Double = 10
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.maxConnections = maxConnections
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.defaultBodyLimit = defaultBodyLimit
+        self.tlsCertificatePEM = tlsCertificatePEM
+        self.tlsKeyPEM = tlsKeyPEM
+        self.shutdownGraceSeconds = shutdownGraceSeconds
+    }
+
+    /// True when both TLS halves are set.
+    public var usesTLS: Bool { tlsCertificatePEM != nil && tlsKeyPEM != nil }
+}
+
+/// Why the server could not start.
+public enum HTTPServerError: Error, CustomStringConvertible {
+    case addressInUse(host: String, port: Int)
+    case cannotResolve(host: String)
+    case socketFailed(operation: String, host: String, port: Int, errno: Int32)
+    case invalidConfiguration(String)
+    case daemonFailed(String)
+    case alreadyStarted
+
+    public var description: String {
+        switch self {
+        case .addressInUse(let host, let port): "cannot listen on \(host):\(port): the address is already in use"
+        case .cannotResolve(let host): "cannot listen on \(host): the host name does not resolve"
+        case .socketFailed(let operation, let host, let port, let code): "cannot listen on \(host):\(port): \(operation) failed: \(String(cString: strerror(code)))"
+        case .invalidConfiguration(let reason): "invalid HTTP server configuration: \(reason)"
+        case .daemonFailed(let reason): "libmicrohttpd did not start: \(reason)"
+        case .alreadyStarted: "the HTTP server was already started"
+        }
+    }
+}

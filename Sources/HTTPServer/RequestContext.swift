@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+
+/// Per-request state kept in MHD's `*con_cls` from the request line until MHD reports completion.
+///
+/// `@unchecked Sendable`: MHD runs every callback for one connection on the worker thread that owns it,
+/// so the plain fields are never touched concurrently; the only cross-thread field, `answer`, is a Mutex.
+final class RequestContext: @unchecked Sendable {
+    enum Phase {
+        /// Request line seen; headers not yet processed.
+        case fresh
+        /// Headers processed; body arriving (or none expected) until the final call.
+        case reading
+        /// Handed to a deferred handler; the connection is suspended until `answer` is set.
+        case suspended
+        /// A response was queued; later calls only discard input.
+        case answered
+    }
+
+    /// What the request turned out to be once its headers were read.
+    enum Disposition {
+        case route(Route, parameters: [String: String])
+        case staticFile
+        case problem(Problem)
+    }
+
+    /// The raw target from the request line, before MHD decodes it.
+    let target: String
+    let startNanos: UInt64
+    let requestID: String
+    var phase = Phase.fresh
+    var method: HTTPMethod?
+    /// The method label for logs and metrics ("OTHER" for methods we do not route).
+    var methodLabel = "OTHER"
+    var rawPath: Substring = ""
+    var decodedPath = ""
+    var queryItems: [(name: String, value: String)] = []
+    var headers: [(name: String, value: String)] = []
+    var clientAddress = ""
+    var disposition = Disposition.problem(.notFound())
+    /// The route pattern, "static" or "unmatched"; the only route text logs and metrics see.
+    var routeLabel = "unmatched"
+    var body: [UInt8] = []
+    var bodyLimit = 0
+    /// The MHD connection; valid until MHD reports the request complete. Used to resume from other threads.
+    var connection: OpaquePointer?
+    /// Headers middleware added to the placeholder of a deferred route; copied onto the deferred answer.
+    var deferredHeaders: [(String, String)] = []
+    /// The deferred answer; `nil` until the completion (or shutdown) provides one.
+    let answer = Mutex<Result<HTTPResponse, any Error>?>(nil)
+
+    init(target: String, startNanos: UInt64, requestID: String) {
+        self.target = target
+        self.startNanos = startNanos
+        self.requestID = requestID
+    }
+
+    /// Stores the deferred answer unless one is already there; true when this call stored it.
+    func provideAnswer(_ result: Result<HTTPResponse, any Error>) -> Bool {
+        answer.withLock { current in
+            guard current == nil else { return false }
+            current = result
+            return true
+        }
+    }
+}
+
+/// Monotonic nanoseconds, for request durations.
+@inline(__always)
+func monotonicNanos() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// 16 lowercase hex digits from the system generator: unguessable, short, and cheap.
+func makeRequestID() -> String {
+    var value = UInt64.random(in: .min ... .max)
+    return String(unsafeUninitializedCapacity: 16) { buffer in
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { hex in
+            for index in 0..<16 {
+                buffer[15 - index] = hex[Int(value & 0xF)]
+                value >>= 4
+            }
+        }
+        return 16
+    }
+}
