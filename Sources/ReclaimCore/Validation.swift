@@ -1,0 +1,82 @@
+/// One problem with one request field, as listed in a problem document's `errors`.
+public struct FieldIssue: Sendable, Hashable, Codable {
+    /// The JSON field (or multipart field) at fault.
+    public var field: String
+    /// What is wrong, in plain words; never echoes a secret.
+    public var message: String
+
+    /// An issue.
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+}
+
+/// A value was refused; maps to 422 `validation_failed` with the issues.
+public struct ValidationFailure: Error, Sendable, Hashable {
+    /// The problems found.
+    public var issues: [FieldIssue]
+
+    /// The stable problem code.
+    public var code: String { "validation_failed" }
+
+    /// A failure with these issues.
+    public init(_ issues: [FieldIssue]) {
+        self.issues = issues
+    }
+
+    /// A failure with one issue.
+    public init(field: String, message: String) {
+        self.issues = [FieldIssue(field: field, message: message)]
+    }
+}
+
+/// Collects issues across several validators so a request reports every bad field at once.
+public struct IssueCollector: Sendable {
+    /// Issues so far.
+    public private(set) var issues: [FieldIssue] = []
+
+    /// An empty collector.
+    public init() {}
+
+    /// The value when `result` succeeded; otherwise records its issues and returns nil.
+    public mutating func take<Value>(_ result: Result<Value, ValidationFailure>) -> Value? {
+        switch result {
+        case let .success(value): return value
+        case let .failure(failure):
+            issues += failure.issues
+            return nil
+        }
+    }
+
+    /// Records an issue.
+    public mutating func add(field: String, message: String) {
+        issues.append(FieldIssue(field: field, message: message))
+    }
+
+    /// Throws the collected issues, if any.
+    public func check() throws(ValidationFailure) {
+        if !issues.isEmpty { throw ValidationFailure(issues) }
+    }
+}
+
+extension String {
+    // Digits after dropping whitespace and dashes (how people write IMEIs and card numbers); nil on anything else.
+    func digitsIgnoringSeparators() -> [Int]? {
+        var digits = [Int]()
+        for scalar in unicodeScalars {
+            if let digit = CaseNumber.asciiDigit(scalar) {
+                digits.append(digit)
+            } else if scalar.properties.isWhitespace || CaseNumber.isDash(scalar) {
+                continue
+            } else {
+                return nil
+            }
+        }
+        return digits
+    }
+}
+
+extension Array where Element == Int {
+    var digitString: String { String(map { Character(String($0)) }) }
+}
