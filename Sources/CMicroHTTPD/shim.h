@@ -85,3 +85,11 @@ reclaim_mhd_client_address (struct MHD_Connection *connection)
   const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   return info == NULL ? NULL : info->client_addr;
 }
+
+/// The connection's socket (MHD_CONNECTION_INFO_CONNECTION_FD), or -1.
+static inline int
+reclaim_mhd_connection_fd (struct MHD_Connection *connection)
+{
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info == NULL ? -1 : info->connect_fd;
+}

@@ -203,9 +203,17 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// MHD is done with the request (answered, failed, or the connection closed).
-    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer) {
+    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode) {
         let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeRetainedValue()
         context.connection = nil
+        if context.phase != .answered {
+            // MHD answered itself (431 for oversized headers, 400 for malformed ones), the client went
+            // away, or the connection timed out: no access-log line was written, so note it here.
+            logger.info("request_unanswered", [
+                "request_id": .string(context.requestID), "method": .string(context.methodLabel),
+                "route": .string(context.routeLabel), "reason": .string(Self.terminationReason(reason)),
+            ])
+        }
         metrics.requestFinished()
         inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
@@ -224,8 +232,7 @@ public final class HTTPServer: @unchecked Sendable {
             guard case .route = context.disposition else { return .YES }
             if context.body.count + size > context.bodyLimit {
                 // Chunked bodies have no Content-Length to check up front: refuse as soon as the limit is passed.
-                context.body = []
-                return answerEarly(context, connection: connection, problem: .payloadTooLarge(limit: context.bodyLimit))
+                return answerMidBody(.payloadTooLarge(limit: context.bodyLimit), context: context, connection: connection)
             }
             if let uploadData {
                 context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
@@ -431,7 +438,34 @@ public final class HTTPServer: @unchecked Sendable {
 
     private static let contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-    /// Turns the response into an MHD response with the standard headers, queues it, and logs the request.
+    /// The headers every response leaves with: the handler's own (minus framing, which MHD computes),
+    /// then the security headers it did not set itself, `Cache-Control: no-store` under /api, HSTS over
+    /// TLS, the request id, and `Connection: close` while draining.
+    private func finalHeaders(_ response: HTTPResponse, context: RequestContext) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(response.headers.count + 7)
+        var hasCSP = false, hasNoSniff = false, hasReferrer = false, hasCacheControl = false
+        for (name, value) in response.headers {
+            if name.equalsIgnoringASCIICase("content-length") || name.equalsIgnoringASCIICase("transfer-encoding") { continue }
+            if !hasCSP && name.equalsIgnoringASCIICase("content-security-policy") { hasCSP = true }
+            if !hasNoSniff && name.equalsIgnoringASCIICase("x-content-type-options") { hasNoSniff = true }
+            if !hasReferrer && name.equalsIgnoringASCIICase("referrer-policy") { hasReferrer = true }
+            if !hasCacheControl && name.equalsIgnoringASCIICase("cache-control") { hasCacheControl = true }
+            headers.append((name, value))
+        }
+        if !hasNoSniff { headers.append(("X-Content-Type-Options", "nosniff")) }
+        if !hasCSP { headers.append(("Content-Security-Policy", Self.contentSecurityPolicy)) }
+        if !hasReferrer { headers.append(("Referrer-Policy", "no-referrer")) }
+        if !hasCacheControl && (context.decodedPath == "/api" || context.decodedPath.hasPrefix("/api/")) {
+            headers.append(("Cache-Control", "no-store"))
+        }
+        if configuration.usesTLS { headers.append(("Strict-Transport-Security", "max-age=63072000; includeSubDomains")) }
+        headers.append(("X-Request-Id", context.requestID))
+        if draining.load(ordering: .relaxed) { headers.append(("Connection", "close")) }
+        return headers
+    }
+
+    /// Turns the response into an MHD response with the final headers, queues it, and logs the request.
     private func queue(_ response: HTTPResponse, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         context.phase = .answered
         let mhdResponse: OpaquePointer?
@@ -448,49 +482,54 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let mhdResponse else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
-
-        var hasCSP = false, hasNoSniff = false, hasReferrer = false, hasCacheControl = false
-        for (name, value) in response.headers {
-            // MHD computes framing itself and refuses these; a handler setting them would fail the response.
-            if name.equalsIgnoringASCIICase("content-length") || name.equalsIgnoringASCIICase("transfer-encoding") { continue }
-            if !hasCSP && name.equalsIgnoringASCIICase("content-security-policy") { hasCSP = true }
-            if !hasNoSniff && name.equalsIgnoringASCIICase("x-content-type-options") { hasNoSniff = true }
-            if !hasReferrer && name.equalsIgnoringASCIICase("referrer-policy") { hasReferrer = true }
-            if !hasCacheControl && name.equalsIgnoringASCIICase("cache-control") { hasCacheControl = true }
-            if MHD_add_response_header(mhdResponse, name, value) == .NO {
-                logger.warning("response_header_rejected", ["request_id": .string(context.requestID), "header": .string(name)])
-            }
-        }
-        if !hasNoSniff { MHD_add_response_header(mhdResponse, "X-Content-Type-Options", "nosniff") }
-        if !hasCSP { MHD_add_response_header(mhdResponse, "Content-Security-Policy", Self.contentSecurityPolicy) }
-        if !hasReferrer { MHD_add_response_header(mhdResponse, "Referrer-Policy", "no-referrer") }
-        if !hasCacheControl && (context.decodedPath == "/api" || context.decodedPath.hasPrefix("/api/")) {
-            MHD_add_response_header(mhdResponse, "Cache-Control", "no-store")
-        }
-        if configuration.usesTLS {
-            MHD_add_response_header(mhdResponse, "Strict-Transport-Security", "max-age=63072000; includeSubDomains")
-        }
-        MHD_add_response_header(mhdResponse, "X-Request-Id", context.requestID)
-        if draining.load(ordering: .relaxed) {
-            MHD_add_response_header(mhdResponse, "Connection", "close")
+        for (name, value) in finalHeaders(response, context: context) where MHD_add_response_header(mhdResponse, name, value) == .NO {
+            // MHD refuses names or values with line breaks, among others: drop the header, keep the response.
+            logger.warning("response_header_rejected", ["request_id": .string(context.requestID), "header": .string(name)])
         }
         let result = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
         if result == .NO {
             logger.warning("response_not_queued", ["request_id": .string(context.requestID), "status": .int(response.status)])
         }
-
-        let nanos = monotonicNanos() &- context.startNanos
-        metrics.record(method: context.methodLabel, route: context.routeLabel, status: response.status, seconds: Double(nanos) / 1e9)
-        if logsRequests {
-            if context.method == .HEAD || response.status == 304 { bytes = 0 }
-            let path = context.decodedPath.utf8.count > 256 ? String(context.decodedPath.prefix(256)) : context.decodedPath
-            logger.info("request", [
-                "method": .string(context.methodLabel), "route": .string(context.routeLabel), "path": .string(path),
-                "status": .int(response.status), "duration_ms": .double(Double(nanos / 1000) / 1000),
-                "request_id": .string(context.requestID), "bytes": .int(bytes),
-            ])
-        }
+        finish(context, status: response.status, bytes: bytes)
         return result
+    }
+
+    /// Answers in the middle of a body, which MHD 0.9.75 cannot queue: on plain HTTP the response is
+    /// written straight to the socket; either way the handler then returns MHD_NO so MHD closes the
+    /// connection without reading further.
+    private func answerMidBody(_ problem: Problem, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.phase = .answered
+        context.body = []
+        var response = HTTPResponse.problem(problem, requestID: context.requestID)
+        response.setHeader("Connection", "close")
+        let descriptor = reclaim_mhd_connection_fd(connection)
+        if !configuration.usesTLS && descriptor >= 0 {
+            var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reasonPhrase(response.status))\r\n"
+            for (name, value) in finalHeaders(response, context: context) {
+                head += name + ": " + value + "\r\n"
+            }
+            head += "Date: \(HTTPDate.format(Int(time(nil))))\r\nContent-Length: \(response.body.count)\r\n\r\n"
+            let bytes = Array(head.utf8) + response.body
+            // Small enough for the socket buffer; a short or failed write just means the client sees the close.
+            _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            _ = Foundation.shutdown(descriptor, Int32(SHUT_WR))
+        }
+        finish(context, status: response.status, bytes: response.body.count)
+        return .NO
+    }
+
+    /// Metrics and the access-log line: method, route pattern, path (never the query), status, time, id, bytes.
+    private func finish(_ context: RequestContext, status: Int, bytes: Int) {
+        let nanos = monotonicNanos() &- context.startNanos
+        metrics.record(method: context.methodLabel, route: context.routeLabel, status: status, seconds: Double(nanos) / 1e9)
+        guard logsRequests else { return }
+        let sent = context.method == .HEAD || status == 304 ? 0 : bytes
+        let path = context.decodedPath.utf8.count > 256 ? String(context.decodedPath.prefix(256)) : context.decodedPath
+        logger.info("request", [
+            "method": .string(context.methodLabel), "route": .string(context.routeLabel), "path": .string(path),
+            "status": .int(status), "duration_ms": .double(Double(nanos / 1000) / 1000),
+            "request_id": .string(context.requestID), "bytes": .int(sent),
+        ])
     }
 
     private func header(_ name: String, in headers: [(name: String, value: String)]) -> String? {
@@ -498,6 +537,18 @@ public final class HTTPServer: @unchecked Sendable {
             return header.value
         }
         return nil
+    }
+
+    private static func terminationReason(_ code: MHD_RequestTerminationCode) -> String {
+        switch code {
+        case .REQUEST_TERMINATED_COMPLETED_OK: "completed"
+        case .REQUEST_TERMINATED_WITH_ERROR: "error"
+        case .REQUEST_TERMINATED_TIMEOUT_REACHED: "timeout"
+        case .REQUEST_TERMINATED_DAEMON_SHUTDOWN: "shutdown"
+        case .REQUEST_TERMINATED_READ_ERROR: "read_error"
+        case .REQUEST_TERMINATED_CLIENT_ABORT: "client_abort"
+        @unknown default: "other"
+        }
     }
 
     fileprivate func transportMessage(_ message: String) {
@@ -520,7 +571,7 @@ private func requestCompletedCallback(
 ) {
     guard let cls, let contextSlot, let pointer = contextSlot.pointee else { return }
     contextSlot.pointee = nil
-    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer)
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, reason: reason)
 }
 
 private func accessHandlerCallback(

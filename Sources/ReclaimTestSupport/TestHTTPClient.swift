@@ -71,6 +71,8 @@ public final class TestHTTPClient {
     /// Reuse one connection across requests (until the server closes it).
     public let keepAlive: Bool
     private var connection: TestHTTPConnection?
+    /// How many TCP connections this client has opened (shows whether keep-alive held).
+    public private(set) var connectionsOpened = 0
 
     public init(host: String = "127.0.0.1", port: Int, keepAlive: Bool = false, timeout: Double = 5) {
         self.host = host
@@ -99,7 +101,13 @@ public final class TestHTTPClient {
         // A kept-alive connection may have been closed by the server in the meantime: retry once on a fresh one.
         for attempt in 0..<2 {
             let reused = connection != nil
-            let connection = try self.connection ?? TestHTTPConnection(host: host, port: port, timeout: timeout)
+            let connection: TestHTTPConnection
+            if let existing = self.connection {
+                connection = existing
+            } else {
+                connection = try TestHTTPConnection(host: host, port: port, timeout: timeout)
+                connectionsOpened += 1
+            }
             self.connection = nil
             do {
                 try connection.send(bytes)
