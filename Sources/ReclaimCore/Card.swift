@@ -72,8 +72,8 @@ public struct CardSummary: Sendable, Hashable, Codable {
         return CardSummary(number: number).masked
     }
 
-    /// JSON field names.
-    public enum CodingKeys: String, CodingKey {
+    // JSON field names.
+    private enum CodingKeys: String, CodingKey {
         case firstSix = "first_six"
         case lastFour = "last_four"
         case length
@@ -113,8 +113,8 @@ public struct CardExpiry: Sendable, Hashable, Codable {
         return calendar.date(from: next)!
     }
 
-    /// JSON field names.
-    public enum CodingKeys: String, CodingKey {
+    // JSON field names.
+    private enum CodingKeys: String, CodingKey {
         case month = "exp_month"
         case year = "exp_year"
     }

@@ -1,18 +1,28 @@
 /// What was taken: the account, or a device locked through it.
 public enum CaseKind: String, Sendable, Codable, CaseIterable {
+    /// The account was taken over (stolen credentials, rescue address added, …).
     case accountTakeover = "account_takeover"
+    /// A device is activation-locked or in lost mode.
     case activationLock = "activation_lock"
 }
 
 /// Where a case stands in the workflow.
 public enum CaseState: String, Sendable, Codable, CaseIterable, CodingKeyRepresentable {
+    /// Opened, waiting for triage at tier 1.
     case new
+    /// Tier 2 checks identity against what is on file.
     case identityCheck = "identity_check"
+    /// Waiting for the customer's documents (the SLA clock is paused).
     case awaitingDocuments = "awaiting_documents"
+    /// Tier 3 reviews the documents.
     case documentReview = "document_review"
+    /// Engineering performs the unlock.
     case engineering
+    /// Access restored or reset sent.
     case resolved
+    /// Ownership could not be confirmed.
     case rejected
+    /// Finished for good (until someone opens a new case).
     case closed
 
     /// The tier that holds a case in this state; nil in resolved, rejected and closed, which keep the last one.
@@ -32,24 +42,39 @@ public enum CaseState: String, Sendable, Codable, CaseIterable, CodingKeyReprese
 
 /// How the case will be recovered, known once an agent takes the first deciding step.
 public enum RecoveryPath: String, Sendable, Codable, CaseIterable {
+    /// Not decided yet.
     case undetermined
+    /// Answers matched: a reset went to the verified primary address.
     case reset
+    /// Two of three factors matched: engineering removes what the thief added.
     case verifiedIdentity = "verified_identity"
+    /// Identity not verified: proof of ownership by documents.
     case documents
+    /// Only the device can be recovered: documents, then engineering removes the lock.
     case activationLock = "activation_lock"
 }
 
 /// A workflow transition an agent may request (see `Workflow.rules`).
 public enum CaseAction: String, Sendable, Codable, CaseIterable {
+    /// Send a reset to the verified primary address.
     case sendReset = "send_reset"
+    /// Hand a new case to tier 2.
     case escalate
+    /// Record that two of three factors matched; hand to engineering.
     case verify
+    /// Ask the customer for proof of ownership.
     case requestDocuments = "request_documents"
+    /// Start reviewing the documents received.
     case beginReview = "begin_review"
+    /// Accept the documents; hand to engineering.
     case approve
+    /// Refuse the documents.
     case reject
+    /// Engineering performed the unlock.
     case complete
+    /// Take a finished case back to tier 2.
     case reopen
+    /// Close a finished case.
     case close
 
     /// The row of the transition table for this action.
@@ -66,8 +91,11 @@ public enum CaseAction: String, Sendable, Codable, CaseIterable {
 
 /// What engineering undid to complete a case.
 public enum UnlockKind: String, Sendable, Codable, CaseIterable {
+    /// Remove the rescue address the thief added.
     case removeRescueEmail = "remove_rescue_email"
+    /// Reset the security questions the thief changed.
     case resetSecurityQuestions = "reset_security_questions"
+    /// Remove the activation lock so the device can be set up as new.
     case removeActivationLock = "remove_activation_lock"
 }
 
@@ -90,8 +118,8 @@ public struct CaseFacts: Sendable, Hashable, Codable {
         self.lostModeEnabled = lostModeEnabled
     }
 
-    /// JSON field names.
-    public enum CodingKeys: String, CodingKey {
+    // JSON field names.
+    private enum CodingKeys: String, CodingKey {
         case rescueEmailAdded = "rescue_email_added"
         case securityQuestionsChanged = "security_questions_changed"
         case twoStepEnabled = "two_step_enabled"

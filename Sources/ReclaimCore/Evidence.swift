@@ -1,15 +1,26 @@
 /// Every kind of evidence a case can hold: typed evidence (answers, card, device, transcript) and documents.
 public enum EvidenceKind: String, Sendable, Codable, CaseIterable {
+    /// Answers to the security questions on file.
     case securityAnswers = "security_answers"
+    /// The payment card on file.
     case card
+    /// A device serial or IMEI.
     case device
+    /// The conversation with whoever locked the device.
     case transcript
+    /// Proof of purchase.
     case invoice
+    /// The warranty card.
     case warrantyCard = "warranty_card"
+    /// A photo of the back of the box (serial and IMEI printed).
     case boxPhoto = "box_photo"
+    /// The carrier contract naming the device.
     case carrierContract = "carrier_contract"
+    /// A police report, where there is one.
     case policeReport = "police_report"
+    /// A photo of the serial/IMEI, ideally of the "Hello" setup screen.
     case imeiPhoto = "imei_photo"
+    /// A photo of the activation-lock or lost-mode screen.
     case lockScreenPhoto = "lock_screen_photo"
 
     /// The identity factor typed evidence speaks to; nil for transcripts and documents.
@@ -25,18 +36,28 @@ public enum EvidenceKind: String, Sendable, Codable, CaseIterable {
     /// The document type, when this is an uploaded document.
     public var documentType: DocumentType? { DocumentType(rawValue: rawValue) }
 
-    /// True for kinds reviewed at tier 3 (documents); typed evidence is reviewed at tier 2.
+    /// True for uploaded documents (stored encrypted, like transcripts).
     public var isDocument: Bool { documentType != nil }
+
+    /// Least tier that may review it: tier 3 for documents and transcripts, tier 2 for answers, card and device.
+    public var reviewMinimumTier: Tier { factor == nil ? .tier3 : .tier2 }
 }
 
 /// The documents and photos a customer or partner may upload.
 public enum DocumentType: String, Sendable, Codable, CaseIterable {
+    /// Proof of purchase.
     case invoice
+    /// The warranty card.
     case warrantyCard = "warranty_card"
+    /// A photo of the back of the box (serial and IMEI printed).
     case boxPhoto = "box_photo"
+    /// The carrier contract naming the device.
     case carrierContract = "carrier_contract"
+    /// A police report, where there is one.
     case policeReport = "police_report"
+    /// A photo of the serial/IMEI, ideally of the "Hello" setup screen.
     case imeiPhoto = "imei_photo"
+    /// A photo of the activation-lock or lost-mode screen.
     case lockScreenPhoto = "lock_screen_photo"
 
     /// The same kind as evidence.
@@ -45,9 +66,13 @@ public enum DocumentType: String, Sendable, Codable, CaseIterable {
 
 /// The media types accepted for documents, named by their MIME type.
 public enum MediaType: String, Sendable, Codable, CaseIterable {
+    /// PDF document.
     case pdf = "application/pdf"
+    /// JPEG image.
     case jpeg = "image/jpeg"
+    /// PNG image.
     case png = "image/png"
+    /// HEIC image (HEIF with HEVC), what phones take photos in.
     case heic = "image/heic"
 }
 

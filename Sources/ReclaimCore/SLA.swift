@@ -27,8 +27,8 @@ public struct SLAClock: Sendable, Hashable, Codable {
         SLAClock(openedAt: now, stateEnteredAt: now)
     }
 
-    /// JSON field names.
-    public enum CodingKeys: String, CodingKey {
+    // JSON field names.
+    private enum CodingKeys: String, CodingKey {
         case openedAt = "opened_at"
         case stateEnteredAt = "state_entered_at"
         case pathClockStartedAt = "path_clock_started_at"
@@ -80,8 +80,8 @@ public struct SLAPolicy: Sendable, Hashable, Codable {
     /// api.md's defaults.
     public static let `default` = SLAPolicy()
 
-    /// JSON field names (seconds).
-    public enum CodingKeys: String, CodingKey {
+    // JSON field names (seconds).
+    private enum CodingKeys: String, CodingKey {
         case newCase = "new_case"
         case identityCheck = "identity_check"
         case engineeringAfterVerify = "engineering_after_verify"
@@ -151,9 +151,9 @@ public struct SLAPolicy: Sendable, Hashable, Codable {
         return min(due, clock.openedAt.addingTimeInterval(hardLimit))
     }
 
-    /// True when `dueAt` has passed (strictly) while the case is open.
+    /// True when `dueAt` has passed (strictly) in a state that has a due date (open, and not the customer's turn).
     public func isOverdue(dueAt: Date?, state: CaseState, now: Date) -> Bool {
-        guard state.isOpen, let dueAt else { return false }
+        guard state.isOpen, state != .awaitingDocuments, let dueAt else { return false }
         return now > dueAt
     }
 }

@@ -1,8 +1,12 @@
 /// An agent tier, in rising order of power: each tier may do what the ones below it may.
 public enum Tier: String, Sendable, Codable, CaseIterable, Comparable, CodingKeyRepresentable {
+    /// Front line: opens cases, checks answers, sends resets.
     case tier1
+    /// Account department: verifies identity, freezes accounts.
     case tier2
+    /// Documents: collects and reviews proof of ownership.
     case tier3
+    /// The only tier that performs unlocks.
     case engineering
 
     /// Position in the order of power (tier1 is 0).

@@ -1,21 +1,30 @@
 /// One of the three identity factors checked against what is on file.
 public enum Factor: String, Sendable, Codable, CaseIterable, CodingKeyRepresentable {
+    /// At least one security answer.
     case securityAnswer = "security_answer"
+    /// The payment card.
     case card
+    /// The device serial or IMEI.
     case device
 }
 
 /// How a factor came out.
 public enum FactorOutcome: String, Sendable, Codable, CaseIterable {
+    /// Filed evidence matched what is on file.
     case matched
+    /// Evidence was filed, none of it matched.
     case mismatched
+    /// No evidence counts (none filed, or all rejected).
     case missing
 }
 
 /// Where a piece of evidence stands after review.
 public enum EvidenceStatus: String, Sendable, Codable, CaseIterable {
+    /// Filed, not reviewed yet (still counts).
     case pending
+    /// Reviewed and accepted.
     case accepted
+    /// Reviewed and rejected (no longer counts).
     case rejected
 }
 
@@ -57,8 +66,8 @@ public struct VerificationOutcome: Sendable, Hashable, Codable {
     /// The factors that matched, in declaration order (what gets recorded with `verify`).
     public var matchedFactors: [Factor] { Factor.allCases.filter { self[$0] == .matched } }
 
-    /// JSON field names.
-    public enum CodingKeys: String, CodingKey {
+    // JSON field names.
+    private enum CodingKeys: String, CodingKey {
         case factors, verified
     }
 

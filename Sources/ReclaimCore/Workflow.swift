@@ -98,6 +98,8 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case verificationFailed(VerificationOutcome)
     /// Two-step verification is on or the case is about a device: the account cannot be reset or verified, only the device unlocked with proof of ownership.
     case notRecoverable
+    /// The case is resolved, rejected or closed, so it cannot be frozen.
+    case caseNotOpen
     /// `complete` needs an `unlock`.
     case unlockRequired
     /// This unlock is not allowed for this case (activation-lock cases accept only `remove_activation_lock`, others not it).
@@ -114,6 +116,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         case .insufficientTier: "insufficient_tier"
         case .verificationFailed: "verification_failed"
         case .notRecoverable: "not_recoverable"
+        case .caseNotOpen: "case_not_open"
         case .unlockRequired: "unlock_required"
         case .unlockNotAllowed: "unlock_not_allowed"
         case .answersNotMatched: "answers_not_matched"
@@ -125,7 +128,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     public var category: RefusalCategory {
         switch self {
         case .insufficientTier: .forbidden
-        case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched: .conflict
+        case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched, .caseNotOpen: .conflict
         case .unlockRequired, .unlockNotAllowed, .reasonRequired: .invalid
         }
     }
@@ -137,6 +140,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         case let .insufficientTier(required): "This needs \(required.rawValue) or above."
         case .verificationFailed: "Identity is verified only when at least two of security answer, card and device match."
         case .notRecoverable: "The account cannot be recovered (two-step verification is on, or the case is about a device): only the device can be unlocked, with proof of ownership."
+        case .caseNotOpen: "The case is resolved, rejected or closed."
         case .unlockRequired: "Say which unlock was performed."
         case .unlockNotAllowed: "This unlock is not allowed on this case."
         case .answersNotMatched: "A reset needs every security answer on file to match."
@@ -270,6 +274,25 @@ public struct Workflow: Sendable {
             action: action, before: snapshot, after: after, dueAt: dueAt(after), at: now,
             reason: givenReason, unlock: unlock, verification: verification))
     }
+
+    /// Least tier that may freeze an account's purchases and cloud operations.
+    public static let freezeMinimumTier = Tier.tier2
+
+    /// Whether `actorTier` may freeze the case's account: tier2+ on any open case, whoever holds it,
+    /// because stopping a thief's spending must not wait for the case to reach the right desk.
+    public static func checkFreeze(actorTier: Tier, on snapshot: CaseSnapshot) throws(WorkflowRefusal) {
+        guard actorTier.isAtLeast(freezeMinimumTier) else { throw .insufficientTier(required: freezeMinimumTier) }
+        guard snapshot.state.isOpen else { throw .caseNotOpen }
+    }
+
+    /// Whether `actorTier` may assign the case to an agent of `assigneeTier`: both must be at least the case's tier
+    /// (for finished cases, the tier that held it last).
+    public static func checkAssignment(actorTier: Tier, assigneeTier: Tier, on snapshot: CaseSnapshot) throws(WorkflowRefusal) {
+        guard actorTier.isAtLeast(snapshot.tier), assigneeTier.isAtLeast(snapshot.tier) else { throw .insufficientTier(required: snapshot.tier) }
+    }
+
+    /// Least tier that may read a document's or transcript's decrypted content.
+    public static let contentReadMinimumTier = Tier.tier3
 
     // Refusals that depend only on the case, so allowed_actions never offers a doomed action.
     private static func ruledOutByFacts(_ action: CaseAction, on snapshot: CaseSnapshot) -> Bool {

@@ -122,11 +122,30 @@ import Testing
     @Test func refusalCodesAreStable() {
         let all: [WorkflowRefusal] = [
             .invalidTransition(from: .new, action: .approve), .insufficientTier(required: .tier2), .verificationFailed(VerificationOutcome(factors: [:])),
-            .notRecoverable, .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired,
+            .notRecoverable, .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .caseNotOpen,
         ]
-        #expect(all.map(\.code) == ["invalid_transition", "insufficient_tier", "verification_failed", "not_recoverable", "unlock_required", "unlock_not_allowed", "answers_not_matched", "reason_required"])
-        #expect(all.map(\.category) == [.conflict, .forbidden, .conflict, .conflict, .invalid, .invalid, .conflict, .invalid])
+        #expect(all.map(\.code) == ["invalid_transition", "insufficient_tier", "verification_failed", "not_recoverable", "unlock_required", "unlock_not_allowed", "answers_not_matched", "reason_required", "case_not_open"])
+        #expect(all.map(\.category) == [.conflict, .forbidden, .conflict, .conflict, .invalid, .invalid, .conflict, .invalid, .conflict])
         #expect(all.allSatisfy { !$0.message.isEmpty })
+    }
+
+    @Test func freezeAndAssignment() {
+        for state in CaseState.allCases {
+            let s = snapshot(state, path: .documents, tier: state.tier ?? .tier3)
+            #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) { try Workflow.checkFreeze(actorTier: .tier1, on: s) }
+            for actor in [Tier.tier2, .tier3, .engineering] {
+                if state.isOpen {
+                    #expect(throws: Never.self) { try Workflow.checkFreeze(actorTier: actor, on: s) }
+                } else {
+                    #expect(throws: WorkflowRefusal.caseNotOpen) { try Workflow.checkFreeze(actorTier: actor, on: s) }
+                }
+            }
+        }
+        let review = snapshot(.documentReview, path: .documents)
+        #expect(throws: Never.self) { try Workflow.checkAssignment(actorTier: .tier3, assigneeTier: .engineering, on: review) }
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier3)) { try Workflow.checkAssignment(actorTier: .tier3, assigneeTier: .tier2, on: review) }
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier3)) { try Workflow.checkAssignment(actorTier: .tier2, assigneeTier: .tier3, on: review) }
+        #expect(EvidenceKind.allCases.filter { $0.reviewMinimumTier == .tier2 } == [.securityAnswers, .card, .device])
     }
 
     @Test func wireValues() throws {

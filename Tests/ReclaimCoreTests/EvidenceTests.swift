@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import ReclaimCore
+
+private func ftyp(major: String, compatible: [String]) -> [UInt8] {
+    let size = 16 + 4 * compatible.count
+    var bytes: [UInt8] = [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
+    bytes += Array("ftyp".utf8) + Array(major.utf8) + [0, 0, 0, 0]
+    for brand in compatible { bytes += Array(brand.utf8) }
+    return bytes + [0, 0, 0, 8] + Array("meta".utf8)
+}
+
+@Suite struct EvidenceTests {
+    @Test func sniffsTheFourAcceptedTypes() {
+        #expect(sniffMediaType(Array("%PDF-1.7\n%âãÏÓ\n".utf8)) == .pdf)
+        #expect(sniffMediaType([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46]) == .jpeg)
+        #expect(sniffMediaType([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]) == .png)
+        for brand in ["heic", "heix", "mif1", "msf1", "heim", "heis", "hevc"] {
+            #expect(sniffMediaType(ftyp(major: brand, compatible: [])) == .heic, "major \(brand)")
+        }
+        #expect(sniffMediaType(ftyp(major: "mif1", compatible: ["mif1", "heic"])) == .heic)
+        #expect(sniffMediaType(ftyp(major: "isom", compatible: ["mif1", "heic"])) == .heic)
+        #expect(MediaType.allCases.map(\.rawValue) == ["application/pdf", "image/jpeg", "image/png", "image/heic"])
+    }
+
+    @Test func refusesEverythingElse() {
+        let html = Array("<!DOCTYPE html><html><body><img src=x onerror=alert(1)></body></html>".utf8)
+        #expect(sniffMediaType(html) == nil, "HTML declared as PNG is still HTML")
+        #expect(sniffMediaType([]) == nil)
+        #expect(sniffMediaType([0x89, 0x50, 0x4E, 0x47]) == nil, "truncated PNG signature")
+        #expect(sniffMediaType([0xFF, 0xD8]) == nil)
+        #expect(sniffMediaType(Array("%PD".utf8)) == nil)
+        #expect(sniffMediaType(Array(" %PDF-1.7".utf8)) == nil)
+        #expect(sniffMediaType(Array("GIF89a".utf8)) == nil)
+        #expect(sniffMediaType(ftyp(major: "isom", compatible: ["mp41", "avc1"])) == nil, "MP4 video")
+        #expect(sniffMediaType(ftyp(major: "avif", compatible: ["mif1", "miaf"])) == nil, "AVIF")
+        #expect(sniffMediaType(ftyp(major: "mif1", compatible: ["avif"])) == nil, "AVIF with a generic major brand")
+        #expect(sniffMediaType(Array(ftyp(major: "heic", compatible: []).prefix(12))) == nil, "truncated ftyp")
+        var badSize = ftyp(major: "heic", compatible: [])
+        badSize[3] = 8
+        #expect(sniffMediaType(badSize) == nil, "ftyp box too small for its brand")
+    }
+
+    @Test func uploadLimits() throws {
+        #expect(try DocumentUpload.validate([0xFF, 0xD8, 0xFF, 0xDB]).get() == .jpeg)
+        var big = [UInt8](repeating: 0, count: DocumentUpload.maximumBytes)
+        big.replaceSubrange(0..<5, with: Array("%PDF-".utf8))
+        #expect(try DocumentUpload.validate(big).get() == .pdf)
+        big.append(0)
+        #expect(throws: ValidationFailure(field: "file", message: "A file has at most 10 MiB.")) { try DocumentUpload.validate(big).get() }
+        #expect(throws: ValidationFailure(field: "file", message: "The file is empty.")) { try DocumentUpload.validate([]).get() }
+        #expect(throws: ValidationFailure.self) { try DocumentUpload.validate(Array("<html>".utf8)).get() }
+    }
+
+    @Test func kinds() {
+        #expect(DocumentType.allCases.map(\.rawValue) == ["invoice", "warranty_card", "box_photo", "carrier_contract", "police_report", "imei_photo", "lock_screen_photo"])
+        #expect(EvidenceKind.allCases.filter(\.isDocument).compactMap(\.documentType) == DocumentType.allCases)
+        #expect(DocumentType.allCases.allSatisfy { $0.evidenceKind.documentType == $0 })
+        #expect(EvidenceKind.allCases.compactMap(\.factor) == [.securityAnswer, .card, .device])
+        #expect(!EvidenceKind.transcript.isDocument && EvidenceKind.transcript.factor == nil)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import ReclaimCore
+
+@Suite struct GuidanceTests {
+    let none = Set<EvidenceKind>()
+
+    @Test func missingByPath() {
+        let facts = CaseFacts()
+        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: none) == ["proof_of_purchase", "imei_photo"])
+        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: [.boxPhoto]) == ["imei_photo"])
+        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: [.carrierContract, .imeiPhoto]) == [])
+        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: [.warrantyCard, .policeReport, .transcript]) == ["proof_of_purchase", "imei_photo"])
+        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: CaseFacts(lostModeEnabled: true), have: [.invoice, .imeiPhoto]) == ["lock_screen_photo"])
+        #expect(missingEvidence(path: .activationLock, kind: .activationLock, facts: facts, have: none) == ["proof_of_purchase", "imei_photo", "lock_screen_photo"])
+        #expect(missingEvidence(path: .activationLock, kind: .accountTakeover, facts: CaseFacts(twoStepEnabled: true), have: [.invoice, .lockScreenPhoto]) == ["imei_photo"])
+        #expect(missingEvidence(path: .undetermined, kind: .accountTakeover, facts: facts, have: none) == ["security_answer", "card", "device"])
+        #expect(missingEvidence(path: .undetermined, kind: .accountTakeover, facts: facts, have: [.card, .invoice]) == ["security_answer", "device"])
+        #expect(missingEvidence(path: .verifiedIdentity, kind: .accountTakeover, facts: facts, have: none) == [])
+        #expect(missingEvidence(path: .reset, kind: .accountTakeover, facts: facts, have: none) == [])
+        for state in [CaseState.engineering, .resolved, .rejected, .closed] {
+            #expect(missingEvidence(state: state, path: .documents, kind: .accountTakeover, facts: facts, have: none) == [])
+        }
+        #expect(missingEvidence(state: .awaitingDocuments, path: .documents, kind: .accountTakeover, facts: facts, have: none) == ["proof_of_purchase", "imei_photo"])
+        #expect(Requirement.allCases.allSatisfy { !$0.plainText.isEmpty })
+    }
+
+    @Test func plainWords() {
+        #expect(plainState(.identityCheck) == "We are checking your identity")
+        #expect(Set(CaseState.allCases.map(plainState)).count == CaseState.allCases.count)
+        let due = utc(2026, 3, 14, 17, 30)
+        #expect(customerNextStep(state: .engineering, path: .verifiedIdentity, dueAt: due).contains("14 March 2026"))
+        #expect(customerNextStep(state: .new, path: .undetermined, dueAt: nil).contains("as soon as we can"))
+        #expect(customerNextStep(state: .awaitingDocuments, path: .activationLock, dueAt: nil).contains("locked or lost"))
+        #expect(!customerNextStep(state: .awaitingDocuments, path: .documents, dueAt: nil).contains("locked or lost"))
+        #expect(customerNextStep(state: .resolved, path: .reset, dueAt: nil).contains("verified primary"))
+        #expect(customerNextStep(state: .resolved, path: .activationLock, dueAt: nil).contains("activation lock"))
+        for state in CaseState.allCases {
+            for path in RecoveryPath.allCases {
+                let text = customerNextStep(state: state, path: path, dueAt: due)
+                #expect(!text.isEmpty && !text.lowercased().contains("rescue"), "never points the victim at the thief's address")
+            }
+        }
+        #expect(plainDate(utc(2027, 1, 2, 23, 59)) == "2 January 2027 (UTC)")
+    }
+}
