@@ -15,6 +15,7 @@ public struct AccessCode: Sendable, Hashable, Codable, CustomStringConvertible, 
     public static let bits = 80
     /// Crockford base32 symbols in value order.
     public static let alphabet: [Character] = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+    private static let alphabetBytes = Set("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
 
     private init(canonical: String) { symbols = canonical }
 
@@ -56,23 +57,23 @@ public struct AccessCode: Sendable, Hashable, Codable, CustomStringConvertible, 
     /// I/L read as 1 and O as 0; nil when the result is not 16 valid symbols.
     public static func normalize(_ typed: String) -> String? {
         guard typed.utf8.count <= 256 else { return nil }
-        var out = [Character]()
-        for scalar in typed.precomposedStringWithCompatibilityMapping.unicodeScalars {
+        let folded = typed.utf8.allSatisfy { $0 < 0x80 } ? typed : typed.precomposedStringWithCompatibilityMapping
+        var out = [UInt8]()
+        out.reserveCapacity(length)
+        for scalar in folded.unicodeScalars {
             if scalar.properties.isWhitespace || CaseNumber.isDash(scalar) { continue }
             guard scalar.isASCII else { return nil }
-            let upper = Character(scalar).uppercased()
-            let mapped: Character
-            switch upper {
-            case "I", "L": mapped = "1"
-            case "O": mapped = "0"
-            default:
-                guard let c = upper.first, upper.count == 1, alphabet.contains(c) else { return nil }
-                mapped = c
+            var byte = UInt8(scalar.value)
+            if (0x61...0x7A).contains(byte) { byte -= 0x20 } // a-z → A-Z
+            switch byte {
+            case UInt8(ascii: "I"), UInt8(ascii: "L"): byte = UInt8(ascii: "1")
+            case UInt8(ascii: "O"): byte = UInt8(ascii: "0")
+            default: guard alphabetBytes.contains(byte) else { return nil }
             }
-            out.append(mapped)
+            out.append(byte)
             if out.count > length { return nil }
         }
-        return out.count == length ? String(out) : nil
+        return out.count == length ? String(decoding: out, as: UTF8.self) : nil
     }
 
     /// Four groups of four joined by dashes, e.g. `7KQ2-M9XD-4RTB-WP3H`: what the customer is shown.

@@ -68,7 +68,9 @@ public struct CaseNumber: Sendable, Hashable, Codable, CustomStringConvertible, 
         // Bounded before normalising so a huge input costs nothing.
         guard text.utf8.count <= 256 else { throw .wrongLength(digits: Self.length + 1) }
         var values = [Int]()
-        for scalar in text.precomposedStringWithCompatibilityMapping.unicodeScalars {
+        // NFKC only when needed: it maps full-width digits and dashes, and costs more than the rest.
+        let folded = text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCompatibilityMapping
+        for scalar in folded.unicodeScalars {
             if let digit = Self.asciiDigit(scalar) {
                 values.append(digit)
                 if values.count > Self.length { throw .wrongLength(digits: values.count) }

@@ -211,7 +211,7 @@ public struct Workflow: Sendable {
 
     /// True when an agent of `actorTier` has the authority for `action` on this case (tiers only, not state).
     public static func hasAuthority(_ actorTier: Tier, for action: CaseAction, on snapshot: CaseSnapshot) -> Bool {
-        actorTier.isAtLeast(action.rule.minimumTier) && (!snapshot.state.isOpen || actorTier.isAtLeast(snapshot.tier))
+        actorTier.isAtLeast(action.rule.minimumTier) && actorTier.isAtLeast(snapshot.state.tier ?? .tier1)
     }
 
     /// The actions the caller may take now, in table order; nil tier (an API client) gets none.
@@ -232,7 +232,8 @@ public struct Workflow: Sendable {
         let rule = action.rule
         guard actorTier.isAtLeast(rule.minimumTier) else { return .failure(.insufficientTier(required: rule.minimumTier)) }
         guard rule.from.contains(snapshot.state) else { return .failure(.invalidTransition(from: snapshot.state, action: action)) }
-        if snapshot.state.isOpen, !actorTier.isAtLeast(snapshot.tier) { return .failure(.insufficientTier(required: snapshot.tier)) }
+        // The state, not the stored tier column, says who holds an open case.
+        if let holder = snapshot.state.tier, !actorTier.isAtLeast(holder) { return .failure(.insufficientTier(required: holder)) }
 
         let reason = context.reason?.trimmingCharacters(in: .whitespacesAndNewlines)
         let givenReason = (reason?.isEmpty ?? true) ? nil : reason
