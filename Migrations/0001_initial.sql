@@ -1,0 +1,12 @@
+-- 0001: baseline.
+--
+-- Migrations run in order, each in its own transaction, and are recorded with their
+-- SHA-256 in schema_migrations (which the migrator creates itself). Never edit an
+-- applied file: add the next number. No BEGIN/COMMIT inside a file, and nothing that
+-- cannot run in a transaction (CREATE INDEX CONCURRENTLY, CREATE DATABASE).
+--
+-- The baseline creates nothing: no extensions are needed (UUIDs come from the
+-- application, hashing and encryption from libsodium). Later files follow these rules:
+--   * tables in the public schema, snake_case, plural nouns;
+--   * timestamps are timestamptz (sessions run in UTC);
+--   * every foreign key has an index, every constraint a name worth showing in an error.

@@ -1,0 +1,420 @@
+import CPostgres
+import Foundation
+import Synchronization
+
+/// Isolation level for `withTransaction(isolation:_:)`.
+public enum PostgresIsolation: String, Sendable {
+    case readCommitted = "READ COMMITTED"
+    case repeatableRead = "REPEATABLE READ"
+    case serializable = "SERIALIZABLE"
+}
+
+/// Counters shared by the connections of one pool (atomics: bumped from any thread).
+final class ConnectionCounters: Sendable {
+    let connects = Atomic<Int>(0)
+    let connectFailures = Atomic<Int>(0)
+    let reconnects = Atomic<Int>(0)
+}
+
+/// One libpq connection. Not thread-safe: use it from one thread at a time (the pool guarantees that).
+///
+/// Statements run through `query`/`execute` are prepared once per connection and reused.
+/// After the connection breaks, the failing call throws a connection error; the next call
+/// outside a transaction reconnects by itself.
+public final class PostgresConnection {
+    /// Which result format to ask for; internal so tests and benchmarks can compare.
+    enum ResultFormatPolicy { case automatic, text, binary }
+
+    /// A prepared statement: its server-side name, parameter types and chosen result format.
+    struct Statement {
+        let name: String
+        let parameterTypes: [UInt32]
+        let parameterCount: Int
+        let binaryResults: Bool
+    }
+
+    private var handle: OpaquePointer?
+    private let keywords: [String]
+    private let values: [String]
+    private var statements: [String: Statement] = [:]
+    private var statementCounter = 0
+    private var transactionDepth = 0
+    private var closedByUser = false
+    private var everConnected = false
+    let counters: ConnectionCounters?
+    var resultFormatPolicy = ResultFormatPolicy.automatic
+    /// Statements this connection prepared since it was created (across reconnects).
+    private(set) var preparesTotal = 0
+    /// Bounds the statement cache: dynamic SQL must not grow it forever.
+    static let statementCacheLimit = 1000
+
+    /// Connects; `connectionString` is a libpq conninfo ("host=... dbname=...") or URI ("postgresql://...").
+    /// Adds connect_timeout=3 unless given, and sets the session to UTC and ISO dates.
+    public convenience init(connectionString: String) throws {
+        try self.init(connectionString: connectionString, counters: nil)
+    }
+
+    init(connectionString: String, counters: ConnectionCounters?, connectNow: Bool = true) throws {
+        (keywords, values) = try PostgresConnection.parameters(connectionString)
+        self.counters = counters
+        if connectNow { try open() }
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// True while the connection is usable (it may still find out it broke on the next call).
+    public var isOpen: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Closes the connection for good; later calls throw `.misuse`.
+    public func close() {
+        closedByUser = true
+        drop()
+    }
+
+    /// Closes the socket but allows the next call to reconnect (used after an unusable state).
+    func drop() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        statements.removeAll()
+    }
+
+    // MARK: Running statements
+
+    /// Runs a statement (prepared on first use) and returns its rows.
+    public func query(_ query: PostgresQuery) throws -> PostgresRows {
+        let handle = try ensureOpen()
+        let statement = try prepared(query, handle)
+        do {
+            return try run(statement, query.binds, handle)
+        } catch let error as PostgresError where error.sqlState == "0A000" && error.message.hasPrefix("cached plan must not change result type")
+                    && PQtransactionStatus(handle) == PQTRANS_IDLE {
+            // "cached plan must not change result type" after DDL changed a table: prepare again, once.
+            forget(query.sql, handle)
+            let fresh = try prepared(query, handle)
+            return try run(fresh, query.binds, handle)
+        }
+    }
+
+    /// Runs a statement and returns the number of rows it affected.
+    @discardableResult
+    public func execute(_ query: PostgresQuery) throws -> Int {
+        try self.query(query).affectedRows
+    }
+
+    /// Runs one or more statements through the simple protocol, without binds (migrations, DDL).
+    public func executeScript(_ sql: String) throws {
+        let handle = try ensureOpen()
+        _ = try finish(PQexec(handle, sql), handle)
+    }
+
+    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
+    /// Nested calls use savepoints. `body` must not keep the connection.
+    @discardableResult
+    public func withTransaction<T>(isolation: PostgresIsolation? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
+        if transactionDepth > 0 { return try withSavepoint(body) }
+        lastBeginFailed = true
+        if let isolation {
+            try executeScript("BEGIN ISOLATION LEVEL " + isolation.rawValue)
+        } else {
+            try executeScript("BEGIN")
+        }
+        lastBeginFailed = false
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        if let handle, PQtransactionStatus(handle) == PQTRANS_INERROR {
+            // COMMIT would silently roll back: a statement failed and the body swallowed the error.
+            rollbackQuietly()
+            throw PostgresError(.misuse, message: "transaction aborted by an earlier error that the body caught; rolled back")
+        }
+        transactionDepth = 0  // COMMIT ends the transaction whether it succeeds or fails
+        try executeScript("COMMIT")
+        return value
+    }
+
+    private func withSavepoint<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let name = "reclaim_sp\(transactionDepth)"
+        try executeScript("SAVEPOINT " + name)
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        do {
+            let value = try body(self)
+            try executeScript("RELEASE SAVEPOINT " + name)
+            return value
+        } catch {
+            if let handle, PQstatus(handle) == CONNECTION_OK {
+                _ = try? finish(PQexec(handle, "ROLLBACK TO SAVEPOINT " + name + "; RELEASE SAVEPOINT " + name), handle)
+            }
+            throw error
+        }
+    }
+
+    private func rollbackQuietly() {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return }
+        let status = PQtransactionStatus(handle)
+        if status == PQTRANS_INTRANS || status == PQTRANS_INERROR {
+            _ = try? finish(PQexec(handle, "ROLLBACK"), handle)
+        }
+    }
+
+    /// For the pool on release: leaves no transaction open; a connection in an unknown state is dropped.
+    func resetSessionState() {
+        guard let handle else { return }
+        transactionDepth = 0
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: return
+        case PQTRANS_INTRANS, PQTRANS_INERROR: rollbackQuietly()
+        default: drop()
+        }
+    }
+
+    /// True inside `withTransaction` (the pool must not hand the connection to anyone else then).
+    var inTransaction: Bool { transactionDepth > 0 }
+
+    /// True when the last `withTransaction` failed at BEGIN, before the body ran (the pool may retry then).
+    private(set) var lastBeginFailed = false
+
+    // MARK: Connecting
+
+    private func open() throws {
+        let connection: OpaquePointer? = withCStringArray(keywords) { keys in
+            withCStringArray(values) { vals in PQconnectdbParams(keys, vals, 0) }
+        }
+        guard let connection else {
+            counters?.connectFailures.add(1, ordering: .relaxed)
+            throw PostgresError(.connectionFailed, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = PostgresConnection.firstLine(PQerrorMessage(connection))
+            PQfinish(connection)
+            counters?.connectFailures.add(1, ordering: .relaxed)
+            throw PostgresError(.connectionFailed, message: message)
+        }
+        // Notices (e.g. "relation already exists, skipping") would otherwise go to stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+        statements.removeAll()
+        everConnected = true
+        counters?.connects.add(1, ordering: .relaxed)
+    }
+
+    /// The live handle, reconnecting first when the last call found the connection broken.
+    private func ensureOpen() throws -> OpaquePointer {
+        if closedByUser { throw PostgresError(.misuse, message: "connection was closed") }
+        if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
+        if !everConnected {
+            try open()
+            return handle!
+        }
+        if transactionDepth > 0 {
+            // Reconnecting here would run the rest of the transaction's statements outside it.
+            throw PostgresError(.connectionLost, message: "connection lost inside a transaction")
+        }
+        drop()
+        try open()
+        counters?.reconnects.add(1, ordering: .relaxed)
+        return handle!
+    }
+
+    // MARK: Prepared statements
+
+    private func prepared(_ query: PostgresQuery, _ handle: OpaquePointer) throws -> Statement {
+        if let statement = statements[query.sql], statement.parameterTypes.count == query.binds.count,
+           zip(statement.parameterTypes, query.binds).allSatisfy({ $0 == $1.typeOID }) {
+            return statement
+        }
+        if statements.count >= PostgresConnection.statementCacheLimit, PQtransactionStatus(handle) == PQTRANS_IDLE {
+            if (try? finish(PQexec(handle, "DEALLOCATE ALL"), handle)) != nil { statements.removeAll() }
+        }
+        statementCounter += 1
+        let name = "s\(statementCounter)"
+        let types = query.binds.map(\.typeOID)
+        _ = try finish(PQprepare(handle, name, query.sql, Int32(types.count), types), handle)
+        preparesTotal += 1
+        let description = try finish(PQdescribePrepared(handle, name), handle)
+        guard let described = description.result else { throw PostgresError(.misuse, message: "no description for a prepared statement") }
+        let columnCount = described.columnCount
+        var binary: Bool
+        switch resultFormatPolicy {
+        case .text: binary = false
+        case .binary: binary = true
+        case .automatic:
+            // Binary saves the server formatting and us parsing, but only for types we read in binary.
+            binary = columnCount > 0
+            for column in 0..<columnCount where !PostgresBinary.understands(PQftype(described.handle, Int32(column))) {
+                binary = false
+                break
+            }
+        }
+        let statement = Statement(name: name, parameterTypes: types, parameterCount: Int(PQnparams(described.handle)), binaryResults: binary)
+        statements[query.sql] = statement
+        return statement
+    }
+
+    private func forget(_ sql: String, _ handle: OpaquePointer) {
+        guard let statement = statements.removeValue(forKey: sql) else { return }
+        _ = try? finish(PQexec(handle, "DEALLOCATE " + statement.name), handle)
+    }
+
+    private func run(_ statement: Statement, _ binds: [PostgresBind], _ handle: OpaquePointer) throws -> PostgresRows {
+        guard binds.count == statement.parameterCount else {
+            throw PostgresError(.misuse, message: "statement has \(statement.parameterCount) parameters but \(binds.count) binds were given")
+        }
+        let count = binds.count
+        let resultFormat: Int32 = statement.binaryResults ? 1 : 0
+        if count == 0 {
+            return try finish(PQexecPrepared(handle, statement.name, 0, nil, nil, nil, resultFormat), handle)
+        }
+        var byteCount = 0
+        for bind in binds { byteCount += bind.encodedLength }
+        var unencodable: Int?
+        let result: OpaquePointer? = withUnsafeTemporaryAllocation(byteCount: max(byteCount, 1), alignment: 8) { storage in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { pointers in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { lengthsAndFormats in
+                    var offset = 0
+                    for (index, bind) in binds.enumerated() {
+                        if bind.isNull {
+                            pointers[index] = nil
+                            lengthsAndFormats[index] = 0
+                        } else {
+                            let at = storage.baseAddress! + offset
+                            guard let length = bind.encode(into: at) else {
+                                unencodable = index + 1
+                                return nil
+                            }
+                            lengthsAndFormats[index] = length
+                            pointers[index] = UnsafePointer(at.assumingMemoryBound(to: CChar.self))
+                            offset += bind.encodedLength
+                        }
+                        lengthsAndFormats[count + index] = bind.isBinary ? 1 : 0
+                    }
+                    let lengths = lengthsAndFormats.baseAddress!
+                    return PQexecPrepared(handle, statement.name, Int32(count), pointers.baseAddress, lengths, lengths + count, resultFormat)
+                }
+            }
+        }
+        if let unencodable {
+            throw PostgresError(.misuse, message: "text parameter $\(unencodable) contains a NUL character, which PostgreSQL text cannot hold")
+        }
+        return try finish(result, handle)
+    }
+
+    // MARK: Results and errors
+
+    /// Turns a PGresult into rows, or into a thrown error (freeing it).
+    private func finish(_ result: OpaquePointer?, _ handle: OpaquePointer) throws -> PostgresRows {
+        guard let result else { throw connectionError(handle) }
+        let status = PQresultStatus(result)
+        if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY {
+            let owned = PostgresResult(result)
+            return PostgresRows(result: owned, affectedRows: PostgresConnection.affectedRows(result))
+        }
+        let error = serverError(result, handle)
+        PQclear(result)
+        throw error
+    }
+
+    private static func affectedRows(_ result: OpaquePointer) -> Int {
+        guard let text = PQcmdTuples(result) else { return 0 }
+        var value = 0
+        var pointer = text
+        while pointer.pointee >= 0x30 && pointer.pointee <= 0x39 {
+            value = value * 10 + Int(pointer.pointee - 0x30)
+            pointer += 1
+        }
+        return value
+    }
+
+    private func serverError(_ result: OpaquePointer, _ handle: OpaquePointer) -> PostgresError {
+        func field(_ code: Character) -> String? {
+            guard let value = PQresultErrorField(result, Int32(code.asciiValue!)) else { return nil }
+            return String(cString: value)
+        }
+        let sqlState = field("C")
+        let lost = PQstatus(handle) != CONNECTION_OK
+        let primary = field("M") ?? PostgresConnection.firstLine(PQresultErrorMessage(result) ?? PQerrorMessage(handle))
+        return PostgresError(lost ? .connectionLost : .server,
+                             sqlState: sqlState,
+                             message: PostgresError.redacted(primary, sqlState: sqlState),
+                             constraint: field("n"))
+    }
+
+    private func connectionError(_ handle: OpaquePointer) -> PostgresError {
+        let lost = PQstatus(handle) != CONNECTION_OK
+        return PostgresError(lost ? .connectionLost : .server, message: PostgresConnection.firstLine(PQerrorMessage(handle)))
+    }
+
+    /// libpq messages end in newlines and sometimes carry a hint on a second line.
+    static func firstLine(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "unknown libpq error" }
+        let message = String(cString: text)
+        let line = message.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+        return line.isEmpty ? "unknown libpq error" : line
+    }
+
+    // MARK: Connection strings
+
+    /// The connection string's parameters plus our session defaults, as keyword/value lists.
+    static func parameters(_ connectionString: String) throws -> ([String], [String]) {
+        var parsed = try parse(connectionString)
+        if parsed["connect_timeout"] == nil { parsed["connect_timeout"] = "3" }
+        if parsed["fallback_application_name"] == nil { parsed["fallback_application_name"] = "reclaim" }
+        parsed["client_encoding"] = "UTF8"
+        // Timestamps in text results must be unambiguous: UTC, ISO.
+        let session = "-c TimeZone=UTC -c DateStyle=ISO,YMD"
+        parsed["options"] = parsed["options"].map { $0 + " " + session } ?? session
+        let ordered = parsed.sorted { $0.key < $1.key }
+        return (ordered.map(\.key), ordered.map(\.value))
+    }
+
+    /// The explicitly set parameters of a conninfo string or URI.
+    static func parse(_ connectionString: String) throws -> [String: String] {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &errorMessage) else {
+            if let errorMessage { PQfreemem(errorMessage) }
+            // libpq's message can quote part of the string, which may be a password: keep it out.
+            throw PostgresError(.connectionFailed, message: "the connection string is not a valid libpq conninfo or URI")
+        }
+        defer { PQconninfoFree(options) }
+        var parsed: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { parsed[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        return parsed
+    }
+
+    /// `connectionString` pointing at database `database` instead (keyword form).
+    public static func connectionString(_ connectionString: String, replacingDatabase database: String) throws -> String {
+        var parsed = try parse(connectionString)
+        parsed["dbname"] = database
+        return parsed.sorted { $0.key < $1.key }.map { key, value in
+            var escaped = ""
+            for character in value {
+                if character == "\\" || character == "'" { escaped.append("\\") }
+                escaped.append(character)
+            }
+            return "\(key)='\(escaped)'"
+        }.joined(separator: " ")
+    }
+}
+
+/// Calls `body` with a NULL-terminated C array of C strings (libpq's keyword/value lists).
+private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

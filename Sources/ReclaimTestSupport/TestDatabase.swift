@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import Postgres
+import ReclaimStore
+import Synchronization
+
+/// Why a test database could not be made.
+public struct TestDatabaseError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// A fresh database for one test, cloned from a template migrated once per test process.
+///
+/// Needs `RECLAIM_TEST_PG`: a libpq conninfo for the maintenance database ("postgres") of a
+/// throwaway cluster, e.g. from `deploy/testpg start /tmp/pgtest`. Dropped by `drop()` or deinit
+/// (which ends open connections): keep the value alive while the test uses the database,
+/// e.g. `defer { database.drop() }`, since optimised builds may release it after its last use.
+public final class TestDatabase: Sendable {
+    /// The database's name (reclaim_test_<pid>_<n>).
+    public let name: String
+    /// A conninfo string for this database.
+    public let connectionString: String
+    private let dropped = Mutex(false)
+
+    private init(name: String, connectionString: String) {
+        self.name = name
+        self.connectionString = connectionString
+    }
+
+    deinit { drop() }
+
+    static let notConfigured = """
+        RECLAIM_TEST_PG is not set. Start a throwaway PostgreSQL and export its conninfo, e.g.
+          export RECLAIM_TEST_PG="$(deploy/testpg start /tmp/pgtest)"
+        """
+
+    /// Conninfo of the throwaway cluster's maintenance database, from RECLAIM_TEST_PG (stops the process with instructions when unset).
+    public static var adminConnectionString: String {
+        guard let value = configuredAdminConnectionString else { fatalError(notConfigured) }
+        return value
+    }
+
+    private static var configuredAdminConnectionString: String? {
+        guard let value = ProcessInfo.processInfo.environment["RECLAIM_TEST_PG"], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// The repository's Migrations directory.
+    public static var migrationsDirectory: String {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // ReclaimTestSupport
+            .deletingLastPathComponent()  // Sources
+            .deletingLastPathComponent()  // repository root
+            .appendingPathComponent("Migrations").path
+    }
+
+    /// A new database with every migration applied.
+    public static func create() throws -> TestDatabase {
+        try clone(from: try template.get())
+    }
+
+    /// A new database with nothing in it (not even schema_migrations), for migrator tests.
+    public static func createEmpty() throws -> TestDatabase {
+        try clone(from: "template0")
+    }
+
+    /// A connection to this database; the caller closes it.
+    public func connect() throws -> PostgresConnection {
+        try PostgresConnection(connectionString: connectionString)
+    }
+
+    /// A pool for this database; the caller closes it.
+    public func makePool(maximumConnections: Int = 4) -> PostgresPool {
+        PostgresPool(connectionString: connectionString, maximumConnections: maximumConnections)
+    }
+
+    /// Drops the database, ending any connections still open to it. Safe to call twice.
+    public func drop() {
+        let first = dropped.withLock { wasDropped in
+            defer { wasDropped = true }
+            return !wasDropped
+        }
+        guard first, let admin = try? TestDatabase.adminConnection() else { return }
+        defer { admin.close() }
+        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+    }
+
+    // MARK: Template and clones
+
+    private static let counter = Atomic<Int>(0)
+
+    /// The template's name, made and migrated on first use (once per process, thread-safe as a static let).
+    private static let template: Result<String, any Error> = Result { try makeTemplate() }
+
+    private static func adminConnection() throws -> PostgresConnection {
+        guard let admin = configuredAdminConnectionString else { throw TestDatabaseError(description: notConfigured) }
+        return try PostgresConnection(connectionString: admin)
+    }
+
+    private static func makeTemplate() throws -> String {
+        let admin = try adminConnection()
+        defer { admin.close() }
+        try dropLeftovers(admin)
+        let name = "reclaim_tpl_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        try admin.executeScript("CREATE DATABASE \(quoted(name)) TEMPLATE template0")
+        do {
+            let connection = try PostgresConnection(connectionString: PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name))
+            defer { connection.close() }
+            let migrations = try Migrator.load(directory: migrationsDirectory)
+            try Migrator(migrations: migrations).migrate(connection, logger: .discard)
+        } catch {
+            _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+            throw error
+        }
+        // No connections to the template, ever: CREATE DATABASE fails while anyone is connected to it.
+        try admin.executeScript("ALTER DATABASE \(quoted(name)) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+        atexit { TestDatabase.dropTemplateAtExit() }
+        return name
+    }
+
+    private static func dropTemplateAtExit() {
+        guard case .success(let name) = template, let admin = try? adminConnection() else { return }
+        defer { admin.close() }
+        dropTemplate(name, admin)
+    }
+
+    /// DROP DATABASE refuses templates, and cannot share a multi-statement string: two calls.
+    private static func dropTemplate(_ name: String, _ admin: PostgresConnection) {
+        _ = try? admin.executeScript("ALTER DATABASE \(quoted(name)) WITH IS_TEMPLATE false")
+        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+    }
+
+    /// Drops templates and clones left by test processes that died before cleaning up.
+    private static func dropLeftovers(_ admin: PostgresConnection) throws {
+        let names = try admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'reclaim\\_t%'").map { try $0.decode(0, as: String.self) }
+        for name in names {
+            let parts = name.split(separator: "_")
+            guard parts.count == 4, let pid = Int32(parts[2]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            dropTemplate(name, admin)
+        }
+    }
+
+    private static func clone(from template: String) throws -> TestDatabase {
+        let admin = try adminConnection()
+        defer { admin.close() }
+        let name = "reclaim_test_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)"
+        var attempt = 1
+        while true {
+            do {
+                try admin.executeScript("CREATE DATABASE \(quoted(name)) TEMPLATE \(quoted(template))")
+                break
+            } catch let error as PostgresError where error.sqlState == "55006" && attempt < 10 {
+                // "source database is being accessed by other users": a moment's overlap (e.g. autovacuum).
+                usleep(UInt32(20_000 * attempt))
+                attempt += 1
+            }
+        }
+        return TestDatabase(name: name, connectionString: try PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name))
+    }
+}
+
+private func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
