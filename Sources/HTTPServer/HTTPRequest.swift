@@ -6,6 +6,27 @@ public protocol RequestStorageKey {
     associatedtype Value: Sendable
 }
 
+/// The peer's address: copied from the socket and formatted only when asked for.
+enum PeerAddress: Sendable {
+    case text(String)
+    case socket(sockaddr_storage)
+
+    init(_ address: UnsafePointer<sockaddr>) {
+        var storage = sockaddr_storage()
+        let length = address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
+        withUnsafeMutableBytes(of: &storage) { $0.baseAddress!.copyMemory(from: address, byteCount: length) }
+        self = .socket(storage)
+    }
+
+    var text: String {
+        switch self {
+        case .text(let text): return text
+        case .socket(var storage):
+            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ListeningSocket.text(of: $0) } }
+        }
+    }
+}
+
 /// One HTTP request, fully read. Stays valid after the handler returns, so deferred handlers may keep it.
 ///
 /// `@unchecked Sendable`: every stored property is immutable once the server hands the request to
@@ -24,7 +45,8 @@ public final class HTTPRequest: @unchecked Sendable {
     /// Random id of this request, sent back as `X-Request-Id` and written to the access log.
     public let requestID: String
     /// The peer's IP address as text.
-    public let clientAddress: String
+    public var clientAddress: String { peer.text }
+    private let peer: PeerAddress
     /// The matched route pattern (`/api/v1/cases/{case_number}`), nil when unrouted.
     public internal(set) var route: String?
     /// True when the request arrived over TLS.
@@ -60,7 +82,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.body = body
         self.pathParameters = pathParameters
         self.requestID = requestID
-        self.clientAddress = clientAddress
+        self.peer = .text(clientAddress)
         self.route = route
         self.isSecure = isSecure
     }
@@ -68,7 +90,7 @@ public final class HTTPRequest: @unchecked Sendable {
     /// The server's initializer: the path is already decoded.
     init(
         method: HTTPMethod, path: String, target: String, queryItems: [(name: String, value: String)],
-        headers: [(name: String, value: String)], body: [UInt8], requestID: String, clientAddress: String, isSecure: Bool
+        headers: [(name: String, value: String)], body: [UInt8], requestID: String, peer: PeerAddress, isSecure: Bool
     ) {
         self.method = method
         self.path = path
@@ -78,7 +100,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.body = body
         self.pathParameters = [:]
         self.requestID = requestID
-        self.clientAddress = clientAddress
+        self.peer = peer
         self.route = nil
         self.isSecure = isSecure
     }

@@ -42,6 +42,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let logTarget: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     private let tlsStrings: [UnsafeMutablePointer<CChar>]
     private let logsRequests: Bool
+    private let requestIDs = RequestIDGenerator()
 
     public init(
         configuration: HTTPServerConfiguration,
@@ -198,7 +199,7 @@ public final class HTTPServer: @unchecked Sendable {
     fileprivate func requestLine(target: UnsafePointer<CChar>) -> UnsafeMutableRawPointer {
         inFlight.add(1, ordering: .relaxed)
         metrics.requestStarted()
-        let context = RequestContext(target: String(cString: target), startNanos: monotonicNanos(), requestID: makeRequestID())
+        let context = RequestContext(target: String(cString: target), startNanos: monotonicNanos(), requestID: requestIDs.next())
         return Unmanaged.passRetained(context).toOpaque()
     }
 
@@ -265,7 +266,6 @@ public final class HTTPServer: @unchecked Sendable {
         withUnsafeMutablePointer(to: &context.headers) { headers in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, headers)
         }
-        context.clientAddress = ListeningSocket.text(of: reclaim_mhd_client_address(connection))
 
         let target = context.target
         let rawPath: Substring
@@ -367,9 +367,14 @@ public final class HTTPServer: @unchecked Sendable {
     private func makeRequest(_ context: RequestContext) -> HTTPRequest {
         let body = context.body
         context.body = []
+        // The peer address is copied, not formatted: most handlers never ask for it.
+        var peer = PeerAddress.text("")
+        if let connection = context.connection, let address = reclaim_mhd_client_address(connection) {
+            peer = PeerAddress(address)
+        }
         return HTTPRequest(
             method: context.method ?? .GET, path: context.decodedPath, target: context.target, queryItems: context.queryItems,
-            headers: context.headers, body: body, requestID: context.requestID, clientAddress: context.clientAddress,
+            headers: context.headers, body: body, requestID: context.requestID, peer: peer,
             isSecure: configuration.usesTLS
         )
     }
@@ -472,7 +477,10 @@ public final class HTTPServer: @unchecked Sendable {
         var bytes = response.body.count
         if let file = response.file {
             bytes = file.size
-            mhdResponse = MHD_create_response_from_fd(file.size, file.take())
+            let descriptor = file.take()
+            mhdResponse = MHD_create_response_from_fd(file.size, descriptor)
+            // On success MHD owns the descriptor and closes it with the response.
+            if mhdResponse == nil { close(descriptor) }
         } else if response.body.isEmpty {
             mhdResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
         } else {

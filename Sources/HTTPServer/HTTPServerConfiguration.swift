@@ -14,7 +14,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var perIPConnectionLimit: Int
     /// Idle seconds before a connection is closed (also bounds slow clients).
     public var connectionTimeoutSeconds: Int
-    /// Bytes per connection for request headers and buffers; larger headers are refused.
+    /// Bytes per connection for request headers and buffers; a request head larger than about half of
+    /// this is refused with 431. MHD zeroes the whole pool after every request, so this is also a
+    /// per-request cost: 32 KiB (heads up to ~15 KB) measured 16% more requests/s than 64 KiB.
     public var connectionMemoryLimit: Int
     /// Body limit for routes that do not name their own.
     public var defaultBodyLimit: Int
@@ -32,7 +34,7 @@ public struct HTTPServerConfiguration: Sendable {
         maxConnections: Int = 1024,
         perIPConnectionLimit: Int = 0,
         connectionTimeoutSeconds: Int = 15,
-        connectionMemoryLimit: Int = 64 * 1024,
+        connectionMemoryLimit: Int = 32 * 1024,
         defaultBodyLimit: Int = Route.defaultBodyLimit,
         tlsCertificatePEM: String? = nil,
         tlsKeyPEM: String? = nil,

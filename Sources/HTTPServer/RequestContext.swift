@@ -36,7 +36,6 @@ final class RequestContext: @unchecked Sendable {
     var decodedPath = ""
     var queryItems: [(name: String, value: String)] = []
     var headers: [(name: String, value: String)] = []
-    var clientAddress = ""
     var disposition = Disposition.problem(.notFound())
     /// The route pattern, "static" or "unmatched"; the only route text logs and metrics see.
     var routeLabel = "unmatched"
@@ -73,17 +72,27 @@ func monotonicNanos() -> UInt64 {
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }
 
-/// 16 lowercase hex digits from the system generator: unguessable, short, and cheap.
-func makeRequestID() -> String {
-    var value = UInt64.random(in: .min ... .max)
-    return String(unsafeUninitializedCapacity: 16) { buffer in
-        let digits: StaticString = "0123456789abcdef"
-        digits.withUTF8Buffer { hex in
-            for index in 0..<16 {
-                buffer[15 - index] = hex[Int(value & 0xF)]
-                value >>= 4
+/// Request ids: 16 hex digits, a SplitMix64 scramble of a per-server counter under a random seed.
+/// Unique and unpatterned without a getrandom call per request; they are labels, not secrets.
+final class RequestIDGenerator: Sendable {
+    private let counter = Atomic<UInt64>(0)
+    private let seed = UInt64.random(in: .min ... .max)
+
+    func next() -> String {
+        let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        var z = seed &+ n &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        var value = z ^ (z >> 31)
+        return String(unsafeUninitializedCapacity: 16) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            digits.withUTF8Buffer { hex in
+                for index in 0..<16 {
+                    buffer[15 - index] = hex[Int(value & 0xF)]
+                    value >>= 4
+                }
             }
+            return 16
         }
-        return 16
     }
 }
