@@ -281,6 +281,7 @@ struct NewNote: Codable, Sendable {
         _ = try client.request("HEAD", "/hello")
 
         #expect(server.metrics.count(method: .GET, route: "/api/v1/cases/{case_number}", status: 200) == 3)
+        #expect(server.waitUntilIdle())
         let text = server.metrics.renderPrometheus()
         #expect(text.contains("# TYPE http_requests_total counter"))
         #expect(text.contains("http_requests_total{method=\"GET\",route=\"/api/v1/cases/{case_number}\",status=\"200\"} 3"))

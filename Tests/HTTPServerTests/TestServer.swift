@@ -32,6 +32,14 @@ final class TestServer: Sendable {
 
     func stop() { server.shutdown() }
 
+    /// MHD reports a request complete just after the last byte is sent, so a client can be ahead of it.
+    @discardableResult
+    func waitUntilIdle(timeout: Double = 2) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while server.requestsInFlight > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        return server.requestsInFlight == 0
+    }
+
     /// Parsed log lines with this event name.
     func logLines(event: String) -> [[String: Any]] {
         log.lines.compactMap { line in

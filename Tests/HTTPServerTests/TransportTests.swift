@@ -62,8 +62,7 @@ import Testing
         // Either refused with a status (431/413) or cut off; never served.
         #expect(status == nil || status == 431 || status == 413, "got \(String(describing: status))")
         // MHD answered that one itself; the request state was still released and the refusal logged.
-        Thread.sleep(forTimeInterval: 0.1)
-        #expect(server.server.requestsInFlight == 0)
+        #expect(server.waitUntilIdle())
         #expect(server.logLines(event: "request_unanswered").count == 1)
     }
 
@@ -201,7 +200,7 @@ import Testing
         for pending in many {
             #expect(try #require(pending.wait(timeout: 5)).get().text == "later 1")
         }
-        #expect(server.server.requestsInFlight == 0)
+        #expect(server.waitUntilIdle())
     }
 
     @Test func tlsServesHTTPSWithHSTS() throws {
