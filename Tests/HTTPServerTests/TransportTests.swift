@@ -145,6 +145,35 @@ import Testing
         #expect(response.header("Retry-After") == "1")
     }
 
+    @Test func deferredCompletionsRacingShutdownAreSafe() throws {
+        let queue = DispatchQueue(label: "racing", attributes: .concurrent)
+        let routes = [
+            Route(.GET, "/race", deferred: { _, complete in
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 0...300))) { complete(.success(.text("ok"))) }
+            }),
+        ]
+        let server = try TestServer(routes: routes, configure: { $0.shutdownGraceSeconds = 0.1 })
+        let port = server.port
+        let clients = (0..<40).map { _ in
+            Background { () -> Int in
+                do {
+                    return try TestHTTPClient(port: port, timeout: 3).request("GET", "/race").status
+                } catch TestHTTPError.connectFailed {
+                    return 0
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.15)
+        server.stop()
+        for client in clients {
+            let status = try #require(client.wait(timeout: 5)).get()
+            // Answered, refused with 503 by shutdown, or never connected: never a hang or a crash.
+            #expect([200, 503, 0].contains(status), "got \(status)")
+        }
+        // Completions arriving after the daemon stopped are ignored.
+        Thread.sleep(forTimeInterval: 0.3)
+    }
+
     @Test func deferredHandlersFreeTheWorkerThread() throws {
         struct Stamp: HTTPMiddleware {
             func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
