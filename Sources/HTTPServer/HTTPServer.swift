@@ -317,7 +317,7 @@ public final class HTTPServer: @unchecked Sendable {
                 context.disposition = .staticFile
                 context.routeLabel = "static"
             } else {
-                context.disposition = .problem(.notFound())
+                context.disposition = .problem(.notFound(detail: "Nothing is served at this path."))
             }
         }
         // Unrouted requests never have their body read: answering now makes MHD close instead.
@@ -342,7 +342,7 @@ public final class HTTPServer: @unchecked Sendable {
         case .staticFile:
             guard let staticFiles, case .file(let response) = staticFiles.respond(rawPath: context.rawPath, decodedPath: context.decodedPath, request: context.headers) else {
                 context.routeLabel = "unmatched"
-                return queue(.problem(Problem.notFound(), requestID: context.requestID), context: context, connection: connection)
+                return queue(.problem(Problem.notFound(detail: "Nothing is served at this path."), requestID: context.requestID), context: context, connection: connection)
             }
             return queue(response, context: context, connection: connection)
         case .route(let route, let parameters):

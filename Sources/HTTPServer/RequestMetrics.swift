@@ -34,6 +34,9 @@ public final class RequestMetrics: Sendable {
     private let state = Mutex(State())
     private let inFlight = Atomic<Int>(0)
 
+    /// The `Content-Type` for `renderPrometheus()` output.
+    public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
+
     public init(buckets: [Double] = RequestMetrics.defaultBuckets) {
         self.buckets = buckets.sorted()
     }
