@@ -32,6 +32,7 @@ enum PeerAddress: Sendable {
 /// `@unchecked Sendable`: every stored property is immutable once the server hands the request to
 /// middleware; `pathParameters` and `route` are set by the server before that; `storage` has its own lock.
 public final class HTTPRequest: @unchecked Sendable {
+    /// The request method (HEAD stays HEAD even when a GET route answers it).
     public let method: HTTPMethod
     /// The percent-decoded path, without the query.
     public let path: String
@@ -39,6 +40,7 @@ public final class HTTPRequest: @unchecked Sendable {
     public let target: String
     /// Every request header in arrival order; names as the client spelled them.
     public let headers: [(name: String, value: String)]
+    /// The whole body, at most the route's `bodyLimit` bytes.
     public let body: [UInt8]
     /// Values of the `{name}` segments of the matched route.
     public internal(set) var pathParameters: [String: String]

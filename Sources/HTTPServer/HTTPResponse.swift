@@ -2,12 +2,16 @@ import Foundation
 
 /// What a handler answers. The server adds the security headers, `X-Request-Id` and `Content-Length`.
 public struct HTTPResponse: Sendable {
+    /// The status code.
     public var status: Int
+    /// Headers in order; repeated names (Set-Cookie) are kept.
     public var headers: [(String, String)]
+    /// The body; MHD adds Content-Length and omits the body for HEAD.
     public var body: [UInt8]
     /// A file streamed by the server instead of `body` (static files).
     var file: OpenFile?
 
+    /// A response from its parts.
     public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers

@@ -9,12 +9,15 @@ import Synchronization
 /// `@unchecked Sendable`: configuration fields are immutable; the daemon handle and the suspended
 /// requests live in `state` (a Mutex); counters are atomics.
 public final class HTTPServer: @unchecked Sendable {
+    /// The transport settings it was created with.
     public let configuration: HTTPServerConfiguration
+    /// The routing table.
     public let router: Router
     let middleware: [any HTTPMiddleware]
     let staticFiles: StaticFiles?
     let errorMapper: @Sendable (any Error) -> (any HTTPProblem)?
     let logger: Logger
+    /// Request counts and latencies, for `/metrics`.
     public let metrics: RequestMetrics
 
     private enum Phase {
@@ -44,6 +47,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let logsRequests: Bool
     private let requestIDs = RequestIDGenerator()
 
+    /// A server that does nothing until `start()`; the logger and metrics are passed in, never made here.
     public init(
         configuration: HTTPServerConfiguration,
         router: Router,

@@ -27,6 +27,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// How long `shutdown()` waits for in-flight requests.
     public var shutdownGraceSeconds: Double
 
+    /// The defaults suit one process on a small machine; see each field.
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,

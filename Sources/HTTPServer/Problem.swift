@@ -3,9 +3,12 @@ import Logging
 
 /// One invalid field in a request, reported in a problem's `errors` list.
 public struct FieldError: Sendable, Codable, Hashable {
+    /// The field's name as the client sent it (`email`, `items[2].amount`).
     public let field: String
+    /// What is wrong with it, in a few words.
     public let message: String
 
+    /// One invalid field.
     public init(field: String, message: String) {
         self.field = field
         self.message = message
@@ -39,6 +42,7 @@ extension HTTPProblem {
 
 /// A ready-made problem; use the static helpers for the common cases.
 public struct Problem: HTTPProblem, Sendable, CustomStringConvertible {
+    /// See `HTTPProblem` for the meaning of each member.
     public var status: Int
     public var code: String
     public var title: String

@@ -37,6 +37,7 @@ public final class RequestMetrics: Sendable {
     /// The `Content-Type` for `renderPrometheus()` output.
     public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
+    /// Empty metrics with the given histogram bounds (seconds).
     public init(buckets: [Double] = RequestMetrics.defaultBuckets) {
         self.buckets = buckets.sorted()
     }

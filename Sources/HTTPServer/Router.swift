@@ -22,11 +22,13 @@ public struct Route: Sendable {
     /// The body limit used when a route does not name one (overridden by `HTTPServerConfiguration.defaultBodyLimit`).
     public static let defaultBodyLimit = 1 << 20
 
+    /// The method answered (a GET route also answers HEAD).
     public let method: HTTPMethod
     /// Segments separated by `/`; `{name}` matches one non-empty segment.
     public let pattern: String
     /// Largest accepted body in bytes; larger requests get 413 before the body is read.
     public var bodyLimit: Int
+    /// The code that answers.
     public let handler: Handler
     /// Free-form facts for documentation (summary, tags); the server ignores them.
     public var metadata: [String: String]
@@ -66,6 +68,7 @@ public enum RouteMatch: Sendable {
 /// All routes in one table, matched segment by segment (literal segments win over `{parameters}`).
 /// HEAD is answered by the GET route when no HEAD route exists.
 public struct Router: Sendable {
+    /// Every route, in the order given (for documentation such as OpenAPI).
     public let routes: [Route]
 
     /// A trie node; children are indices into `nodes` so the whole table is a plain value.

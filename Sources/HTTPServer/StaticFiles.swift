@@ -11,6 +11,7 @@ public struct StaticFiles: Sendable {
     /// The root with symlinks resolved; every served file's real path lies under it.
     let realRoot: String?
 
+    /// Serves files under `root`; `aliases` maps request paths to files relative to it.
     public init(root: String, aliases: [String: String] = [:]) {
         self.root = root
         self.aliases = aliases
