@@ -331,7 +331,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// Answers before (or instead of) reading the rest of the body; MHD then closes the connection.
     private func answerEarly(_ context: RequestContext, connection: OpaquePointer, problem: Problem? = nil) -> MHD_Result {
         if let problem { context.disposition = .problem(problem) }
-        guard case .problem(let problem) = context.disposition else { return .NO }
+        guard case .problem(let problem) = context.disposition else {
+            // A static file asked for with a body: refuse rather than read a body nobody wants.
+            return answerEarly(context, connection: connection, problem: .badRequest(code: "unexpected_body", detail: "This request must not carry a body."))
+        }
         let response = HTTPResponse.problem(problem, requestID: context.requestID)
         var mustClose = response
         mustClose.setHeader("Connection", "close")

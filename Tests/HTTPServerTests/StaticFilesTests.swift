@@ -135,6 +135,9 @@ import Testing
         let post = try client.request("POST", "/index.html", body: Array("x".utf8))
         #expect(post.status == 404)
         #expect(post.header("Content-Type") == "application/problem+json")
+        // A GET with a body is refused, not read and not silently dropped.
+        let withBody = try server.client().sendRaw(Array("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8), readTimeout: 3)
+        #expect(withBody?.status == 400)
         let missing = try client.request("GET", "/nothing-here.js")
         #expect(missing.status == 404)
         #expect(missing.header("Content-Type") == "application/problem+json")
