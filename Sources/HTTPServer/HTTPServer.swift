@@ -311,7 +311,8 @@ public final class HTTPServer: @unchecked Sendable {
                 if contentLength > context.bodyLimit {
                     return answerEarly(context, connection: connection, problem: .payloadTooLarge(limit: context.bodyLimit))
                 }
-                context.body.reserveCapacity(contentLength)
+                // Capped: a client may announce a large body and never send it.
+                context.body.reserveCapacity(min(contentLength, 64 * 1024))
             }
             return .YES
         case .methodNotAllowed(let allowed):
