@@ -41,6 +41,8 @@ public final class PostgresConnection {
     private var transactionDepth = 0
     private var closedByUser = false
     private var everConnected = false
+    /// Set when a call failed in a way only a lost connection explains; the next use reconnects.
+    private var lostConnection = false
     let counters: ConnectionCounters?
     var resultFormatPolicy = ResultFormatPolicy.automatic
     /// Statements this connection prepared since it was created (across reconnects).
@@ -206,13 +208,14 @@ public final class PostgresConnection {
         handle = connection
         statements.removeAll()
         everConnected = true
+        lostConnection = false
         counters?.connects.add(1, ordering: .relaxed)
     }
 
     /// The live handle, reconnecting first when the last call found the connection broken.
     private func ensureOpen() throws -> OpaquePointer {
         if closedByUser { throw PostgresError(.misuse, message: "connection was closed") }
-        if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
+        if let handle, !lostConnection, PQstatus(handle) == CONNECTION_OK { return handle }
         if !everConnected {
             try open()
             return handle!
@@ -342,7 +345,11 @@ public final class PostgresConnection {
             return String(cString: value)
         }
         let sqlState = field("C")
-        let lost = PQstatus(handle) != CONNECTION_OK
+        // A failure without SQLSTATE comes from libpq itself ("server closed the connection
+        // unexpectedly"): the socket is gone even when PQstatus has not caught up yet.
+        let lost = PQstatus(handle) != CONNECTION_OK || sqlState == nil || sqlState!.hasPrefix("08")
+            || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
+        if lost { lostConnection = true }
         let primary = field("M") ?? PostgresConnection.firstLine(PQresultErrorMessage(result) ?? PQerrorMessage(handle))
         return PostgresError(lost ? .connectionLost : .server,
                              sqlState: sqlState,
@@ -352,6 +359,7 @@ public final class PostgresConnection {
 
     private func connectionError(_ handle: OpaquePointer) -> PostgresError {
         let lost = PQstatus(handle) != CONNECTION_OK
+        if lost { lostConnection = true }
         return PostgresError(lost ? .connectionLost : .server, message: PostgresConnection.firstLine(PQerrorMessage(handle)))
     }
 

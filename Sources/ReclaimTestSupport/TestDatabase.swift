@@ -12,7 +12,7 @@ public struct TestDatabaseError: Error, CustomStringConvertible {
 /// A fresh database for one test, cloned from a template migrated once per test process.
 ///
 /// Needs `RECLAIM_TEST_PG`: a libpq conninfo for the maintenance database ("postgres") of a
-/// throwaway cluster, e.g. from `deploy/testpg start /tmp/pgtest`. Dropped by `drop()` or deinit
+/// throwaway cluster, e.g. from `deploy/pg start /tmp/pgtest`. Dropped by `drop()` or deinit
 /// (which ends open connections): keep the value alive while the test uses the database,
 /// e.g. `defer { database.drop() }`, since optimised builds may release it after its last use.
 public final class TestDatabase: Sendable {
@@ -31,7 +31,7 @@ public final class TestDatabase: Sendable {
 
     static let notConfigured = """
         RECLAIM_TEST_PG is not set. Start a throwaway PostgreSQL and export its conninfo, e.g.
-          export RECLAIM_TEST_PG="$(deploy/testpg start /tmp/pgtest)"
+          export RECLAIM_TEST_PG="$(deploy/pg start /tmp/pgtest)"
         """
 
     /// Conninfo of the throwaway cluster's maintenance database, from RECLAIM_TEST_PG (stops the process with instructions when unset).

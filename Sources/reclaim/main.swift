@@ -1,1 +1,163 @@
-print("reclaim")
+import Crypto
+import Foundation
+import Logging
+import Postgres
+import ReclaimAPI
+import ReclaimStore
+
+// Exit codes (sysexits.h): usage errors 64, bad configuration 78, runtime failures 1.
+let exitUsage: Int32 = 64
+let exitConfiguration: Int32 = 78
+
+let usage = """
+reclaim \(BuildInfo.version): support cases for stolen accounts and activation-locked devices
+
+Usage:
+  reclaim serve [--no-migrate]      apply pending migrations (unless --no-migrate) and serve HTTP
+  reclaim migrate                   apply pending migrations and exit
+  reclaim keys generate [--output PATH] [--force]
+                                    write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
+  reclaim --help | --version
+
+Configuration (environment):
+\(ServiceConfiguration.variables.map { "  \($0.name.padding(toLength: 32, withPad: " ", startingAt: 0))\($0.meaning)" }.joined(separator: "\n"))
+
+"""
+
+/// Prints one line to standard error and exits.
+func fail(_ message: String, code: Int32 = 1) -> Never {
+    FileHandle.standardError.write(Data("reclaim: \(message)\n".utf8))
+    exit(code)
+}
+
+/// Reads the configuration or stops with a one-line message naming the variable.
+func loadConfiguration(requireDatabase: Bool = true) -> ServiceConfiguration {
+    do {
+        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, requireDatabase: requireDatabase)
+    } catch {
+        fail("configuration: \(error)", code: exitConfiguration)
+    }
+}
+
+func makeLogger(_ configuration: ServiceConfiguration) -> Logger {
+    Logger(sink: StandardErrorSink(), minimumLevel: LogLevel(name: configuration.logLevel) ?? .info)
+}
+
+/// Loads the key file named by RECLAIM_KEY_FILE; refuses files that others may read.
+func loadKeys(_ configuration: ServiceConfiguration) -> KeyFile {
+    guard let path = configuration.keyFilePath else {
+        fail("configuration: RECLAIM_KEY_FILE: is not set (create one with `reclaim keys generate --output PATH`)", code: exitConfiguration)
+    }
+    do {
+        return try KeyFile.load(path: path)
+    } catch {
+        fail("configuration: RECLAIM_KEY_FILE: \(error)", code: exitConfiguration)
+    }
+}
+
+func serve(arguments: [String]) -> Never {
+    var migrate = true
+    for argument in arguments {
+        switch argument {
+        case "--no-migrate": migrate = false
+        default: fail("serve: unknown option \(argument)\n\(usage)", code: exitUsage)
+        }
+    }
+    let configuration = loadConfiguration()
+    let logger = makeLogger(configuration)
+    let keys = loadKeys(configuration)
+
+    // Block the shutdown signals before any thread starts, so only sigwait below receives them.
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGTERM)
+    sigaddset(&signals, SIGINT)
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+    signal(SIGPIPE, SIG_IGN)
+
+    let service: ReclaimService
+    do {
+        service = try ReclaimService(configuration: configuration, keys: keys, logger: logger, migrate: migrate)
+        try service.start()
+    } catch {
+        fail("cannot start: \(error)")
+    }
+    let scheme = configuration.servesTLS ? "https" : "http"
+    let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+    FileHandle.standardError.write(Data("reclaim: serving on \(scheme)://\(shownHost):\(service.port)/\n".utf8))
+
+    var received: Int32 = 0
+    sigwait(&signals, &received)
+    // A second signal while draining stops at once.
+    let blocked = signals
+    let forced = Thread {
+        var waitFor = blocked
+        var again: Int32 = 0
+        sigwait(&waitFor, &again)
+        FileHandle.standardError.write(Data("reclaim: second signal, exiting now\n".utf8))
+        exit(1)
+    }
+    forced.start()
+    service.shutdown()
+    exit(0)
+}
+
+func migrate(arguments: [String]) -> Never {
+    guard arguments.isEmpty else { fail("migrate takes no options\n\(usage)", code: exitUsage) }
+    let configuration = loadConfiguration()
+    let logger = makeLogger(configuration)
+    do {
+        let migrator = Migrator(migrations: try Migrator.load(directory: configuration.migrationsDirectory))
+        let connection = try PostgresConnection(connectionString: configuration.databaseURL)
+        defer { connection.close() }
+        let applied = try migrator.migrate(connection, logger: logger)
+        print(applied.isEmpty ? "schema is up to date at version \(migrator.latestVersion)" : "applied \(applied.count) migration(s); schema at version \(migrator.latestVersion)")
+        exit(0)
+    } catch {
+        fail("migrate: \(error)")
+    }
+}
+
+func keys(arguments: [String]) -> Never {
+    guard arguments.first == "generate" else { fail("keys: expected `keys generate`\n\(usage)", code: exitUsage) }
+    var output: String?
+    var force = false
+    var rest = arguments.dropFirst()
+    while let argument = rest.popFirst() {
+        switch argument {
+        case "--output":
+            guard let path = rest.popFirst() else { fail("keys generate: --output needs a path", code: exitUsage) }
+            output = path
+        case "--force": force = true
+        default: fail("keys generate: unknown option \(argument)", code: exitUsage)
+        }
+    }
+    guard let path = output ?? ProcessInfo.processInfo.environment["RECLAIM_KEY_FILE"], !path.isEmpty else {
+        fail("keys generate: give --output PATH or set RECLAIM_KEY_FILE", code: exitUsage)
+    }
+    do {
+        try KeyFile.generate().write(to: path, overwrite: force)
+        print("wrote \(path) (mode 0600); keep it out of the database and its backups")
+        exit(0)
+    } catch {
+        fail("keys generate: \(error)")
+    }
+}
+
+var arguments = CommandLine.arguments.dropFirst()
+guard let command = arguments.popFirst() else {
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(exitUsage)
+}
+switch command {
+case "--help", "-h", "help":
+    print(usage, terminator: "")
+    exit(0)
+case "--version":
+    print("reclaim \(BuildInfo.version)")
+    exit(0)
+case "serve": serve(arguments: Array(arguments))
+case "migrate": migrate(arguments: Array(arguments))
+case "keys": keys(arguments: Array(arguments))
+default: fail("unknown command \(command)\n\(usage)", code: exitUsage)
+}

@@ -1,0 +1,90 @@
+import HTTPServer
+import Logging
+import Postgres
+import ReclaimStore
+
+/// `/healthz`, `/readyz`, `/metrics` and `/openapi.json`.
+final class OperationsController: Sendable {
+    let pool: PostgresPool
+    let schemaVersion: Int
+    let schemaChecksum: String
+    let metrics: RequestMetrics
+    let openAPIDocument: @Sendable () -> [UInt8]
+
+    init(pool: PostgresPool, migrator: Migrator, metrics: RequestMetrics, openAPIDocument: @escaping @Sendable () -> [UInt8]) {
+        self.pool = pool
+        self.schemaVersion = migrator.latestVersion
+        self.schemaChecksum = migrator.migrations.last?.checksum ?? ""
+        self.metrics = metrics
+        self.openAPIDocument = openAPIDocument
+    }
+
+    /// The process is alive; touches nothing else.
+    @Sendable func health(_ request: HTTPRequest) throws -> HTTPResponse {
+        HTTPResponse.json(200, body: Array(#"{"status":"ok"}"#.utf8))
+    }
+
+    /// Ready when the database answers and holds exactly the schema this build expects.
+    @Sendable func ready(_ request: HTTPRequest) throws -> HTTPResponse {
+        let version = schemaVersion
+        let applied: String?
+        do {
+            applied = try pool.withConnection { connection in
+                try connection.query("SELECT checksum FROM schema_migrations WHERE version = \(version)")
+                    .first.map { try $0.decode(0, as: String.self) }
+            }
+        } catch let error as PostgresError where error.sqlState == "42P01" {
+            applied = nil  // no schema_migrations table yet
+        }
+        guard let applied else {
+            throw Problem(status: 503, code: "not_migrated", title: "Service Unavailable",
+                          detail: "The database schema is not at version \(version); run `reclaim migrate`.",
+                          extraHeaders: [("Retry-After", "5")])
+        }
+        guard applied == schemaChecksum else {
+            throw Problem(status: 503, code: "schema_mismatch", title: "Service Unavailable",
+                          detail: "Migration \(version) in the database differs from this build's.",
+                          extraHeaders: [("Retry-After", "5")])
+        }
+        return HTTPResponse.json(200, body: Array(#"{"status":"ready","schema_version":\#(version)}"#.utf8))
+    }
+
+    /// Prometheus text: request counts and latency from the server, database pool figures, build info.
+    @Sendable func prometheus(_ request: HTTPRequest) throws -> HTTPResponse {
+        var text = metrics.renderPrometheus()
+        let stats = pool.statistics
+        text += """
+        # HELP reclaim_db_connections_open PostgreSQL connections currently open.
+        # TYPE reclaim_db_connections_open gauge
+        reclaim_db_connections_open \(stats.openConnections)
+        # HELP reclaim_db_connections_in_use PostgreSQL connections currently lent to a request.
+        # TYPE reclaim_db_connections_in_use gauge
+        reclaim_db_connections_in_use \(stats.inUse)
+        # HELP reclaim_db_connects_total Connections opened since start.
+        # TYPE reclaim_db_connects_total counter
+        reclaim_db_connects_total \(stats.connectsTotal)
+        # HELP reclaim_db_connect_failures_total Failed attempts to open a connection.
+        # TYPE reclaim_db_connect_failures_total counter
+        reclaim_db_connect_failures_total \(stats.connectFailuresTotal)
+        # HELP reclaim_db_reconnects_total Connections re-opened after the database went away.
+        # TYPE reclaim_db_reconnects_total counter
+        reclaim_db_reconnects_total \(stats.reconnectsTotal)
+        # HELP reclaim_build_info Build of the running service.
+        # TYPE reclaim_build_info gauge
+        reclaim_build_info{version="\(BuildInfo.version)",schema_version="\(schemaVersion)"} 1
+
+        """
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+    }
+
+    /// The OpenAPI 3.1 document of the routes this build serves.
+    @Sendable func openAPI(_ request: HTTPRequest) throws -> HTTPResponse {
+        HTTPResponse.json(200, body: openAPIDocument())
+    }
+}
+
+/// What build is running.
+public enum BuildInfo {
+    /// The service's version, printed by `reclaim --version` and exported in `/metrics`.
+    public static let version = "0.1.0"
+}

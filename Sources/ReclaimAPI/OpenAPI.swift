@@ -1,0 +1,122 @@
+import Foundation
+import HTTPServer
+
+/// Builds the OpenAPI 3.1 document from the route table, so it lists exactly the routes served.
+enum OpenAPIDocument {
+    /// The schemas that operations name; one entry per resource shape.
+    nonisolated(unsafe) static let schemas: [String: Any] = [  // immutable after initialisation
+        "Problem": [
+            "type": "object",
+            "description": "RFC 9457 problem document.",
+            "required": ["type", "title", "status", "code"],
+            "properties": [
+                "type": ["type": "string", "format": "uri"],
+                "title": ["type": "string"],
+                "status": ["type": "integer"],
+                "detail": ["type": "string"],
+                "code": ["type": "string", "description": "Stable machine word, e.g. validation_failed, stale_version, not_found."],
+                "request_id": ["type": "string"],
+                "errors": [
+                    "type": "array",
+                    "items": [
+                        "type": "object",
+                        "required": ["field", "message"],
+                        "properties": ["field": ["type": "string"], "message": ["type": "string"]],
+                    ],
+                ],
+            ],
+        ],
+        "Health": [
+            "type": "object",
+            "required": ["status"],
+            "properties": ["status": ["type": "string", "const": "ok"]],
+        ],
+        "Ready": [
+            "type": "object",
+            "required": ["status", "schema_version"],
+            "properties": ["status": ["type": "string", "const": "ready"], "schema_version": ["type": "integer"]],
+        ],
+    ]
+
+    /// Static pages served from `Public/` under fixed paths, documented alongside the API.
+    static let pages: [(path: String, summary: String)] = [
+        ("/", "The agent dashboard (HTML)."),
+        ("/status", "The customer status page (HTML)."),
+    ]
+
+    static func render(routes: [APIRoute]) -> [UInt8] {
+        var paths: [String: [String: Any]] = [:]
+        for route in routes {
+            var operation: [String: Any] = [
+                "operationId": route.operationID,
+                "summary": route.summary,
+                "tags": [route.tag],
+            ]
+            let parameters = pathParameters(route.path).map { name -> [String: Any] in
+                ["name": name, "in": "path", "required": true, "schema": ["type": "string"]]
+            }
+            if !parameters.isEmpty { operation["parameters"] = parameters }
+            if let schema = route.requestSchema {
+                operation["requestBody"] = [
+                    "required": true,
+                    "content": ["application/json": ["schema": ["$ref": "#/components/schemas/\(schema)"]]],
+                ]
+            }
+            switch route.authentication {
+            case .none: operation["security"] = [[String: Any]]()
+            case .agent: operation["security"] = [["agentSession": [String]()]]
+            case .apiClient: operation["security"] = [["apiKey": [String]()]]
+            case .agentOrAPIClient: operation["security"] = [["agentSession": [String]()], ["apiKey": [String]()]]
+            case .customer: operation["security"] = [[String: Any]]()
+            }
+            var responses: [String: Any] = [:]
+            for (status, doc) in route.responses {
+                var response: [String: Any] = ["description": doc.description]
+                if let content = doc.content {
+                    var media: [String: Any] = [:]
+                    if let schema = content.schema { media["schema"] = ["$ref": "#/components/schemas/\(schema)"] }
+                    response["content"] = [content.mediaType: media]
+                }
+                responses[String(status)] = response
+            }
+            operation["responses"] = responses
+            paths[route.path, default: [:]][route.method.rawValue.lowercased()] = operation
+        }
+        for page in pages {
+            paths[page.path, default: [:]]["get"] = [
+                "operationId": page.path == "/" ? "dashboardPage" : "statusPage",
+                "summary": page.summary,
+                "tags": ["pages"],
+                "security": [[String: Any]](),
+                "responses": ["200": ["description": "The page.", "content": ["text/html": [String: Any]()]]],
+            ]
+        }
+        let document: [String: Any] = [
+            "openapi": "3.1.0",
+            "info": [
+                "title": "Reclaim",
+                "version": BuildInfo.version,
+                "description": "Support cases for stolen accounts and activation-locked devices.",
+            ],
+            "paths": paths,
+            "components": [
+                "schemas": schemas,
+                "securitySchemes": [
+                    "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
+                                     "description": "Agent session cookie; changing requests also send X-CSRF-Token."],
+                    "apiKey": ["type": "http", "scheme": "bearer",
+                               "description": "API client key; every POST also carries Reclaim-Signature."],
+                ],
+            ],
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Array(data)
+    }
+
+    /// `{name}` segments of a path pattern.
+    static func pathParameters(_ path: String) -> [String] {
+        path.split(separator: "/").compactMap { segment in
+            segment.hasPrefix("{") && segment.hasSuffix("}") ? String(segment.dropFirst().dropLast()) : nil
+        }
+    }
+}

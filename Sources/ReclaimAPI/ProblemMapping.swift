@@ -1,0 +1,43 @@
+import HTTPServer
+import Postgres
+
+/// The one table from database failures to HTTP problems (PostgREST's idea): what the client may do next.
+enum DatabaseProblem {
+    /// Seconds a client should wait before retrying when the database is unreachable.
+    static let unavailableRetryAfter = 5
+
+    /// Maps errors the handlers let through; nil leaves them to the server's plain 500.
+    @Sendable static func map(_ error: Error) -> (any HTTPProblem)? {
+        guard let error = error as? PostgresError else { return nil }
+        if error.isConnectionError {
+            return Problem(status: 503, code: "database_unavailable", title: "Service Unavailable",
+                           detail: "The database cannot be reached. Try again shortly.",
+                           extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
+        }
+        switch error.sqlState {
+        case "23505":
+            return Problem(status: 409, code: "conflict", title: "Conflict", detail: "A resource with the same identity already exists.")
+        case "23503":
+            return Problem(status: 409, code: "conflict", title: "Conflict", detail: "The request refers to a resource that does not exist or is still referenced.")
+        case "23502", "23514", "22001", "22003", "22007", "22008", "22P02":
+            return Problem(status: 422, code: "validation_failed", title: "Unprocessable Content", detail: "A value was refused by the database's rules.")
+        case "42501":
+            return Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "The service may not perform this operation.")
+        case "40001", "40P01", "55P03":
+            // Already retried by PostgresPool.withTransaction; the client may try again.
+            return Problem(status: 503, code: "database_busy", title: "Service Unavailable",
+                           detail: "The request collided with another change. Try again.",
+                           extraHeaders: [("Retry-After", "1")])
+        case "57014":
+            return Problem(status: 503, code: "database_timeout", title: "Service Unavailable",
+                           detail: "The database took too long to answer. Try again shortly.",
+                           extraHeaders: [("Retry-After", "2")])
+        case "53300", "53200", "53100":
+            return Problem(status: 503, code: "database_overloaded", title: "Service Unavailable",
+                           detail: "The database is out of resources. Try again shortly.",
+                           extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Logging
+import Postgres
+import ReclaimStore
+
+/// Why the service refused to start, in one line for the operator.
+public struct StartupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The whole service wired together: database pool, migrations, routes and the HTTP server.
+public final class ReclaimService: Sendable {
+    public let configuration: ServiceConfiguration
+    public let pool: PostgresPool
+    public let server: HTTPServer
+    public let metrics: RequestMetrics
+    public let routes: [APIRoute]
+    let logger: Logger
+
+    /// Connects, applies or checks migrations, and builds the server; `start()` begins serving.
+    public init(configuration: ServiceConfiguration, keys: KeyFile?, logger: Logger, migrate: Bool = true) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let migrations: [Migration]
+        do {
+            migrations = try Migrator.load(directory: configuration.migrationsDirectory)
+        } catch {
+            throw StartupError("cannot read migrations in \(configuration.migrationsDirectory): \(error)")
+        }
+        let migrator = Migrator(migrations: migrations)
+        let pool = PostgresPool(connectionString: configuration.databaseURL, maximumConnections: configuration.databaseConnections)
+        self.pool = pool
+        do {
+            try pool.withConnection { connection in
+                if migrate {
+                    try migrator.migrate(connection, logger: logger)
+                }
+                switch try migrator.check(connection) {
+                case .upToDate: break
+                case .pending(let pending):
+                    throw StartupError("the database lacks \(pending.count) migration(s) starting at \(pending[0].version)_\(pending[0].name); run `reclaim migrate` or drop --no-migrate")
+                }
+            }
+        } catch let error as StartupError {
+            pool.close()
+            throw error
+        } catch {
+            pool.close()
+            throw StartupError("database: \(error)")
+        }
+
+        let metrics = RequestMetrics()
+        self.metrics = metrics
+        let documentBox = DocumentBox()
+        let operations = OperationsController(pool: pool, migrator: migrator, metrics: metrics, openAPIDocument: { documentBox.bytes })
+        let routes = Routes(operations: operations).all
+        self.routes = routes
+        documentBox.bytes = OpenAPIDocument.render(routes: routes)
+
+        var tlsCertificate: String?
+        var tlsKey: String?
+        if let certificatePath = configuration.tlsCertificatePath, let keyPath = configuration.tlsKeyPath {
+            do {
+                tlsCertificate = try String(contentsOfFile: certificatePath, encoding: .utf8)
+                tlsKey = try String(contentsOfFile: keyPath, encoding: .utf8)
+            } catch {
+                pool.close()
+                throw StartupError("cannot read the TLS certificate or key: \(error.localizedDescription)")
+            }
+        }
+        var serverConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port)
+        serverConfiguration.threads = configuration.threads
+        serverConfiguration.maxConnections = configuration.maxConnections
+        serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerIP
+        serverConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
+        serverConfiguration.shutdownGraceSeconds = Double(configuration.shutdownGraceSeconds)
+        serverConfiguration.tlsCertificatePEM = tlsCertificate
+        serverConfiguration.tlsKeyPEM = tlsKey
+
+        let router = Router(routes: routes.map { route in
+            Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
+        })
+        let staticFiles = StaticFiles(root: configuration.publicDirectory,
+                                      aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
+                                          (page.path, page.path == "/" ? "index.html" : "status.html")
+                                      }))
+        server = HTTPServer(configuration: serverConfiguration, router: router, staticFiles: staticFiles,
+                            errorMapper: DatabaseProblem.map, logger: logger, metrics: metrics)
+    }
+
+    /// Starts listening; returns at once.
+    public func start() throws {
+        try server.start()
+        logger.info("listening", ["address": .string(configuration.host), "port": .int(server.boundPort), "tls": .bool(configuration.servesTLS)])
+    }
+
+    /// The port actually bound (useful when configured as 0).
+    public var port: Int { server.boundPort }
+
+    /// Stops accepting, lets in-flight requests finish within the grace period, then closes the database.
+    public func shutdown() {
+        logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
+        server.shutdown()
+        pool.close()
+        logger.info("stopped")
+    }
+}
+
+/// Holds the rendered OpenAPI document, set once while wiring, read by the handler afterwards.
+private final class DocumentBox: @unchecked Sendable {
+    // Written once in ReclaimService.init before the server starts; only read afterwards.
+    var bytes: [UInt8] = []
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+/// A configuration value that failed validation; the message names the variable.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    /// The environment variable at fault.
+    public let variable: String
+    /// What is wrong with it, in a few words.
+    public let problem: String
+    public var description: String { "\(variable): \(problem)" }
+}
+
+/// Everything the service is configured with, built once from the environment and validated.
+public struct ServiceConfiguration: Sendable {
+    /// libpq connection string or URI (`DATABASE_URL`).
+    public var databaseURL: String
+    /// Interface to listen on (`RECLAIM_ADDRESS`, default `127.0.0.1:8080`).
+    public var host: String
+    /// Port to listen on; 0 picks a free one (tests).
+    public var port: Int
+    /// The secret key file (`RECLAIM_KEY_FILE`).
+    public var keyFilePath: String?
+    /// Static files for the dashboard and the status page (`RECLAIM_PUBLIC_DIR`, default `Public/`).
+    public var publicDirectory: String
+    /// The forward-only SQL migrations (`RECLAIM_MIGRATIONS_DIR`, default `Migrations/`).
+    public var migrationsDirectory: String
+    /// HTTP worker threads (`RECLAIM_THREADS`, default: the number of cores).
+    public var threads: Int
+    /// Most PostgreSQL connections the service opens (`RECLAIM_DB_CONNECTIONS`, default: threads + 4).
+    public var databaseConnections: Int
+    /// Most simultaneous HTTP connections (`RECLAIM_MAX_CONNECTIONS`, default 1024).
+    public var maxConnections: Int
+    /// Most simultaneous connections from one address (`RECLAIM_MAX_CONNECTIONS_PER_IP`, default 0 = no limit; set it when not behind a proxy).
+    public var maxConnectionsPerIP: Int
+    /// Seconds an idle or silent connection is kept (`RECLAIM_CONNECTION_TIMEOUT`, default 15).
+    public var connectionTimeoutSeconds: Int
+    /// Seconds in-flight requests get to finish at shutdown (`RECLAIM_SHUTDOWN_GRACE`, default 10).
+    public var shutdownGraceSeconds: Int
+    /// PEM certificate file for TLS (`RECLAIM_TLS_CERT`); TLS is on when both it and the key are set.
+    public var tlsCertificatePath: String?
+    /// PEM private key file for TLS (`RECLAIM_TLS_KEY`).
+    public var tlsKeyPath: String?
+    /// Lowest log level written (`RECLAIM_LOG_LEVEL`: debug, info, warning, error; default info).
+    public var logLevel: String
+
+    /// Whether TLS is configured.
+    public var servesTLS: Bool { tlsCertificatePath != nil }
+
+    /// Every variable this value reads, with its default, for `--help` and the README.
+    public static let variables: [(name: String, meaning: String)] = [
+        ("DATABASE_URL", "libpq connection string or URI (required)"),
+        ("RECLAIM_ADDRESS", "host:port to listen on (default 127.0.0.1:8080)"),
+        ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
+        ("RECLAIM_PUBLIC_DIR", "static files (default Public/)"),
+        ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default Migrations/)"),
+        ("RECLAIM_THREADS", "HTTP worker threads (default: number of cores)"),
+        ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: threads + 4)"),
+        ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections (default 1024)"),
+        ("RECLAIM_MAX_CONNECTIONS_PER_IP", "most connections from one address, 0 = no limit (default 0)"),
+        ("RECLAIM_CONNECTION_TIMEOUT", "seconds before an idle connection is closed (default 15)"),
+        ("RECLAIM_SHUTDOWN_GRACE", "seconds in-flight requests get at shutdown (default 10)"),
+        ("RECLAIM_TLS_CERT", "PEM certificate; with RECLAIM_TLS_KEY turns TLS (and HSTS) on"),
+        ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
+        ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
+    ]
+
+    /// Builds and validates the configuration from `environment`; the first bad value throws.
+    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
+        func value(_ name: String) -> String? {
+            guard let raw = environment[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
+            return raw
+        }
+        func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+            guard let raw = value(name) else { return fallback }
+            guard let number = Int(raw), range.contains(number) else {
+                throw ConfigurationError(variable: name, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(raw)\"")
+            }
+            return number
+        }
+
+        let databaseURL = value("DATABASE_URL") ?? ""
+        if requireDatabase && databaseURL.isEmpty {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "is not set (a libpq connection string such as \"host=/path/to/socket dbname=reclaim\" or a postgresql:// URI)")
+        }
+        if databaseURL.contains("\n") || databaseURL.contains("\0") {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "contains a line break or NUL")
+        }
+
+        let (host, port) = try parseAddress(value("RECLAIM_ADDRESS") ?? "127.0.0.1:8080")
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let threads = try integer("RECLAIM_THREADS", default: max(1, cores), range: 1...256)
+        let databaseConnections = try integer("RECLAIM_DB_CONNECTIONS", default: threads + 4, range: 1...1000)
+        let maxConnections = try integer("RECLAIM_MAX_CONNECTIONS", default: 1024, range: 1...100_000)
+        let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: 0, range: 0...100_000)
+        let timeout = try integer("RECLAIM_CONNECTION_TIMEOUT", default: 15, range: 1...3600)
+        let grace = try integer("RECLAIM_SHUTDOWN_GRACE", default: 10, range: 0...600)
+
+        let certificate = value("RECLAIM_TLS_CERT")
+        let key = value("RECLAIM_TLS_KEY")
+        switch (certificate, key) {
+        case (.some, nil): throw ConfigurationError(variable: "RECLAIM_TLS_KEY", problem: "must be set when RECLAIM_TLS_CERT is")
+        case (nil, .some): throw ConfigurationError(variable: "RECLAIM_TLS_CERT", problem: "must be set when RECLAIM_TLS_KEY is")
+        default: break
+        }
+        for (name, path) in [("RECLAIM_TLS_CERT", certificate), ("RECLAIM_TLS_KEY", key)] {
+            if let path, !FileManager.default.isReadableFile(atPath: path) {
+                throw ConfigurationError(variable: name, problem: "cannot read \(path)")
+            }
+        }
+
+        let logLevel = (value("RECLAIM_LOG_LEVEL") ?? "info").lowercased()
+        guard ["debug", "info", "warning", "error"].contains(logLevel) else {
+            throw ConfigurationError(variable: "RECLAIM_LOG_LEVEL", problem: "must be debug, info, warning or error, got \"\(logLevel)\"")
+        }
+
+        let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            throw ConfigurationError(variable: "RECLAIM_PUBLIC_DIR", problem: "\(publicDirectory) is not a directory")
+        }
+        let migrationsDirectory = value("RECLAIM_MIGRATIONS_DIR") ?? "Migrations/"
+        if !FileManager.default.fileExists(atPath: migrationsDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
+        }
+
+        return ServiceConfiguration(
+            databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
+            publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
+            threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
+            maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
+            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel)
+    }
+
+    /// Splits `host:port` (IPv6 as `[::1]:8080`).
+    static func parseAddress(_ text: String) throws(ConfigurationError) -> (String, Int) {
+        let bad = ConfigurationError(variable: "RECLAIM_ADDRESS", problem: "must be host:port such as 127.0.0.1:8080, got \"\(text)\"")
+        var host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { throw bad }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { throw bad }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        if host.isEmpty || host == "*" { host = "0.0.0.0" }
+        if host == "localhost" { host = "127.0.0.1" }
+        guard let port = Int(portText), (0...65535).contains(port) else { throw bad }
+        // The listener binds an IP literal; names other than localhost are not resolved.
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, String(host), &v4) == 1 || inet_pton(AF_INET6, String(host), &v6) == 1 else { throw bad }
+        return (String(host), port)
+    }
+}
