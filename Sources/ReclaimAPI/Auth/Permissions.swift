@@ -1,0 +1,76 @@
+import ReclaimCore
+
+/// Who may call what: the one permission table, read by every handler and exposed to the dashboard.
+///
+/// Case workflow actions are further limited by `ReclaimCore.Workflow` (tier of the action and of
+/// the case); this table decides only whether a kind of principal may try at all.
+public enum Permission: String, CaseIterable, Sendable {
+    case createCase = "case.create"
+    case listCases = "case.list"
+    case readCase = "case.read"
+    case transitionCase = "case.transition"
+    case assignCase = "case.assign"
+    case freezeCase = "case.freeze"
+    case addNote = "case.note"
+    case readEvents = "case.events"
+    case fileEvidence = "evidence.file"
+    case listEvidence = "evidence.list"
+    case readEvidenceContent = "evidence.content"
+    case reviewEvidence = "evidence.review"
+    case readVerification = "case.verification"
+    case createAccount = "account.create"
+    case readStatus = "status.read"
+    case uploadAsCustomer = "status.upload"
+}
+
+/// Who a permission is granted to.
+public struct Grant: Sendable {
+    /// Lowest agent tier allowed (nil: agents are not allowed unless admin).
+    public let agentTier: Tier?
+    /// Whether admin agents are allowed regardless of tier.
+    public let admins: Bool
+    /// Whether API clients are allowed.
+    public let apiClients: Bool
+    /// Whether a customer (case number + access code) is allowed.
+    public let customers: Bool
+}
+
+public enum PermissionTable {
+    /// The table. Tier minima for workflow actions live in ReclaimCore.Workflow, not here.
+    public static let grants: [Permission: Grant] = [
+        .createCase: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),
+        .listCases: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .readCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .transitionCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .assignCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .freezeCase: Grant(agentTier: .tier2, admins: false, apiClients: false, customers: false),
+        .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),
+        .listEvidence: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .readEvidenceContent: Grant(agentTier: .tier3, admins: false, apiClients: false, customers: false),
+        .reviewEvidence: Grant(agentTier: .tier2, admins: false, apiClients: false, customers: false),
+        .readVerification: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .createAccount: Grant(agentTier: nil, admins: true, apiClients: true, customers: false),
+        .readStatus: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
+        .uploadAsCustomer: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
+    ]
+
+    /// Whether `principal` holds `permission`.
+    public static func allows(_ permission: Permission, _ principal: Principal) -> Bool {
+        guard let grant = grants[permission] else { return false }
+        switch principal {
+        case .agent(let agent):
+            if grant.admins && agent.isAdmin { return true }
+            guard let minimum = grant.agentTier else { return false }
+            return agent.tier.isAtLeast(minimum)
+        case .apiClient: return grant.apiClients
+        case .customer: return grant.customers
+        }
+    }
+
+    /// The permissions a principal holds, for the dashboard (`GET /api/v1/session`).
+    public static func permissions(of principal: Principal) -> [Permission] {
+        Permission.allCases.filter { allows($0, principal) }
+    }
+}
