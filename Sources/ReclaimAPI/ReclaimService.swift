@@ -21,7 +21,12 @@ public final class ReclaimService: Sendable {
     let logger: Logger
 
     /// Connects, applies or checks migrations, and builds the server; `start()` begins serving.
-    public init(configuration: ServiceConfiguration, keys: KeyFile?, logger: Logger, migrate: Bool = true) throws {
+    /// What every controller shares.
+    public let context: ServiceContext
+
+    /// `clock` is the service's only source of the time (tests move it to check expiry rules).
+    public init(configuration: ServiceConfiguration, keys: KeyFile?, logger: Logger, migrate: Bool = true,
+                clock: ServiceClock = ServiceClock()) throws {
         self.configuration = configuration
         self.logger = logger
         let migrations: [Migration]
@@ -56,7 +61,9 @@ public final class ReclaimService: Sendable {
         self.metrics = metrics
         let documentBox = DocumentBox()
         let operations = OperationsController(pool: pool, migrator: migrator, metrics: metrics, openAPIDocument: { documentBox.bytes })
-        let routes = Routes(operations: operations).all
+        let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
+        self.context = context
+        let routes = Routes(context: context, operations: operations).all
         self.routes = routes
         documentBox.bytes = OpenAPIDocument.render(routes: routes)
 

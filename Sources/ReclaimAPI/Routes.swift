@@ -1,10 +1,21 @@
 import HTTPServer
 
 /// The one route table of the service. The router and `/openapi.json` are both built from it.
+/// Sections: operations, identity (sessions), cases, accounts, customers. Keep each section's
+/// routes together and add the controller it needs to `init`.
 struct Routes {
     let operations: OperationsController
 
+    init(context: ServiceContext, operations: OperationsController) {
+        self.operations = operations
+    }
+
     var all: [APIRoute] {
+        operationsRoutes
+    }
+
+    // MARK: Operations
+    var operationsRoutes: [APIRoute] {
         [
             APIRoute(.GET, "/healthz", operationID: "health", summary: "The process is alive.", tag: "operations",
                      responses: [200: .json("Alive.", "Health")],

@@ -10,6 +10,8 @@ public final class TestService: @unchecked Sendable {
     public let keys: KeyFile
     public let log: MemorySink
     public let directory: String
+    /// The service's clock; `advance(by:)` moves time for expiry tests.
+    public let clock = ServiceClock()
 
     /// Starts a service; `configure` may adjust the configuration first.
     public init(configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
@@ -29,7 +31,7 @@ public final class TestService: @unchecked Sendable {
         ])
         configure(&configuration)
         log = MemorySink()
-        service = try ReclaimService(configuration: configuration, keys: keys, logger: Logger(sink: log, minimumLevel: .debug))
+        service = try ReclaimService(configuration: configuration, keys: keys, logger: Logger(sink: log, minimumLevel: .debug), clock: clock)
         try service.start()
     }
 
