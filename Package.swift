@@ -31,6 +31,7 @@ let package = Package(
         // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client.
         .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimAPI", "HTTPServer", "Crypto", "Logging"]),
 
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ReclaimTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ReclaimTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),

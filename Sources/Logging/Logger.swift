@@ -95,6 +95,7 @@ public struct Logger: Sendable {
     public func log(_ level: LogLevel, _ event: String, _ fields: KeyValuePairs<String, LogValue>) {
         guard level >= minimumLevel else { return }
         var line = "{\"ts\":\""
+        line.reserveCapacity(192)
         line += Logger.timestamp()
         line += "\",\"level\":\""
         line += level.name
@@ -111,18 +112,35 @@ public struct Logger: Sendable {
     }
 
     /// RFC 3339 UTC with milliseconds, formatted without Foundation's slow formatters.
+    /// The date-and-seconds part is cached per second: `gmtime_r` takes glibc's timezone lock.
     static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let millis = Int(now.tv_nsec / 1_000_000)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        let second = Int(now.tv_sec)
+        let prefix = secondCache.withLock { cache -> String in
+            if cache.second == second { return cache.text }
+            var seconds = now.tv_sec
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let text = "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))."
+            cache = (second, text)
+            return text
         }
-        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2)).\(pad(millis, 3))Z"
+        let millis = Int(now.tv_nsec / 1_000_000)
+        let digits: [Character] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]
+        var text = prefix
+        text.append(digits[millis / 100])
+        text.append(digits[millis / 10 % 10])
+        text.append(digits[millis % 10])
+        text.append("Z")
+        return text
+    }
+
+    private static let secondCache = Mutex<(second: Int, text: String)>((-1, ""))
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 }
 
