@@ -42,6 +42,8 @@ public struct APIRoute: Sendable {
     public let responses: [Int: ResponseDoc]
     public let bodyLimit: Int?
     public let handler: HTTPHandler
+    /// Identity (issue 3): set for routes answered later from another thread (sign-in hashes on its own queue).
+    public let deferredHandler: DeferredHTTPHandler?
 
     public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
                 authentication: RouteAuthentication = .none, requestSchema: String? = nil,
@@ -56,5 +58,23 @@ public struct APIRoute: Sendable {
         self.responses = responses
         self.bodyLimit = bodyLimit
         self.handler = handler
+        self.deferredHandler = nil
+    }
+
+    /// Identity (issue 3): a deferred route, answered through a completion from another thread.
+    public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
+                authentication: RouteAuthentication = .none, requestSchema: String? = nil,
+                responses: [Int: ResponseDoc], bodyLimit: Int? = nil, deferred: @escaping DeferredHTTPHandler) {
+        self.method = method
+        self.path = path
+        self.operationID = operationID
+        self.summary = summary
+        self.tag = tag
+        self.authentication = authentication
+        self.requestSchema = requestSchema
+        self.responses = responses
+        self.bodyLimit = bodyLimit
+        self.handler = { _ in throw Problem.internal }
+        self.deferredHandler = deferred
     }
 }

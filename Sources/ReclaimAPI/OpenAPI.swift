@@ -36,6 +36,35 @@ enum OpenAPIDocument {
             "required": ["status", "schema_version"],
             "properties": ["status": ["type": "string", "const": "ready"], "schema_version": ["type": "integer"]],
         ],
+        // Identity
+        "SignIn": [
+            "type": "object",
+            "required": ["email", "password", "totp"],
+            "properties": [
+                "email": ["type": "string", "format": "email"],
+                "password": ["type": "string", "minLength": 12, "maxLength": 128],
+                "totp": ["type": "string", "description": "The 6-digit RFC 6238 code (SHA-1, 30 s); each code is accepted once."],
+            ],
+        ],
+        "Session": [
+            "type": "object",
+            "required": ["agent", "csrf_token", "permissions"],
+            "properties": [
+                "agent": [
+                    "type": "object",
+                    "required": ["id", "name", "email", "tier", "admin"],
+                    "properties": [
+                        "id": ["type": "string", "format": "uuid"],
+                        "name": ["type": "string"],
+                        "email": ["type": "string", "format": "email"],
+                        "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
+                        "admin": ["type": "boolean"],
+                    ],
+                ],
+                "csrf_token": ["type": "string", "description": "Send as X-CSRF-Token on every changing request made with the cookie."],
+                "permissions": ["type": "array", "items": ["type": "string"], "description": "Permission names from the permission table (e.g. case.freeze)."],
+            ],
+        ],
     ]
 
     /// Static pages served from `Public/` under fixed paths, documented alongside the API.

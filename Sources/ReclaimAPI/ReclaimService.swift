@@ -88,13 +88,19 @@ public final class ReclaimService: Sendable {
         serverConfiguration.tlsKeyPEM = tlsKey
 
         let router = Router(routes: routes.map { route in
-            Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
+            // Identity: deferred routes (sign-in) answer from the password-hash queue.
+            if let deferred = route.deferredHandler {
+                return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, deferred: deferred)
+            }
+            return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
         })
         let staticFiles = StaticFiles(root: configuration.publicDirectory,
                                       aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
                                           (page.path, page.path == "/" ? "index.html" : "status.html")
                                       }))
-        server = HTTPServer(configuration: serverConfiguration, router: router, staticFiles: staticFiles,
+        // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
+        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context), IdempotencyMiddleware(context: context)]
+        server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: DatabaseProblem.map, logger: logger, metrics: metrics)
     }
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import ReclaimAPI
+import ReclaimCore
 
 /// A running Reclaim service on a fresh clone of the migrated template database, on an ephemeral loopback port.
 public final class TestService: @unchecked Sendable {
@@ -66,5 +67,64 @@ public enum RepositoryPaths {
         let candidate = folder.appendingPathComponent("reclaim").path
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         return root + "/.build/debug/reclaim"
+    }
+}
+
+// MARK: Identity (issue 3): signed-in agents and API clients for tests
+
+/// A signed-in agent: send `cookie` as the `Cookie` header and `csrfToken` as `X-CSRF-Token` on changing requests.
+public struct AgentSession: Sendable {
+    /// `__Host-reclaim_session=<token>`, ready for a `Cookie` header.
+    public let cookie: String
+    public let csrfToken: String
+    public let agentID: UUID
+    public let email: String
+    public let password: String
+    public let totpSecret: [UInt8]
+
+    /// Cookie and CSRF headers for a changing request.
+    public var headers: [(String, String)] { [("Cookie", cookie), ("X-CSRF-Token", csrfToken)] }
+}
+
+/// Why a test helper could not sign in.
+public struct TestSignInError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+extension TestService {
+    /// The administration code path the command line uses, on this service's database and keys.
+    public var identityAdministration: IdentityAdministration {
+        IdentityAdministration(pool: service.pool, keys: keys)
+    }
+
+    /// Creates an agent (as `reclaim agent add` does) and signs it in over HTTP with a computed TOTP code.
+    public func signIn(tier: Tier, admin: Bool = false, email: String? = nil, name: String = "Test Agent") throws -> AgentSession {
+        let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
+        let agent = try identityAdministration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
+        let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
+        let response = try client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+                                            json: ["email": agent.email, "password": agent.password, "totp": code])
+        guard response.status == 201 else { throw TestSignInError(description: "sign-in answered \(response.status): \(response.text)") }
+        guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
+              let csrf = try response.json()["csrf_token"] as? String else {
+            throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
+        }
+        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
+                            totpSecret: agent.totpSecret)
+    }
+
+    /// Creates an API client (as `reclaim client add` does).
+    public func addClient(name: String = "Test Client") throws -> NewAPIClient {
+        try identityAdministration.addClient(name: name, now: clock.now())
+    }
+
+    /// Headers for an API client's request: bearer key and, for POSTs, a fresh signature at the service's time.
+    public func clientHeaders(_ client: NewAPIClient, method: String, target: String, body: [UInt8], timestamp: Int64? = nil) -> [(String, String)] {
+        var headers = [("Authorization", "Bearer \(client.apiKey)")]
+        if method != "GET" && method != "HEAD" {
+            let t = timestamp ?? Int64(clock.now().timeIntervalSince1970)
+            headers.append(("Reclaim-Signature", RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: t, method: method, target: target, body: body)))
+        }
+        return headers
     }
 }

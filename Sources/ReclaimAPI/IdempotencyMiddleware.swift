@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Logging
+import ReclaimStore
+
+/// `Idempotency-Key` on API clients' POSTs, for every route at once (handlers need not know).
+///
+/// The first request with a key claims it (INSERT … ON CONFLICT DO NOTHING) with the SHA-256 of its
+/// method, target and body. A 2xx answer is stored whole (status, Location, ETag, Content-Type, body),
+/// sealed with the `idempotency` key, for 24 hours; a retry with the same request gets those bytes
+/// again, a different request 422 `idempotency_mismatch`, a retry while the first still runs 409
+/// `idempotency_in_progress`. Errors are not stored: the claim is released so a retry runs again.
+/// Deferred routes are not covered (their answer is not visible to middleware); none take API clients today.
+public struct IdempotencyMiddleware: HTTPMiddleware {
+    let context: ServiceContext
+    let policy: IdentityPolicy
+
+    /// The response headers kept with a stored response.
+    static let storedHeaders = ["Location", "ETag", "Content-Type"]
+
+    public init(context: ServiceContext, policy: IdentityPolicy = .standard) {
+        self.context = context
+        self.policy = policy
+    }
+
+    struct StoredResponse: Codable {
+        let status: Int
+        let headers: [[String]]
+        let body: Data
+    }
+
+    public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
+        guard request.method == .POST, case .apiClient(let client)? = request.principal, let key = request.header("idempotency-key"),
+              let keys = context.keys else {
+            return try next(request)
+        }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
+            throw Problem.badRequest(code: "invalid_idempotency_key", detail: "Idempotency-Key must be 1 to 255 visible ASCII characters.")
+        }
+        let requestHash = Self.requestHash(request)
+        let now = context.clock.now()
+        let claim = try context.pool.withConnection { connection in
+            try IdempotencyKeyStore.claim(clientID: client.id, key: key, requestHash: requestHash, now: now, lifetime: policy.idempotencyLifetime,
+                                          abandonAfter: policy.idempotencyAbandonAfter, on: connection)
+        }
+        switch claim {
+        case .inProgress(let storedHash):
+            guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
+            throw Problem(status: 409, code: "idempotency_in_progress", detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
+                          extraHeaders: [("Retry-After", "1")])
+        case .completed(let storedHash, let sealed, let keyID):
+            guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
+            guard let boxKey = keys.key(id: keyID, purpose: .idempotency) else { throw Problem.internal }
+            let stored = try JSONDecoder().decode(StoredResponse.self, from: Data(try SecretBox.open(sealed, key: boxKey, associatedData: Self.associatedData(client.id, key))))
+            var response = HTTPResponse(status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }, body: Array(stored.body))
+            response.setHeader("Idempotent-Replayed", "true")
+            return response
+        case .claimed:
+            let response: HTTPResponse
+            do {
+                response = try next(request)
+            } catch {
+                release(client.id, key)
+                throw error
+            }
+            guard (200..<300).contains(response.status) else {
+                // Errors (and deferred placeholders, whose answer comes later) are not stored: a retry runs again.
+                release(client.id, key)
+                return response
+            }
+            let stored = StoredResponse(
+                status: response.status,
+                headers: Self.storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
+                body: Data(response.body))
+            do {
+                let (keyID, boxKey) = keys.activeKey(for: .idempotency)
+                let sealed = SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: Self.associatedData(client.id, key))
+                try context.pool.withConnection { connection in
+                    try IdempotencyKeyStore.complete(clientID: client.id, key: key, sealedResponse: sealed, keyID: keyID, on: connection)
+                }
+            } catch {
+                // The change happened; only the replay copy is lost. Release so a retry is not stuck on 409.
+                context.logger.error("idempotency_store_failed", ["request_id": .string(request.requestID), "error_type": .string(String(reflecting: type(of: error)))])
+                release(client.id, key)
+            }
+            return response
+        }
+    }
+
+    static let mismatch = Problem(status: 422, code: "idempotency_mismatch",
+                                  detail: "This Idempotency-Key was used with a different request; use a new key for a new request.")
+
+    /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding.
+    static func requestHash(_ request: HTTPRequest) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for part in [Array(request.method.rawValue.utf8), Array(request.target.utf8)] {
+            bytes.append(contentsOf: Array("\(part.count):".utf8))
+            bytes.append(contentsOf: part)
+        }
+        bytes.append(contentsOf: request.body)
+        return SHA256.hash(bytes)
+    }
+
+    static func associatedData(_ clientID: UUID, _ key: String) -> [UInt8] {
+        Array("idempotency:\(clientID.uuidString.lowercased()):\(key)".utf8)
+    }
+
+    private func release(_ clientID: UUID, _ key: String) {
+        _ = try? context.pool.withConnection { try IdempotencyKeyStore.release(clientID: clientID, key: key, on: $0) }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A small bounded queue for argon2id work (sign-ins), so password hashing never runs on HTTP workers:
+/// `threads` workers, at most `capacity` jobs waiting; `submit` refuses beyond that (the caller answers 503).
+///
+/// Workers start on demand and exit after `idleTimeout` without work, so a service that is dropped (tests)
+/// leaves no threads behind; they are long-lived under load, keeping their PostgreSQL connection.
+public final class PasswordHashQueue: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is read and written only while holding `condition`.
+    private let condition = NSCondition()
+    private var waiting: [@Sendable () -> Void] = []
+    private var head = 0
+    private var workers = 0
+    private var idleWorkers = 0
+    private let threads: Int
+    private let capacity: Int
+    private let idleTimeout: TimeInterval
+
+    /// A queue with `threads` workers and room for `capacity` waiting jobs.
+    public init(threads: Int, capacity: Int, idleTimeout: TimeInterval = 30) {
+        self.threads = max(1, threads)
+        self.capacity = max(0, capacity)
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Jobs waiting for a worker now (for metrics and tests).
+    public var depth: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiting.count - head
+    }
+
+    /// Queues `job`; false (and `job` is dropped) when `capacity` jobs already wait.
+    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard waiting.count - head < capacity + idleWorkers else { return false }
+        waiting.append(job)
+        if idleWorkers > 0 {
+            condition.signal()
+        } else if workers < threads {
+            workers += 1
+            let thread = Thread { [self] in work() }
+            thread.name = "reclaim-password-hash"
+            thread.start()
+        }
+        return true
+    }
+
+    private func work() {
+        condition.lock()
+        while true {
+            if head < waiting.count {
+                let job = waiting[head]
+                head += 1
+                if head > 64 && head * 2 > waiting.count {
+                    waiting.removeFirst(head)
+                    head = 0
+                }
+                condition.unlock()
+                job()
+                condition.lock()
+                continue
+            }
+            idleWorkers += 1
+            let signalled = condition.wait(until: Date().addingTimeInterval(idleTimeout))
+            idleWorkers -= 1
+            if !signalled && head >= waiting.count {
+                workers -= 1
+                condition.unlock()
+                return
+            }
+        }
+    }
+}
