@@ -60,10 +60,18 @@ final class MiddlewareHarness: @unchecked Sendable {
 
     func runCount(_ name: String) -> Int { state.runs.withLock { $0[name, default: 0] } }
 
-    /// A signed POST; `timestamp` defaults to the service's now.
+    /// A signed POST; `timestamp` defaults to the latest second up to the service's now not yet used, so two
+    /// identical requests never carry identical signatures (the replay store would refuse the second).
     func post(_ client: NewAPIClient, _ target: String, body: String, timestamp: Int64? = nil, extra: [(String, String)] = [],
               signatureFor signedBody: String? = nil) throws -> TestHTTPResponse {
-        var headers = service.clientHeaders(client, method: "POST", target: target, body: Array((signedBody ?? body).utf8), timestamp: timestamp)
+        let now = Int64(service.clock.now().timeIntervalSince1970)
+        let t = timestamp ?? state.usedTimestamps.withLock { used in
+            var t = now
+            while used.contains(t) { t -= 1 }
+            used.insert(t)
+            return t
+        }
+        var headers = service.clientHeaders(client, method: "POST", target: target, body: Array((signedBody ?? body).utf8), timestamp: t)
         headers.append(("Content-Type", "application/json"))
         headers.append(contentsOf: extra)
         return try self.client().request("POST", target, headers: headers, body: Array(body.utf8))
@@ -81,6 +89,8 @@ final class HarnessState: Sendable {
     let runs = Mutex<[String: Int]>([:])
     /// What /test/flaky answers next.
     let flakyStatus = Mutex(500)
+    /// Timestamps already signed with by `post`: each call takes the latest unused second up to now.
+    let usedTimestamps = Mutex<Set<Int64>>([])
 }
 
 @Suite struct SignatureTests {

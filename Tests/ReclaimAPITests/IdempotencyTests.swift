@@ -1,0 +1,123 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import ReclaimTestSupport
+import Synchronization
+import Testing
+@testable import ReclaimAPI
+
+/// Idempotency-Key on API clients' POSTs, through the real middleware (see `MiddlewareHarness`).
+@Suite struct IdempotencyTests {
+    @Test func aRetryWithTheSameKeyAndBodyGetsTheFirstResponseByteForByte() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "create-\(UUID())")]
+        let first = try harness.post(client, "/test/create?x=1", body: #"{"summary":"stolen"}"#, extra: key)
+        #expect(first.status == 201)
+        // Re-signed (a new signature, as a real retry sends), same key and body.
+        let retry = try harness.post(client, "/test/create?x=1", body: #"{"summary":"stolen"}"#, extra: key)
+        #expect(retry.status == first.status)
+        #expect(retry.body == first.body)
+        for header in ["Location", "ETag", "Content-Type"] {
+            #expect(retry.header(header) == first.header(header), "\(header)")
+        }
+        #expect(retry.header("Idempotent-Replayed") == "true")
+        #expect(harness.runCount("create") == 1)
+        // The stored copy is sealed: the one-time secret is not in the row.
+        let secret = try #require(try first.json()["secret"] as? String)
+        let connection = try PostgresConnection(connectionString: harness.service.database.connectionString)
+        defer { connection.close() }
+        let stored = try connection.query("SELECT response FROM idempotency_keys")
+        #expect(stored.count == 1)
+        let bytes = try stored[0].decode(0, as: [UInt8].self)
+        #expect(!String(decoding: bytes, as: UTF8.self).contains(secret))
+    }
+
+    @Test func theSameKeyWithAnotherBodyIs422() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "k-\(UUID())")]
+        #expect(try harness.post(client, "/test/create", body: #"{"a":1}"#, extra: key).status == 201)
+        let mismatch = try harness.post(client, "/test/create", body: #"{"a":2}"#, extra: key)
+        #expect(mismatch.status == 422)
+        #expect(try mismatch.json()["code"] as? String == "idempotency_mismatch")
+        let otherTarget = try harness.post(client, "/test/create?again", body: #"{"a":1}"#, extra: key)
+        #expect(otherTarget.status == 422)
+        #expect(harness.runCount("create") == 1)
+        // Keys are per client: another client may use the same key.
+        let other = try harness.service.addClient(name: "Other")
+        #expect(try harness.post(other, "/test/create", body: #"{"a":2}"#, extra: key).status == 201)
+    }
+
+    @Test func errorsAreNotStoredSoARetryRunsAgain() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "flaky-1")]
+        harness.state.flakyStatus.withLock { $0 = 503 }
+        #expect(try harness.post(client, "/test/flaky", body: "{}", extra: key).status == 503)
+        harness.state.flakyStatus.withLock { $0 = 200 }
+        #expect(try harness.post(client, "/test/flaky", body: "{}", extra: key).status == 200)
+        harness.state.flakyStatus.withLock { $0 = 409 }
+        let replay = try harness.post(client, "/test/flaky", body: "{}", extra: key)
+        #expect(replay.status == 200)
+        #expect(harness.runCount("flaky") == 2)
+    }
+
+    @Test func aRetryWhileTheFirstIsRunningIs409() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "slow-1")]
+        let firstStatus = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        // Signed well ahead of the harness's own timestamps (which go back one second per POST), so never the same.
+        let firstSignature = harness.service.clientHeaders(client, method: "POST", target: "/test/slow", body: Array("{}".utf8),
+                                                           timestamp: Int64(harness.service.clock.now().timeIntervalSince1970) + 60)
+        Thread {
+            let status = (try? harness.client().request("POST", "/test/slow", headers: firstSignature + key, body: Array("{}".utf8)).status) ?? -1
+            firstStatus.withLock { $0 = status }
+            done.signal()
+        }.start()
+        // Wait until the first has claimed the key.
+        let deadline = Date().addingTimeInterval(3)
+        while harness.runCount("slow") == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let concurrent = try harness.post(client, "/test/slow", body: "{}", extra: key)
+        #expect(concurrent.status == 409)
+        #expect(try concurrent.json()["code"] as? String == "idempotency_in_progress")
+        done.wait()
+        #expect(firstStatus.withLock { $0 } == 201)
+        #expect(try harness.post(client, "/test/slow", body: "{}", extra: key).status == 201)
+        #expect(harness.runCount("slow") == 1)
+    }
+
+    @Test func keysExpireAfter24Hours() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "day-1")]
+        #expect(try harness.post(client, "/test/create", body: "{}", extra: key).status == 201)
+        harness.service.clock.advance(by: 24 * 3600 + 1)
+        let fresh = try harness.post(client, "/test/create", body: #"{"other":true}"#, extra: key)
+        #expect(fresh.status == 201)
+        #expect(fresh.header("Idempotent-Replayed") == nil)
+        #expect(harness.runCount("create") == 2)
+    }
+
+    @Test func malformedKeysAre400AndAgentsAreUnaffected() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let long = try harness.post(client, "/test/create", body: "{}", extra: [("Idempotency-Key", String(repeating: "k", count: 256))])
+        #expect(long.status == 400)
+        #expect(try long.json()["code"] as? String == "invalid_idempotency_key")
+        // Without a key, nothing is stored.
+        #expect(try harness.post(client, "/test/create", body: "{}").status == 201)
+        let connection = try PostgresConnection(connectionString: harness.service.database.connectionString)
+        defer { connection.close() }
+        #expect(try connection.query("SELECT 1 FROM idempotency_keys").count == 0)
+    }
+}
