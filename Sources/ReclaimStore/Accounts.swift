@@ -1,0 +1,182 @@
+import Crypto
+import Foundation
+import Postgres
+import ReclaimCore
+
+/// An account on file as submitted (`POST /api/v1/accounts`, one line of `reclaim accounts import`).
+public struct AccountPayload: Decodable, Sendable {
+    public struct Question: Decodable, Sendable {
+        public var id: String
+        public var question: String
+        public var answer: String
+    }
+    public struct Card: Decodable, Sendable {
+        public var number: String
+        public var expMonth: Int
+        public var expYear: Int
+        enum CodingKeys: String, CodingKey { case number, expMonth = "exp_month", expYear = "exp_year" }
+    }
+    public struct Device: Decodable, Sendable {
+        public var serial: String?
+        public var imei: String?
+        public var model: String?
+    }
+    public var email: String
+    public var securityQuestions: [Question]?
+    public var cards: [Card]?
+    public var devices: [Device]?
+
+    enum CodingKeys: String, CodingKey { case email, securityQuestions = "security_questions", cards, devices }
+}
+
+/// An account that passed validation: answers normalised, cards checked, devices validated. Holds secrets: never log it.
+public struct ValidatedAccount: Sendable {
+    public struct Question: Sendable {
+        public let id: String
+        public let question: String
+        public let normalizedAnswer: String
+    }
+    public let email: EmailAddress
+    public let questions: [Question]
+    public let cards: [(number: CardNumber, expMonth: Int, expYear: Int)]
+    public let devices: [CaseDevice]
+
+    /// Validates every field, reporting every problem at once (field names as in the request, e.g. `cards[0].number`).
+    public static func validate(_ payload: AccountPayload) -> Result<ValidatedAccount, ValidationFailure> {
+        var issues = IssueCollector()
+        let email = issues.take(EmailAddress.validate(payload.email, field: "email"))
+        var questions: [Question] = []
+        var seenIDs = Set<String>()
+        for (index, item) in (payload.securityQuestions ?? []).enumerated() {
+            let field = "security_questions[\(index)]"
+            let id = item.id.trimmingCharacters(in: .whitespaces)
+            if id.isEmpty || id.count > 32 { issues.add(field: field + ".id", message: "A question id has 1 to 32 characters.") }
+            if !seenIDs.insert(id).inserted { issues.add(field: field + ".id", message: "Question ids are unique within an account.") }
+            let question = item.question.trimmingCharacters(in: .whitespacesAndNewlines)
+            if question.isEmpty || question.count > 500 { issues.add(field: field + ".question", message: "A question has 1 to 500 characters.") }
+            if let answer = issues.take(SecurityAnswer.validate(item.answer, field: field + ".answer")) {
+                questions.append(Question(id: id, question: question, normalizedAnswer: answer))
+            }
+        }
+        var cards: [(CardNumber, Int, Int)] = []
+        for (index, item) in (payload.cards ?? []).enumerated() {
+            let field = "cards[\(index)]"
+            let number = issues.take(CardNumber.validate(item.number, field: field + ".number"))
+            // Cards on file may have expired since: only the shape of the date is checked.
+            if !(1...12).contains(item.expMonth) { issues.add(field: field + ".exp_month", message: "The expiry month is 1 to 12.") }
+            if !(1000...9999).contains(item.expYear) { issues.add(field: field + ".exp_year", message: "The expiry year has four digits.") }
+            if let number { cards.append((number, item.expMonth, item.expYear)) }
+        }
+        var devices: [CaseDevice] = []
+        for (index, item) in (payload.devices ?? []).enumerated() {
+            guard let device = validateDevice(serial: item.serial, imei: item.imei, model: item.model, field: "devices[\(index)]", issues: &issues) else { continue }
+            devices.append(device)
+        }
+        do {
+            try issues.check()
+        } catch {
+            return .failure(error)
+        }
+        return .success(ValidatedAccount(email: email!, questions: questions, cards: cards, devices: devices))
+    }
+
+    /// One device: a serial or an IMEI (or both), each validated; the model is free text up to 100 characters.
+    public static func validateDevice(serial: String?, imei: String?, model: String?, field: String, issues: inout IssueCollector) -> CaseDevice? {
+        let serialText = serial?.trimmingCharacters(in: .whitespaces).nilIfEmpty
+        let imeiText = imei?.trimmingCharacters(in: .whitespaces).nilIfEmpty
+        if serialText == nil && imeiText == nil {
+            issues.add(field: field, message: "A device needs a serial number or an IMEI.")
+            return nil
+        }
+        let validSerial = serialText.flatMap { issues.take(SerialNumber.validate($0, field: field + ".serial")) }
+        let validIMEI = imeiText.flatMap { issues.take(IMEI.validate($0, field: field + ".imei")) }
+        let modelText = model?.trimmingCharacters(in: .whitespacesAndNewlines).nilIfEmpty
+        if let modelText, modelText.count > 100 { issues.add(field: field + ".model", message: "A model name has at most 100 characters.") }
+        if (serialText != nil && validSerial == nil) || (imeiText != nil && validIMEI == nil) { return nil }
+        return CaseDevice(serial: validSerial?.value, imei: validIMEI?.digits, model: modelText)
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+/// An account ready to insert: answers hashed, cards reduced to first six, last four and fingerprint.
+public struct PreparedAccount: Sendable {
+    public struct Question: Sendable { let id: String; let question: String; let answerHash: String }
+    public struct Card: Sendable { let summary: CardSummary; let fingerprint: [UInt8]; let keyID: String; let expMonth: Int; let expYear: Int }
+    public let id: UUID
+    public let email: EmailAddress
+    public let questions: [Question]
+    public let cards: [Card]
+    public let devices: [CaseDevice]
+
+    /// Does the slow work (one argon2id hash per answer, ~15 ms each): call it outside any transaction.
+    public init(_ account: ValidatedAccount, hasher: PasswordHash, cardKey: (id: String, key: SymmetricKey)) throws {
+        id = UUID()
+        email = account.email
+        questions = try account.questions.map { Question(id: $0.id, question: $0.question, answerHash: try hasher.hash($0.normalizedAnswer)) }
+        cards = account.cards.map { card in
+            Card(summary: card.number.summary, fingerprint: CardFingerprint.compute(card.number, key: cardKey.key), keyID: cardKey.id,
+                 expMonth: card.expMonth, expYear: card.expYear)
+        }
+        devices = account.devices
+    }
+
+    /// `{"id", "email", "security_questions": [{"id", "question"}], "cards": [{"masked", "exp_month", "exp_year"}], "devices": [...]}`: no secret.
+    public var json: JSONValue {
+        ["id": .string(id.uuidString.lowercased()), "email": .string(email.value),
+         "security_questions": .array(questions.map { ["id": .string($0.id), "question": .string($0.question)] }),
+         "cards": .array(cards.map { ["masked": .string($0.summary.masked), "exp_month": .int(Int64($0.expMonth)), "exp_year": .int(Int64($0.expYear))] }),
+         "devices": .array(devices.map(\.json))]
+    }
+}
+
+/// The keyed fingerprint of a card number: equal cards match without the number being stored.
+public enum CardFingerprint {
+    /// HMAC-SHA256 of the digits under the `card_fingerprint` key.
+    public static func compute(_ number: CardNumber, key: SymmetricKey) -> [UInt8] {
+        HMACSHA256.authenticate(message: Array(number.digits.utf8), key: key)
+    }
+}
+
+/// The accounts-on-file tables.
+public enum AccountStore {
+    /// Inserts an account and its questions, cards and devices; a taken e-mail fails with 23505 on `accounts_email_unique`.
+    public static func insert(_ account: PreparedAccount, now: Date, on connection: PostgresConnection) throws {
+        try connection.execute("INSERT INTO accounts (id, email, email_key, created_at) VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(now))")
+        for question in account.questions {
+            try connection.execute("""
+                INSERT INTO account_security_questions (account_id, question_id, question, answer_hash)
+                VALUES (\(account.id), \(question.id), \(question.question), \(question.answerHash))
+                """)
+        }
+        for card in account.cards {
+            try connection.execute("""
+                INSERT INTO account_cards (id, account_id, first_six, last_four, number_length, fingerprint, fingerprint_key_id, exp_month, exp_year)
+                VALUES (\(UUID()), \(account.id), \(card.summary.firstSix), \(card.summary.lastFour), \(card.summary.length),
+                        \(card.fingerprint), \(card.keyID), \(card.expMonth), \(card.expYear))
+                """)
+        }
+        for device in account.devices {
+            try connection.execute("""
+                INSERT INTO account_devices (id, account_id, serial, imei, model)
+                VALUES (\(UUID()), \(account.id), \(device.serial), \(device.imei), \(device.model))
+                """)
+        }
+    }
+
+    /// The account on file for an e-mail (case-insensitive): its primary address and answer hashes by question id.
+    public static func securityAnswers(email: String, on connection: PostgresConnection) throws -> (email: String, answers: [String: String])? {
+        let rows = try connection.query("""
+            SELECT a.email, q.question_id, q.answer_hash FROM accounts a
+            LEFT JOIN account_security_questions q ON q.account_id = a.id WHERE a.email_key = lower(\(email))
+            """)
+        guard let first = rows.first else { return nil }
+        var answers: [String: String] = [:]
+        for row in rows where !row.isNull(1) {
+            answers[try row.decode(1, as: String.self)] = try row.decode(2, as: String.self)
+        }
+        return (try first.decode(0, as: String.self), answers)
+    }
+}

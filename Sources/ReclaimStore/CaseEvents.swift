@@ -1,0 +1,143 @@
+import Crypto
+import Foundation
+import Postgres
+
+/// One event of a case's timeline, as stored and as the API returns it.
+public struct CaseEvent: Sendable, Equatable {
+    public let seq: Int
+    public let at: Date
+    public let actor: String
+    public let type: String
+    public let data: JSONValue
+    public let prevHash: String?
+    public let hash: String
+
+    /// `{seq, at, actor, type, data, prev_hash, hash}` as in api.md.
+    public var json: JSONValue {
+        ["seq": .int(Int64(seq)), "at": Timestamp.json(at), "actor": .string(actor), "type": .string(type), "data": data,
+         "prev_hash": .optional(prevHash), "hash": .string(hash)]
+    }
+}
+
+/// The hash chain of api.md: hash = hex SHA-256 of (previous hash's hex, or "" for the first) followed by
+/// the JCS form of `{seq, at, actor, type, data}` exactly as the API returns them.
+public enum CaseEventChain {
+    /// The hash of one event given its predecessor's.
+    public static func hash(previous: String?, seq: Int, at: Date, actor: String, type: String, data: JSONValue) -> String {
+        let body: JSONValue = ["seq": .int(Int64(seq)), "at": Timestamp.json(at), "actor": .string(actor), "type": .string(type), "data": data]
+        return SHA256.hexDigest((previous ?? "") + body.canonical)
+    }
+
+    /// Where a chain breaks: the first event whose sequence, link or hash does not hold.
+    public struct Break: Sendable, Equatable, CustomStringConvertible {
+        public let caseNumber: String
+        public let seq: Int
+        public let reason: String
+        public var description: String { "case \(caseNumber): event \(seq): \(reason)" }
+    }
+
+    /// The first break in `events` (in seq order), or nil when the chain holds.
+    public static func firstBreak(caseNumber: String, events: [CaseEvent]) -> Break? {
+        var previous: String?
+        for (index, event) in events.enumerated() {
+            if event.seq != index + 1 {
+                return Break(caseNumber: caseNumber, seq: event.seq, reason: "expected seq \(index + 1) (an event is missing)")
+            }
+            if event.prevHash != previous {
+                return Break(caseNumber: caseNumber, seq: event.seq, reason: "prev_hash does not match the previous event's hash")
+            }
+            let expected = hash(previous: previous, seq: event.seq, at: event.at, actor: event.actor, type: event.type, data: event.data)
+            if expected != event.hash {
+                return Break(caseNumber: caseNumber, seq: event.seq, reason: "hash does not match the event's content (expected \(expected))")
+            }
+            previous = event.hash
+        }
+        return nil
+    }
+}
+
+/// The `case_events` table: append-only (the database refuses UPDATE and DELETE).
+public enum CaseEventStore {
+    /// Appends an event to the case's chain. The caller must hold the case row's lock (an UPDATE of the
+    /// row or `CaseStore.find(lock: true)`) in the same transaction, so appends to one case are serial.
+    @discardableResult
+    public static func append(caseID: UUID, at: Date, actor: String, type: String, data: JSONValue,
+                              on connection: PostgresConnection) throws -> CaseEvent {
+        let at = Timestamp.truncated(at)
+        let last = try connection.query("SELECT seq, hash FROM case_events WHERE case_id = \(caseID) ORDER BY seq DESC LIMIT 1").first
+        let seq = (try last?.decode(0, as: Int.self) ?? 0) + 1
+        let previous: String? = try last?.decode(1, as: String.self)
+        let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: data)
+        try connection.execute("""
+            INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
+            VALUES (\(caseID), \(seq), \(at), \(actor), \(type), \(data.canonical), \(previous), \(hash))
+            """)
+        return CaseEvent(seq: seq, at: at, actor: actor, type: type, data: data, prevHash: previous, hash: hash)
+    }
+
+    /// Events of a case in seq order, those after `afterSeq`, at most `limit`.
+    public static func list(caseID: UUID, afterSeq: Int = 0, limit: Int = Int(Int32.max), on connection: PostgresConnection) throws -> [CaseEvent] {
+        try connection.query("""
+            SELECT seq, at, actor, type, data, prev_hash, hash FROM case_events
+            WHERE case_id = \(caseID) AND seq > \(afterSeq) ORDER BY seq LIMIT \(limit)
+            """).map(decode)
+    }
+
+    /// Recomputes every chain (or the one of `caseNumber`) and returns the first break of each broken case,
+    /// with the number of cases and events checked.
+    public static func verify(caseNumber: String? = nil, on connection: PostgresConnection) throws -> (breaks: [CaseEventChain.Break], cases: Int, events: Int) {
+        let rows = if let caseNumber {
+            try connection.query("""
+                SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
+                FROM cases c LEFT JOIN case_events e ON e.case_id = c.id WHERE c.case_number = \(caseNumber) ORDER BY e.seq
+                """)
+        } else {
+            try connection.query("""
+                SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
+                FROM cases c LEFT JOIN case_events e ON e.case_id = c.id ORDER BY c.case_number, e.seq
+                """)
+        }
+        var breaks: [CaseEventChain.Break] = []
+        var cases = 0
+        var eventCount = 0
+        var current: String?
+        var events: [CaseEvent] = []
+        var unreadable: CaseEventChain.Break?
+        func finish() {
+            guard let current else { return }
+            cases += 1
+            if let unreadable {
+                breaks.append(unreadable)
+            } else if let broken = CaseEventChain.firstBreak(caseNumber: current, events: events) {
+                breaks.append(broken)
+            }
+        }
+        for row in rows {
+            let number: String = try row.decode(0)
+            if number != current {
+                finish()
+                current = number
+                events = []
+                unreadable = nil
+            }
+            guard !row.isNull(1) else { continue }
+            eventCount += 1
+            do {
+                events.append(try decode(row, offset: 1))
+            } catch {
+                let seq = (try? row.decode(1, as: Int.self)) ?? 0
+                if unreadable == nil { unreadable = CaseEventChain.Break(caseNumber: number, seq: seq, reason: "data is not valid JSON") }
+            }
+        }
+        finish()
+        return (breaks, cases, eventCount)
+    }
+
+    static func decode(_ row: PostgresRow) throws -> CaseEvent { try decode(row, offset: 0) }
+
+    static func decode(_ row: PostgresRow, offset: Int) throws -> CaseEvent {
+        CaseEvent(seq: try row.decode(offset), at: try row.decode(offset + 1), actor: try row.decode(offset + 2),
+                  type: try row.decode(offset + 3), data: try JSONValue.parse(try row.decode(offset + 4)),
+                  prevHash: try row.decode(offset + 5), hash: try row.decode(offset + 6))
+    }
+}

@@ -1,0 +1,345 @@
+import Foundation
+import Postgres
+import ReclaimCore
+
+/// A device as typed in when the case was opened (validated: serial 8–14 letters and digits, IMEI with its check digit).
+public struct CaseDevice: Sendable, Hashable {
+    public var serial: String?
+    public var imei: String?
+    public var model: String?
+
+    public init(serial: String?, imei: String?, model: String?) {
+        self.serial = serial
+        self.imei = imei
+        self.model = model
+    }
+
+    /// `{"serial", "imei", "model"}`, absent values as null.
+    public var json: JSONValue { ["serial": .optional(serial), "imei": .optional(imei), "model": .optional(model)] }
+
+    init(json: JSONValue) {
+        guard case .object(let members) = json else { self.init(serial: nil, imei: nil, model: nil); return }
+        func text(_ key: String) -> String? { if case .string(let value)? = members[key] { value } else { nil } }
+        self.init(serial: text("serial"), imei: text("imei"), model: text("model"))
+    }
+}
+
+/// One row of `cases`, with the assignee's name and tier joined in.
+public struct CaseRecord: Sendable {
+    public let id: UUID
+    public let number: String
+    public let accessCodeHash: [UInt8]
+    public let accessCodeKeyID: String
+    public let snapshot: CaseSnapshot
+    public let dueAt: Date?
+    public let accountEmail: String
+    public let customerName: String
+    public let customerContactEmail: String
+    public let devices: [CaseDevice]
+    public let summary: String
+    public let assigneeID: UUID?
+    public let assigneeName: String?
+    public let assigneeTier: Tier?
+    public let frozen: Bool
+    public let createdAt: Date
+    public let updatedAt: Date
+    public let version: Int
+
+    /// A record from its fields.
+    public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
+                accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
+                assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int) {
+        self.id = id
+        self.number = number
+        self.accessCodeHash = accessCodeHash
+        self.accessCodeKeyID = accessCodeKeyID
+        self.snapshot = snapshot
+        self.dueAt = dueAt
+        self.accountEmail = accountEmail
+        self.customerName = customerName
+        self.customerContactEmail = customerContactEmail
+        self.devices = devices
+        self.summary = summary
+        self.assigneeID = assigneeID
+        self.assigneeName = assigneeName
+        self.assigneeTier = assigneeTier
+        self.frozen = frozen
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.version = version
+    }
+}
+
+/// A case about to be inserted.
+public struct NewCase: Sendable {
+    public var id: UUID
+    public var number: CaseNumber
+    public var accessCodeHash: [UInt8]
+    public var accessCodeKeyID: String
+    public var snapshot: CaseSnapshot
+    public var dueAt: Date?
+    public var accountEmail: String
+    public var customerName: String
+    public var customerContactEmail: String
+    public var devices: [CaseDevice]
+    public var summary: String
+    public var createdBy: String
+    public var now: Date
+
+    public init(id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
+                accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
+                createdBy: String, now: Date) {
+        self.id = id
+        self.number = number
+        self.accessCodeHash = accessCodeHash
+        self.accessCodeKeyID = accessCodeKeyID
+        self.snapshot = snapshot
+        self.dueAt = dueAt
+        self.accountEmail = accountEmail
+        self.customerName = customerName
+        self.customerContactEmail = customerContactEmail
+        self.devices = devices
+        self.summary = summary
+        self.createdBy = createdBy
+        self.now = now
+    }
+}
+
+/// Queue filters (all optional) for `CaseStore.queue`.
+public struct CaseQueueFilter: Sendable {
+    public var state: CaseState?
+    public var tier: Tier?
+    public var overdue: Bool?
+    /// A normalised search term (see `CaseSearch.term`).
+    public var term: String?
+
+    public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil) {
+        self.state = state
+        self.tier = tier
+        self.overdue = overdue
+        self.term = term
+    }
+}
+
+/// Where the previous queue page ended: the last case's due date (nil: in the null section) and id.
+public struct CaseQueueCursor: Sendable, Equatable {
+    public var dueAt: Date?
+    public var id: UUID
+
+    public init(dueAt: Date?, id: UUID) {
+        self.dueAt = dueAt
+        self.id = id
+    }
+
+    /// Opaque text: `d<microseconds>.<uuid>` or `n.<uuid>`, base64url-encoded.
+    public var encoded: String {
+        let micros = dueAt.map { "d" + String(Int64(($0.timeIntervalSince1970 * 1_000_000).rounded())) } ?? "n"
+        let raw = Data((micros + "." + id.uuidString.lowercased()).utf8).base64EncodedString()
+        return raw.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Parses `encoded`; nil for anything else.
+    public init?(encoded text: String) {
+        guard text.utf8.count <= 128 else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let raw = String(data: data, encoding: .utf8),
+              let dot = raw.firstIndex(of: ".") else { return nil }
+        let head = raw[..<dot]
+        guard let id = UUID(uuidString: String(raw[raw.index(after: dot)...])) else { return nil }
+        if head == "n" {
+            self.init(dueAt: nil, id: id)
+        } else if head.hasPrefix("d"), let micros = Int64(head.dropFirst()) {
+            self.init(dueAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// The one normalisation of what `q` matches: indexed terms and queries go through it alike.
+public enum CaseSearch {
+    /// E-mail addresses lower-cased; anything else (case numbers, serials, IMEIs) without spaces or dashes, upper-cased.
+    public static func term(for text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 254 else { return nil }
+        if trimmed.contains("@") { return trimmed.lowercased() }
+        let compact = trimmed.unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "-" }
+        let term = String(String.UnicodeScalarView(compact)).uppercased()
+        return term.isEmpty ? nil : term
+    }
+
+    /// The terms a case is found by.
+    public static func terms(number: String, accountEmail: String, devices: [CaseDevice]) -> Set<String> {
+        var terms: Set<String> = [number]
+        if let email = term(for: accountEmail) { terms.insert(email) }
+        for device in devices {
+            if let serial = device.serial.flatMap(term(for:)) { terms.insert(serial) }
+            if let imei = device.imei.flatMap(term(for:)) { terms.insert(imei) }
+        }
+        return terms
+    }
+}
+
+/// The `cases` and `case_search` tables.
+public enum CaseStore {
+    static let columns = """
+        c.id, c.case_number, c.access_code_hash, c.access_code_key_id, c.kind, c.state, c.tier, c.path,
+        c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
+        c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
+        c.account_email, c.customer_name, c.customer_contact_email, c.devices::text, c.summary,
+        c.assignee_id, a.name, a.tier, c.frozen, c.created_at, c.updated_at, c.version
+        """
+    static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
+
+    /// Inserts a case and its search terms; a taken case number fails with 23505 on `cases_case_number_unique`.
+    public static func insert(_ new: NewCase, on connection: PostgresConnection) throws {
+        let s = new.snapshot
+        let devices = JSONValue.array(new.devices.map(\.json)).canonical
+        try connection.execute("""
+            INSERT INTO cases (id, case_number, access_code_hash, access_code_key_id, kind, state, tier, path,
+                rescue_email_added, security_questions_changed, two_step_enabled, lost_mode_enabled,
+                account_email, customer_name, customer_contact_email, devices, summary,
+                opened_at, state_entered_at, path_clock_started_at, paused_seconds, paused_since, due_at,
+                created_by, created_at, updated_at, version)
+            VALUES (\(new.id), \(new.number.digits), \(new.accessCodeHash), \(new.accessCodeKeyID), \(s.kind.rawValue), \(s.state.rawValue),
+                \(s.tier.rawValue), \(s.path.rawValue), \(s.facts.rescueEmailAdded), \(s.facts.securityQuestionsChanged),
+                \(s.facts.twoStepEnabled), \(s.facts.lostModeEnabled), \(new.accountEmail), \(new.customerName),
+                \(new.customerContactEmail), \(devices)::jsonb, \(new.summary), \(s.clock.openedAt), \(s.clock.stateEnteredAt),
+                \(s.clock.pathClockStartedAt), \(s.clock.pausedSeconds), \(s.clock.pausedSince), \(new.dueAt),
+                \(new.createdBy), \(new.now), \(new.now), 1)
+            """)
+        let terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: new.devices).sorted()
+        // One statement for all terms: unit-separator-joined text split in SQL.
+        try connection.execute("""
+            INSERT INTO case_search (term, case_id)
+            SELECT unnest(string_to_array(\(terms.joined(separator: "\u{1F}"))::text, chr(31))), \(new.id) ON CONFLICT DO NOTHING
+            """)
+    }
+
+    /// The case with this number, or nil; `lock` takes the row lock (FOR UPDATE OF c) so events append in order.
+    public static func find(number: String, lock: Bool = false, on connection: PostgresConnection) throws -> CaseRecord? {
+        let rows = lock
+            ? try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number) FOR UPDATE OF c")
+            : try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)")
+        return try rows.first.map(decode)
+    }
+
+    /// The case with this id, or nil.
+    public static func find(id: UUID, on connection: PostgresConnection) throws -> CaseRecord? {
+        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.id = \(id)").first.map(decode)
+    }
+
+    /// Stores a decided transition if the case is still at `expectedVersion`; false when someone else changed it first.
+    /// The row stays locked until the transaction ends, so the caller appends the event next.
+    public static func applyTransition(id: UUID, expectedVersion: Int, after: CaseSnapshot, dueAt: Date?, now: Date,
+                                       on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET state = \(after.state.rawValue), tier = \(after.tier.rawValue), path = \(after.path.rawValue),
+                state_entered_at = \(after.clock.stateEnteredAt), path_clock_started_at = \(after.clock.pathClockStartedAt),
+                paused_seconds = \(after.clock.pausedSeconds), paused_since = \(after.clock.pausedSince),
+                due_at = \(dueAt), updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion)
+            """) == 1
+    }
+
+    /// Sets the assignee if the case is still at `expectedVersion`.
+    public static func assign(id: UUID, expectedVersion: Int, agentID: UUID, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET assignee_id = \(agentID), updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion)
+            """) == 1
+    }
+
+    /// Sets `frozen` if the case is still at `expectedVersion`.
+    public static func freeze(id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET frozen = true, updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion)
+            """) == 1
+    }
+
+    /// One queue page: oldest due first, null due dates last, then by id; cases strictly after `cursor`.
+    /// Two index range scans (dated, then undated) so a deep page costs what the first does.
+    public static func queue(filter: CaseQueueFilter, after cursor: CaseQueueCursor?, limit: Int, now: Date,
+                             on connection: PostgresConnection) throws -> [CaseRecord] {
+        var records: [CaseRecord] = []
+        if cursor == nil || cursor?.dueAt != nil {
+            records = try queueSection(dated: true, filter: filter, cursor: cursor, limit: limit, now: now, on: connection)
+        }
+        if records.count < limit, filter.overdue != true {
+            let nullCursor = cursor?.dueAt == nil ? cursor : nil
+            records += try queueSection(dated: false, filter: filter, cursor: nullCursor, limit: limit - records.count, now: now, on: connection)
+        }
+        return records
+    }
+
+    private static func queueSection(dated: Bool, filter: CaseQueueFilter, cursor: CaseQueueCursor?, limit: Int, now: Date,
+                                     on connection: PostgresConnection) throws -> [CaseRecord] {
+        var sql = "SELECT \(columns) FROM \(from) WHERE "
+        var binds: [PostgresBind] = []
+        func bind(_ value: some PostgresEncodable) -> String {
+            binds.append(value.postgresBind)
+            return "$\(binds.count)"
+        }
+        sql += dated ? "c.due_at IS NOT NULL" : "c.due_at IS NULL"
+        if dated, let cursor, let due = cursor.dueAt {
+            sql += " AND (c.due_at, c.id) > (\(bind(due)), \(bind(cursor.id)))"
+        } else if !dated, let cursor {
+            sql += " AND c.id > \(bind(cursor.id))"
+        }
+        if let state = filter.state { sql += " AND c.state = \(bind(state.rawValue))" }
+        if let tier = filter.tier { sql += " AND c.tier = \(bind(tier.rawValue))" }
+        if let overdue = filter.overdue, dated {
+            // Only open states other than awaiting_documents have a due date, so the date alone decides.
+            sql += overdue ? " AND c.due_at < \(bind(now))" : " AND c.due_at >= \(bind(now))"
+        }
+        if let term = filter.term { sql += " AND c.id IN (SELECT s.case_id FROM case_search s WHERE s.term = \(bind(term)))" }
+        sql += dated ? " ORDER BY c.due_at ASC, c.id ASC" : " ORDER BY c.id ASC"
+        sql += " LIMIT \(bind(limit))"
+        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds)).map(decode)
+    }
+
+    static func decode(_ row: PostgresRow) throws -> CaseRecord {
+        let facts = CaseFacts(rescueEmailAdded: try row.decode(8), securityQuestionsChanged: try row.decode(9),
+                              twoStepEnabled: try row.decode(10), lostModeEnabled: try row.decode(11))
+        let clock = SLAClock(openedAt: try row.decode(12), stateEnteredAt: try row.decode(13), pathClockStartedAt: try row.decode(14),
+                             pausedSeconds: try row.decode(15), pausedSince: try row.decode(16))
+        let snapshot = CaseSnapshot(kind: try enumValue(row, 4), state: try enumValue(row, 5), tier: try enumValue(row, 6),
+                                    path: try enumValue(row, 7), facts: facts, clock: clock)
+        let devicesText: String = try row.decode(21)
+        var devices: [CaseDevice] = []
+        if case .array(let items)? = try? JSONValue.parse(devicesText) { devices = items.map(CaseDevice.init(json:)) }
+        let assigneeTier: String? = try row.decode(25)
+        return CaseRecord(
+            id: try row.decode(0), number: try row.decode(1), accessCodeHash: try row.decode(2), accessCodeKeyID: try row.decode(3),
+            snapshot: snapshot, dueAt: try row.decode(17), accountEmail: try row.decode(18), customerName: try row.decode(19),
+            customerContactEmail: try row.decode(20), devices: devices, summary: try row.decode(22), assigneeID: try row.decode(23),
+            assigneeName: try row.decode(24), assigneeTier: assigneeTier.flatMap(Tier.init(rawValue:)), frozen: try row.decode(26),
+            createdAt: try row.decode(27), updatedAt: try row.decode(28), version: try row.decode(29))
+    }
+
+    static func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: Int) throws -> T where T.RawValue == String {
+        let raw: String = try row.decode(column)
+        guard let value = T(rawValue: raw) else {
+            throw PostgresError(.decoding, message: "column \(column) holds an unknown \(T.self)")
+        }
+        return value
+    }
+}
+
+extension CaseStore {
+    /// The customer status look-up in one statement: the case (or nil) and the latest lock in force among `throttleKeys`.
+    public static func findForStatus(number: String, throttleKeys: [String], now: Date, on connection: PostgresConnection) throws -> (CaseRecord?, Date?) {
+        let rows = try connection.query("""
+            SELECT \(unescaped: columns),
+                (SELECT max(t.locked_until) FROM status_throttle t
+                 WHERE t.key = ANY(string_to_array(\(throttleKeys.joined(separator: "\u{1F}"))::text, chr(31))) AND t.locked_until > \(now))
+            FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
+            """)
+        guard let row = rows.first else { return (nil, nil) }
+        let locked: Date? = try row.decode(30)
+        let record = row.isNull(0) ? nil : try decode(row)
+        return (record, locked)
+    }
+}

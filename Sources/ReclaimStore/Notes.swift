@@ -1,0 +1,58 @@
+import Foundation
+import Postgres
+
+/// Who may read a note: agents only, or the customer too (on the status page).
+public enum NoteVisibility: String, Sendable, CaseIterable {
+    /// Agents only; never reaches the customer.
+    case `internal`
+    /// Shown on the customer's status page.
+    case customer
+}
+
+/// A note on a case.
+public struct CaseNote: Sendable, Equatable {
+    public let id: UUID
+    public let body: String
+    public let visibility: NoteVisibility
+    public let author: String
+    public let createdAt: Date
+
+    public init(id: UUID, body: String, visibility: NoteVisibility, author: String, createdAt: Date) {
+        self.id = id
+        self.body = body
+        self.visibility = visibility
+        self.author = author
+        self.createdAt = Timestamp.truncated(createdAt)
+    }
+
+    /// The agent-facing representation.
+    public var json: JSONValue {
+        ["id": .string(id.uuidString.lowercased()), "body": .string(body), "visibility": .string(visibility.rawValue),
+         "author": .string(author), "created_at": Timestamp.json(createdAt)]
+    }
+}
+
+/// The `case_notes` table.
+public enum NoteStore {
+    /// Longest note body accepted (characters).
+    public static let maximumLength = 10_000
+
+    /// Inserts a note.
+    public static func insert(_ note: CaseNote, caseID: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            INSERT INTO case_notes (id, case_id, body, visibility, author, created_at)
+            VALUES (\(note.id), \(caseID), \(note.body), \(note.visibility.rawValue), \(note.author), \(note.createdAt))
+            """)
+    }
+
+    /// Notes of a case, oldest first; `customerOnly` keeps those the customer may read.
+    public static func list(caseID: UUID, customerOnly: Bool, on connection: PostgresConnection) throws -> [CaseNote] {
+        let rows = customerOnly
+            ? try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) AND visibility = 'customer' ORDER BY created_at, id")
+            : try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) ORDER BY created_at, id")
+        return try rows.map { row in
+            CaseNote(id: try row.decode(0), body: try row.decode(1), visibility: NoteVisibility(rawValue: try row.decode(2)) ?? .internal,
+                     author: try row.decode(3), createdAt: try row.decode(4))
+        }
+    }
+}
