@@ -129,7 +129,7 @@ enum OpenAPIDocument {
             ],
             "paths": paths,
             "components": [
-                "schemas": schemas,
+                "schemas": schemas.merging(caseSchemas) { first, _ in first },  // Cases: CaseSchemas.swift
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

@@ -1,0 +1,130 @@
+/// OpenAPI schemas of cases, accounts on file and customer status (merged into `OpenAPIDocument.schemas`).
+extension OpenAPIDocument {
+    nonisolated(unsafe) private static let string: [String: Any] = ["type": "string"]
+    nonisolated(unsafe) private static let dateTime: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
+    nonisolated(unsafe) private static let caseNumber: [String: Any] = ["type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit."]
+    nonisolated(unsafe) private static let device: [String: Any] = [
+        "type": "object",
+        "properties": ["serial": ["type": ["string", "null"]], "imei": ["type": ["string", "null"]], "model": ["type": ["string", "null"]]],
+    ]
+    nonisolated(unsafe) private static let facts: [String: Any] = [
+        "type": "object",
+        "properties": ["rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
+                       "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
+    ]
+    nonisolated(unsafe) private static let caseProperties: [String: Any] = [
+        "case_number": caseNumber,
+        "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed"]],
+        "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
+        "path": ["type": "string", "enum": ["undetermined", "reset", "verified_identity", "documents", "activation_lock"]],
+        "facts": facts,
+        "account_email": string,
+        "customer": ["type": "object", "properties": ["name": string, "contact_email": string]],
+        "devices": ["type": "array", "items": device],
+        "summary": string,
+        "assignee": ["type": ["object", "null"], "properties": ["id": ["type": "string", "format": "uuid"], "name": string, "tier": string]],
+        "frozen": ["type": "boolean"],
+        "due_at": dateTime,
+        "overdue": ["type": "boolean"],
+        "allowed_actions": ["type": "array", "items": string, "description": "Workflow actions the caller may take now."],
+        "created_at": dateTime,
+        "updated_at": dateTime,
+        "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
+    ]
+    private static let caseRequired = ["case_number", "kind", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
+                                       "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version"]
+
+    /// The schemas, by name.
+    nonisolated(unsafe) static let caseSchemas: [String: Any] = [  // immutable after initialisation
+        "NewCase": [
+            "type": "object",
+            "required": ["kind", "account_email", "customer"],
+            "properties": [
+                "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+                "account_email": ["type": "string", "format": "email"],
+                "customer": ["type": "object", "required": ["name", "contact_email"], "properties": ["name": string, "contact_email": string]],
+                "devices": ["type": "array", "items": device],
+                "facts": facts,
+                "summary": string,
+            ],
+        ],
+        "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "CreatedCase": [
+            "type": "object", "required": caseRequired + ["access_code"],
+            "properties": caseProperties.merging(["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]]) { a, _ in a },
+        ],
+        "CaseList": [
+            "type": "object", "required": ["items", "next_cursor"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Case"]], "next_cursor": ["type": ["string", "null"]]],
+        ],
+        "Transition": [
+            "type": "object", "required": ["action"],
+            "properties": [
+                "action": ["type": "string", "enum": ["send_reset", "escalate", "verify", "request_documents", "begin_review", "approve", "reject", "complete", "reopen", "close"]],
+                "reason": string,
+                "unlock": ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]],
+                "answers": ["type": "array", "description": "send_reset: the customer's answers, checked against every answer on file.",
+                            "items": ["type": "object", "required": ["question_id", "answer"], "properties": ["question_id": string, "answer": string]]],
+            ],
+        ],
+        "Assign": ["type": "object", "required": ["agent_id"], "properties": ["agent_id": ["type": "string", "format": "uuid"]]],
+        "NewNote": [
+            "type": "object", "required": ["body", "visibility"],
+            "properties": ["body": string, "visibility": ["type": "string", "enum": ["internal", "customer"]]],
+        ],
+        "Note": [
+            "type": "object", "required": ["id", "body", "visibility", "author", "created_at"],
+            "properties": ["id": ["type": "string", "format": "uuid"], "body": string, "visibility": string, "author": string, "created_at": dateTime],
+        ],
+        "NoteList": [
+            "type": "object", "required": ["items", "next_cursor"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Note"]], "next_cursor": ["type": ["string", "null"]]],
+        ],
+        "Event": [
+            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash"],
+            "properties": ["seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
+                           "prev_hash": ["type": ["string", "null"]],
+                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."]],
+        ],
+        "EventList": [
+            "type": "object", "required": ["items", "next_cursor"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Event"]], "next_cursor": ["type": ["string", "null"]]],
+        ],
+        "NewAccount": [
+            "type": "object", "required": ["email"],
+            "properties": [
+                "email": ["type": "string", "format": "email"],
+                "security_questions": ["type": "array", "items": ["type": "object", "required": ["id", "question", "answer"],
+                                                                  "properties": ["id": string, "question": string, "answer": string]]],
+                "cards": ["type": "array", "items": ["type": "object", "required": ["number", "exp_month", "exp_year"],
+                                                     "properties": ["number": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]]]],
+                "devices": ["type": "array", "items": device],
+            ],
+        ],
+        "Account": [
+            "type": "object", "required": ["id", "email", "security_questions", "cards", "devices"],
+            "properties": [
+                "id": ["type": "string", "format": "uuid"], "email": string,
+                "security_questions": ["type": "array", "items": ["type": "object", "properties": ["id": string, "question": string]]],
+                "cards": ["type": "array", "items": ["type": "object", "properties": ["masked": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]]]],
+                "devices": ["type": "array", "items": device],
+            ],
+        ],
+        "StatusRequest": [
+            "type": "object", "required": ["case_number", "access_code"],
+            "properties": ["case_number": string, "access_code": ["type": "string", "description": "Any case; spaces and dashes ignored."]],
+        ],
+        "Status": [
+            "type": "object",
+            "required": ["case_number", "state", "stage", "next_step", "updated_at", "due_at", "evidence", "missing", "notes"],
+            "properties": [
+                "case_number": caseNumber, "state": string, "stage": ["type": "string", "description": "The state in plain words."],
+                "next_step": string, "updated_at": dateTime, "due_at": dateTime,
+                "evidence": ["type": "array", "items": ["type": "object", "properties": ["type": string, "status": string, "filed_at": dateTime]]],
+                "missing": ["type": "array", "items": string],
+                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime]]],
+            ],
+        ],
+    ]
+}

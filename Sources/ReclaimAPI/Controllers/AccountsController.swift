@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// `POST /api/v1/accounts` (admin agents, API clients): an account on file, what identity is checked against.
+/// Deferred: one argon2id hash per security answer runs on a small queue of its own, never on HTTP workers.
+final class AccountsController: Sendable {
+    let context: ServiceContext
+    let hashQueue: PasswordHashQueue
+    let hasher = PasswordHash()
+
+    init(context: ServiceContext, hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 1, capacity: 32)) {
+        self.context = context
+        self.hashQueue = hashQueue
+    }
+
+    /// Validates on the HTTP worker (422 lists every bad field), hashes and stores on the queue: 201 with the account, no secrets.
+    @Sendable func create(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
+        let account: ValidatedAccount
+        do {
+            try context.authorize(.createAccount, request)
+            guard context.keys != nil else { throw Problem.internal }
+            let payload = try request.decodeJSON(AccountPayload.self)
+            switch ValidatedAccount.validate(payload) {
+            case .success(let valid): account = valid
+            case .failure(let failure): throw CaseHTTP.problem(for: failure)
+            }
+            if account.questions.count > 10 || account.cards.count > 10 || account.devices.count > 20 {
+                throw Problem.unprocessable(errors: [FieldError(field: "security_questions", message: "At most 10 questions, 10 cards and 20 devices.")])
+            }
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let accepted = hashQueue.submit { [self] in
+            completion(Result {
+                let prepared = try PreparedAccount(account, hasher: hasher, cardKey: context.keys!.activeKey(for: .cardFingerprint))
+                do {
+                    try context.pool.withTransaction { try AccountStore.insert(prepared, now: context.clock.now(), on: $0) }
+                } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
+                    throw Problem.conflict(code: "account_exists", detail: "An account with this e-mail is already on file.")
+                }
+                return CaseHTTP.json(prepared.json, status: 201)
+            })
+        }
+        if !accepted {
+            completion(.failure(Problem.unavailable(retryAfter: 2, code: "busy", detail: "Too many accounts being stored at once; try again in a moment.")))
+        }
+    }
+}
