@@ -17,6 +17,9 @@ Usage:
   reclaim migrate                   apply pending migrations and exit
   reclaim keys generate [--output PATH] [--force]
                                     write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
+  reclaim accounts import FILE.jsonl
+                                    put accounts on file, one JSON object a line; bad lines are reported by number
+  reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
   reclaim --help | --version
 
 Configuration (environment):
@@ -159,5 +162,9 @@ case "--version":
 case "serve": serve(arguments: Array(arguments))
 case "migrate": migrate(arguments: Array(arguments))
 case "keys": keys(arguments: Array(arguments))
+case "agent": agentCommand(arguments: Array(arguments))
+case "client": clientCommand(arguments: Array(arguments))
+case "accounts": accountsCommand(arguments: Array(arguments))
+case "audit": auditCommand(arguments: Array(arguments))
 default: fail("unknown command \(command)\n\(usage)", code: exitUsage)
 }
