@@ -1,0 +1,109 @@
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimTestSupport
+import Synchronization
+import Testing
+
+/// The attacker's side: wrong tier, stale or missing versions, races, notes that must stay internal.
+@Suite(.serialized) struct CaseAttackerTests {
+    @Test func wrongTierIsRefusedAndRecordedOnTheTimeline() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        let refused = try world.act(number, "request_documents", as: tier1, version: 1, extra: ["reason": "try"])
+        #expect(refused.status == 403)
+        #expect(try refused.json()["code"] as? String == "insufficient_tier")
+        // Freezing needs tier 2 (the permission table refuses before the workflow is asked).
+        #expect(try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier1, json: [:] as [String: Any], ifMatch: 1).status == 403)
+        let denied = try world.events(number, as: tier1).filter { $0["type"] as? String == "denied" }
+        #expect(denied.count == 2)
+        #expect(denied.allSatisfy { ($0["actor"] as? String) == "agent:\(tier1.agentID.uuidString.lowercased())" })
+        #expect((denied.first?["data"] as? [String: Any])?["attempted"] as? String == "request_documents")
+        // Nothing changed.
+        #expect(try world.get("/api/v1/cases/\(number)", as: tier1).header("ETag") == "\"1\"")
+    }
+
+    @Test func ifMatchIsRequiredAndMustBeCurrent() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
+        let number = try world.openCase(as: tier1)["case_number"] as! String
+        let missing = try world.act(number, "escalate", as: tier1, version: nil)
+        #expect(missing.status == 428)
+        #expect(try missing.json()["code"] as? String == "if_match_required")
+        try world.must(number, "escalate", as: tier1, version: 1)
+        let stale = try world.act(number, "request_documents", as: tier2, version: 1, extra: ["reason": "x"])
+        #expect(stale.status == 412)
+        #expect(try stale.json()["code"] as? String == "stale_version")
+        #expect(stale.header("ETag") == "\"2\"")
+        #expect(try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier2, json: [:] as [String: Any]).status == 428)
+        #expect(try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier2, json: [:] as [String: Any], ifMatch: 1).status == 412)
+        let frozen = try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier2, json: [:] as [String: Any], ifMatch: 2)
+        #expect(frozen.status == 200)
+        #expect(try frozen.json()["frozen"] as? Bool == true)
+        #expect(frozen.header("ETag") == "\"3\"")
+        #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString]).status == 428)
+        let assigned = try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString], ifMatch: 3)
+        #expect(assigned.status == 200)
+        #expect((try assigned.json()["assignee"] as? [String: Any])?["id"] as? String == tier2.agentID.uuidString.lowercased())
+        // Handing a tier-2 case to a tier-1 agent is refused: they could not act on it.
+        let handOff = try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier1.agentID.uuidString], ifMatch: 4)
+        #expect(handOff.status == 403)
+    }
+
+    @Test func twoConcurrentTransitionsWithTheSameVersionExactlyOneWins() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
+        for _ in 0..<5 {
+            let number = try world.openCase(as: tier1)["case_number"] as! String
+            let port = world.service.service.port
+            let statuses = Mutex<[Int]>([])
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for (action, session) in [("escalate", tier1), ("request_documents", tier2)] {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    start.wait()
+                    let client = TestHTTPClient(port: port)
+                    let response = try? client.request("POST", "/api/v1/cases/\(number)/transitions",
+                                                       headers: session.headers + [("If-Match", "\"1\"")],
+                                                       json: ["action": action, "reason": "race"])
+                    statuses.withLock { $0.append(response?.status ?? -1) }
+                }.start()
+            }
+            start.signal()
+            start.signal()
+            group.wait()
+            #expect(statuses.withLock { $0.sorted() } == [200, 412])
+            let read = try world.get("/api/v1/cases/\(number)", as: tier2)
+            #expect(read.header("ETag") == "\"2\"")
+            #expect(try world.events(number, as: tier2).filter { $0["type"] as? String == "transition" }.count == 1)
+        }
+    }
+
+    @Test func internalNotesNeverReachTheCustomer() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        let secret = "Caller sounded like the thief; voice did not match."
+        let internalNote = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": secret, "visibility": "internal"])
+        #expect(internalNote.status == 201)
+        let visible = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "We received your request.", "visibility": "customer"])
+        #expect(visible.status == 201)
+        #expect(try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "x", "visibility": "public"]).status == 422)
+        // Notes do not change the case's version.
+        #expect(try world.get("/api/v1/cases/\(number)", as: tier1).header("ETag") == "\"1\"")
+
+        let status = try world.status(number, created["access_code"] as! String)
+        #expect(status.status == 200)
+        #expect(!status.text.contains(secret))
+        #expect((try status.json()["notes"] as? [[String: Any]])?.map { $0["body"] as? String } == ["We received your request."])
+        let all = try world.get("/api/v1/cases/\(number)/notes", as: tier1)
+        #expect((try all.json()["items"] as? [Any])?.count == 2)
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimTestSupport
+import Testing
+
+/// The customer status look-up: plain words, identical refusals, and the throttles.
+@Suite(.serialized) struct StatusTests {
+    @Test func rightCodeShowsPlainWordsAndAnyTypingOfTheCodeWorks() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        let code = created["access_code"] as! String
+        let typed = code.lowercased().replacingOccurrences(of: "-", with: " ")
+        let response = try world.status(number.prefix(4) + " " + number.dropFirst(4), typed)
+        #expect(response.status == 200)
+        let body = try response.json()
+        #expect(body["case_number"] as? String == number)
+        #expect(body["state"] as? String == "new")
+        #expect(body["stage"] as? String == plainState(.new))
+        #expect((body["next_step"] as? String)?.isEmpty == false)
+        #expect(body["due_at"] is String)
+        #expect(body["evidence"] as? [Any] != nil)
+        #expect(body["missing"] as? [String] == ["security_answer", "card", "device"])
+        // Nothing an agent sees beyond that: no account e-mail, no devices.
+        #expect(!response.text.contains("victim@example.com"))
+        #expect(!response.text.contains("C02XK1ZJH3QD"))
+    }
+
+    @Test func unknownCaseAndWrongCodeAnswerTheSame404() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        var generator = SystemRandomNumberGenerator()
+        let unknown = CaseNumber.generate(using: &generator).digits
+        let otherCode = AccessCode.generate(using: &generator).display
+        let wrong = try world.status(number, otherCode)
+        let missing = try world.status(unknown, otherCode)
+        #expect(wrong.status == 404 && missing.status == 404)
+        func strip(_ response: TestHTTPResponse) throws -> [String: String] {
+            var body = try response.json()
+            body["request_id"] = nil
+            return body.mapValues { "\($0)" }
+        }
+        #expect(try strip(wrong) == strip(missing))
+        #expect(wrong.headers.map(\.name).sorted() == missing.headers.map(\.name).sorted())
+
+        let mistyped = try world.status(String(number.dropLast()) + String((Int(String(number.last!))! + 1) % 10), otherCode)
+        #expect(mistyped.status == 404)
+        #expect(try mistyped.json()["code"] as? String == "invalid_case_number")
+    }
+
+    @Test func nineFailuresLockTheNumberForEightHoursEvenToTheRightCode() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        let code = created["access_code"] as! String
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<9 {
+            #expect(try world.status(number, AccessCode.generate(using: &generator).display).status == 404)
+        }
+        let locked = try world.status(number, code)
+        #expect(locked.status == 429)
+        #expect(try locked.json()["code"] as? String == "locked_out")
+        let retryAfter = Int(locked.header("Retry-After") ?? "") ?? 0
+        #expect(retryAfter > 7 * 3600 && retryAfter <= 8 * 3600)
+        // Another case is unaffected.
+        let other = try world.openCase(as: tier1)
+        #expect(try world.status(other["case_number"] as! String, other["access_code"] as! String).status == 200)
+
+        world.service.clock.advance(by: 8 * 3600 + 1)
+        #expect(try world.status(number, code).status == 200)
+    }
+
+    @Test func unknownNumbersLockToo() throws {
+        let world = try CaseWorld()
+        var generator = SystemRandomNumberGenerator()
+        let unknown = CaseNumber.generate(using: &generator).digits
+        for _ in 0..<9 { #expect(try world.status(unknown, "0000-0000-0000-0000").status == 404) }
+        #expect(try world.status(unknown, "0000-0000-0000-0000").status == 429)
+    }
+
+    @Test func anAddressThatKeepsGuessingIsLimited() throws {
+        let world = try CaseWorld()
+        var generator = SystemRandomNumberGenerator()
+        // 50 failures an hour from one address, spread over many numbers (mistyped ones count too).
+        for index in 0..<50 {
+            let number = index % 2 == 0 ? CaseNumber.generate(using: &generator).digits : "123456789012"
+            #expect(try world.status(number, "0000-0000-0000-0000").status == 404)
+        }
+        let blocked = try world.status(CaseNumber.generate(using: &generator).digits, "0000-0000-0000-0000")
+        #expect(blocked.status == 429)
+        #expect(try world.status("123456789012", "x").status == 429)
+        let connection = try world.database()
+        defer { connection.close() }
+        #expect(try connection.query("SELECT count(*) FROM status_throttle WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self) == 1)
+    }
+}
