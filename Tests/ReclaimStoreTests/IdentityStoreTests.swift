@@ -1,0 +1,126 @@
+import Foundation
+import Postgres
+import ReclaimCore
+@testable import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+/// The identity tables' SQL: throttles, replay store, idempotency claims, agents, sessions.
+@Suite struct IdentityStoreTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func withDatabase(_ body: (PostgresConnection) throws -> Void) throws {
+        let database = try TestDatabase.create()
+        defer { database.drop() }
+        let connection = try database.connect()
+        defer { connection.close() }
+        try body(connection)
+    }
+
+    @Test func consecutiveFailuresLockAtTheLimitAndStartAfresh() throws {
+        try withDatabase { connection throws in
+            for attempt in 1...3 {
+                let locked = try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil,
+                                                                  now: Self.t0.addingTimeInterval(Double(attempt) * 3600), on: connection)
+                // Consecutive: hours apart still count.
+                #expect((locked != nil) == (attempt == 3))
+            }
+            let lockedAt = Self.t0.addingTimeInterval(3 * 3600)
+            #expect(try LoginThrottleStore.lockedUntil(key: "account:a", now: lockedAt.addingTimeInterval(899), on: connection) != nil)
+            #expect(try LoginThrottleStore.lockedUntil(key: "account:a", now: lockedAt.addingTimeInterval(901), on: connection) == nil)
+            // After the lock the count starts again from zero.
+            let after = lockedAt.addingTimeInterval(901)
+            #expect(try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil, now: after, on: connection) == nil)
+            try LoginThrottleStore.reset(key: "account:a", on: connection)
+            #expect(try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil, now: after, on: connection) == nil)
+            #expect(try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil, now: after, on: connection) == nil)
+        }
+    }
+
+    @Test func windowedFailuresForgetOldOnes() throws {
+        try withDatabase { connection throws in
+            let key = "address:203.0.113.9"
+            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: Self.t0, on: connection) == nil)
+            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: Self.t0.addingTimeInterval(10), on: connection) == nil)
+            // The window passed: this one starts a new count of 1.
+            let later = Self.t0.addingTimeInterval(700)
+            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: later, on: connection) == nil)
+            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: later, on: connection) == nil)
+            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: later, on: connection) != nil)
+            #expect(try LoginThrottleStore.lockedUntil(keys: ["account:x", key], now: later, on: connection) == later.addingTimeInterval(900))
+        }
+    }
+
+    @Test func aSignatureIsRecordedOnceUntilItExpires() throws {
+        try withDatabase { connection throws in
+            let client = UUID()
+            try APIClientStore.insert(id: client, name: "c", keyHash: Array(repeating: 1, count: 32), sealedSigningSecret: [1, 2, 3],
+                                      signingKeyID: "k", now: Self.t0, on: connection)
+            let signature = Array(repeating: UInt8(7), count: 32)
+            let expires = Self.t0.addingTimeInterval(301)
+            #expect(try SignatureReplayStore.record(clientID: client, signatureHash: signature, expiresAt: expires, now: Self.t0, on: connection))
+            #expect(try SignatureReplayStore.record(clientID: client, signatureHash: signature, expiresAt: expires, now: Self.t0.addingTimeInterval(300), on: connection) == false)
+            #expect(try SignatureReplayStore.purgeExpired(now: Self.t0.addingTimeInterval(302), on: connection) == 1)
+        }
+    }
+
+    @Test func idempotencyClaimsAreExclusiveAndReleasable() throws {
+        try withDatabase { connection throws in
+            let client = UUID()
+            try APIClientStore.insert(id: client, name: "c", keyHash: Array(repeating: 2, count: 32), sealedSigningSecret: [1],
+                                      signingKeyID: "k", now: Self.t0, on: connection)
+            let hash = Array(repeating: UInt8(9), count: 32)
+            func claim(_ at: Date) throws -> IdempotencyClaim {
+                try IdempotencyKeyStore.claim(clientID: client, key: "k1", requestHash: hash, now: at, lifetime: 86400, abandonAfter: 300, on: connection)
+            }
+            #expect(try claim(Self.t0) == .claimed)
+            #expect(try claim(Self.t0) == .inProgress(requestHash: hash))
+            try IdempotencyKeyStore.release(clientID: client, key: "k1", on: connection)
+            #expect(try claim(Self.t0) == .claimed)
+            try IdempotencyKeyStore.complete(clientID: client, key: "k1", sealedResponse: [4, 5], keyID: "idem-1", on: connection)
+            #expect(try claim(Self.t0.addingTimeInterval(60)) == .completed(requestHash: hash, sealedResponse: [4, 5], keyID: "idem-1"))
+            // Release does not remove a completed response.
+            try IdempotencyKeyStore.release(clientID: client, key: "k1", on: connection)
+            #expect(try claim(Self.t0.addingTimeInterval(60)) != .claimed)
+            // After 24 hours the key is new again.
+            #expect(try claim(Self.t0.addingTimeInterval(86401)) == .claimed)
+            // A running claim whose request died is taken over after `abandonAfter`.
+            #expect(try claim(Self.t0.addingTimeInterval(86401 + 301)) == .claimed)
+        }
+    }
+
+    @Test func agentEmailsAreUniqueRegardlessOfCaseAndTOTPStepsAreUsedOnce() throws {
+        try withDatabase { connection throws in
+            func agent(_ email: String) -> AgentRecord {
+                AgentRecord(id: UUID(), email: email, name: "A", tier: .tier1, isAdmin: false, disabled: false, passwordHash: "$argon2id$x",
+                            sealedTOTPSecret: [1], totpKeyID: "t", totpLastStep: nil)
+            }
+            let first = agent("Ann@Example.test")
+            try AgentStore.insert(first, now: Self.t0, on: connection)
+            #expect(throws: PostgresError.self) { try AgentStore.insert(agent("ann@example.TEST"), now: Self.t0, on: connection) }
+            #expect(try AgentStore.find(email: "ANN@EXAMPLE.TEST", on: connection)?.id == first.id)
+            #expect(try AgentStore.consumeTOTPStep(agentID: first.id, step: 100, on: connection))
+            #expect(try AgentStore.consumeTOTPStep(agentID: first.id, step: 100, on: connection) == false)
+            #expect(try AgentStore.consumeTOTPStep(agentID: first.id, step: 99, on: connection) == false)
+            #expect(try AgentStore.consumeTOTPStep(agentID: first.id, step: 101, on: connection))
+        }
+    }
+
+    @Test func sessionsResolveWithinBothTimeoutsOnly() throws {
+        try withDatabase { connection throws in
+            let agent = AgentRecord(id: UUID(), email: "s@x.test", name: "S", tier: .tier2, isAdmin: true, disabled: false, passwordHash: "h",
+                                    sealedTOTPSecret: [1], totpKeyID: "t", totpLastStep: nil)
+            try AgentStore.insert(agent, now: Self.t0, on: connection)
+            let token = Array(repeating: UInt8(3), count: 32)
+            let session = UUID()
+            try SessionStore.insert(id: session, tokenHash: token, agentID: agent.id, now: Self.t0, expiresAt: Self.t0.addingTimeInterval(43200), on: connection)
+            #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(1799), idleTimeout: 1800, on: connection)?.agentTier == .tier2)
+            #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(1801), idleTimeout: 1800, on: connection) == nil)
+            try SessionStore.touch(id: session, now: Self.t0.addingTimeInterval(43000), on: connection)
+            #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(43100), idleTimeout: 1800, on: connection) != nil)
+            #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(43201), idleTimeout: 1800, on: connection) == nil)
+            try AgentStore.disable(agentID: agent.id, now: Self.t0, on: connection)
+            #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(43100), idleTimeout: 1800, on: connection) == nil)
+        }
+    }
+}
