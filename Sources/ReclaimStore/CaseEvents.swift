@@ -108,6 +108,9 @@ public enum CaseEventStore {
             cases += 1
             if let unreadable {
                 breaks.append(unreadable)
+            } else if events.isEmpty {
+                // Every case is opened with an event, so an empty timeline lost it.
+                breaks.append(CaseEventChain.Break(caseNumber: current, seq: 1, reason: "the case has no events (the opening event is missing)"))
             } else if let broken = CaseEventChain.firstBreak(caseNumber: current, events: events) {
                 breaks.append(broken)
             }

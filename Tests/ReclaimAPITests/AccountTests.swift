@@ -1,0 +1,96 @@
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimTestSupport
+import Testing
+
+/// Accounts on file: who may add them, what is validated and what is stored (never a secret in clear).
+@Suite(.serialized) struct AccountTests {
+    static func account(email: String, card: String = "4111111111111111") -> [String: Any] {
+        ["email": email,
+         "security_questions": [["id": "q1", "question": "First pet?", "answer": "Rex"]],
+         "cards": [["number": card, "exp_month": 1, "exp_year": 2020]],
+         "devices": [["serial": "C02XK1ZJH3QD", "model": "Phone"], ["imei": "490154203237518"]]]
+    }
+
+    @Test func adminsAndAPIClientsAddAccountsStoredWithoutSecrets() throws {
+        let world = try CaseWorld()
+        let admin = try world.agent(.tier1, admin: true)
+        let response = try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "ada@example.com"))
+        #expect(response.status == 201, "\(response.text)")
+        let body = try response.json()
+        #expect((body["cards"] as? [[String: Any]])?.first?["masked"] as? String == "411111******1111")
+        #expect(!response.text.contains("Rex") && !response.text.contains("4111111111111111"))
+        let connection = try world.database()
+        defer { connection.close() }
+        let dump = try connection.query("""
+            SELECT (SELECT string_agg(row_to_json(q)::text, '') FROM account_security_questions q) ||
+                   (SELECT string_agg(row_to_json(c)::text, '') FROM account_cards c)
+            """).first!.decode(0, as: String.self)
+        #expect(!dump.contains("Rex") && !dump.contains("rex") && !dump.contains("4111111111111111"))
+        #expect(dump.contains("$argon2id$"))
+        #expect(try connection.query("SELECT count(*) FROM account_devices").first!.decode(0, as: Int.self) == 2)
+
+        let again = try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "ADA@example.com"))
+        #expect(again.status == 409)
+
+        let client = try world.service.addClient()
+        let raw = Array(try JSONSerialization.data(withJSONObject: Self.account(email: "bob@example.com")))
+        let viaClient = try world.client.request("POST", "/api/v1/accounts",
+                                                 headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/accounts", body: raw) + [("Content-Type", "application/json")],
+                                                 body: raw)
+        #expect(viaClient.status == 201, "\(viaClient.text)")
+    }
+
+    @Test func tierAgentsMayNotAddAccounts() throws {
+        let world = try CaseWorld()
+        let engineer = try world.agent(.engineering)
+        #expect(try world.post("/api/v1/accounts", as: engineer, json: Self.account(email: "x@example.com")).status == 403)
+    }
+
+    @Test func cardsAreLuhnCheckedExceptUnionPayAndDevicesValidated() throws {
+        let world = try CaseWorld()
+        let admin = try world.agent(.tier1, admin: true)
+        var bad = Self.account(email: "c@example.com", card: "4111111111111112")
+        bad["devices"] = [["imei": "490154203237519"], ["serial": "short"], ["model": "no identifiers"]]
+        let refused = try world.post("/api/v1/accounts", as: admin, json: bad)
+        #expect(refused.status == 422)
+        let fields = Set((try refused.json()["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String })
+        #expect(fields == ["cards[0].number", "devices[0].imei", "devices[1].serial", "devices[2]"])
+        // A UnionPay number that fails Luhn is accepted (one victim's did).
+        let unionPay = try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "u@example.com", card: "6234567890123456"))
+        #expect(unionPay.status == 201, "\(unionPay.text)")
+    }
+
+    @Test func importReportsBadLinesByNumberAndStoresTheRest() throws {
+        let world = try CaseWorld()
+        let directory = NSTemporaryDirectory() + "reclaim-import-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func line(_ object: [String: Any]) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self) }
+        let lines = [
+            try line(Self.account(email: "one@example.com")),
+            try line(Self.account(email: "two@example.com", card: "4111111111111112")),  // bad card
+            "{not json",
+            "",
+            try line(Self.account(email: "four@example.com")),
+        ]
+        let file = directory + "/accounts.jsonl"
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
+                           "RECLAIM_KEY_FILE": world.service.directory + "/keys",
+                           "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations"]
+        let result = try Shell.capture([RepositoryPaths.executable, "accounts", "import", file], environment: environment)
+        #expect(result.status == 65, "\(result.error)")
+        #expect(result.error.contains("line 2: cards[0].number"))
+        #expect(result.error.contains("line 3: "))
+        #expect(!result.error.contains("line 1:") && !result.error.contains("line 5:"))
+        #expect(!result.error.contains("4111111111111112"))
+        #expect(result.output.contains("imported 2 account(s); 2 line(s) refused"))
+        let connection = try world.database()
+        defer { connection.close() }
+        let emails = try connection.query("SELECT email FROM accounts ORDER BY email").map { try $0.decode(0, as: String.self) }
+        #expect(emails == ["four@example.com", "one@example.com"])
+        #expect(try connection.query("SELECT count(*) FROM account_cards").first!.decode(0, as: Int.self) == 2)
+    }
+}
