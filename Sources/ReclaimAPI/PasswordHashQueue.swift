@@ -15,12 +15,14 @@ public final class PasswordHashQueue: @unchecked Sendable {
     private let threads: Int
     private let capacity: Int
     private let idleTimeout: TimeInterval
+    private let niceness: Int32
 
     /// A queue with `threads` workers and room for `capacity` waiting jobs.
-    public init(threads: Int, capacity: Int, idleTimeout: TimeInterval = 30) {
+    public init(threads: Int, capacity: Int, idleTimeout: TimeInterval = 30, niceness: Int32 = 10) {
         self.threads = max(1, threads)
         self.capacity = max(0, capacity)
         self.idleTimeout = idleTimeout
+        self.niceness = niceness
     }
 
     /// Jobs waiting for a worker now (for metrics and tests).
@@ -47,7 +49,25 @@ public final class PasswordHashQueue: @unchecked Sendable {
         return true
     }
 
+    #if os(Linux)
+    /// The kernel thread id (Glibc's `gettid` is not visible to Swift; /proc/thread-self names it).
+    private static func currentThreadID() -> id_t? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: "/").last.flatMap { id_t($0) }
+    }
+    #endif
+
     private func work() {
+        // Lower priority (nice 10, this thread only on Linux): hashing tolerates waiting, other requests'
+        // latency does not; measured /healthz p99 while sign-ins saturate the queue is in BENCHMARKS.md.
+        #if os(Linux)
+        if let tid = Self.currentThreadID() {
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, niceness)
+        }
+        #endif
         condition.lock()
         while true {
             if head < waiting.count {

@@ -31,10 +31,12 @@ def percentile(values, p):
 def logins(agents_file, port, seconds, threads):
     work = queue.Queue()
     now = time.time()
-    for line in open(agents_file):
-        agent = json.loads(line)
-        secret = agent["totp_uri"].split("secret=")[1].split("&")[0]
-        for step in (0, 30):
+    agents = [json.loads(line) for line in open(agents_file)]
+    # Every agent's current step first, then the next step: a later step used first would make the
+    # earlier code stale (codes are accepted once, in order), which the service rightly refuses.
+    for step in (0, 30):
+        for agent in agents:
+            secret = agent["totp_uri"].split("secret=")[1].split("&")[0]
             work.put((agent["email"], agent["password"], secret, step))
     deadline = time.time() + seconds
     latencies, statuses, lock = [], {}, threading.Lock()
