@@ -22,6 +22,12 @@ import Testing
         #expect(Timestamp.format(date) == "2026-03-14T09:26:53.590Z")
         #expect(Timestamp.format(Timestamp.truncated(date)) == "2026-03-14T09:26:53.589Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        let reference = ISO8601DateFormatter()
+        reference.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for _ in 0..<2000 {
+            let whole = Date(timeIntervalSince1970: Double(Int64.random(in: -2_000_000_000...8_000_000_000)) + Double(Int.random(in: 0...999)) / 1000)
+            #expect(Timestamp.format(whole) == reference.string(from: whole), "\(whole.timeIntervalSince1970)")
+        }
     }
 
     @Test func chainBreaksAreNamed() {
