@@ -55,6 +55,8 @@ public final class HTTPRequest: @unchecked Sendable {
     public let isSecure: Bool
     /// Decoded query parameters in order.
     public let queryItems: [(name: String, value: String)]
+    /// The form parsed while the body arrived (routes made with `acceptingMultipart`), or why it failed.
+    let multipartOutcome: Result<MultipartForm, Problem>?
     private let storage = Mutex<[ObjectIdentifier: any Sendable]>([:])
 
     /// Builds a request by hand, for unit-testing handlers and middleware without a socket.
@@ -67,7 +69,8 @@ public final class HTTPRequest: @unchecked Sendable {
         requestID: String = "test",
         clientAddress: String = "127.0.0.1",
         route: String? = nil,
-        isSecure: Bool = false
+        isSecure: Bool = false,
+        multipart: MultipartForm? = nil
     ) {
         self.method = method
         self.target = target
@@ -87,12 +90,14 @@ public final class HTTPRequest: @unchecked Sendable {
         self.peer = .text(clientAddress)
         self.route = route
         self.isSecure = isSecure
+        self.multipartOutcome = multipart.map { .success($0) }
     }
 
     /// The server's initializer: the path is already decoded.
     init(
         method: HTTPMethod, path: String, target: String, queryItems: [(name: String, value: String)],
-        headers: [(name: String, value: String)], body: [UInt8], requestID: String, peer: PeerAddress, isSecure: Bool
+        headers: [(name: String, value: String)], body: [UInt8], requestID: String, peer: PeerAddress, isSecure: Bool,
+        multipartOutcome: Result<MultipartForm, Problem>? = nil
     ) {
         self.method = method
         self.path = path
@@ -105,6 +110,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.peer = peer
         self.route = nil
         self.isSecure = isSecure
+        self.multipartOutcome = multipartOutcome
     }
 
     /// The first header with this name (case-insensitive).

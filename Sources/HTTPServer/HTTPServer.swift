@@ -37,6 +37,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let state = Mutex(State())
     /// Requests between the request line and MHD's completion callback.
     private let inFlight = Atomic<Int>(0)
+    /// Requests holding a large body (see `HTTPServerConfiguration.maxConcurrentLargeBodies`).
+    private let largeBodies = Atomic<Int>(0)
     /// Set once shutdown starts: responses then carry `Connection: close`.
     private let draining = Atomic<Bool>(false)
     /// The last diagnostic from libmicrohttpd, quoted when the daemon fails to start.
@@ -88,6 +90,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Requests being handled right now.
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Requests holding a body larger than `largeBodyThreshold` right now.
+    public var largeBodiesInFlight: Int { largeBodies.load(ordering: .relaxed) }
 
     /// Binds the address and starts the worker threads; throws `HTTPServerError` (e.g. address in use).
     public func start() throws {
@@ -211,6 +216,10 @@ public final class HTTPServer: @unchecked Sendable {
     fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode) {
         let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeRetainedValue()
         context.connection = nil
+        if context.holdsLargeBodySlot {
+            context.holdsLargeBodySlot = false
+            largeBodies.subtract(1, ordering: .relaxed)
+        }
         if context.phase != .answered {
             // MHD answered itself (431 for oversized headers, 400 for malformed ones), the client went
             // away, or the connection timed out: no access-log line was written, so note it here.
@@ -235,11 +244,25 @@ public final class HTTPServer: @unchecked Sendable {
             guard size > 0 else { return dispatch(context, connection: connection) }
             uploadSize.pointee = 0
             guard case .route = context.disposition else { return .YES }
-            if context.body.count + size > context.bodyLimit {
+            let received = context.bodyReceived + size
+            if received > context.bodyLimit {
                 // Chunked bodies have no Content-Length to check up front: refuse as soon as the limit is passed.
                 return answerMidBody(.payloadTooLarge(limit: context.bodyLimit), context: context, connection: connection)
             }
-            if let uploadData {
+            context.bodyReceived = received
+            if received > configuration.largeBodyThreshold && !context.holdsLargeBodySlot {
+                // A chunked body just became large: count it, and give it room up to the limit at once.
+                guard acquireLargeBodySlot(context) else {
+                    return answerMidBody(Self.tooManyLargeBodies, context: context, connection: connection)
+                }
+                if context.multipart == nil { context.body.reserveCapacity(context.bodyLimit) }
+            }
+            guard let uploadData else { return .YES }
+            if let multipart = context.multipart {
+                if multipart.feed(uploadData, count: size), let problem = multipart.failure {
+                    return answerMidBody(problem, context: context, connection: connection)
+                }
+            } else {
                 context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
             }
             return .YES
@@ -307,12 +330,28 @@ public final class HTTPServer: @unchecked Sendable {
             context.disposition = .route(route, parameters: parameters)
             context.routeLabel = route.pattern
             context.bodyLimit = route.hasExplicitBodyLimit ? route.bodyLimit : configuration.defaultBodyLimit
+            var isForm = false
+            if let limits = route.multipart, let type = header("content-type", in: context.headers), HTTPRequest.isMultipartFormData(type) {
+                isForm = true
+                context.bodyLimit = limits.maxBodyBytes
+            }
             if let contentLength {
                 if contentLength > context.bodyLimit {
                     return answerEarly(context, connection: connection, problem: .payloadTooLarge(limit: context.bodyLimit))
                 }
-                // Capped: a client may announce a large body and never send it.
-                context.body.reserveCapacity(min(contentLength, 64 * 1024))
+                if contentLength > configuration.largeBodyThreshold {
+                    guard acquireLargeBodySlot(context) else {
+                        return answerEarly(context, connection: connection, problem: Self.tooManyLargeBodies)
+                    }
+                    // Counted against the cap, so the announced size may be reserved whole: no doubling copies.
+                    if !isForm { context.body.reserveCapacity(contentLength) }
+                } else if !isForm {
+                    // Capped: a client may announce a large body and never send it.
+                    context.body.reserveCapacity(min(contentLength, 64 * 1024))
+                }
+            }
+            if let limits = route.multipart, isForm {
+                context.multipart = MultipartCollector(connection: connection, limits: limits, announcedLength: contentLength)
             }
             return .YES
         case .methodNotAllowed(let allowed):
@@ -327,6 +366,22 @@ public final class HTTPServer: @unchecked Sendable {
         }
         // Unrouted requests never have their body read: answering now makes MHD close instead.
         return hasBody ? answerEarly(context, connection: connection) : .YES
+    }
+
+    private static let tooManyLargeBodies = Problem.unavailable(
+        retryAfter: 1, code: "too_many_uploads", detail: "Too many large uploads are in progress; retry shortly."
+    )
+
+    /// Takes one of the `maxConcurrentLargeBodies` slots for this request; false when none is free.
+    private func acquireLargeBodySlot(_ context: RequestContext) -> Bool {
+        let cap = configuration.maxConcurrentLargeBodies
+        if cap > 0 && largeBodies.add(1, ordering: .relaxed).newValue > cap {
+            largeBodies.subtract(1, ordering: .relaxed)
+            return false
+        }
+        if cap <= 0 { largeBodies.add(1, ordering: .relaxed) }
+        context.holdsLargeBodySlot = true
+        return true
     }
 
     /// Answers before (or instead of) reading the rest of the body; MHD then closes the connection.
@@ -354,7 +409,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
             return queue(response, context: context, connection: connection)
         case .route(let route, let parameters):
-            let request = makeRequest(context)
+            let request = makeRequest(context, multipart: context.multipart?.finish())
+            context.multipart = nil
             request.pathParameters = parameters
             request.route = route.pattern
             switch route.handler {
@@ -372,7 +428,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    private func makeRequest(_ context: RequestContext) -> HTTPRequest {
+    private func makeRequest(_ context: RequestContext, multipart: Result<MultipartForm, Problem>?) -> HTTPRequest {
         let body = context.body
         context.body = []
         // The peer address is copied, not formatted: most handlers never ask for it.
@@ -383,7 +439,7 @@ public final class HTTPServer: @unchecked Sendable {
         return HTTPRequest(
             method: context.method ?? .GET, path: context.decodedPath, target: context.target, queryItems: context.queryItems,
             headers: context.headers, body: body, requestID: context.requestID, peer: peer,
-            isSecure: configuration.usesTLS
+            isSecure: configuration.usesTLS, multipartOutcome: multipart
         )
     }
 
@@ -516,6 +572,7 @@ public final class HTTPServer: @unchecked Sendable {
     private func answerMidBody(_ problem: Problem, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         context.phase = .answered
         context.body = []
+        context.multipart = nil
         var response = HTTPResponse.problem(problem, requestID: context.requestID)
         response.setHeader("Connection", "close")
         let descriptor = reclaim_mhd_connection_fd(connection)

@@ -26,6 +26,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// How long `shutdown()` waits for in-flight requests.
     public var shutdownGraceSeconds: Double
+    /// A body larger than this (announced, or received so far when chunked) is "large": it is buffered
+    /// with one allocation of its announced size and counts against `maxConcurrentLargeBodies`.
+    public var largeBodyThreshold: Int
+    /// Most large bodies held at once (reading or being handled); beyond it, 503 with `Retry-After`.
+    /// Bounds upload memory at about this × the largest route limit; 0 means no cap.
+    public var maxConcurrentLargeBodies: Int
 
     /// The defaults suit one process on a small machine; see each field.
     public init(
@@ -39,7 +45,9 @@ public struct HTTPServerConfiguration: Sendable {
         defaultBodyLimit: Int = Route.defaultBodyLimit,
         tlsCertificatePEM: String? = nil,
         tlsKeyPEM: String? = nil,
-        shutdownGraceSeconds: Double = 10
+        shutdownGraceSeconds: Double = 10,
+        largeBodyThreshold: Int = 1 << 20,
+        maxConcurrentLargeBodies: Int = 32
     ) {
         self.host = host
         self.port = port
@@ -52,6 +60,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.tlsCertificatePEM = tlsCertificatePEM
         self.tlsKeyPEM = tlsKeyPEM
         self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.largeBodyThreshold = largeBodyThreshold
+        self.maxConcurrentLargeBodies = maxConcurrentLargeBodies
     }
 
     /// True when both TLS halves are set.

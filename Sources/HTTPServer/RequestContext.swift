@@ -41,6 +41,12 @@ final class RequestContext: @unchecked Sendable {
     var routeLabel = "unmatched"
     var body: [UInt8] = []
     var bodyLimit = 0
+    /// Body bytes received so far (the body itself stays empty when a multipart collector takes them).
+    var bodyReceived = 0
+    /// Set for `multipart/form-data` on a route that accepts it: parses chunks instead of buffering them.
+    var multipart: MultipartCollector?
+    /// True while this request counts against `maxConcurrentLargeBodies`; released on completion.
+    var holdsLargeBodySlot = false
     /// The MHD connection; valid until MHD reports the request complete. Used to resume from other threads.
     var connection: OpaquePointer?
     /// Headers middleware added to the placeholder of a deferred route; copied onto the deferred answer.

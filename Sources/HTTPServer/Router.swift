@@ -34,6 +34,8 @@ public struct Route: Sendable {
     public var metadata: [String: String]
     /// False when `bodyLimit` was left at the default, so the server's configured default applies.
     let hasExplicitBodyLimit: Bool
+    /// Set by `acceptingMultipart(_:)`: `multipart/form-data` bodies are parsed as they arrive, under these caps.
+    public internal(set) var multipart: MultipartLimits?
 
     /// A route answered synchronously on the worker thread.
     public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, metadata: [String: String] = [:], handler: @escaping HTTPHandler) {

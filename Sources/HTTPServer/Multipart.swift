@@ -1,0 +1,261 @@
+import CMicroHTTPD
+import Foundation
+
+/// Caps for a route that accepts `multipart/form-data` (see `Route.acceptingMultipart(_:)`).
+public struct MultipartLimits: Sendable {
+    /// Largest file part in bytes; one byte more is answered 413 while the body is still arriving.
+    public var maxFileBytes: Int
+    /// Largest text field in bytes (a part with no filename and no non-text content type).
+    public var maxFieldBytes: Int
+    /// Most parts in one form; one more is answered 413.
+    public var maxParts: Int
+    /// Largest whole multipart body (files, fields and framing); replaces the route's `bodyLimit` for forms.
+    public var maxBodyBytes: Int
+
+    /// Defaults: 10 MiB per file, 4 KiB per field, 16 parts, the file cap plus 128 KiB for fields and framing.
+    public init(maxFileBytes: Int = 10 << 20, maxFieldBytes: Int = 4096, maxParts: Int = 16, maxBodyBytes: Int? = nil) {
+        self.maxFileBytes = maxFileBytes
+        self.maxFieldBytes = maxFieldBytes
+        self.maxParts = maxParts
+        self.maxBodyBytes = maxBodyBytes ?? maxFileBytes + 128 * 1024
+    }
+}
+
+/// One part of a `multipart/form-data` body, in arrival order.
+public struct MultipartPart: Sendable {
+    /// The `name` of its `Content-Disposition`.
+    public let name: String
+    /// The `filename` of its `Content-Disposition`, as the client sent it (never trust it as a path).
+    public let filename: String?
+    /// The part's own `Content-Type`, as declared by the client (sniff the bytes before believing it).
+    public let contentType: String?
+    /// The part's bytes, exactly as sent.
+    public let bytes: [UInt8]
+
+    /// True for a file: it has a filename, or a content type other than `text/plain`.
+    public var isFile: Bool { filename != nil || !MultipartPart.isTextContentType(contentType) }
+
+    /// A part; for building forms in handler unit tests.
+    public init(name: String, filename: String? = nil, contentType: String? = nil, bytes: [UInt8]) {
+        self.name = name
+        self.filename = filename
+        self.contentType = contentType
+        self.bytes = bytes
+    }
+
+    static func isTextContentType(_ value: String?) -> Bool {
+        guard let value else { return true }
+        let media = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return media.equalsIgnoringASCIICase("text/plain")
+    }
+}
+
+/// A file part of a form.
+public struct MultipartFile: Sendable {
+    /// The client's file name, if it sent one.
+    public let filename: String?
+    /// The content type the client declared for the part, if any.
+    public let declaredContentType: String?
+    /// The file's bytes, exactly as sent.
+    public let bytes: [UInt8]
+}
+
+/// A parsed `multipart/form-data` body.
+public struct MultipartForm: Sendable {
+    /// Every part in arrival order.
+    public let parts: [MultipartPart]
+
+    /// A form made of these parts; for handler unit tests.
+    public init(parts: [MultipartPart]) {
+        self.parts = parts
+    }
+
+    /// The first text field with this name, decoded as UTF-8 (invalid sequences become U+FFFD).
+    public func field(_ name: String) -> String? {
+        for part in parts where part.name == name && !part.isFile {
+            return String(decoding: part.bytes, as: UTF8.self)
+        }
+        return nil
+    }
+
+    /// The first file part with this name.
+    public func file(_ name: String) -> MultipartFile? {
+        for part in parts where part.name == name && part.isFile {
+            return MultipartFile(filename: part.filename, declaredContentType: part.contentType, bytes: part.bytes)
+        }
+        return nil
+    }
+}
+
+extension Problem {
+    /// 400 `malformed_multipart`: the body is not a well-formed `multipart/form-data` form.
+    public static func malformedMultipart(_ detail: String) -> Problem {
+        Problem(status: 400, code: "malformed_multipart", detail: detail)
+    }
+}
+
+extension Route {
+    /// This route also accepts `multipart/form-data`: such bodies are parsed while they arrive (not
+    /// buffered whole) under `limits`, and handlers read them with `request.multipart()`. Other
+    /// content types still arrive in `body` under `bodyLimit`.
+    public func acceptingMultipart(_ limits: MultipartLimits = MultipartLimits()) -> Route {
+        var copy = self
+        copy.multipart = limits
+        return copy
+    }
+}
+
+extension HTTPRequest {
+    /// The parsed form. Throws 415 `unsupported_media_type` unless the request is `multipart/form-data`,
+    /// 400 `malformed_multipart` when the form is malformed (no boundary, truncated, no parts).
+    /// Only routes made with `acceptingMultipart` parse forms; on others this throws 415.
+    public func multipart() throws -> MultipartForm {
+        switch multipartOutcome {
+        case .success(let form)?: return form
+        case .failure(let problem)?: throw problem
+        case nil: throw Problem.unsupportedMediaType(expected: "multipart/form-data")
+        }
+    }
+
+    /// True when `Content-Type` is `multipart/form-data` (any parameters).
+    static func isMultipartFormData(_ value: String) -> Bool {
+        let media = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return media.equalsIgnoringASCIICase("multipart/form-data")
+    }
+}
+
+/// Drives libmicrohttpd's post processor for one request and collects the parts it reports.
+///
+/// Used only on the worker thread that owns the connection (MHD calls the access handler, and so the
+/// iterator, there); the server hands the finished form to the request as an immutable value.
+final class MultipartCollector {
+    /// The post processor's buffer: part header lines must fit in it; 16 KiB means ~640 iterator calls per 10 MiB.
+    static let bufferSize = 16 * 1024
+
+    let limits: MultipartLimits
+    private var processor: OpaquePointer?
+    private var parts: [MultipartPart] = []
+    private var current: (name: String, filename: String?, contentType: String?, isFile: Bool)?
+    private var currentBytes: [UInt8] = []
+    /// Body bytes given to the post processor so far, and the announced total (for reserving file buffers).
+    private var fed = 0
+    private var lastChunk = 0
+    private let announcedLength: Int?
+    /// The first failure; the rest of the body is then discarded without parsing.
+    private(set) var failure: Problem?
+
+    /// Creates the post processor; MHD reads `Content-Type` (and its boundary) from the connection itself.
+    init(connection: OpaquePointer, limits: MultipartLimits, announcedLength: Int?) {
+        self.limits = limits
+        self.announcedLength = announcedLength
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        processor = MHD_create_post_processor(connection, Self.bufferSize, multipartIterator, me)
+        if processor == nil {
+            failure = .malformedMultipart("The Content-Type has no usable boundary parameter.")
+        }
+    }
+
+    deinit {
+        if let processor { MHD_destroy_post_processor(processor) }
+    }
+
+    /// Parses the next body chunk. True when the failure (if any) is a size limit that must be answered
+    /// now, before reading the rest; malformed forms are reported by `finish()` instead.
+    func feed(_ data: UnsafePointer<CChar>, count: Int) -> Bool {
+        fed += count
+        lastChunk = count
+        guard failure == nil, let processor else { return false }
+        if MHD_post_process(processor, data, count) == .NO {
+            if failure == nil { failure = .malformedMultipart("The multipart body is malformed.") }
+            abandon()
+            return failure?.status == 413
+        }
+        return false
+    }
+
+    /// The whole body is in: the form, or why there is none.
+    func finish() -> Result<MultipartForm, Problem> {
+        if let failure { return .failure(failure) }
+        guard let processor else { return .failure(.malformedMultipart("The multipart body is malformed.")) }
+        self.processor = nil
+        if MHD_destroy_post_processor(processor) == .NO {
+            abandon()
+            return .failure(.malformedMultipart("The multipart body ends before its closing boundary."))
+        }
+        flush()
+        guard !parts.isEmpty else { return .failure(.malformedMultipart("The multipart body has no parts.")) }
+        let form = MultipartForm(parts: parts)
+        parts = []
+        return .success(form)
+    }
+
+    /// Frees everything parsed so far; the request will not use it.
+    private func abandon() {
+        if let processor { MHD_destroy_post_processor(processor) }
+        processor = nil
+        parts = []
+        current = nil
+        currentBytes = []
+    }
+
+    private func flush() {
+        guard let part = current else { return }
+        parts.append(MultipartPart(name: part.name, filename: part.filename, contentType: part.contentType, bytes: currentBytes))
+        current = nil
+        currentBytes = []
+    }
+
+    /// One call per piece of a part's value. `offset` is the piece's position in the value: MHD calls with
+    /// offset 0 (possibly with no data) when a part starts, so a new part is an offset-0 call that cannot
+    /// continue the current one.
+    fileprivate func receive(
+        name key: UnsafePointer<CChar>?, filename: UnsafePointer<CChar>?, contentType: UnsafePointer<CChar>?,
+        data: UnsafePointer<CChar>?, offset: UInt64, size: Int
+    ) -> Bool {
+        if offset == 0 {
+            guard let key else {
+                failure = .malformedMultipart("A part has no Content-Disposition name.")
+                return false
+            }
+            let name = String(cString: key)
+            let file = filename.map { String(cString: $0) }
+            let continues = current.map { $0.name == name && $0.filename == file && currentBytes.isEmpty } ?? false
+            if !continues {
+                flush()
+                guard parts.count < limits.maxParts else {
+                    failure = Problem(status: 413, code: "payload_too_large", detail: "The form has more than \(limits.maxParts) parts.")
+                    return false
+                }
+                let type = contentType.map { String(cString: $0) }
+                let isFile = file != nil || !MultipartPart.isTextContentType(type)
+                current = (name, file, type, isFile)
+                if isFile, let announcedLength {
+                    // What remains of the announced body (unread, in this chunk, or in MHD's buffer) bounds
+                    // this file: one allocation instead of doubling from zero.
+                    let bound = announcedLength - fed + lastChunk + Self.bufferSize
+                    currentBytes.reserveCapacity(max(0, min(bound, limits.maxFileBytes)))
+                }
+            }
+        }
+        guard size > 0, let data, let part = current else { return true }
+        let cap = part.isFile ? limits.maxFileBytes : limits.maxFieldBytes
+        guard currentBytes.count + size <= cap else {
+            let what = part.isFile ? "file" : "field"
+            failure = Problem(status: 413, code: "payload_too_large", detail: "The \(what) '\(part.name)' exceeds the limit of \(cap) bytes.")
+            return false
+        }
+        currentBytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        return true
+    }
+}
+
+/// MHD's post-data iterator; `cls` is the unretained collector, which outlives its post processor.
+private func multipartIterator(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ filename: UnsafePointer<CChar>?,
+    _ contentType: UnsafePointer<CChar>?, _ transferEncoding: UnsafePointer<CChar>?, _ data: UnsafePointer<CChar>?,
+    _ offset: UInt64, _ size: Int
+) -> MHD_Result {
+    guard let cls else { return .NO }
+    let collector = Unmanaged<MultipartCollector>.fromOpaque(cls).takeUnretainedValue()
+    return collector.receive(name: key, filename: filename, contentType: contentType, data: data, offset: offset, size: size) ? .YES : .NO
+}
