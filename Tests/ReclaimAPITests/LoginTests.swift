@@ -92,20 +92,22 @@ import Testing
         let service = try TestService()
         defer { service.stop() }
         let agent = try Self.makeAgent(service)
-        func median(_ email: String) throws -> Double {
-            var times: [Double] = []
-            for _ in 0..<7 {
-                let start = Date()
-                _ = try Self.signIn(service, email: email, password: "wrong password here", totp: "123456")
-                times.append(Date().timeIntervalSince(start))
-            }
-            return times.sorted()[3]
+        let ghost = "ghost-\(UUID())@reclaim.test"
+        func time(_ email: String) throws -> Double {
+            let start = Date()
+            _ = try Self.signIn(service, email: email, password: "wrong password here", totp: "123456")
+            return Date().timeIntervalSince(start)
         }
-        let known = try median(agent.email)
-        let unknown = try median("ghost-\(UUID())@reclaim.test")
+        // Interleaved, and the fastest of each compared: other tests running in parallel only ever add time.
+        var knownTimes: [Double] = [], unknownTimes: [Double] = []
+        for _ in 0..<7 {
+            knownTimes.append(try time(agent.email))
+            unknownTimes.append(try time(ghost))
+        }
+        let known = knownTimes.min()!, unknown = unknownTimes.min()!
         // Both pay one argon2id verification (~25 ms); without the dummy hash the unknown one would take ~1 ms.
-        #expect(unknown > known * 0.4, "unknown \(unknown) s vs known \(known) s")
-        #expect(unknown < known * 2.5, "unknown \(unknown) s vs known \(known) s")
+        #expect(unknown > known * 0.5, "unknown \(unknown) s vs known \(known) s")
+        #expect(unknown < known * 2, "unknown \(unknown) s vs known \(known) s")
     }
 
     @Test func aTOTPCodeIsAcceptedOnceOnly() throws {
