@@ -255,7 +255,7 @@ public final class HTTPServer: @unchecked Sendable {
                 guard acquireLargeBodySlot(context) else {
                     return answerMidBody(Self.tooManyLargeBodies, context: context, connection: connection)
                 }
-                if context.multipart == nil { context.body.reserveCapacity(context.bodyLimit) }
+                if context.multipart == nil { context.body.reserveCapacity(min(context.bodyLimit, 64 << 20)) }
             }
             guard let uploadData else { return .YES }
             if let multipart = context.multipart {

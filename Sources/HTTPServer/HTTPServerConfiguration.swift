@@ -30,7 +30,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// with one allocation of its announced size and counts against `maxConcurrentLargeBodies`.
     public var largeBodyThreshold: Int
     /// Most large bodies held at once (reading or being handled); beyond it, 503 with `Retry-After`.
-    /// Bounds upload memory at about this × the largest route limit; 0 means no cap.
+    /// Body memory is then bounded by this × the largest route limit, plus `maxConnections` ×
+    /// `largeBodyThreshold` for bodies below the threshold; 0 means no cap.
     public var maxConcurrentLargeBodies: Int
 
     /// The defaults suit one process on a small machine; see each field.
@@ -46,7 +47,7 @@ public struct HTTPServerConfiguration: Sendable {
         tlsCertificatePEM: String? = nil,
         tlsKeyPEM: String? = nil,
         shutdownGraceSeconds: Double = 10,
-        largeBodyThreshold: Int = 1 << 20,
+        largeBodyThreshold: Int = 256 * 1024,
         maxConcurrentLargeBodies: Int = 32
     ) {
         self.host = host

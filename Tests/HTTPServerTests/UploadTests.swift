@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Logging
 import ReclaimTestSupport
 import Synchronization
 import Testing
@@ -359,5 +360,112 @@ import Testing
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
         return condition()
+    }
+}
+
+/// Upload throughput and memory, run only with `RECLAIM_BENCH=1` (use a release build):
+/// `RECLAIM_BENCH=1 swift test -c release --filter UploadBenchmarks`.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["RECLAIM_BENCH"] == "1"))
+struct UploadBenchmarks {
+    static let clients = 16
+
+    /// Holds every request until `clients` of them have arrived, so all bodies are in memory at once.
+    final class Gate: Sendable {
+        let arrived = Atomic<Int>(0)
+    }
+
+    static func makeServer(gate: Gate) throws -> HTTPServer {
+        // The handlers only count bytes (no hashing is available in this module).
+        let count: HTTPHandler = { request in
+            if request.header("content-type")?.hasPrefix("multipart/") == true {
+                return .text("\(try request.multipart().file("file")?.bytes.count ?? -1)")
+            }
+            return .text("\(request.body.count)")
+        }
+        let hold: DeferredHTTPHandler = { request, done in
+            gate.arrived.add(1, ordering: .relaxed)
+            DispatchQueue.global().async {
+                let deadline = Date().addingTimeInterval(10)
+                while gate.arrived.load(ordering: .relaxed) % clients != 0 && Date() < deadline { usleep(1000) }
+                done(Result { .text("\(request.body.count + ((try? request.multipart().file("file")?.bytes.count) ?? 0))") })
+            }
+        }
+        let routes = [
+            Route(.POST, "/count", bodyLimit: 10 << 20, handler: count).acceptingMultipart(),
+            Route(.POST, "/hold", bodyLimit: 10 << 20, deferred: hold).acceptingMultipart(),
+        ]
+        // Warnings only: the access log is not what is being measured.
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), router: Router(routes: routes),
+            logger: Logger(sink: MemorySink(), minimumLevel: .warning), metrics: RequestMetrics()
+        )
+        try server.start()
+        return server
+    }
+
+    /// One keep-alive connection per client; the body array is shared, never copied per request.
+    static func run(port: Int, path: String, head: String, body: [UInt8], seconds: Double) -> (uploads: Int, elapsed: Double) {
+        let done = Atomic<Int>(0)
+        let stop = Date().addingTimeInterval(seconds)
+        let started = Date()
+        let group = DispatchGroup()
+        for _ in 0..<clients {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                guard let connection = try? TestHTTPConnection(host: "127.0.0.1", port: port, timeout: 30) else { return }
+                let headBytes = Array(head.utf8)
+                while Date() < stop {
+                    guard (try? connection.send(headBytes)) != nil, (try? connection.send(body)) != nil,
+                          let response = try? connection.readResponse(timeout: 30), response.status == 200 else { return }
+                    done.add(1, ordering: .relaxed)
+                }
+            }.start()
+        }
+        group.wait()
+        return (done.load(ordering: .relaxed), Date().timeIntervalSince(started))
+    }
+
+    static func rssKiB(_ field: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        return -1
+    }
+
+    @Test func uploadsPerSecondAndPeakMemory() throws {
+        let gate = Gate()
+        let server = try Self.makeServer(gate: gate)
+        defer { server.shutdown() }
+        let boundary = "bench-boundary-0123456789"
+        let seconds = Double(ProcessInfo.processInfo.environment["RECLAIM_BENCH_SECONDS"] ?? "") ?? 4
+        var lines: [String] = []
+        for size in [1 << 20, 10 << 20] {
+            let file = UploadTests.pngish(count: size)
+            let form = UploadTests.multipart([.init(name: "type", bytes: Array("invoice".utf8)), .init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)], boundary: boundary)
+            for (label, body, type) in [("raw", file, "image/png"), ("multipart", form, "multipart/form-data; boundary=\(boundary)")] {
+                let head = "POST /count HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
+                let (uploads, elapsed) = Self.run(port: server.boundPort, path: "/count", head: head, body: body, seconds: seconds)
+                let rate = Double(uploads) / elapsed
+                lines.append(String(format: "%@ %2d MiB x %d clients: %7.1f uploads/s, %6.0f MiB/s", label, size >> 20, Self.clients, rate, rate * Double(size) / 1048576))
+            }
+        }
+
+        // Peak memory: 16 uploads of 10 MiB held by the handler at once.
+        let file = UploadTests.pngish(count: 10 << 20)
+        let form = UploadTests.multipart([.init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)], boundary: boundary)
+        for (label, body, type) in [("raw", file, "image/png"), ("multipart", form, "multipart/form-data; boundary=\(boundary)")] {
+            try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+            let before = Self.rssKiB("VmRSS")
+            let head = "POST /hold HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
+            let (uploads, _) = Self.run(port: server.boundPort, path: "/hold", head: head, body: body, seconds: 0.001)
+            let peak = Self.rssKiB("VmHWM")
+            let after = Self.rssKiB("VmRSS")
+            lines.append("\(label) 16 x 10 MiB held at once (\(uploads) done): RSS before \(before / 1024) MiB, peak \(peak / 1024) MiB (+\((peak - before) / 1024) MiB), after \(after / 1024) MiB; large bodies cap \(server.configuration.maxConcurrentLargeBodies)")
+        }
+        let report = lines.joined(separator: "\n")
+        print(report)
+        try? report.write(toFile: "/tmp/upload-bench.txt", atomically: true, encoding: .utf8)
     }
 }
