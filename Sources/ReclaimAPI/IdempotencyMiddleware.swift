@@ -11,7 +11,7 @@ import ReclaimStore
 /// sealed with the `idempotency` key, for 24 hours; a retry with the same request gets those bytes
 /// again, a different request 422 `idempotency_mismatch`, a retry while the first still runs 409
 /// `idempotency_in_progress`. Errors are not stored: the claim is released so a retry runs again.
-/// Deferred routes are not covered (their answer is not visible to middleware); none take API clients today.
+/// Deferred routes get the same through `wrap(deferred:)`, which ReclaimService applies to each of them.
 public struct IdempotencyMiddleware: HTTPMiddleware {
     let context: ServiceContext
     let policy: IdentityPolicy
@@ -30,10 +30,64 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         let body: Data
     }
 
+    /// What `begin` decided for a request.
+    enum Outcome {
+        /// Not an API client's POST with a key: handle normally.
+        case passThrough
+        /// The stored answer to the same request.
+        case replay(HTTPResponse)
+        /// This request holds the key: `finish` it with its answer.
+        case claimed(clientID: UUID, key: String)
+    }
+
     public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
+        switch try begin(request) {
+        case .passThrough: return try next(request)
+        case .replay(let response): return response
+        case .claimed(let clientID, let key):
+            let response: HTTPResponse
+            do {
+                response = try next(request)
+            } catch {
+                release(clientID, key)
+                throw error
+            }
+            // A deferred route's placeholder (status < 100) is released here; `wrap(deferred:)` claims again around its real answer.
+            finish(clientID: clientID, key: key, response: response, request: request)
+            return response
+        }
+    }
+
+    /// Idempotency for a deferred route (whose answer middleware cannot see): ReclaimService wraps every deferred route.
+    public func wrap(deferred handler: @escaping DeferredHTTPHandler) -> DeferredHTTPHandler {
+        { request, completion in
+            let outcome: Outcome
+            do {
+                outcome = try begin(request)
+            } catch {
+                completion(.failure(error))
+                return
+            }
+            switch outcome {
+            case .passThrough: handler(request, completion)
+            case .replay(let response): completion(.success(response))
+            case .claimed(let clientID, let key):
+                handler(request) { result in
+                    switch result {
+                    case .success(let response): finish(clientID: clientID, key: key, response: response, request: request)
+                    case .failure: release(clientID, key)
+                    }
+                    completion(result)
+                }
+            }
+        }
+    }
+
+    /// Claims the key, or answers from what is stored, or refuses (409/422/400).
+    func begin(_ request: HTTPRequest) throws -> Outcome {
         guard request.method == .POST, case .apiClient(let client)? = request.principal, let key = request.header("idempotency-key"),
               let keys = context.keys else {
-            return try next(request)
+            return .passThrough
         }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw Problem.badRequest(code: "invalid_idempotency_key", detail: "Idempotency-Key must be 1 to 255 visible ASCII characters.")
@@ -45,6 +99,8 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
                                           abandonAfter: policy.idempotencyAbandonAfter, on: connection)
         }
         switch claim {
+        case .claimed:
+            return .claimed(clientID: client.id, key: key)
         case .inProgress(let storedHash):
             guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
             throw Problem(status: 409, code: "idempotency_in_progress", detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
@@ -52,39 +108,35 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         case .completed(let storedHash, let sealed, let keyID):
             guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
             guard let boxKey = keys.key(id: keyID, purpose: .idempotency) else { throw Problem.internal }
-            let stored = try JSONDecoder().decode(StoredResponse.self, from: Data(try SecretBox.open(sealed, key: boxKey, associatedData: Self.associatedData(client.id, key))))
-            var response = HTTPResponse(status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }, body: Array(stored.body))
+            let plain = try SecretBox.open(sealed, key: boxKey, associatedData: Self.associatedData(client.id, key))
+            let stored = try JSONDecoder().decode(StoredResponse.self, from: Data(plain))
+            var response = HTTPResponse(status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
+                                        body: Array(stored.body))
             response.setHeader("Idempotent-Replayed", "true")
-            return response
-        case .claimed:
-            let response: HTTPResponse
-            do {
-                response = try next(request)
-            } catch {
-                release(client.id, key)
-                throw error
+            return .replay(response)
+        }
+    }
+
+    /// Stores a 2xx answer sealed; releases the key for anything else (errors are not kept: a retry runs again).
+    func finish(clientID: UUID, key: String, response: HTTPResponse, request: HTTPRequest) {
+        guard (200..<300).contains(response.status), let keys = context.keys else {
+            release(clientID, key)
+            return
+        }
+        let stored = StoredResponse(
+            status: response.status,
+            headers: Self.storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
+            body: Data(response.body))
+        do {
+            let (keyID, boxKey) = keys.activeKey(for: .idempotency)
+            let sealed = SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: Self.associatedData(clientID, key))
+            try context.pool.withConnection { connection in
+                try IdempotencyKeyStore.complete(clientID: clientID, key: key, sealedResponse: sealed, keyID: keyID, on: connection)
             }
-            guard (200..<300).contains(response.status) else {
-                // Errors (and deferred placeholders, whose answer comes later) are not stored: a retry runs again.
-                release(client.id, key)
-                return response
-            }
-            let stored = StoredResponse(
-                status: response.status,
-                headers: Self.storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
-                body: Data(response.body))
-            do {
-                let (keyID, boxKey) = keys.activeKey(for: .idempotency)
-                let sealed = SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: Self.associatedData(client.id, key))
-                try context.pool.withConnection { connection in
-                    try IdempotencyKeyStore.complete(clientID: client.id, key: key, sealedResponse: sealed, keyID: keyID, on: connection)
-                }
-            } catch {
-                // The change happened; only the replay copy is lost. Release so a retry is not stuck on 409.
-                context.logger.error("idempotency_store_failed", ["request_id": .string(request.requestID), "error_type": .string(String(reflecting: type(of: error)))])
-                release(client.id, key)
-            }
-            return response
+        } catch {
+            // The change happened; only the replay copy is lost. Release so a retry is not stuck on 409.
+            context.logger.error("idempotency_store_failed", ["request_id": .string(request.requestID), "error_type": .string(String(reflecting: type(of: error)))])
+            release(clientID, key)
         }
     }
 

@@ -87,10 +87,13 @@ public final class ReclaimService: Sendable {
         serverConfiguration.tlsCertificatePEM = tlsCertificate
         serverConfiguration.tlsKeyPEM = tlsKey
 
+        // Identity: idempotency for deferred routes is a wrapper (middleware cannot see their answer).
+        let idempotency = IdempotencyMiddleware(context: context)
         let router = Router(routes: routes.map { route in
-            // Identity: deferred routes (sign-in) answer from the password-hash queue.
+            // Identity: deferred routes (sign-in, accounts) answer from their own queues.
             if let deferred = route.deferredHandler {
-                return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, deferred: deferred)
+                return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit,
+                             deferred: idempotency.wrap(deferred: deferred))
             }
             return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
         })
@@ -99,7 +102,7 @@ public final class ReclaimService: Sendable {
                                           (page.path, page.path == "/" ? "index.html" : "status.html")
                                       }))
         // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
-        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context), IdempotencyMiddleware(context: context)]
+        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context), idempotency]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: DatabaseProblem.map, logger: logger, metrics: metrics)
     }

@@ -94,6 +94,21 @@ import Testing
         #expect(harness.runCount("slow") == 1)
     }
 
+    @Test func deferredRoutesReplayToo() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "deferred-1")]
+        let first = try harness.post(client, "/test/deferred", body: #"{"a":1}"#, extra: key)
+        #expect(first.status == 201)
+        let retry = try harness.post(client, "/test/deferred", body: #"{"a":1}"#, extra: key)
+        #expect(retry.status == 201)
+        #expect(retry.body == first.body)
+        #expect(retry.header("Idempotent-Replayed") == "true")
+        #expect(try harness.post(client, "/test/deferred", body: #"{"a":2}"#, extra: key).status == 422)
+        #expect(harness.runCount("deferred") == 1)
+    }
+
     @Test func keysExpireAfter24Hours() throws {
         let harness = try MiddlewareHarness()
         defer { harness.stop() }
