@@ -5,6 +5,7 @@ import Postgres
 import ReclaimCore
 import ReclaimStore
 import ReclaimTestSupport
+import Synchronization
 import Testing
 @testable import ReclaimAPI
 
@@ -189,6 +190,34 @@ import Testing
         #expect(try service.client().request("GET", "/api/v1/session", headers: [("Cookie", session.cookie)]).status == 401)
         let code = try TOTP(secret: session.totpSecret).code(at: service.clock.now().addingTimeInterval(30))
         #expect(try Self.signIn(service, email: session.email, password: session.password, totp: code).status == 401)
+    }
+
+    @Test func theHashQueueIsBoundedAndRunsJobsOffTheCaller() throws {
+        let queue = PasswordHashQueue(threads: 1, capacity: 1, idleTimeout: 1)
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let callerThread = pthread_self()
+        let ranElsewhere = Mutex(false)
+        let first = queue.submit {
+            ranElsewhere.withLock { $0 = pthread_equal(pthread_self(), callerThread) == 0 }
+            started.signal()
+            release.wait()
+            finished.signal()
+        }
+        #expect(first)
+        started.wait()
+        #expect(ranElsewhere.withLock { $0 })
+        // One runs, one may wait; the third is refused (the controller answers 503 `busy`).
+        #expect(queue.submit { finished.signal() })
+        #expect(queue.submit { Issue.record("must not run") } == false)
+        #expect(queue.depth == 1)
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 5) == .success)
+        #expect(finished.wait(timeout: .now() + 5) == .success)
+        // Room again once the waiting job has run.
+        #expect(queue.submit { finished.signal() })
+        #expect(finished.wait(timeout: .now() + 5) == .success)
     }
 
     @Test func malformedBodiesAre400NotCounted() throws {
