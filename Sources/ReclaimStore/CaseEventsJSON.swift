@@ -35,9 +35,17 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStri
         throw DecodingError.dataCorruptedError(in: container, debugDescription: "unsupported JSON value (fractional numbers are not used)")
     }
 
-    /// Parses JSON text (as stored in `case_events.data`).
+    /// Parses JSON text (as stored in `case_events.data` and `cases.devices`): a small recursive-descent parser,
+    /// since JSONDecoder costs tens of microseconds a call and a queue page parses fifty of these.
     public static func parse(_ text: String) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        var text = text
+        return try text.withUTF8 { bytes in
+            var parser = JSONParser(bytes: bytes)
+            let value = try parser.value(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == bytes.count else { throw JSONParser.Failure() }
+            return value
+        }
     }
 
     /// The RFC 8785 canonical form: keys sorted by UTF-16 code units, no whitespace, minimal escaping.
@@ -145,4 +153,153 @@ public enum Timestamp {
 
     /// The text, or JSON null.
     public static func json(_ date: Date?) -> JSONValue { date.map { .string(format($0)) } ?? .null }
+}
+
+/// The parser behind `JSONValue.parse`: RFC 8259 without fractions or exponents (the service never writes them).
+struct JSONParser {
+    struct Failure: Error {}
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
+    }
+
+    mutating func expect(_ literal: StaticString) throws {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw Failure() }
+        for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] { throw Failure() }
+        index += count
+    }
+
+    mutating func value(depth: Int) throws -> JSONValue {
+        guard depth < 64 else { throw Failure() }
+        skipWhitespace()
+        guard index < bytes.count else { throw Failure() }
+        switch bytes[index] {
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "["):
+            index += 1
+            var items: [JSONValue] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            while true {
+                items.append(try value(depth: depth + 1))
+                skipWhitespace()
+                guard index < bytes.count else { throw Failure() }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+                throw Failure()
+            }
+        case UInt8(ascii: "{"):
+            index += 1
+            var members: [String: JSONValue] = [:]
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure() }
+                let key = try string()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Failure() }
+                index += 1
+                members[key] = try value(depth: depth + 1)
+                skipWhitespace()
+                guard index < bytes.count else { throw Failure() }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                throw Failure()
+            }
+        default:
+            return .int(try integer())
+        }
+    }
+
+    mutating func integer() throws -> Int64 {
+        let start = index
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digitsStart = index
+        while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
+        guard index > digitsStart else { throw Failure() }
+        guard index == digitsStart + 1 || bytes[digitsStart] != 0x30 else { throw Failure() }  // no leading zeros
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") { throw Failure() }
+        guard let value = Int64(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) else { throw Failure() }
+        return value
+    }
+
+    mutating func string() throws -> String {
+        index += 1  // the opening quote
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") && bytes[index] != UInt8(ascii: "\\") {
+            guard bytes[index] >= 0x20 else { throw Failure() }
+            index += 1
+        }
+        guard index < bytes.count else { throw Failure() }
+        if bytes[index] == UInt8(ascii: "\"") {
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            index += 1
+            return text
+        }
+        var out = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return String(decoding: out, as: UTF8.self)
+            }
+            guard byte >= 0x20 else { throw Failure() }
+            if byte != UInt8(ascii: "\\") { out.append(byte); index += 1; continue }
+            index += 1
+            guard index < bytes.count else { throw Failure() }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else { throw Failure() }
+                    index += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw Failure() }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let value = Unicode.Scalar(scalar) else { throw Failure() }
+                out.append(contentsOf: Array(String(Character(value)).utf8))
+            default: throw Failure()
+            }
+        }
+        throw Failure()
+    }
+
+    mutating func hex4() throws -> UInt32 {
+        guard index + 4 <= bytes.count else { throw Failure() }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case 0x30...0x39: digit = UInt32(byte - 0x30)
+            case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)
+            default: throw Failure()
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
 }

@@ -276,11 +276,18 @@ public enum CaseStore {
 
     private static func queueSection(dated: Bool, filter: CaseQueueFilter, cursor: CaseQueueCursor?, limit: Int, now: Date,
                                      on connection: PostgresConnection) throws -> [CaseRecord] {
-        var sql = "SELECT \(columns) FROM \(from) WHERE "
+        var sql = ""
         var binds: [PostgresBind] = []
         func bind(_ value: some PostgresEncodable) -> String {
             binds.append(value.postgresBind)
             return "$\(binds.count)"
+        }
+        if let term = filter.term {
+            // A search drives from its few matching terms; otherwise the planner may walk the whole queue index looking for them.
+            sql += "WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(bind(term))) "
+            sql += "SELECT \(columns) FROM hits JOIN cases c ON c.id = hits.case_id LEFT JOIN agents a ON a.id = c.assignee_id WHERE "
+        } else {
+            sql += "SELECT \(columns) FROM \(from) WHERE "
         }
         sql += dated ? "c.due_at IS NOT NULL" : "c.due_at IS NULL"
         if dated, let cursor, let due = cursor.dueAt {
@@ -294,7 +301,6 @@ public enum CaseStore {
             // Only open states other than awaiting_documents have a due date, so the date alone decides.
             sql += overdue ? " AND c.due_at < \(bind(now))" : " AND c.due_at >= \(bind(now))"
         }
-        if let term = filter.term { sql += " AND c.id IN (SELECT s.case_id FROM case_search s WHERE s.term = \(bind(term)))" }
         sql += dated ? " ORDER BY c.due_at ASC, c.id ASC" : " ORDER BY c.id ASC"
         sql += " LIMIT \(bind(limit))"
         return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds)).map(decode)

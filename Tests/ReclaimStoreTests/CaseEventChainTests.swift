@@ -17,6 +17,16 @@ import Testing
         #expect(JSONValue.int(Int64.min).canonical == "-9223372036854775808")
     }
 
+    @Test func theParserReadsWhatJSONDecoderReadsAndRefusesFractions() throws {
+        let text = #" { "a" : [1, -2, true, false, null, "x\"y\\z\/\b\f\n\r\t\u00e9\ud83d\ude42"], "b": {}, "c": [] } "#
+        let parsed = try JSONValue.parse(text)
+        #expect(parsed == (try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))))
+        #expect(parsed.canonical == #"{"a":[1,-2,true,false,null,"x\"y\\z/\b\f\n\r\té🙂"],"b":{},"c":[]}"#)
+        for bad in ["1.5", "1e3", "01", "[1,]", "{\"a\"}", "\"abc", "tru", "[] x", "\"\u{01}\""] {
+            #expect(throws: (any Error).self, "\(bad)") { try JSONValue.parse(bad) }
+        }
+    }
+
     @Test func timestampsHaveMillisecondsAndSurviveStorage() {
         let date = Date(timeIntervalSince1970: 1_773_480_413.5897)
         #expect(Timestamp.format(date) == "2026-03-14T09:26:53.590Z")

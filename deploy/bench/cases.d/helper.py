@@ -59,8 +59,8 @@ def damm_pgbench():
     print("\\set i 0")
     for position in range(11):
         print("\\set d (:body / %d) %% 10" % (10 ** (10 - position)))
-        print("\\set row (case :i " + " ".join("when %d then %d" % (r, rows[r]) for r in range(10)) + " end)")
-        print("\\set p (case :d " + " ".join("when %d then %d" % (d, 10 ** (9 - d)) for d in range(10)) + " end)")
+        print("\\set row (case " + " ".join("when :i = %d then %d" % (r, rows[r]) for r in range(10)) + " end)")
+        print("\\set p (case " + " ".join("when :d = %d then %d" % (d, 10 ** (9 - d)) for d in range(10)) + " end)")
         print("\\set i (:row / :p) % 10")
     print("\\set num :body * 10 + :i")
 
