@@ -18,7 +18,7 @@ public final class PasswordHashQueue: @unchecked Sendable {
     private let niceness: Int32
 
     /// A queue with `threads` workers and room for `capacity` waiting jobs.
-    public init(threads: Int, capacity: Int, idleTimeout: TimeInterval = 30, niceness: Int32 = 10) {
+    public init(threads: Int, capacity: Int, idleTimeout: TimeInterval = 30, niceness: Int32 = 5) {
         self.threads = max(1, threads)
         self.capacity = max(0, capacity)
         self.idleTimeout = idleTimeout
@@ -61,7 +61,7 @@ public final class PasswordHashQueue: @unchecked Sendable {
     #endif
 
     private func work() {
-        // Lower priority (nice 10, this thread only on Linux): hashing tolerates waiting, other requests'
+        // Lower priority (nice 5, this thread only on Linux): hashing tolerates waiting, other requests'
         // latency does not; measured /healthz p99 while sign-ins saturate the queue is in BENCHMARKS.md.
         #if os(Linux)
         if let tid = Self.currentThreadID() {

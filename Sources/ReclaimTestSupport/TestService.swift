@@ -102,7 +102,8 @@ extension TestService {
         let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
         let agent = try identityAdministration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
         let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
-        let response = try client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+        // A generous timeout: sign-in hashes on low-priority threads, which a busy test machine serves last.
+        let response = try TestHTTPClient(host: "127.0.0.1", port: service.port, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
                                             json: ["email": agent.email, "password": agent.password, "totp": code])
         guard response.status == 201 else { throw TestSignInError(description: "sign-in answered \(response.status): \(response.text)") }
         guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
