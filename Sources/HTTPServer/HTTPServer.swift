@@ -343,12 +343,10 @@ public final class HTTPServer: @unchecked Sendable {
                     guard acquireLargeBodySlot(context) else {
                         return answerEarly(context, connection: connection, problem: Self.tooManyLargeBodies)
                     }
-                    // Counted against the cap, so the announced size may be reserved whole: no doubling copies.
-                    if !isForm { context.body.reserveCapacity(contentLength) }
-                } else if !isForm {
-                    // Capped: a client may announce a large body and never send it.
-                    context.body.reserveCapacity(min(contentLength, 64 * 1024))
                 }
+                // One allocation of the announced size instead of doubling from zero. A client may announce a
+                // body and never send it: that costs at most the threshold, or a counted large-body slot.
+                if !isForm { context.body.reserveCapacity(contentLength) }
             }
             if let limits = route.multipart, isForm {
                 context.multipart = MultipartCollector(connection: connection, limits: limits, announcedLength: contentLength)
