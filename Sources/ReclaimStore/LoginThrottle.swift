@@ -9,7 +9,7 @@ public enum LoginThrottleStore {
         return try rows.first.map { try $0.decode(0, as: Date.self) }
     }
 
-    /// The earliest time all of `keys` are free again, nil when none is locked (one round trip for both throttles).
+    /// The earliest time all of `keys` are free again, nil when none is locked (one primary-key probe per key).
     public static func lockedUntil(keys: [String], now: Date, on connection: PostgresConnection) throws -> Date? {
         var latest: Date?
         for key in keys {
@@ -50,7 +50,7 @@ public enum LoginThrottleStore {
         try connection.execute("DELETE FROM login_throttles WHERE key = \(key)")
     }
 
-    /// Drops rows whose lock has passed and whose window is older than `olderThan`.
+    /// Drops rows whose lock has passed and whose window started before `cutoff`.
     @discardableResult
     public static func purge(before cutoff: Date, now: Date, on connection: PostgresConnection) throws -> Int {
         try connection.execute("DELETE FROM login_throttles WHERE window_started_at < \(cutoff) AND (locked_until IS NULL OR locked_until <= \(now))")
