@@ -126,6 +126,25 @@ import Testing
         #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: 30)).status == 201)
     }
 
+    @Test func oneCodeSentTwiceAtOnceOpensOneSession() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        let agent = try Self.makeAgent(service)
+        let code = try Self.code(agent, service)
+        let statuses = Mutex<[Int]>([])
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            group.enter()
+            Thread {
+                let status = (try? Self.signIn(service, email: agent.email, password: agent.password, totp: code).status) ?? -1
+                statuses.withLock { $0.append(status) }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        #expect(statuses.withLock { $0.sorted() } == [201, 401, 401, 401])
+    }
+
     @Test func codesOutsideOneStepAreRefused() throws {
         let service = try TestService()
         defer { service.stop() }
