@@ -330,9 +330,9 @@ public final class HTTPServer: @unchecked Sendable {
             context.disposition = .route(route, parameters: parameters)
             context.routeLabel = route.pattern
             context.bodyLimit = route.hasExplicitBodyLimit ? route.bodyLimit : configuration.defaultBodyLimit
-            var isForm = false
+            var formType: String?
             if let limits = route.multipart, let type = header("content-type", in: context.headers), HTTPRequest.isMultipartFormData(type) {
-                isForm = true
+                formType = type
                 context.bodyLimit = limits.maxBodyBytes
             }
             if let contentLength {
@@ -346,10 +346,10 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 // One allocation of the announced size instead of doubling from zero. A client may announce a
                 // body and never send it: that costs at most the threshold, or a counted large-body slot.
-                if !isForm { context.body.reserveCapacity(contentLength) }
+                if formType == nil { context.body.reserveCapacity(contentLength) }
             }
-            if let limits = route.multipart, isForm {
-                context.multipart = MultipartCollector(connection: connection, limits: limits, announcedLength: contentLength)
+            if let limits = route.multipart, let formType {
+                context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength)
             }
             return .YES
         case .methodNotAllowed(let allowed):

@@ -269,6 +269,8 @@ import Testing
             ("no CRLF after the boundary", Self.formHeaders(), Array("--\(Self.boundary)Content-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
             ("a part without a name", Self.formHeaders(), Array("--\(Self.boundary)\r\nContent-Type: text/plain\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
             ("data after the closing boundary", Self.formHeaders(), good + Array("--\(Self.boundary)\r\n".utf8)),
+            ("a preamble before the first boundary", Self.formHeaders(), Array("preamble\r\n".utf8) + good),
+            ("a longer boundary in the body", Self.formHeaders(boundary: String(Self.boundary.dropLast())), good),
         ]
         let client = server.client(keepAlive: true)
         for (label, headers, body) in cases {
@@ -279,6 +281,21 @@ import Testing
         // Malformed forms are read to the end and answered by the handler: the connection stays usable.
         #expect(client.connectionsOpened == 1)
         #expect(try client.request("GET", "/hello").text == "hello")
+    }
+
+    @Test func aPreambleOfDashesCostsNoParsingTime() throws {
+        let received = Received()
+        let server = try Self.makeServer(received)
+        defer { server.stop() }
+        // MHD skips a preamble before the first boundary one dash at a time, moving its whole buffer for
+        // each: a body must start with its boundary, so this is refused without being parsed.
+        let body = [UInt8](repeating: UInt8(ascii: "-"), count: 8 << 20)
+        let started = Date()
+        let response = try server.client(timeout: 30).request("POST", "/upload", headers: Self.formHeaders(), body: body)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(response.status == 400)
+        #expect(try response.json()["code"] as? String == "malformed_multipart")
+        #expect(seconds < 2, "took \(seconds) s")
     }
 
     @Test func wrongContentTypeIs415() throws {
