@@ -83,7 +83,11 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStri
 
     /// Keys in JCS order: by their UTF-16 code units.
     static func sortedKeys(_ keys: Dictionary<String, JSONValue>.Keys) -> [String] {
-        keys.sorted { a, b in a.utf16.lexicographicallyPrecedes(b.utf16) }
+        // For ASCII keys (all the service's) UTF-8 byte order is UTF-16 order, and much cheaper to compare.
+        if keys.allSatisfy({ $0.utf8.allSatisfy { $0 < 0x80 } }) {
+            return keys.sorted { a, b in a.utf8.lexicographicallyPrecedes(b.utf8) }
+        }
+        return keys.sorted { a, b in a.utf16.lexicographicallyPrecedes(b.utf16) }
     }
 
     /// JCS string escaping: `"` and `\`, the short forms for \b \t \n \f \r, `\u00xx` for other controls; nothing else.

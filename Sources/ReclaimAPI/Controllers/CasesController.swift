@@ -112,8 +112,11 @@ final class CasesController: Sendable {
     }
 
     func respond(_ record: CaseRecord, principal: Principal, status: Int = 200) -> HTTPResponse {
-        CaseHTTP.json(CaseHTTP.representation(record, actorTier: principal.tier, workflow: workflow, now: now), status: status,
-                      headers: [CaseHTTP.etag(record.version)])
+        var text = ""
+        CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &text)
+        var response = HTTPResponse.json(status, body: Array(text.utf8))
+        response.addHeader("ETag", "\"\(record.version)\"")
+        return response
     }
 
     /// `GET /api/v1/cases?state=&tier=&overdue=&q=&limit=&cursor=`: the queue, oldest due first, keyset-paginated.
@@ -149,8 +152,17 @@ final class CasesController: Sendable {
         }
         let page = records.prefix(limit)
         let next = records.count > limit ? page.last.map { CaseQueueCursor(dueAt: $0.dueAt, id: $0.id).encoded } : nil
-        let items = page.map { CaseHTTP.representation($0, actorTier: principal.tier, workflow: workflow, now: now) }
-        return CaseHTTP.json(CaseHTTP.list(items, nextCursor: next))
+        // {"items":[...],"next_cursor":...} in JCS order, the items written directly.
+        var text = "{\"items\":["
+        text.reserveCapacity(page.count * 700 + 64)
+        for (index, record) in page.enumerated() {
+            if index > 0 { text += "," }
+            CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &text)
+        }
+        text += "],\"next_cursor\":"
+        if let next { JSONValue.writeString(next, to: &text) } else { text += "null" }
+        text += "}"
+        return HTTPResponse.json(200, body: Array(text.utf8))
     }
 
     // MARK: Transitions
