@@ -421,7 +421,7 @@ struct UploadBenchmarks {
     }
 
     /// One keep-alive connection per client; the body array is shared, never copied per request.
-    static func run(port: Int, path: String, head: String, body: [UInt8], seconds: Double) -> (uploads: Int, elapsed: Double) {
+    static func run(port: Int, head: String, body: [UInt8], seconds: Double, perClient: Int = .max) -> (uploads: Int, elapsed: Double) {
         let done = Atomic<Int>(0)
         let stop = Date().addingTimeInterval(seconds)
         let started = Date()
@@ -432,7 +432,9 @@ struct UploadBenchmarks {
                 defer { group.leave() }
                 guard let connection = try? TestHTTPConnection(host: "127.0.0.1", port: port, timeout: 30) else { return }
                 let headBytes = Array(head.utf8)
-                while Date() < stop {
+                var sent = 0
+                while Date() < stop && sent < perClient {
+                    sent += 1
                     guard (try? connection.send(headBytes)) != nil, (try? connection.send(body)) != nil,
                           let response = try? connection.readResponse(timeout: 30), response.status == 200 else { return }
                     done.add(1, ordering: .relaxed)
@@ -441,6 +443,13 @@ struct UploadBenchmarks {
         }
         group.wait()
         return (done.load(ordering: .relaxed), Date().timeIntervalSince(started))
+    }
+
+    /// glibc's `malloc_trim(0)` (not in the Glibc module map): returns freed heap pages so RSS shows what is held.
+    static func trimMalloc() {
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
     static func rssKiB(_ field: String) -> Int {
@@ -458,31 +467,36 @@ struct UploadBenchmarks {
         let boundary = "bench-boundary-0123456789"
         let seconds = Double(ProcessInfo.processInfo.environment["RECLAIM_BENCH_SECONDS"] ?? "") ?? 4
         var lines: [String] = []
+
+        // Peak memory first, from a quiet baseline: 16 uploads of 10 MiB held by the handler at once.
+        let file = UploadTests.pngish(count: 10 << 20)
+        let form = UploadTests.multipart([.init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)], boundary: boundary)
+        for (label, body, type) in [("raw", file, "image/png"), ("multipart", form, "multipart/form-data; boundary=\(boundary)")] {
+            Self.trimMalloc()
+            try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+            let before = Self.rssKiB("VmRSS")
+            let head = "POST /hold HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
+            let (uploads, _) = Self.run(port: server.boundPort, head: head, body: body, seconds: 60, perClient: 1)
+            let peak = Self.rssKiB("VmHWM")
+            let after = Self.rssKiB("VmRSS")
+            Self.trimMalloc()
+            let trimmed = Self.rssKiB("VmRSS")
+            lines.append("\(label) \(uploads) x 10 MiB held at once: RSS before \(before / 1024) MiB, peak \(peak / 1024) MiB (+\((peak - before) / 1024) MiB), after \(after / 1024) MiB, after malloc_trim \(trimmed / 1024) MiB")
+        }
+
         for size in [1 << 20, 10 << 20] {
             let file = UploadTests.pngish(count: size)
             let form = UploadTests.multipart([.init(name: "type", bytes: Array("invoice".utf8)), .init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)], boundary: boundary)
             for (label, body, type) in [("raw", file, "image/png"), ("multipart", form, "multipart/form-data; boundary=\(boundary)")] {
                 let head = "POST /count HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
-                let (uploads, elapsed) = Self.run(port: server.boundPort, path: "/count", head: head, body: body, seconds: seconds)
+                let (uploads, elapsed) = Self.run(port: server.boundPort, head: head, body: body, seconds: seconds)
                 let rate = Double(uploads) / elapsed
                 lines.append(String(format: "%@ %2d MiB x %d clients: %7.1f uploads/s, %6.0f MiB/s", label, size >> 20, Self.clients, rate, rate * Double(size) / 1048576))
             }
         }
 
-        // Peak memory: 16 uploads of 10 MiB held by the handler at once.
-        let file = UploadTests.pngish(count: 10 << 20)
-        let form = UploadTests.multipart([.init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)], boundary: boundary)
-        for (label, body, type) in [("raw", file, "image/png"), ("multipart", form, "multipart/form-data; boundary=\(boundary)")] {
-            try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-            let before = Self.rssKiB("VmRSS")
-            let head = "POST /hold HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
-            let (uploads, _) = Self.run(port: server.boundPort, path: "/hold", head: head, body: body, seconds: 0.001)
-            let peak = Self.rssKiB("VmHWM")
-            let after = Self.rssKiB("VmRSS")
-            lines.append("\(label) 16 x 10 MiB held at once (\(uploads) done): RSS before \(before / 1024) MiB, peak \(peak / 1024) MiB (+\((peak - before) / 1024) MiB), after \(after / 1024) MiB; large bodies cap \(server.configuration.maxConcurrentLargeBodies)")
-        }
         let report = lines.joined(separator: "\n")
         print(report)
-        try? report.write(toFile: "/tmp/upload-bench.txt", atomically: true, encoding: .utf8)
+        try? (report + "\n").write(toFile: "/tmp/upload-bench.txt", atomically: true, encoding: .utf8)
     }
 }
