@@ -129,8 +129,10 @@ extension HTTPRequest {
 /// Used only on the worker thread that owns the connection (MHD calls the access handler, and so the
 /// iterator, there); the server hands the finished form to the request as an immutable value.
 final class MultipartCollector {
-    /// The post processor's buffer: part header lines must fit in it; 16 KiB means ~640 iterator calls per 10 MiB.
-    static let bufferSize = 16 * 1024
+    /// The post processor's buffer: each part header line must fit in it. MHD rescans a header line from its
+    /// start whenever a few more bytes arrive, so a trickled line costs O(size²): 4 KiB keeps that small.
+    /// 4, 16 and 64 KiB measured the same upload throughput (within noise, 16 clients, release).
+    static let bufferSize = 4 * 1024
 
     let limits: MultipartLimits
     private var processor: OpaquePointer?

@@ -148,14 +148,16 @@ import Testing
             Part(name: "file", filename: "a.pdf", contentType: "application/pdf", bytes: Array("%PDF-1.7\r\n--x".utf8)),
             Part(name: "blob", contentType: "application/octet-stream", bytes: [0, 13, 10, 45, 45, 0]),
             Part(name: "nothing", filename: "n.bin", bytes: []),
+            Part(name: "long", filename: String(repeating: "n", count: 3000) + ".png", contentType: "image/png", bytes: [7]),
         ], boundary: "simple")
         let response = try client.request("POST", "/upload", headers: [("Content-Type", "multipart/form-data; boundary=\"simple\"")], body: body)
         #expect(response.status == 200)
         #expect(response.text == "type=invoice file=a.pdf declared=application/pdf size=13 raw=0")
         let parts = received.parts.withLock { $0 }
-        #expect(parts.map(\.name) == ["type", "empty", "file", "blob", "nothing"])
-        #expect(parts.map(\.bytes.count) == [7, 0, 13, 6, 0])
-        #expect(parts.map(\.isFile) == [false, false, true, true, true])
+        #expect(parts.map(\.name) == ["type", "empty", "file", "blob", "nothing", "long"])
+        #expect(parts.map(\.bytes.count) == [7, 0, 13, 6, 0, 1])
+        #expect(parts.map(\.isFile) == [false, false, true, true, true, true])
+        #expect(parts.last?.filename?.count == 3004)
     }
 
     @Test func rawUploadsStillUseTheBody() throws {
@@ -270,6 +272,7 @@ import Testing
             ("a part without a name", Self.formHeaders(), Array("--\(Self.boundary)\r\nContent-Type: text/plain\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
             ("data after the closing boundary", Self.formHeaders(), good + Array("--\(Self.boundary)\r\n".utf8)),
             ("a preamble before the first boundary", Self.formHeaders(), Array("preamble\r\n".utf8) + good),
+            ("a part header line longer than 4 KiB", Self.formHeaders(), Self.multipart([Part(name: "file", filename: String(repeating: "n", count: 4200), bytes: [1])])),
             ("a longer boundary in the body", Self.formHeaders(boundary: String(Self.boundary.dropLast())), good),
         ]
         let client = server.client(keepAlive: true)
