@@ -37,8 +37,6 @@ public final class HTTPServer: @unchecked Sendable {
     private let state = Mutex(State())
     /// Requests between the request line and MHD's completion callback.
     private let inFlight = Atomic<Int>(0)
-    /// Requests holding a large body (see `HTTPServerConfiguration.maxConcurrentLargeBodies`).
-    private let largeBodies = Atomic<Int>(0)
     /// Set once shutdown starts: responses then carry `Connection: close`.
     private let draining = Atomic<Bool>(false)
     /// The last diagnostic from libmicrohttpd, quoted when the daemon fails to start.
@@ -92,7 +90,7 @@ public final class HTTPServer: @unchecked Sendable {
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
     /// Requests holding a body larger than `largeBodyThreshold` right now.
-    public var largeBodiesInFlight: Int { largeBodies.load(ordering: .relaxed) }
+    public var largeBodiesInFlight: Int { metrics.largeBodiesInFlight }
 
     /// Binds the address and starts the worker threads; throws `HTTPServerError` (e.g. address in use).
     public func start() throws {
@@ -218,7 +216,7 @@ public final class HTTPServer: @unchecked Sendable {
         context.connection = nil
         if context.holdsLargeBodySlot {
             context.holdsLargeBodySlot = false
-            largeBodies.subtract(1, ordering: .relaxed)
+            metrics.largeBodies.subtract(1, ordering: .relaxed)
         }
         if context.phase != .answered {
             // MHD answered itself (431 for oversized headers, 400 for malformed ones), the client went
@@ -373,11 +371,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// Takes one of the `maxConcurrentLargeBodies` slots for this request; false when none is free.
     private func acquireLargeBodySlot(_ context: RequestContext) -> Bool {
         let cap = configuration.maxConcurrentLargeBodies
-        if cap > 0 && largeBodies.add(1, ordering: .relaxed).newValue > cap {
-            largeBodies.subtract(1, ordering: .relaxed)
+        if cap > 0 && metrics.largeBodies.add(1, ordering: .relaxed).newValue > cap {
+            metrics.largeBodies.subtract(1, ordering: .relaxed)
             return false
         }
-        if cap <= 0 { largeBodies.add(1, ordering: .relaxed) }
+        if cap <= 0 { metrics.largeBodies.add(1, ordering: .relaxed) }
         context.holdsLargeBodySlot = true
         return true
     }

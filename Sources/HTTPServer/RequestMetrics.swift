@@ -33,6 +33,8 @@ public final class RequestMetrics: Sendable {
     private let buckets: [Double]
     private let state = Mutex(State())
     private let inFlight = Atomic<Int>(0)
+    /// Requests holding a large body; the server counts against `maxConcurrentLargeBodies` here.
+    let largeBodies = Atomic<Int>(0)
 
     /// The `Content-Type` for `renderPrometheus()` output.
     public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -57,6 +59,9 @@ public final class RequestMetrics: Sendable {
 
     /// Requests currently being handled.
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Requests holding a body over `largeBodyThreshold` right now.
+    public var largeBodiesInFlight: Int { largeBodies.load(ordering: .relaxed) }
 
     /// How many requests matched these labels so far (for tests and health checks).
     public func count(method: HTTPMethod, route: String, status: Int) -> Int {
@@ -91,6 +96,9 @@ public final class RequestMetrics: Sendable {
         out += "# HELP http_requests_in_flight HTTP requests being handled now.\n"
         out += "# TYPE http_requests_in_flight gauge\n"
         out += "http_requests_in_flight \(requestsInFlight)\n"
+        out += "# HELP http_large_bodies_in_flight Requests holding a large body (uploads), capped by maxConcurrentLargeBodies.\n"
+        out += "# TYPE http_large_bodies_in_flight gauge\n"
+        out += "http_large_bodies_in_flight \(largeBodiesInFlight)\n"
         return out
     }
 

@@ -342,6 +342,7 @@ import Testing
         try first.send("POST /upload?type=x HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(size)\r\n\r\n")
         try first.send([UInt8](repeating: 1, count: 1000))
         #expect(Self.waitFor { server.server.largeBodiesInFlight == 1 })
+        #expect(server.metrics.renderPrometheus().contains("http_large_bodies_in_flight 1\n"))
 
         // Announced large: refused up front. Chunked: refused once it grows past the threshold.
         let second = try server.client().openConnection()
