@@ -17,6 +17,7 @@ Usage:
   reclaim migrate                   apply pending migrations and exit
   reclaim keys generate [--output PATH] [--force]
                                     write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
+\(identityUsage)
   reclaim accounts import FILE.jsonl
                                     put accounts on file, one JSON object a line; bad lines are reported by number
   reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
