@@ -342,9 +342,12 @@ public final class HTTPServer: @unchecked Sendable {
                         return answerEarly(context, connection: connection, problem: Self.tooManyLargeBodies)
                     }
                 }
-                // One allocation of the announced size instead of doubling from zero. A client may announce a
-                // body and never send it: that costs at most the threshold, or a counted large-body slot.
-                if formType == nil { context.body.reserveCapacity(contentLength) }
+                // A large body holds a counted slot, so its announced size is reserved whole: one allocation, no
+                // doubling copies of megabytes. Smaller ones reserve at most 64 KiB: a client may announce a body
+                // and never send it, on every connection.
+                if formType == nil {
+                    context.body.reserveCapacity(context.holdsLargeBodySlot ? contentLength : min(contentLength, 64 * 1024))
+                }
             }
             if let limits = route.multipart, let formType {
                 context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength)
