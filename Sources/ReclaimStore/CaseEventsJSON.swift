@@ -90,6 +90,24 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStri
         return keys.sorted { a, b in a.utf16.lexicographicallyPrecedes(b.utf16) }
     }
 
+    /// `writeString` into bytes (the response body), with the same escaping.
+    public static func writeString(_ value: String, to out: inout [UInt8]) {
+        var needsEscape = false
+        for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            needsEscape = true
+            break
+        }
+        if needsEscape {
+            var text = ""
+            writeString(value, to: &text)
+            out.append(contentsOf: text.utf8)
+        } else {
+            out.append(0x22)
+            out.append(contentsOf: value.utf8)
+            out.append(0x22)
+        }
+    }
+
     /// JCS string escaping: `"` and `\`, the short forms for \b \t \n \f \r, `\u00xx` for other controls; nothing else.
     public static func writeString(_ value: String, to out: inout String) {
         out += "\""
@@ -148,11 +166,24 @@ public enum Timestamp {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        // One allocation: the 24 bytes written in place.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int64, at offset: Int, width: Int) {
+                var rest = value
+                for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[position] = UInt8(truncatingIfNeeded: 0x30 + rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, at: 0, width: 4); buffer[4] = 0x2D
+            put(month, at: 5, width: 2); buffer[7] = 0x2D
+            put(day, at: 8, width: 2); buffer[10] = 0x54
+            put(secondOfDay / 3600, at: 11, width: 2); buffer[13] = 0x3A
+            put(secondOfDay % 3600 / 60, at: 14, width: 2); buffer[16] = 0x3A
+            put(secondOfDay % 60, at: 17, width: 2); buffer[19] = 0x2E
+            put(Int64(fraction), at: 20, width: 3); buffer[23] = 0x5A
+            return 24
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(Int64(fraction), 3))Z"
     }
 
     /// The text, or JSON null.

@@ -27,9 +27,9 @@ import Testing
         ]
         for sample in samples {
             for tier in [nil, Tier.tier1, .tier2, .engineering] {
-                var written = ""
+                var written: [UInt8] = []
                 CaseHTTP.writeRepresentation(sample, actorTier: tier, workflow: workflow, now: Date(), to: &written)
-                #expect(written == CaseHTTP.representation(sample, actorTier: tier, workflow: workflow, now: Date()).canonical)
+                #expect(String(decoding: written, as: UTF8.self) == CaseHTTP.representation(sample, actorTier: tier, workflow: workflow, now: Date()).canonical)
             }
         }
     }

@@ -99,53 +99,80 @@ enum CaseHTTP {
         ]
     }
 
-    /// The same text as `representation(...).canonical`, written directly with the keys in JCS order: a queue page
-    /// renders fifty of these, and building and sorting dictionaries cost most of the page's CPU.
-    static func writeRepresentation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, to out: inout String) {
+    /// The same bytes as `representation(...).canonical`, written directly with the keys in JCS order: a queue page
+    /// renders fifty of these, and building and sorting dictionaries (then String appends) cost most of its CPU.
+    static func writeRepresentation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, to out: inout [UInt8]) {
         let s = record.snapshot
-        func key(_ name: String) { out += "\"" + name + "\":" }
+        func raw(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        func plain(_ text: String) { out.append(contentsOf: text.utf8) }  // known not to need escaping
         func string(_ value: String) { JSONValue.writeString(value, to: &out) }
-        func time(_ date: Date?) { if let date { out += "\"" + Timestamp.format(date) + "\"" } else { out += "null" } }
-        func optional(_ value: String?) { if let value { string(value) } else { out += "null" } }
-        out += "{"
-        key("account_email"); string(record.accountEmail)
-        out += ","; key("allowed_actions"); out += "["
+        func quoted(_ text: String) { out.append(0x22); out.append(contentsOf: text.utf8); out.append(0x22) }
+        func time(_ date: Date?) { if let date { quoted(Timestamp.format(date)) } else { raw("null") } }
+        func optional(_ value: String?) { if let value { string(value) } else { raw("null") } }
+        func bool(_ value: Bool) { if value { raw("true") } else { raw("false") } }
+        raw("{\"account_email\":"); string(record.accountEmail)
+        raw(",\"allowed_actions\":[")
         for (index, action) in workflow.allowedActions(for: s, actorTier: actorTier).enumerated() {
-            if index > 0 { out += "," }
-            out += "\"" + action.rawValue + "\""
+            if index > 0 { out.append(0x2C) }
+            quoted(action.rawValue)
         }
-        out += "],"; key("assignee")
+        raw("],\"assignee\":")
         if let id = record.assigneeID {
-            out += "{\"id\":\"" + id.uuidString.lowercased() + "\",\"name\":"
-            optional(record.assigneeName)
-            out += ",\"tier\":"
-            optional(record.assigneeTier?.rawValue)
-            out += "}"
+            raw("{\"id\":"); quoted(id.uuidString.lowercased())
+            raw(",\"name\":"); optional(record.assigneeName)
+            raw(",\"tier\":"); optional(record.assigneeTier?.rawValue)
+            raw("}")
         } else {
-            out += "null"
+            raw("null")
         }
-        out += ","; key("case_number"); out += "\"" + record.number + "\""
-        out += ","; key("created_at"); time(record.createdAt)
-        out += ","; key("customer"); out += "{\"contact_email\":"; string(record.customerContactEmail); out += ",\"name\":"; string(record.customerName); out += "}"
-        out += ","; key("devices"); out += "["
+        raw(",\"case_number\":"); quoted(record.number)
+        raw(",\"created_at\":"); time(record.createdAt)
+        raw(",\"customer\":{\"contact_email\":"); string(record.customerContactEmail)
+        raw(",\"name\":"); string(record.customerName)
+        raw("},\"devices\":[")
         for (index, device) in record.devices.enumerated() {
-            if index > 0 { out += "," }
-            out += "{\"imei\":"; optional(device.imei); out += ",\"model\":"; optional(device.model); out += ",\"serial\":"; optional(device.serial); out += "}"
+            if index > 0 { out.append(0x2C) }
+            raw("{\"imei\":"); optional(device.imei)
+            raw(",\"model\":"); optional(device.model)
+            raw(",\"serial\":"); optional(device.serial)
+            raw("}")
         }
-        out += "],"; key("due_at"); time(record.dueAt)
-        out += ","; key("facts")
-        out += "{\"lost_mode_enabled\":\(s.facts.lostModeEnabled),\"rescue_email_added\":\(s.facts.rescueEmailAdded),"
-        out += "\"security_questions_changed\":\(s.facts.securityQuestionsChanged),\"two_step_enabled\":\(s.facts.twoStepEnabled)}"
-        out += ","; key("frozen"); out += record.frozen ? "true" : "false"
-        out += ","; key("kind"); out += "\"" + s.kind.rawValue + "\""
-        out += ","; key("overdue"); out += workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now) ? "true" : "false"
-        out += ","; key("path"); out += "\"" + s.path.rawValue + "\""
-        out += ","; key("state"); out += "\"" + s.state.rawValue + "\""
-        out += ","; key("summary"); string(record.summary)
-        out += ","; key("tier"); out += "\"" + s.tier.rawValue + "\""
-        out += ","; key("updated_at"); time(record.updatedAt)
-        out += ","; key("version"); out += String(record.version)
-        out += "}"
+        raw("],\"due_at\":"); time(record.dueAt)
+        raw(",\"facts\":{\"lost_mode_enabled\":"); bool(s.facts.lostModeEnabled)
+        raw(",\"rescue_email_added\":"); bool(s.facts.rescueEmailAdded)
+        raw(",\"security_questions_changed\":"); bool(s.facts.securityQuestionsChanged)
+        raw(",\"two_step_enabled\":"); bool(s.facts.twoStepEnabled)
+        raw("},\"frozen\":"); bool(record.frozen)
+        raw(",\"kind\":"); quoted(s.kind.rawValue)
+        raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
+        raw(",\"path\":"); quoted(s.path.rawValue)
+        raw(",\"state\":"); quoted(s.state.rawValue)
+        raw(",\"summary\":"); string(record.summary)
+        raw(",\"tier\":"); quoted(s.tier.rawValue)
+        raw(",\"updated_at\":"); time(record.updatedAt)
+        raw(",\"version\":"); plain(String(record.version))
+        raw("}")
+    }
+
+    /// A JSON object body parsed with the small parser (cheaper than JSONDecoder on the hot status route):
+    /// 415 unless `Content-Type: application/json`, 400 `malformed_json` unless an object.
+    static func jsonObject(_ request: HTTPRequest) throws -> [String: JSONValue] {
+        guard let type = request.header("content-type"),
+              type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
+            throw Problem.unsupportedMediaType(expected: "application/json")
+        }
+        guard case .object(let members)? = try? JSONValue.parse(String(decoding: request.body, as: UTF8.self)) else {
+            throw Problem.malformedJSON("The request body is not a JSON object.")
+        }
+        return members
+    }
+
+    /// A required string member, or 400 naming the field.
+    static func requiredString(_ members: [String: JSONValue], _ name: String) throws -> String {
+        guard case .string(let value)? = members[name] else {
+            throw Problem.malformedJSON("The field '\(name)' is required and is a string.", errors: [FieldError(field: name, message: "expected a string")])
+        }
+        return value
     }
 
     /// `ETag: "<version>"`.

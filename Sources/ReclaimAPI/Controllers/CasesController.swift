@@ -112,9 +112,10 @@ final class CasesController: Sendable {
     }
 
     func respond(_ record: CaseRecord, principal: Principal, status: Int = 200) -> HTTPResponse {
-        var text = ""
-        CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &text)
-        var response = HTTPResponse.json(status, body: Array(text.utf8))
+        var body: [UInt8] = []
+        body.reserveCapacity(1024)
+        CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &body)
+        var response = HTTPResponse.json(status, body: body)
         response.addHeader("ETag", "\"\(record.version)\"")
         return response
     }
@@ -153,16 +154,16 @@ final class CasesController: Sendable {
         let page = records.prefix(limit)
         let next = records.count > limit ? page.last.map { CaseQueueCursor(dueAt: $0.dueAt, id: $0.id).encoded } : nil
         // {"items":[...],"next_cursor":...} in JCS order, the items written directly.
-        var text = "{\"items\":["
-        text.reserveCapacity(page.count * 700 + 64)
+        var body = Array("{\"items\":[".utf8)
+        body.reserveCapacity(page.count * 900 + 64)
         for (index, record) in page.enumerated() {
-            if index > 0 { text += "," }
-            CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &text)
+            if index > 0 { body.append(0x2C) }
+            CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &body)
         }
-        text += "],\"next_cursor\":"
-        if let next { JSONValue.writeString(next, to: &text) } else { text += "null" }
-        text += "}"
-        return HTTPResponse.json(200, body: Array(text.utf8))
+        body.append(contentsOf: "],\"next_cursor\":".utf8)
+        if let next { JSONValue.writeString(next, to: &body) } else { body.append(contentsOf: "null".utf8) }
+        body.append(0x7D)
+        return HTTPResponse.json(200, body: body)
     }
 
     // MARK: Transitions

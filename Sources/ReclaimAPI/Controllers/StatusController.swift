@@ -20,17 +20,17 @@ final class StatusController: Sendable {
         self.policy = policy
     }
 
-    struct StatusBody: Decodable {
+    struct StatusBody {
         var caseNumber: String
         var accessCode: String
-        enum CodingKeys: String, CodingKey { case caseNumber = "case_number", accessCode = "access_code" }
     }
 
     /// Compared against when the case does not exist, so both answers cost the same.
     private static let dummyHash = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
 
     @Sendable func status(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try request.decodeJSON(StatusBody.self)
+        let members = try CaseHTTP.jsonObject(request)
+        let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"))
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
         let address = request.clientAddress
