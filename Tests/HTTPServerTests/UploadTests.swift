@@ -273,6 +273,9 @@ import Testing
             ("data after the closing boundary", Self.formHeaders(), good + Array("--\(Self.boundary)\r\n".utf8)),
             ("a preamble before the first boundary", Self.formHeaders(), Array("preamble\r\n".utf8) + good),
             ("a part header line longer than 4 KiB", Self.formHeaders(), Self.multipart([Part(name: "file", filename: String(repeating: "n", count: 4200), bytes: [1])])),
+            // MHD 0.9.75 quirks, pinned so a library upgrade that changes them is noticed:
+            ("an unquoted name (MHD reads only quoted values)", Self.formHeaders(), Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=type\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
+            ("a parameter after the boundary (MHD takes the rest of the header)", [("Content-Type", "multipart/form-data; boundary=\(Self.boundary); charset=utf-8")], good),
             ("a longer boundary in the body", Self.formHeaders(boundary: String(Self.boundary.dropLast())), good),
         ]
         let client = server.client(keepAlive: true)
@@ -353,7 +356,9 @@ import Testing
         #expect(try refused.json()["code"] as? String == "too_many_uploads")
         let third = try server.client().openConnection()
         try third.send("POST /upload?type=z HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nTransfer-Encoding: chunked\r\n\r\n")
-        try Self.sendChunked([UInt8](repeating: 2, count: (1 << 20) + 1), chunk: 64 * 1024, over: third, terminate: false)
+        // Exactly one byte past the threshold: the server reads all of it, so its close cannot reset the 503.
+        let threshold = server.server.configuration.largeBodyThreshold
+        try Self.sendChunked([UInt8](repeating: 2, count: threshold + 1), chunk: 64 * 1024, over: third, terminate: false)
         #expect(try third.readResponse(timeout: 3).status == 503)
         // Small requests are never counted.
         #expect(try server.client().request("POST", "/upload?type=s", headers: [("Content-Type", "image/png")], body: [1, 2, 3]).status == 200)
