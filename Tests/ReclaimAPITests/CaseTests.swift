@@ -162,4 +162,26 @@ final class CaseWorld {
         #expect(created["allowed_actions"] as? [String] == [])
         #expect(created["access_code"] is String)
     }
+
+    /// api.md: the access code is never shown again, except in an idempotent replay of the very request that created it.
+    @Test func anIdempotentReplayReturnsTheSameCaseAndCodeAndCreatesNothing() throws {
+        let world = try CaseWorld()
+        let client = try world.service.addClient()
+        let body = Array(try JSONSerialization.data(withJSONObject: CaseWorld.caseBody()))
+        func send() throws -> TestHTTPResponse {
+            try world.client.request("POST", "/api/v1/cases",
+                                     headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body)
+                                         + [("Content-Type", "application/json"), ("Idempotency-Key", "case-create-1")],
+                                     body: body)
+        }
+        let first = try send()
+        world.service.clock.advance(by: 1)  // a fresh signature timestamp for the retry
+        let second = try send()
+        #expect(first.status == 201 && second.status == 201)
+        #expect(first.body == second.body)
+        #expect(first.header("Location") == second.header("Location"))
+        let connection = try world.database()
+        defer { connection.close() }
+        #expect(try connection.query("SELECT count(*) FROM cases").first!.decode(0, as: Int.self) == 1)
+    }
 }
