@@ -157,4 +157,26 @@ import Testing
         let status = try world.status(number, created["access_code"] as! String).json()
         #expect(status["next_step"] as? String == customerNextStep(state: .resolved, path: .activationLock, dueAt: nil))
     }
+
+    /// Guessing answers through send_reset spends the account's budget: after 9 wrong answers even the right ones wait 8 hours.
+    @Test func wrongAnswersLockTheAccountsAnswers() throws {
+        let world = try CaseWorld()
+        try putAccountOnFile(world)
+        let tier1 = try world.agent(.tier1)
+        let number = try world.openCase(as: tier1)["case_number"] as! String
+        for guess in 0..<5 {  // two wrong answers a try: 10 failures
+            let response = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
+                ["question_id": "q1", "answer": "guess \(guess)"], ["question_id": "q2", "answer": "city \(guess)"]]])
+            #expect(response.status == (guess < 5 ? 409 : 429))
+        }
+        let right = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
+            ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"]]])
+        #expect(right.status == 429)
+        #expect(try right.json()["code"] as? String == "locked_out")
+        world.service.clock.advance(by: 8 * 3600 + 1)
+        let later = try world.agent(.tier1)
+        let resolved = try world.must(number, "send_reset", as: later, version: 1, extra: ["answers": [
+            ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"]]])
+        #expect(resolved["state"] as? String == "resolved")
+    }
 }

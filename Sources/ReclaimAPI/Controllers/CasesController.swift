@@ -244,16 +244,37 @@ final class CasesController: Sendable {
     }
 
     /// For `send_reset`: whether every on-file answer matched a given one, and the on-file primary address.
+    /// Each given answer that does not match counts as one failure for the account on file (the domain's budget:
+    /// 9 in 8 hours lock the account's answers for 8 hours, even right ones), kept with the status throttles.
     private func checkAnswers(_ answers: [TransitionBody.Answer], accountEmail: String) throws -> (Bool, String?) {
         guard answers.count <= 20 else { throw Problem.unprocessable(errors: [FieldError(field: "answers", message: "At most 20 answers.")]) }
-        guard let onFile = try context.pool.withConnection({ try AccountStore.securityAnswers(email: accountEmail, on: $0) }) else {
-            return (false, nil)
+        let now = context.clock.now()
+        let key = "account:" + accountEmail.lowercased()
+        let (onFile, lockedUntil) = try context.pool.withConnection { connection in
+            (try AccountStore.securityAnswers(email: accountEmail, on: connection),
+             try StatusThrottle.lockedUntil(keys: [key], now: now, on: connection))
         }
+        if let lockedUntil {
+            throw Problem.tooManyRequests(retryAfter: Int(lockedUntil.timeIntervalSince(now).rounded(.up)), code: "locked_out",
+                                          detail: "Too many wrong answers for this account. Try again later.")
+        }
+        guard let onFile else { return (false, nil) }
         var given: [String: String] = [:]
         for answer in answers { given[answer.questionID] = SecurityAnswer.normalize(answer.answer) }
         var matched = Set<String>()
+        var failures = 0
         for (questionID, hash) in onFile.answers {
-            if let answer = given[questionID], !answer.isEmpty, answerHasher.verify(answer, against: hash) { matched.insert(questionID) }
+            guard let answer = given[questionID], !answer.isEmpty else { continue }
+            if answerHasher.verify(answer, against: hash) { matched.insert(questionID) } else { failures += 1 }
+        }
+        if failures > 0 {
+            let policy = StatusThrottlePolicy.default
+            try context.pool.withTransaction { connection in
+                for _ in 0..<failures {
+                    try StatusThrottle.recordFailure(key: key, limit: policy.caseLimit, window: policy.caseWindow, lockout: policy.caseLockout,
+                                                     now: now, on: connection)
+                }
+            }
         }
         let all = VerificationPolicy.allOnFileAnswersMatched(onFile: Set(onFile.answers.keys), matched: matched)
         return (all, onFile.email)
