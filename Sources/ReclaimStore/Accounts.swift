@@ -5,25 +5,41 @@ import ReclaimCore
 
 /// An account on file as submitted (`POST /api/v1/accounts`, one line of `reclaim accounts import`).
 public struct AccountPayload: Decodable, Sendable {
+    /// A security question and its answer (in clear only until hashed).
     public struct Question: Decodable, Sendable {
+        /// Short id such as `q1`.
         public var id: String
+        /// The question's text.
         public var question: String
+        /// The answer.
         public var answer: String
     }
+    /// A payment card (the number in clear only until reduced).
     public struct Card: Decodable, Sendable {
+        /// The full number.
         public var number: String
+        /// Expiry month.
         public var expMonth: Int
+        /// Expiry year (four digits).
         public var expYear: Int
         enum CodingKeys: String, CodingKey { case number, expMonth = "exp_month", expYear = "exp_year" }
     }
+    /// A device registered to the account.
     public struct Device: Decodable, Sendable {
+        /// Serial number.
         public var serial: String?
+        /// IMEI.
         public var imei: String?
+        /// Model name.
         public var model: String?
     }
+    /// The account's primary address (where resets go).
     public var email: String
+    /// Security questions with answers.
     public var securityQuestions: [Question]?
+    /// Payment cards on file.
     public var cards: [Card]?
+    /// Registered devices.
     public var devices: [Device]?
 
     enum CodingKeys: String, CodingKey { case email, securityQuestions = "security_questions", cards, devices }
@@ -31,14 +47,22 @@ public struct AccountPayload: Decodable, Sendable {
 
 /// An account that passed validation: answers normalised, cards checked, devices validated. Holds secrets: never log it.
 public struct ValidatedAccount: Sendable {
+    /// A question with its normalised answer.
     public struct Question: Sendable {
+        /// Short id.
         public let id: String
+        /// The question's text.
         public let question: String
+        /// `SecurityAnswer.normalize` of the answer.
         public let normalizedAnswer: String
     }
+    /// The primary address.
     public let email: EmailAddress
+    /// Questions with normalised answers.
     public let questions: [Question]
+    /// Checked card numbers and expiry.
     public let cards: [(number: CardNumber, expMonth: Int, expYear: Int)]
+    /// Validated devices.
     public let devices: [CaseDevice]
 
     /// Validates every field, reporting every problem at once (field names as in the request, e.g. `cards[0].number`).
@@ -103,12 +127,19 @@ extension String {
 
 /// An account ready to insert: answers hashed, cards reduced to first six, last four and fingerprint.
 public struct PreparedAccount: Sendable {
+    /// A question with its argon2id answer hash.
     public struct Question: Sendable { let id: String; let question: String; let answerHash: String }
+    /// A card as stored: first six, last four, keyed fingerprint.
     public struct Card: Sendable { let summary: CardSummary; let fingerprint: [UInt8]; let keyID: String; let expMonth: Int; let expYear: Int }
+    /// The new account's id.
     public let id: UUID
+    /// The primary address.
     public let email: EmailAddress
+    /// Hashed questions.
     public let questions: [Question]
+    /// Reduced cards.
     public let cards: [Card]
+    /// Validated devices.
     public let devices: [CaseDevice]
 
     /// Does the slow work (one argon2id hash per answer, ~15 ms each): call it outside any transaction.

@@ -4,12 +4,19 @@ import Postgres
 
 /// One event of a case's timeline, as stored and as the API returns it.
 public struct CaseEvent: Sendable, Equatable {
+    /// 1, 2, ... within the case.
     public let seq: Int
+    /// When it happened (milliseconds).
     public let at: Date
+    /// `agent:<uuid>`, `client:<uuid>` or `customer`.
     public let actor: String
+    /// What happened (`transition`, `denied`, ...).
     public let type: String
+    /// Details, as canonical JSON.
     public let data: JSONValue
+    /// The previous event's hash (nil for the first).
     public let prevHash: String?
+    /// Lower-case hex SHA-256 of the chain link.
     public let hash: String
 
     /// `{seq, at, actor, type, data, prev_hash, hash}` as in api.md.
@@ -30,9 +37,13 @@ public enum CaseEventChain {
 
     /// Where a chain breaks: the first event whose sequence, link or hash does not hold.
     public struct Break: Sendable, Equatable, CustomStringConvertible {
+        /// The case whose chain breaks.
         public let caseNumber: String
+        /// The first event that does not hold.
         public let seq: Int
+        /// Why, in words.
         public let reason: String
+        /// `case N: event S: reason`.
         public var description: String { "case \(caseNumber): event \(seq): \(reason)" }
     }
 

@@ -4,18 +4,30 @@ import Foundation
 /// one RFC 8785 (JCS) form. Used for case events (hashed) and for the case API's bodies.
 public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral {
+    /// JSON null.
     case null
+    /// true or false.
     case bool(Bool)
+    /// An integer (the service writes no fractions).
     case int(Int64)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object (key order is irrelevant: the canonical form sorts).
     case object([String: JSONValue])
 
+    /// A string literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer literal.
     public init(integerLiteral value: Int) { self = .int(Int64(value)) }
+    /// A boolean literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// null.
     public init(nilLiteral: ()) { self = .null }
+    /// An array literal.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An object literal.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))
     }

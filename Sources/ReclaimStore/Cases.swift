@@ -4,10 +4,14 @@ import ReclaimCore
 
 /// A device as typed in when the case was opened (validated: serial 8–14 letters and digits, IMEI with its check digit).
 public struct CaseDevice: Sendable, Hashable {
+    /// Serial as printed on the box (upper case), if given.
     public var serial: String?
+    /// IMEI digits, if given.
     public var imei: String?
+    /// Free-text model name.
     public var model: String?
 
+    /// A device from its parts (already validated).
     public init(serial: String?, imei: String?, model: String?) {
         self.serial = serial
         self.imei = imei
@@ -26,23 +30,41 @@ public struct CaseDevice: Sendable, Hashable {
 
 /// One row of `cases`, with the assignee's name and tier joined in.
 public struct CaseRecord: Sendable {
+    /// Primary key.
     public let id: UUID
+    /// The 12-digit case number.
     public let number: String
+    /// HMAC-SHA256 of the access code.
     public let accessCodeHash: [UInt8]
+    /// Key-file id of the key that made `accessCodeHash`.
     public let accessCodeKeyID: String
+    /// The workflow columns.
     public let snapshot: CaseSnapshot
+    /// When the case is due (nil when paused or finished).
     public let dueAt: Date?
+    /// The account the case is about.
     public let accountEmail: String
+    /// The customer's name.
     public let customerName: String
+    /// Where the customer can be reached (never a reset destination).
     public let customerContactEmail: String
+    /// Devices typed in at creation.
     public let devices: [CaseDevice]
+    /// What happened, in the agent's words.
     public let summary: String
+    /// The assigned agent.
     public let assigneeID: UUID?
+    /// The assigned agent's name (joined).
     public let assigneeName: String?
+    /// The assigned agent's tier (joined).
     public let assigneeTier: Tier?
+    /// Purchases and cloud operations frozen.
     public let frozen: Bool
+    /// When the case was opened.
     public let createdAt: Date
+    /// Last change.
     public let updatedAt: Date
+    /// Optimistic-concurrency version (the ETag).
     public let version: Int
 
     /// A record from its fields.
@@ -72,20 +94,34 @@ public struct CaseRecord: Sendable {
 
 /// A case about to be inserted.
 public struct NewCase: Sendable {
+    /// See `CaseRecord`.
     public var id: UUID
+    /// See `CaseRecord`.
     public var number: CaseNumber
+    /// See `CaseRecord`.
     public var accessCodeHash: [UInt8]
+    /// See `CaseRecord`.
     public var accessCodeKeyID: String
+    /// See `CaseRecord`.
     public var snapshot: CaseSnapshot
+    /// See `CaseRecord`.
     public var dueAt: Date?
+    /// See `CaseRecord`.
     public var accountEmail: String
+    /// See `CaseRecord`.
     public var customerName: String
+    /// See `CaseRecord`.
     public var customerContactEmail: String
+    /// See `CaseRecord`.
     public var devices: [CaseDevice]
+    /// See `CaseRecord`.
     public var summary: String
+    /// See `CaseRecord`.
     public var createdBy: String
+    /// See `CaseRecord`.
     public var now: Date
 
+    /// A case from its parts.
     public init(id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 createdBy: String, now: Date) {
@@ -107,12 +143,16 @@ public struct NewCase: Sendable {
 
 /// Queue filters (all optional) for `CaseStore.queue`.
 public struct CaseQueueFilter: Sendable {
+    /// Only cases in this state.
     public var state: CaseState?
+    /// Only cases held by this tier.
     public var tier: Tier?
+    /// Only overdue (true) or not overdue (false) cases.
     public var overdue: Bool?
     /// A normalised search term (see `CaseSearch.term`).
     public var term: String?
 
+    /// A filter; nil fields do not filter.
     public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil) {
         self.state = state
         self.tier = tier
@@ -123,9 +163,12 @@ public struct CaseQueueFilter: Sendable {
 
 /// Where the previous queue page ended: the last case's due date (nil: in the null section) and id.
 public struct CaseQueueCursor: Sendable, Equatable {
+    /// The last case's due date (nil: the undated section).
     public var dueAt: Date?
+    /// The last case's id.
     public var id: UUID
 
+    /// A cursor after this case.
     public init(dueAt: Date?, id: UUID) {
         self.dueAt = dueAt
         self.id = id

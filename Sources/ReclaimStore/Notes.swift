@@ -11,12 +11,18 @@ public enum NoteVisibility: String, Sendable, CaseIterable {
 
 /// A note on a case.
 public struct CaseNote: Sendable, Equatable {
+    /// Primary key.
     public let id: UUID
+    /// The text.
     public let body: String
+    /// Who may read it.
     public let visibility: NoteVisibility
+    /// The actor who wrote it.
     public let author: String
+    /// When (milliseconds).
     public let createdAt: Date
 
+    /// A note; the time is truncated to milliseconds.
     public init(id: UUID, body: String, visibility: NoteVisibility, author: String, createdAt: Date) {
         self.id = id
         self.body = body

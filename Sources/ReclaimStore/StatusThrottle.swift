@@ -16,6 +16,7 @@ public struct StatusThrottlePolicy: Sendable {
     /// Failures older than this no longer count towards the address limit.
     public var addressWindow: TimeInterval = 3600
 
+    /// The defaults.
     public init() {}
 
     /// The defaults: 9 per case number per 8 h (the domain's account lockout), 50 per address per hour.
