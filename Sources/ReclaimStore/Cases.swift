@@ -378,17 +378,30 @@ public enum CaseStore {
 }
 
 extension CaseStore {
-    /// The customer status look-up in one statement: the case (or nil) and the latest lock in force among `throttleKeys`.
-    public static func findForStatus(number: String, throttleKeys: [String], now: Date, on connection: PostgresConnection) throws -> (CaseRecord?, Date?) {
+    /// The customer status look-up in one statement: the case (or nil), the latest lock in force among `throttleKeys`,
+    /// and the case's customer-visible notes, oldest first, as (body, time) pairs.
+    public static func findForStatus(number: String, throttleKeys: [String], now: Date,
+                                     on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [(body: String, at: Date)]) {
         let rows = try connection.query("""
             SELECT \(unescaped: columns),
                 (SELECT max(t.locked_until) FROM status_throttle t
-                 WHERE t.key = ANY(string_to_array(\(throttleKeys.joined(separator: "\u{1F}"))::text, chr(31))) AND t.locked_until > \(now))
+                 WHERE t.key = ANY(string_to_array(\(throttleKeys.joined(separator: "\u{1F}"))::text, chr(31))) AND t.locked_until > \(now)),
+                (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
+                 FROM case_notes n WHERE n.case_id = c.id AND n.visibility = 'customer')
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
             """)
-        guard let row = rows.first else { return (nil, nil) }
+        guard let row = rows.first else { return (nil, nil, []) }
         let locked: Date? = try row.decode(30)
         let record = row.isNull(0) ? nil : try decode(row)
-        return (record, locked)
+        var notes: [(body: String, at: Date)] = []
+        if let text = try row.decode(31, as: String?.self), case .array(let items) = try JSONValue.parse(text) {
+            for item in items {
+                guard case .array(let pair) = item, pair.count == 2, case .string(let body) = pair[0], case .int(let millis) = pair[1] else {
+                    throw PostgresError(.decoding, message: "customer notes are not [body, milliseconds] pairs")
+                }
+                notes.append((body, Date(timeIntervalSince1970: Double(millis) / 1000)))
+            }
+        }
+        return (record, locked, notes)
     }
 }

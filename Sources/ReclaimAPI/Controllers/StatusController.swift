@@ -44,7 +44,7 @@ final class StatusController: Sendable {
             throw Problem.notFound(code: "invalid_case_number", detail: "This is not a valid case number: check it for a typo.")
         }
 
-        let (record, lockedUntil) = try context.pool.withConnection { connection in
+        let (record, lockedUntil, notes) = try context.pool.withConnection { connection in
             try CaseStore.findForStatus(number: number.digits, throttleKeys: [StatusThrottle.caseKey(number.digits), addressKey], now: now, on: connection)
         }
         if let lockedUntil { throw Self.locked(until: lockedUntil, now: now) }
@@ -61,7 +61,6 @@ final class StatusController: Sendable {
             throw Problem.notFound(detail: "No case matches this case number and access code.")
         }
 
-        let notes = try context.pool.withConnection { try NoteStore.list(caseID: record.id, customerOnly: true, on: $0) }
         let s = record.snapshot
         let response: JSONValue = [
             "case_number": .string(record.number),
@@ -73,7 +72,7 @@ final class StatusController: Sendable {
             // Evidence arrives with issue 5; until then nothing is filed.
             "evidence": [],
             "missing": .array(missingEvidence(state: s.state, path: s.path, kind: s.kind, facts: s.facts, have: []).map(JSONValue.string)),
-            "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.createdAt)] }),
+            "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
         ]
         return CaseHTTP.json(response, headers: [("Cache-Control", "no-store")])
     }
