@@ -44,6 +44,8 @@ public struct APIRoute: Sendable {
     public let handler: HTTPHandler
     /// Identity (issue 3): set for routes answered later from another thread (sign-in hashes on its own queue).
     public let deferredHandler: DeferredHTTPHandler?
+    /// Evidence (issue 5): set for routes that also accept `multipart/form-data` (parsed while it arrives).
+    public private(set) var multipart: MultipartLimits?
 
     public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
                 authentication: RouteAuthentication = .none, requestSchema: String? = nil,
@@ -76,5 +78,12 @@ public struct APIRoute: Sendable {
         self.bodyLimit = bodyLimit
         self.handler = { _ in throw Problem.internal }
         self.deferredHandler = deferred
+    }
+
+    /// Evidence (issue 5): this route also accepts `multipart/form-data` under `limits` (see `Route.acceptingMultipart`).
+    public func acceptingMultipart(_ limits: MultipartLimits = MultipartLimits()) -> APIRoute {
+        var copy = self
+        copy.multipart = limits
+        return copy
     }
 }

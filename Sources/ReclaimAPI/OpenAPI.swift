@@ -86,10 +86,13 @@ enum OpenAPIDocument {
             }
             if !parameters.isEmpty { operation["parameters"] = parameters }
             if let schema = route.requestSchema {
-                operation["requestBody"] = [
-                    "required": true,
-                    "content": ["application/json": ["schema": ["$ref": "#/components/schemas/\(schema)"]]],
-                ]
+                var content: [String: Any] = ["application/json": ["schema": ["$ref": "#/components/schemas/\(schema)"]]]
+                // Evidence: upload routes also take multipart/form-data (and, for agents and clients, raw bytes with ?type=).
+                if route.multipart != nil {
+                    content["multipart/form-data"] = ["schema": ["type": "object", "properties": [
+                        "type": ["type": "string"], "file": ["type": "string", "contentMediaType": "application/octet-stream"]]]]
+                }
+                operation["requestBody"] = ["required": true, "content": content]
             }
             switch route.authentication {
             case .none: operation["security"] = [[String: Any]]()
@@ -129,7 +132,7 @@ enum OpenAPIDocument {
             ],
             "paths": paths,
             "components": [
-                "schemas": schemas.merging(caseSchemas) { first, _ in first },  // Cases: CaseSchemas.swift
+                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first },  // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

@@ -91,11 +91,15 @@ public final class ReclaimService: Sendable {
         let idempotency = IdempotencyMiddleware(context: context)
         let router = Router(routes: routes.map { route in
             // Identity: deferred routes (sign-in, accounts) answer from their own queues.
-            if let deferred = route.deferredHandler {
-                return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit,
-                             deferred: idempotency.wrap(deferred: deferred))
+            var served = if let deferred = route.deferredHandler {
+                Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit,
+                      deferred: idempotency.wrap(deferred: deferred))
+            } else {
+                Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
             }
-            return Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
+            // Evidence: document uploads parse forms while they arrive.
+            if let limits = route.multipart { served = served.acceptingMultipart(limits) }
+            return served
         })
         let staticFiles = StaticFiles(root: configuration.publicDirectory,
                                       aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in

@@ -10,6 +10,7 @@ struct Routes {
     let notes: NotesController
     let accounts: AccountsController
     let status: StatusController
+    let evidence: EvidenceController
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -18,12 +19,14 @@ struct Routes {
         self.notes = NotesController(context: context)
         self.accounts = AccountsController(context: context)
         self.status = StatusController(context: context)
+        self.evidence = EvidenceController(context: context)
     }
 
     var all: [APIRoute] {
         operationsRoutes
             + identityRoutes
             + caseRoutes
+            + evidenceRoutes
             + accountRoutes
             + customerRoutes
     }
@@ -125,6 +128,46 @@ struct Routes {
         ]
     }
 
+    // MARK: Evidence
+    var evidenceRoutes: [APIRoute] {
+        let caseNumber404: ResponseDoc = .problem("invalid_case_number (mistyped, no database query) or not_found.")
+        return [
+            APIRoute(.POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
+                     summary: "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=.",
+                     tag: "evidence", authentication: .agentOrAPIClient, requestSchema: "NewEvidence",
+                     responses: [201: .json("The evidence, summarised: never a secret.", "Evidence"), 400: .problem("Malformed JSON or form."),
+                                 401: .problem("Not authenticated."), 403: .problem("Not allowed."), 404: caseNumber404,
+                                 413: .problem("payload_too_large: more than 10 MiB of file."),
+                                 415: .problem("unsupported_media_type: not PDF, JPEG, PNG or HEIC, or not the declared type."),
+                                 422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
+                                 429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
+                                 503: .problem("busy: too many answers being checked; see Retry-After.")],
+                     bodyLimit: 10 << 20, deferred: evidence.file).acceptingMultipart(),  // ReclaimCore.DocumentUpload.maximumBytes
+            APIRoute(.GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
+                     summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
+                     tag: "evidence", authentication: .agent,
+                     responses: [200: .json("The evidence.", "EvidenceList"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                     handler: evidence.list),
+            APIRoute(.GET, "/api/v1/cases/{case_number}/verification", operationID: "caseVerification",
+                     summary: "The two-of-three rule over the evidence filed on the case: each factor matched, mismatched or missing.",
+                     tag: "evidence", authentication: .agent,
+                     responses: [200: .json("The outcome.", "Verification"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                     handler: evidence.verification),
+            APIRoute(.GET, "/api/v1/evidence/{id}/content", operationID: "evidenceContent",
+                     summary: "The decrypted bytes of a document or transcript (tier3+), as an attachment; the read is recorded on the timeline.",
+                     tag: "evidence", authentication: .agent,
+                     responses: [200: .other("The bytes, with the sniffed media type.", mediaType: "application/octet-stream"),
+                                 401: .problem("Not authenticated."), 403: .problem("Below tier3."), 404: .problem("No such evidence, or it has no content.")],
+                     handler: evidence.content),
+            APIRoute(.POST, "/api/v1/evidence/{id}/review", operationID: "reviewEvidence",
+                     summary: "Accept or reject evidence with a reason (tier2+ for typed evidence, tier3+ for documents and transcripts); kept as a separate record and an event.",
+                     tag: "evidence", authentication: .agent, requestSchema: "EvidenceReview",
+                     responses: [200: .json("The evidence with its new status.", "Evidence"), 401: .problem("Not authenticated."),
+                                 403: .problem("forbidden / insufficient_tier."), 404: .problem("No such evidence."), 422: .problem("validation_failed.")],
+                     bodyLimit: 8192, handler: evidence.review),
+        ]
+    }
+
     // MARK: Accounts
     var accountRoutes: [APIRoute] {
         [
@@ -148,6 +191,18 @@ struct Routes {
                                  404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
                      bodyLimit: 4096, handler: status.status),
+            // Evidence: a customer's own document upload, under the same throttle as the status look-up.
+            APIRoute(.POST, "/api/v1/status/evidence", operationID: "customerUploadEvidence",
+                     summary: "A customer uploads a document: multipart fields case_number, access_code, type and file (PDF, JPEG, PNG or HEIC, 10 MiB at most).",
+                     tag: "customers", authentication: .customer, requestSchema: "CustomerUpload",
+                     responses: [201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
+                                 400: .problem("Malformed form."),
+                                 404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                                 413: .problem("payload_too_large: more than 10 MiB of file."),
+                                 415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC."),
+                                 422: .problem("validation_failed: a field is missing."),
+                                 429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
+                     handler: status.uploadEvidence).acceptingMultipart(),
         ]
     }
 }

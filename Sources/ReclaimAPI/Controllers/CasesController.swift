@@ -206,7 +206,11 @@ final class CasesController: Sendable {
         if action == .sendReset, agent.tier.isAtLeast(.tier1) {
             (decisionContext.allOnFileAnswersMatched, resetDestination) = try checkAnswers(body.answers ?? [], accountEmail: record.accountEmail)
         }
-        // Evidence (issue 5) is not filed yet: `verify` sees no factors and is refused with their outcomes.
+        if action == .verify {
+            // Evidence: the factor outcomes of the evidence filed on the case (the same as GET .../verification).
+            decisionContext.verification = VerificationPolicy.evaluate(
+                try context.pool.withConnection { try EvidenceStore.factorEvidence(caseID: record.id, on: $0) })
+        }
         let now = self.now
         let decision: TransitionDecision
         switch workflow.decide(action, on: record.snapshot, actorTier: agent.tier, context: decisionContext, now: now) {

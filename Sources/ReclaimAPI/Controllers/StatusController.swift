@@ -31,6 +31,46 @@ final class StatusController: Sendable {
     @Sendable func status(_ request: HTTPRequest) throws -> HTTPResponse {
         let members = try CaseHTTP.jsonObject(request)
         let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"))
+        let (record, notes) = try customerCase(body, request)
+        // Evidence: what the customer filed and its review status (never its content or summary).
+        let evidence = try context.pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }
+
+        let s = record.snapshot
+        let response: JSONValue = [
+            "case_number": .string(record.number),
+            "state": .string(s.state.rawValue),
+            "stage": .string(plainState(s.state)),
+            "next_step": .string(customerNextStep(state: s.state, path: s.path, dueAt: record.dueAt)),
+            "updated_at": Timestamp.json(record.updatedAt),
+            "due_at": Timestamp.json(record.dueAt),
+            "evidence": .array(evidence.map { ["type": .string($0.kind.rawValue), "status": .string($0.status.rawValue), "filed_at": Timestamp.json($0.filedAt)] }),
+            "missing": .array(EvidenceFiling.missing(record, evidence).map(JSONValue.string)),
+            "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
+        ]
+        return CaseHTTP.json(response, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// Evidence: `POST /api/v1/status/evidence`, a customer's document upload with `case_number` and `access_code` as
+    /// multipart fields (fields `type` and `file` as for agents); a wrong code counts as a status failure → 201.
+    @Sendable func uploadEvidence(_ request: HTTPRequest) throws -> HTTPResponse {
+        let form = try request.multipart()
+        guard let caseNumber = form.field("case_number"), let accessCode = form.field("access_code") else {
+            throw Problem.unprocessable(errors: [FieldError(field: "case_number", message: "Send case_number and access_code as form fields.")])
+        }
+        let (record, _) = try customerCase(StatusBody(caseNumber: caseNumber, accessCode: accessCode), request)
+        let (type, bytes, declared) = try EvidenceFiling.documentFromForm(form)
+        let number = try CaseHTTP.parseCaseNumber(record.number)
+        let evidence = try EvidenceFiling(context: context).fileDocument(type: type, bytes: bytes, declaredType: declared, number: number,
+                                                                          actor: Principal.customer(number).actor)
+        let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
+                                   "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(bytes.count)),
+                                   "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
+        return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// The case behind a case number and access code, under the throttles: 404 (the same for an unknown case and a wrong
+    /// code, each recorded as a failure), 404 `invalid_case_number`, 429 while locked.
+    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, [(body: String, at: Date)]) {
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
         let address = request.clientAddress
@@ -60,21 +100,7 @@ final class StatusController: Sendable {
             }
             throw Problem.notFound(detail: "No case matches this case number and access code.")
         }
-
-        let s = record.snapshot
-        let response: JSONValue = [
-            "case_number": .string(record.number),
-            "state": .string(s.state.rawValue),
-            "stage": .string(plainState(s.state)),
-            "next_step": .string(customerNextStep(state: s.state, path: s.path, dueAt: record.dueAt)),
-            "updated_at": Timestamp.json(record.updatedAt),
-            "due_at": Timestamp.json(record.dueAt),
-            // Evidence arrives with issue 5; until then nothing is filed.
-            "evidence": [],
-            "missing": .array(missingEvidence(state: s.state, path: s.path, kind: s.kind, facts: s.facts, have: []).map(JSONValue.string)),
-            "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
-        ]
-        return CaseHTTP.json(response, headers: [("Cache-Control", "no-store")])
+        return (record, notes)
     }
 
     static func locked(until: Date, now: Date) -> Problem {

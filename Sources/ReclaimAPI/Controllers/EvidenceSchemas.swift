@@ -1,0 +1,74 @@
+/// OpenAPI schemas of evidence, reviews and verification (merged into `OpenAPIDocument.schemas`).
+extension OpenAPIDocument {
+    nonisolated(unsafe) private static let nullableString: [String: Any] = ["type": ["string", "null"]]
+    nonisolated(unsafe) private static let factorOutcome: [String: Any] = ["type": "string", "enum": ["matched", "mismatched", "missing"]]
+
+    /// The schemas, by name.
+    nonisolated(unsafe) static let evidenceSchemas: [String: Any] = [  // immutable after initialisation
+        "NewEvidence": [
+            "description": "Typed evidence as JSON. Documents are sent as multipart/form-data (fields type and file) or as raw bytes with Content-Type and ?type=; PDF, JPEG, PNG or HEIC, sniffed from the bytes, 10 MiB at most. A cvv, cvc or cvv2 member is refused (422).",
+            "oneOf": [
+                ["type": "object", "required": ["type", "answers"],
+                 "properties": ["type": ["const": "security_answers"],
+                                "answers": ["type": "array", "maxItems": 20, "items": ["type": "object", "required": ["question_id", "answer"],
+                                                                                        "properties": ["question_id": ["type": "string"], "answer": ["type": "string"]]]]]],
+                ["type": "object", "required": ["type", "number", "exp_month", "exp_year"],
+                 "properties": ["type": ["const": "card"], "number": ["type": "string", "description": "13 to 19 digits; Luhn-checked except UnionPay (62)."],
+                                "exp_month": ["type": "integer", "minimum": 1, "maximum": 12], "exp_year": ["type": "integer"]]],
+                ["type": "object", "required": ["type"],
+                 "properties": ["type": ["const": "device"], "serial": ["type": "string", "description": "8 to 14 letters and digits."],
+                                "imei": ["type": "string", "description": "15 digits with a Luhn check digit, or a 16-digit IMEISV."]]],
+                ["type": "object", "required": ["type", "text"],
+                 "properties": ["type": ["const": "transcript"], "text": ["type": "string", "description": "At most 256 KiB; stored encrypted."]]],
+            ],
+        ],
+        "Evidence": [
+            "type": "object",
+            "required": ["id", "type", "status", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"],
+            "properties": [
+                "id": ["type": "string", "format": "uuid"],
+                "type": ["type": "string", "enum": ["security_answers", "card", "device", "transcript", "invoice", "warranty_card", "box_photo",
+                                                    "carrier_contract", "police_report", "imei_photo", "lock_screen_photo"]],
+                "status": ["type": "string", "enum": ["pending", "accepted", "rejected"]],
+                "sha256": ["type": ["string", "null"], "description": "Hex SHA-256 of the document or transcript bytes."],
+                "size": ["type": ["integer", "null"]],
+                "media_type": nullableString,
+                "summary": ["type": "string", "description": "Never a secret: a card as 623456******7890, answers as a count."],
+                "filed_by": ["type": "string"],
+                "filed_at": ["type": "string", "format": "date-time"],
+            ],
+        ],
+        "EvidenceList": [
+            "type": "object",
+            "required": ["items", "next_cursor", "missing"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Evidence"]], "next_cursor": nullableString,
+                           "missing": ["type": "array", "items": ["type": "string"], "description": "What is still missing for the case's path."]],
+        ],
+        "EvidenceReview": [
+            "type": "object",
+            "required": ["decision", "reason"],
+            "properties": ["decision": ["type": "string", "enum": ["accepted", "rejected"]], "reason": ["type": "string", "maxLength": 2000]],
+        ],
+        "Verification": [
+            "type": "object",
+            "required": ["verified", "factors"],
+            "properties": ["verified": ["type": "boolean"],
+                           "factors": ["type": "object", "required": ["security_answer", "card", "device"],
+                                       "properties": ["security_answer": factorOutcome, "card": factorOutcome, "device": factorOutcome]]],
+        ],
+        "CustomerUploadReceipt": [
+            "type": "object",
+            "required": ["type", "status", "filed_at", "size", "sha256", "media_type"],
+            "properties": ["type": ["type": "string"], "status": ["type": "string", "enum": ["pending", "accepted", "rejected"]],
+                           "filed_at": ["type": "string", "format": "date-time"], "size": ["type": "integer"], "sha256": ["type": "string"],
+                           "media_type": ["type": "string"]],
+        ],
+        "CustomerUpload": [
+            "type": "object",
+            "description": "multipart/form-data: case_number, access_code, type (a document type) and file.",
+            "required": ["case_number", "access_code", "type", "file"],
+            "properties": ["case_number": ["type": "string"], "access_code": ["type": "string"], "type": ["type": "string"],
+                           "file": ["type": "string", "contentMediaType": "application/octet-stream"]],
+        ],
+    ]
+}

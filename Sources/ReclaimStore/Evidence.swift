@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import Postgres
+import ReclaimCore
+
+/// A piece of evidence ready to insert: secrets already reduced (answers dropped, card fingerprinted, content sealed).
+public struct NewEvidence: Sendable {
+    /// The evidence id (also the associated data of the sealed content).
+    public let id: UUID
+    /// The case it is filed on.
+    public let caseID: UUID
+    /// What it is.
+    public let kind: EvidenceKind
+    /// For typed evidence: whether it matched what is on file (nil for transcripts and documents).
+    public let matched: Bool?
+    /// Never a secret.
+    public let summary: String
+    /// Non-secret details (question ids given, card first six / last four, device identifiers).
+    public let details: JSONValue
+    /// Card fingerprint and the id of the key it was made with.
+    public let cardFingerprint: (fingerprint: [UInt8], keyID: String)?
+    /// Sealed bytes and the id of the `documents` key, for transcripts and documents.
+    public let sealedContent: (sealed: [UInt8], keyID: String)?
+    /// SHA-256 of the clear bytes (transcripts and documents).
+    public let sha256: [UInt8]?
+    /// Size of the clear bytes.
+    public let size: Int?
+    /// The sniffed media type (documents) or `text/plain; charset=utf-8` (transcripts).
+    public let mediaType: String?
+    /// `agent:<uuid>`, `client:<uuid>` or `customer`.
+    public let filedBy: String
+    /// When it was filed (milliseconds).
+    public let filedAt: Date
+
+    /// A new piece of evidence.
+    public init(id: UUID, caseID: UUID, kind: EvidenceKind, matched: Bool?, summary: String, details: JSONValue,
+                cardFingerprint: (fingerprint: [UInt8], keyID: String)? = nil, sealedContent: (sealed: [UInt8], keyID: String)? = nil,
+                sha256: [UInt8]? = nil, size: Int? = nil, mediaType: String? = nil, filedBy: String, filedAt: Date) {
+        self.id = id
+        self.caseID = caseID
+        self.kind = kind
+        self.matched = matched
+        self.summary = summary
+        self.details = details
+        self.cardFingerprint = cardFingerprint
+        self.sealedContent = sealedContent
+        self.sha256 = sha256
+        self.size = size
+        self.mediaType = mediaType
+        self.filedBy = filedBy
+        self.filedAt = Timestamp.truncated(filedAt)
+    }
+
+    /// The record as it reads right after filing (status pending).
+    public var record: EvidenceRecord {
+        EvidenceRecord(id: id, caseID: caseID, kind: kind, status: .pending, matched: matched, summary: summary, sha256: sha256, size: size,
+                       mediaType: mediaType, filedBy: filedBy, filedAt: filedAt)
+    }
+}
+
+/// Evidence as listed: summaries only, status from its latest review.
+public struct EvidenceRecord: Sendable, Equatable {
+    /// The evidence id.
+    public let id: UUID
+    /// The case it is filed on.
+    public let caseID: UUID
+    /// What it is.
+    public let kind: EvidenceKind
+    /// Its latest review's decision, or pending.
+    public let status: EvidenceStatus
+    /// For typed evidence: whether it matched what is on file.
+    public let matched: Bool?
+    /// Never a secret.
+    public let summary: String
+    /// SHA-256 of the clear bytes (transcripts and documents).
+    public let sha256: [UInt8]?
+    /// Size of the clear bytes.
+    public let size: Int?
+    /// Media type of the clear bytes.
+    public let mediaType: String?
+    /// Who filed it.
+    public let filedBy: String
+    /// When.
+    public let filedAt: Date
+
+    /// `{"id", "type", "status", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"}` (api.md).
+    public var json: JSONValue {
+        ["id": .string(id.uuidString.lowercased()), "type": .string(kind.rawValue), "status": .string(status.rawValue),
+         "sha256": .optional(sha256.map { Hex.encode($0) }), "size": size.map { .int(Int64($0)) } ?? .null,
+         "media_type": .optional(mediaType), "summary": .string(summary), "filed_by": .string(filedBy), "filed_at": Timestamp.json(filedAt)]
+    }
+
+    /// What the verification rule reads, nil for transcripts and documents.
+    public var factorEvidence: FactorEvidence? {
+        guard let factor = kind.factor, let matched else { return nil }
+        return FactorEvidence(factor: factor, matched: matched, status: status)
+    }
+}
+
+/// A review of a piece of evidence: a separate record, never an edit of the evidence.
+public struct EvidenceReview: Sendable, Equatable {
+    /// The review id.
+    public let id: UUID
+    /// The evidence reviewed.
+    public let evidenceID: UUID
+    /// accepted or rejected.
+    public let decision: EvidenceStatus
+    /// Why.
+    public let reason: String
+    /// Who reviewed.
+    public let reviewedBy: String
+    /// When.
+    public let reviewedAt: Date
+
+    /// A review.
+    public init(id: UUID = UUID(), evidenceID: UUID, decision: EvidenceStatus, reason: String, reviewedBy: String, reviewedAt: Date) {
+        self.id = id
+        self.evidenceID = evidenceID
+        self.decision = decision
+        self.reason = reason
+        self.reviewedBy = reviewedBy
+        self.reviewedAt = Timestamp.truncated(reviewedAt)
+    }
+}
+
+/// The `evidence` and `evidence_reviews` tables.
+public enum EvidenceStore {
+    // The listed columns, with the status of the latest review; `e` is evidence.
+    private static let columns = """
+        e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
+        COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending')
+        """
+
+    /// Inserts the evidence (the caller appends the `evidence_filed` event in the same transaction, holding the case's lock).
+    public static func insert(_ e: NewEvidence, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            INSERT INTO evidence (id, case_id, kind, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
+                                  content, content_key_id, sha256, size, media_type, filed_by, filed_at)
+            VALUES (\(e.id), \(e.caseID), \(e.kind.rawValue), \(e.kind.factor?.rawValue), \(e.matched), \(e.summary), \(e.details.canonical)::jsonb,
+                    \(e.cardFingerprint?.fingerprint), \(e.cardFingerprint?.keyID), \(e.sealedContent?.sealed), \(e.sealedContent?.keyID),
+                    \(e.sha256), \(e.size), \(e.mediaType), \(e.filedBy), \(e.filedAt))
+            """)
+    }
+
+    /// Every piece of evidence on the case, oldest first.
+    public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [EvidenceRecord] {
+        try connection.query(PostgresQuery(unsafeSQL: "SELECT \(columns) FROM evidence e WHERE e.case_id = $1 ORDER BY e.filed_at, e.id",
+                                           binds: [caseID.postgresBind])).map(decode)
+    }
+
+    /// One piece of evidence and its case's number, or nil.
+    public static func find(id: UUID, on connection: PostgresConnection) throws -> (record: EvidenceRecord, caseNumber: String)? {
+        guard let row = try connection.query(PostgresQuery(unsafeSQL: """
+            SELECT \(columns), c.case_number FROM evidence e JOIN cases c ON c.id = e.case_id WHERE e.id = $1
+            """, binds: [id.postgresBind])).first else { return nil }
+        return (try decode(row), try row.decode(11, as: String.self))
+    }
+
+    /// The sealed content and its key id, or nil for typed evidence without content.
+    public static func sealedContent(id: UUID, on connection: PostgresConnection) throws -> (sealed: [UInt8], keyID: String)? {
+        guard let row = try connection.query("SELECT content, content_key_id FROM evidence WHERE id = \(id) AND content IS NOT NULL").first else { return nil }
+        return (try row.decode(0, as: [UInt8].self), try row.decode(1, as: String.self))
+    }
+
+    /// Records a review (the evidence's status becomes its decision).
+    public static func insertReview(_ review: EvidenceReview, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            INSERT INTO evidence_reviews (id, evidence_id, decision, reason, reviewed_by, reviewed_at)
+            VALUES (\(review.id), \(review.evidenceID), \(review.decision.rawValue), \(review.reason), \(review.reviewedBy), \(review.reviewedAt))
+            """)
+    }
+
+    /// The typed evidence on a case as the verification rule reads it.
+    public static func factorEvidence(caseID: UUID, on connection: PostgresConnection) throws -> [FactorEvidence] {
+        try list(caseID: caseID, on: connection).compactMap(\.factorEvidence)
+    }
+
+    static func decode(_ row: PostgresRow) throws -> EvidenceRecord {
+        let kindText = try row.decode(2, as: String.self)
+        let statusText = try row.decode(10, as: String.self)
+        guard let kind = EvidenceKind(rawValue: kindText), let status = EvidenceStatus(rawValue: statusText) else {
+            throw PostgresError(.decoding, message: "unknown evidence kind or status")
+        }
+        return EvidenceRecord(id: try row.decode(0, as: UUID.self), caseID: try row.decode(1, as: UUID.self), kind: kind, status: status,
+                              matched: try row.decode(3, as: Bool?.self), summary: try row.decode(4, as: String.self),
+                              sha256: try row.decode(5, as: [UInt8]?.self), size: try row.decode(6, as: Int?.self),
+                              mediaType: try row.decode(7, as: String?.self), filedBy: try row.decode(8, as: String.self),
+                              filedAt: try row.decode(9, as: Date.self))
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimTestSupport
+import Testing
+
+/// A case world with an account on file and helpers to file evidence.
+final class EvidenceWorld {
+    let world: CaseWorld
+    let tier1: AgentSession
+    let number: String
+    let accessCode: String
+
+    static let onFileAnswer = "New York"
+    static let onFileCard = "4111111111111111"
+    static let onFileSerial = "C02XK1ZJH3QD"
+    static let onFileIMEI = "490154203237518"
+    static let boundary = "----reclaim-evidence-5Xk2"
+
+    init(email: String = "owner@example.com") throws {
+        world = try CaseWorld()
+        tier1 = try world.agent(.tier1)
+        let admin = try world.agent(.tier1, admin: true)
+        let account: [String: Any] = [
+            "email": email,
+            "security_questions": [["id": "q1", "question": "City of birth?", "answer": Self.onFileAnswer],
+                                   ["id": "q2", "question": "First pet?", "answer": "Rex"]],
+            "cards": [["number": Self.onFileCard, "exp_month": 12, "exp_year": 2031]],
+            "devices": [["serial": Self.onFileSerial, "model": "Phone"], ["imei": Self.onFileIMEI]],
+        ]
+        let added = try world.post("/api/v1/accounts", as: admin, json: account)
+        guard added.status == 201 else { throw CaseTestError("account answered \(added.status): \(added.text)") }
+        let opened = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: email, devices: []))
+        number = opened["case_number"] as! String
+        accessCode = opened["access_code"] as! String
+    }
+
+    func file(_ json: [String: Any], as session: AgentSession? = nil) throws -> TestHTTPResponse {
+        try world.post("/api/v1/cases/\(number)/evidence", as: session ?? tier1, json: json)
+    }
+
+    @discardableResult
+    func mustFile(_ json: [String: Any]) throws -> [String: Any] {
+        let response = try file(json)
+        guard response.status == 201 else { throw CaseTestError("evidence answered \(response.status): \(response.text)") }
+        return try response.json()
+    }
+
+    func verification() throws -> [String: Any] {
+        let response = try world.get("/api/v1/cases/\(number)/verification", as: tier1)
+        guard response.status == 200 else { throw CaseTestError("verification answered \(response.status): \(response.text)") }
+        return try response.json()
+    }
+
+    static func form(_ fields: [(String, String)], file: (bytes: [UInt8], contentType: String)?) -> [UInt8] {
+        var body: [UInt8] = []
+        for (name, value) in fields {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        if let file {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"upload.bin\"\r\nContent-Type: \(file.contentType)\r\n\r\n".utf8)
+            body += file.bytes
+            body += Array("\r\n".utf8)
+        }
+        body += Array("--\(boundary)--\r\n".utf8)
+        return body
+    }
+
+    func upload(type: String, bytes: [UInt8], contentType: String = "image/png", as session: AgentSession? = nil) throws -> TestHTTPResponse {
+        let session = session ?? tier1
+        return try world.client.request("POST", "/api/v1/cases/\(number)/evidence",
+                                        headers: session.headers + [("Content-Type", "multipart/form-data; boundary=\(Self.boundary)")],
+                                        body: Self.form([("type", type)], file: (bytes, contentType)))
+    }
+
+    func uploadRaw(type: String, bytes: [UInt8], contentType: String, as session: AgentSession? = nil) throws -> TestHTTPResponse {
+        let session = session ?? tier1
+        return try world.client.request("POST", "/api/v1/cases/\(number)/evidence?type=\(type)",
+                                        headers: session.headers + [("Content-Type", contentType)], body: bytes)
+    }
+
+    /// A small valid PNG header followed by `payload` (the sniffer reads the signature only).
+    static func png(_ payload: String) -> [UInt8] {
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("\0\0\0\rIHDR".utf8) + Array(payload.utf8) + (0..<2048).map { UInt8($0 % 251) }
+    }
+}
+
+@Suite(.serialized) struct EvidenceTests {
+    @Test func typedEvidenceIsValidatedAndSummarisedWithoutSecrets() throws {
+        let w = try EvidenceWorld()
+        // IMEI with a wrong check digit: 422 naming the field.
+        let badIMEI = try w.file(["type": "device", "imei": "490154203237519"])
+        #expect(badIMEI.status == 422)
+        #expect(badIMEI.text.contains("\"field\":\"imei\""))
+        // An IMEISV (16 digits, no check digit) is accepted.
+        let imeisv = try w.file(["type": "device", "imei": "4901542032375101"])
+        #expect(imeisv.status == 201, "\(imeisv.text)")
+        #expect(try imeisv.json()["summary"] as? String == "Device IMEISV 4901542032375101")
+        // A non-UnionPay card failing Luhn: 422; a UnionPay card failing Luhn: 201, summary masked.
+        let badCard = try w.file(["type": "card", "number": "4111111111111112", "exp_month": 12, "exp_year": 2031])
+        #expect(badCard.status == 422)
+        #expect(badCard.text.contains("\"field\":\"number\""))
+        let unionPay = try w.file(["type": "card", "number": "6234567890123456", "exp_month": 12, "exp_year": 2031])
+        #expect(unionPay.status == 201, "\(unionPay.text)")
+        let unionPayBody = try unionPay.json()
+        #expect(unionPayBody["summary"] as? String == "623456******3456")
+        #expect(unionPayBody["status"] as? String == "pending")
+        #expect(!unionPay.text.contains("6234567890123456"))
+        // An expired card: 422 on exp_year.
+        let expired = try w.file(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 1, "exp_year": 2020])
+        #expect(expired.status == 422)
+        // A serial is upper-cased; a bad one is refused.
+        #expect(try w.file(["type": "device", "serial": "c02xk1zjh3qd"]).status == 201)
+        #expect(try w.file(["type": "device", "serial": "C02-XK"]).status == 422)
+        // A transcript is stored sealed and summarised by its length.
+        let transcript = try w.mustFile(["type": "transcript", "text": "Pay 500 or never see your phone again."])
+        #expect(transcript["media_type"] as? String == "text/plain; charset=utf-8")
+        #expect((transcript["sha256"] as? String)?.count == 64)
+        // Answers show as a count.
+        let answers = try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "rex"]]])
+        #expect(answers["summary"] as? String == "2 answers")
+        // The list holds summaries only, and what is still missing.
+        let list = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1)
+        #expect(list.status == 200)
+        #expect(try (list.json()["items"] as? [[String: Any]])?.count == 5)
+        #expect(try list.json()["missing"] is [String])
+        #expect(!list.text.contains("6234567890123456") && !list.text.lowercased().contains("new york"))
+        // Unknown type, documents as JSON.
+        #expect(try w.file(["type": "invoice"]).status == 422)
+        #expect(try w.file(["type": "nonsense"]).status == 422)
+    }
+
+    @Test func aCardSecurityCodeIsRefusedAndNeverEchoedOrLogged() throws {
+        let w = try EvidenceWorld()
+        let canary = "9731"
+        for field in ["cvv", "cvc", "cvv2", "CVV"] {
+            let response = try w.file(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031, field: canary])
+            #expect(response.status == 422)
+            #expect(response.text.contains("\"field\":\"\(field)\""))
+            #expect(!response.text.contains(canary))
+        }
+        #expect(!w.world.service.log.lines.joined().contains(canary))
+        #expect(!w.world.service.log.lines.joined().contains(EvidenceWorld.onFileCard))
+    }
+
+    @Test func answersMatchAcrossCaseSpacingAndFullWidth() throws {
+        let w = try EvidenceWorld()
+        try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "  ＮＥＷ\u{3000}  yORK "]]])
+        #expect(try w.verification()["factors"] as? [String: String] == ["security_answer": "matched", "card": "missing", "device": "missing"])
+
+        let other = try EvidenceWorld(email: "other@example.com")
+        try other.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "Newark"]]])
+        #expect(try other.verification()["factors"] as? [String: String] == ["security_answer": "mismatched", "card": "missing", "device": "missing"])
+    }
+
+    @Test func everyCombinationOfTheThreeFactorsDecidesVerify() throws {
+        let w = try EvidenceWorld()
+        let tier2 = try w.world.agent(.tier2)
+        for mask in 0..<8 {
+            let email = "combo\(mask)@example.com"
+            let admin = try w.world.agent(.tier1, admin: true)
+            let account: [String: Any] = [
+                "email": email,
+                "security_questions": [["id": "q1", "question": "City?", "answer": EvidenceWorld.onFileAnswer]],
+                "cards": [["number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031]],
+                "devices": [["serial": EvidenceWorld.onFileSerial]],
+            ]
+            #expect(try w.world.post("/api/v1/accounts", as: admin, json: account).status == 201)
+            let opened = try w.world.openCase(as: w.tier1, CaseWorld.caseBody(accountEmail: email, devices: []))
+            let number = opened["case_number"] as! String
+            func file(_ json: [String: Any]) throws {
+                let response = try w.world.post("/api/v1/cases/\(number)/evidence", as: w.tier1, json: json)
+                #expect(response.status == 201, "\(response.text)")
+            }
+            // Each factor is filed either matching or not matching, so none is missing.
+            try file(["type": "security_answers", "answers": [["question_id": "q1", "answer": mask & 1 != 0 ? "new york" : "paris"]]])
+            try file(["type": "card", "number": mask & 2 != 0 ? EvidenceWorld.onFileCard : "5555555555554444", "exp_month": 12, "exp_year": 2031])
+            try file(["type": "device", "serial": mask & 4 != 0 ? EvidenceWorld.onFileSerial : "ZZZZ99998888"])
+            let matches = [1, 2, 4].filter { mask & $0 != 0 }.count
+            let outcome = try w.world.get("/api/v1/cases/\(number)/verification", as: w.tier1).json()
+            #expect(outcome["verified"] as? Bool == (matches >= 2), "mask \(mask)")
+            let factors = outcome["factors"] as? [String: String]
+            #expect(factors?["security_answer"] == (mask & 1 != 0 ? "matched" : "mismatched"))
+            #expect(factors?["card"] == (mask & 2 != 0 ? "matched" : "mismatched"))
+            #expect(factors?["device"] == (mask & 4 != 0 ? "matched" : "mismatched"))
+
+            let escalated = try w.world.must(number, "escalate", as: w.tier1, version: 1)
+            let verify = try w.world.act(number, "verify", as: tier2, version: escalated["version"] as! Int)
+            #expect(verify.status == (matches >= 2 ? 200 : 409), "mask \(mask): \(verify.text)")
+            if matches < 2 { #expect(verify.text.contains("verification_failed")) }
+        }
+    }
+
+    @Test func aRejectedFactorIsMissingAndReviewsAreRecorded() throws {
+        let w = try EvidenceWorld()
+        let card = try w.mustFile(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031])
+        try w.mustFile(["type": "device", "imei": EvidenceWorld.onFileIMEI])
+        #expect(try w.verification()["verified"] as? Bool == true)
+        let id = card["id"] as! String
+        // Tier 1 may not review; tier 2 may review typed evidence.
+        #expect(try w.world.post("/api/v1/evidence/\(id)/review", as: w.tier1, json: ["decision": "rejected", "reason": "x"]).status == 403)
+        let tier2 = try w.world.agent(.tier2)
+        #expect(try w.world.post("/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "maybe", "reason": "x"]).status == 422)
+        let reviewed = try w.world.post("/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "rejected", "reason": "Card reported stolen."])
+        #expect(reviewed.status == 200, "\(reviewed.text)")
+        #expect(try reviewed.json()["status"] as? String == "rejected")
+        let outcome = try w.verification()
+        #expect(outcome["verified"] as? Bool == false)
+        #expect((outcome["factors"] as? [String: String])?["card"] == "missing")
+        #expect(try w.world.events(w.number, as: w.tier1).contains { $0["type"] as? String == "evidence_reviewed" })
+        // Documents need tier 3 to review.
+        let doc = try w.upload(type: "invoice", bytes: EvidenceWorld.png("invoice"))
+        let docID = try doc.json()["id"] as! String
+        #expect(try w.world.post("/api/v1/evidence/\(docID)/review", as: tier2, json: ["decision": "accepted", "reason": "ok"]).status == 403)
+        let tier3 = try w.world.agent(.tier3)
+        #expect(try w.world.post("/api/v1/evidence/\(docID)/review", as: tier3, json: ["decision": "accepted", "reason": "Matches the serial."]).status == 200)
+    }
+
+    @Test func nineWrongAnswersLockTheAccountsAnswers() throws {
+        let w = try EvidenceWorld()
+        let wrong = (1...9).map { _ in ["question_id": "q1", "answer": "wrong"] }
+        // Nine answers in one filing would be refused as duplicates: file them one at a time, across two cases.
+        for index in 0..<9 {
+            let response = try w.file(["type": "security_answers", "answers": [wrong[index]]])
+            #expect(response.status == 201)
+        }
+        let locked = try w.file(["type": "security_answers", "answers": [["question_id": "q1", "answer": EvidenceWorld.onFileAnswer]]])
+        #expect(locked.status == 429)
+        #expect(locked.text.contains("locked_out"))
+        #expect(locked.header("retry-after") != nil)
+        // The refused answer was not filed.
+        #expect(try (w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [Any])?.count == 9)
+    }
+
+    @Test func documentsAreSniffedSealedAndReadByTier3OnTheRecord() throws {
+        let w = try EvidenceWorld()
+        let png = EvidenceWorld.png("box photo")
+        let uploaded = try w.upload(type: "box_photo", bytes: png)
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let body = try uploaded.json()
+        #expect(body["media_type"] as? String == "image/png")
+        #expect(body["size"] as? Int == png.count)
+        let id = body["id"] as! String
+
+        // Tier 1 may not read content.
+        #expect(try w.world.get("/api/v1/evidence/\(id)/content", as: w.tier1).status == 403)
+        let tier3 = try w.world.agent(.tier3)
+        let download = try w.world.get("/api/v1/evidence/\(id)/content", as: tier3)
+        #expect(download.status == 200)
+        #expect(download.body == png)
+        #expect(download.header("content-type") == "image/png")
+        #expect(download.header("content-disposition")?.hasPrefix("attachment") == true)
+        #expect(download.header("x-content-type-options") == "nosniff")
+        #expect(download.header("content-security-policy")?.contains("sandbox") == true)
+        let reads = try w.world.events(w.number, as: w.tier1).filter { $0["type"] as? String == "evidence_content_read" }
+        #expect(reads.count == 1)
+        #expect((reads.first?["data"] as? [String: Any])?["evidence_id"] as? String == id)
+        #expect(reads.first?["actor"] as? String == "agent:\(tier3.agentID.uuidString.lowercased())")
+
+        // Raw bytes with ?type=.
+        let raw = try w.uploadRaw(type: "invoice", bytes: png, contentType: "image/png")
+        #expect(raw.status == 201, "\(raw.text)")
+        // HTML declared as PNG: 415, both ways.
+        let html = Array("<html><script>alert(1)</script></html>".utf8)
+        #expect(try w.upload(type: "invoice", bytes: html).status == 415)
+        #expect(try w.uploadRaw(type: "invoice", bytes: html, contentType: "image/png").status == 415)
+        // A PNG declared as a PDF contradicts its declaration.
+        #expect(try w.uploadRaw(type: "invoice", bytes: png, contentType: "application/pdf").status == 415)
+        // No ?type=, unknown type.
+        #expect(try w.world.client.request("POST", "/api/v1/cases/\(w.number)/evidence", headers: w.tier1.headers + [("Content-Type", "image/png")], body: png).status == 422)
+        #expect(try w.upload(type: "selfie", bytes: png).status == 422)
+    }
+
+    @Test func tenMiBPlusOneByteIsRefusedWith413() throws {
+        let w = try EvidenceWorld()
+        let big = [UInt8](EvidenceWorld.png("x")) + [UInt8](repeating: 0x41, count: 10 * 1024 * 1024 + 1 - EvidenceWorld.png("x").count)
+        #expect(big.count == 10 * 1024 * 1024 + 1)
+        // Raw: refused on the announced length, before any of the body is sent.
+        let connection = try w.world.client.openConnection()
+        let cookies = w.tier1.headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+        try connection.send("POST /api/v1/cases/\(w.number)/evidence?type=invoice HTTP/1.1\r\nHost: x\r\n\(cookies)Content-Type: image/png\r\nContent-Length: \(big.count)\r\n\r\n")
+        #expect(try connection.readResponse(timeout: 3).status == 413)
+        connection.close()
+        // Multipart: the file part one byte over the cap.
+        let slow = TestHTTPClient(port: w.world.service.service.port, timeout: 20)
+        let form = try slow.request("POST", "/api/v1/cases/\(w.number)/evidence",
+                                    headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
+                                    body: EvidenceWorld.form([("type", "invoice")], file: (big, "image/png")))
+        #expect(form.status == 413)
+        let exact = Array(big.dropLast())
+        #expect(try slow.request("POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
+                                 body: exact).status == 201)
+    }
+
+    @Test func aCustomerUploadIsSeenInTheirStatus() throws {
+        let w = try EvidenceWorld()
+        let png = EvidenceWorld.png("lock screen")
+        let body = EvidenceWorld.form([("case_number", w.number), ("access_code", w.accessCode), ("type", "lock_screen_photo")], file: (png, "image/png"))
+        let headers = [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")]
+        let uploaded = try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: body)
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let status = try w.world.status(w.number, w.accessCode)
+        #expect(status.status == 200)
+        let evidence = try status.json()["evidence"] as? [[String: Any]]
+        #expect(evidence?.count == 1)
+        #expect(evidence?.first?["type"] as? String == "lock_screen_photo")
+        #expect(evidence?.first?["status"] as? String == "pending")
+        // A wrong code: the same 404 as an unknown case.
+        let wrong = EvidenceWorld.form([("case_number", w.number), ("access_code", "AAAA-AAAA-AAAA-AAAA"), ("type", "invoice")], file: (png, "image/png"))
+        #expect(try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: wrong).status == 404)
+        // Agents see it filed by the customer.
+        let items = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [[String: Any]]
+        #expect(items?.first?["filed_by"] as? String == "customer")
+    }
+
+    @Test func apiClientsFileEvidence() throws {
+        let w = try EvidenceWorld()
+        let client = try w.world.service.addClient()
+        let raw = Array(#"{"type":"device","serial":"C02XK1ZJH3QD"}"#.utf8)
+        let target = "/api/v1/cases/\(w.number)/evidence"
+        let response = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: raw)
+                                                      + [("Content-Type", "application/json")], body: raw)
+        #expect(response.status == 201, "\(response.text)")
+        #expect(try response.json()["filed_by"] as? String == "client:\(client.id.uuidString.lowercased())")
+        // API clients may not list or read.
+        #expect(try w.world.client.request("GET", target, headers: [("Authorization", "Bearer \(client.apiKey)")]).status == 403)
+    }
+}
