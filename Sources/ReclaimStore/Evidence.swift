@@ -175,6 +175,17 @@ public enum EvidenceStore {
         try list(caseID: caseID, on: connection).compactMap(\.factorEvidence)
     }
 
+    /// The question ids matched by the case's filed answers that were not rejected (for `send_reset` to read instead of answers in its body).
+    public static func matchedQuestionIDs(caseID: UUID, on connection: PostgresConnection) throws -> Set<String> {
+        let rows = try connection.query(PostgresQuery(unsafeSQL: """
+            SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e WHERE e.case_id = $1 AND e.kind = 'security_answers') x(id, case_id, kind, matched,
+                summary, sha256, size, media_type, filed_by, filed_at, status, details)
+            CROSS JOIN LATERAL jsonb_array_elements_text(x.details -> 'matched_question_ids') AS q(id)
+            WHERE x.status <> 'rejected'
+            """, binds: [caseID.postgresBind]))
+        return Set(try rows.map { try $0.decode(0, as: String.self) })
+    }
+
     static func decode(_ row: PostgresRow) throws -> EvidenceRecord {
         let kindText = try row.decode(2, as: String.self)
         let statusText = try row.decode(10, as: String.self)

@@ -37,7 +37,8 @@ import Testing
         var listed = try EvidenceStore.list(caseID: caseID, on: connection)
         #expect(listed.map(\.id) == [card.id, device.id, document.id])
         #expect(listed.allSatisfy { $0.status == .pending })
-        #expect(listed[0] == card.record)
+        // Times round-trip to the millisecond (Double seconds may differ in the last bits).
+        #expect(listed[0].json == card.record.json)
         #expect(VerificationPolicy.evaluate(try EvidenceStore.factorEvidence(caseID: caseID, on: connection)).verified)
 
         try EvidenceStore.insertReview(EvidenceReview(evidenceID: card.id, decision: .accepted, reason: "ok", reviewedBy: "agent:y", reviewedAt: now), on: connection)
@@ -48,6 +49,17 @@ import Testing
         let outcome = VerificationPolicy.evaluate(try EvidenceStore.factorEvidence(caseID: caseID, on: connection))
         #expect(outcome[.card] == .missing)
         #expect(!outcome.verified)
+
+        // Matched question ids of answers that still count.
+        let answers = NewEvidence(id: UUID(), caseID: caseID, kind: .securityAnswers, matched: true, summary: "2 answers",
+                                  details: ["question_ids": ["q1", "q2"], "matched_question_ids": ["q1"]], filedBy: "agent:x", filedAt: now)
+        let rejected = NewEvidence(id: UUID(), caseID: caseID, kind: .securityAnswers, matched: true, summary: "1 answer",
+                                   details: ["question_ids": ["q3"], "matched_question_ids": ["q3"]], filedBy: "agent:x", filedAt: now)
+        try EvidenceStore.insert(answers, on: connection)
+        try EvidenceStore.insert(rejected, on: connection)
+        try EvidenceStore.insertReview(EvidenceReview(evidenceID: rejected.id, decision: .rejected, reason: "read to the customer", reviewedBy: "agent:y",
+                                                      reviewedAt: now), on: connection)
+        #expect(try EvidenceStore.matchedQuestionIDs(caseID: caseID, on: connection) == ["q1"])
 
         #expect(try EvidenceStore.sealedContent(id: document.id, on: connection)?.sealed == [9, 9, 9])
         #expect(try EvidenceStore.sealedContent(id: card.id, on: connection) == nil)
