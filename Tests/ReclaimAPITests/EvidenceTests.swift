@@ -242,8 +242,10 @@ final class EvidenceWorld {
         #expect(body["size"] as? Int == png.count)
         let id = body["id"] as! String
 
-        // Tier 1 may not read content.
+        // Tier 1 may not read content; the attempt is on the timeline.
         #expect(try w.world.get("/api/v1/evidence/\(id)/content", as: w.tier1).status == 403)
+        let denied = try w.world.events(w.number, as: w.tier1).filter { $0["type"] as? String == "denied" }
+        #expect((denied.last?["data"] as? [String: Any])?["attempted"] as? String == "evidence_content")
         let tier3 = try w.world.agent(.tier3)
         let download = try w.world.get("/api/v1/evidence/\(id)/content", as: tier3)
         #expect(download.status == 200)
@@ -308,6 +310,11 @@ final class EvidenceWorld {
         // A wrong code: the same 404 as an unknown case.
         let wrong = EvidenceWorld.form([("case_number", w.number), ("access_code", "AAAA-AAAA-AAAA-AAAA"), ("type", "invoice")], file: (png, "image/png"))
         #expect(try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: wrong).status == 404)
+        // Wrong-code uploads count against the case number like status look-ups: 9 lock it, even to the right code.
+        for _ in 0..<8 {
+            #expect(try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: wrong).status == 404)
+        }
+        #expect(try w.world.status(w.number, w.accessCode).status == 429)
         // Agents see it filed by the customer.
         let items = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [[String: Any]]
         #expect(items?.first?["filed_by"] as? String == "customer")

@@ -115,9 +115,9 @@ final class EvidenceController: Sendable {
 
     /// `GET /api/v1/evidence/{id}/content` (tier3+): the decrypted bytes, as an attachment; the read is recorded on the timeline.
     @Sendable func content(_ request: HTTPRequest) throws -> HTTPResponse {
-        let principal = try context.authorize(.readEvidenceContent, request)
-        guard let keys = context.keys else { throw Problem.internal }
         let id = try Self.evidenceID(request)
+        let principal = try authorizeOnEvidence(.readEvidenceContent, request, id: id, attempted: "evidence_content")
+        guard let keys = context.keys else { throw Problem.internal }
         let now = Timestamp.truncated(context.clock.now())
         let (record, sealed) = try context.pool.withTransaction { connection -> (EvidenceRecord, (sealed: [UInt8], keyID: String)) in
             guard let (record, _) = try EvidenceStore.find(id: id, on: connection),
@@ -151,9 +151,9 @@ final class EvidenceController: Sendable {
 
     /// `POST /api/v1/evidence/{id}/review` `{"decision", "reason"}`: tier2+ for typed evidence, tier3+ for documents and transcripts.
     @Sendable func review(_ request: HTTPRequest) throws -> HTTPResponse {
-        let principal = try context.authorize(.reviewEvidence, request)
-        let agent = try context.requireAgent(request)
         let id = try Self.evidenceID(request)
+        let principal = try authorizeOnEvidence(.reviewEvidence, request, id: id, attempted: "evidence_review")
+        let agent = try context.requireAgent(request)
         let members = try CaseHTTP.jsonObject(request)
         var errors: [FieldError] = []
         var decision: EvidenceStatus?
@@ -184,6 +184,22 @@ final class EvidenceController: Sendable {
             return updated
         }
         return CaseHTTP.json(record.json)
+    }
+
+    /// The principal if it holds `permission`; otherwise the attempt is recorded as a `denied` event on the evidence's
+    /// case (when it exists), as refused case actions are, and answered 403.
+    func authorizeOnEvidence(_ permission: Permission, _ request: HTTPRequest, id: UUID, attempted: String) throws -> Principal {
+        let principal = try context.requirePrincipal(request)
+        if PermissionTable.allows(permission, principal) { return principal }
+        let now = Timestamp.truncated(context.clock.now())
+        try context.pool.withTransaction { connection in
+            guard let caseID = try connection.query("SELECT case_id FROM evidence WHERE id = \(id)").first?.decode(0, as: UUID.self) else { return }
+            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(caseID) FOR UPDATE")
+            try CaseEventStore.append(caseID: caseID, at: now, actor: principal.actor, type: "denied",
+                                      data: ["attempted": .string(attempted), "code": "forbidden", "evidence_id": .string(id.uuidString.lowercased())],
+                                      on: connection)
+        }
+        return try context.authorize(permission, request)
     }
 
     static var evidenceNotFound: Problem { Problem.notFound(detail: "No evidence has this id.") }
