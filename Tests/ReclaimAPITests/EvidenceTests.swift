@@ -329,6 +329,17 @@ final class EvidenceWorld {
                                                       + [("Content-Type", "application/json")], body: raw)
         #expect(response.status == 201, "\(response.text)")
         #expect(try response.json()["filed_by"] as? String == "client:\(client.id.uuidString.lowercased())")
+        // Documents from API clients: raw bytes with ?type= (the signature covers them).
+        let png = EvidenceWorld.png("client upload")
+        let rawTarget = target + "?type=imei_photo"
+        let uploaded = try w.world.client.request("POST", rawTarget, headers: w.world.service.clientHeaders(client, method: "POST", target: rawTarget, body: png)
+                                                      + [("Content-Type", "image/png")], body: png)
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let form = EvidenceWorld.form([("type", "invoice")], file: (png, "image/png"))
+        let multipart = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
+                                                       + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
+        // A form is parsed while it arrives and never buffered, so the signature cannot be checked over it: refused (fails closed).
+        #expect(multipart.status == 401)
         // API clients may not list or read.
         #expect(try w.world.client.request("GET", target, headers: [("Authorization", "Bearer \(client.apiKey)")]).status == 403)
     }
