@@ -8,18 +8,18 @@ import Testing
         let database = try TestDatabase.create()
         let connection = try database.connect()
         defer { connection.close() }
-        try connection.executeScript("CREATE TABLE agents (email text CONSTRAINT agents_email_key UNIQUE)")
+        try connection.executeScript("CREATE TABLE unique_probe (email text CONSTRAINT unique_probe_email_key UNIQUE)")
         let secret = "very-secret-address@example.com"
-        try connection.execute("INSERT INTO agents (email) VALUES (\(secret))")
-        let error = #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO agents (email) VALUES (\(secret))") }
+        try connection.execute("INSERT INTO unique_probe (email) VALUES (\(secret))")
+        let error = #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO unique_probe (email) VALUES (\(secret))") }
         #expect(error?.kind == .server)
         #expect(error?.sqlState == "23505")
-        #expect(error?.constraint == "agents_email_key")
+        #expect(error?.constraint == "unique_probe_email_key")
         #expect(error?.isConnectionError == false)
         #expect(error?.isRetryableTransactionFailure == false)
         #expect(error.map { !$0.description.contains(secret) && !$0.message.contains(secret) } == true)
         // The connection is still usable after a statement error.
-        #expect(try connection.query("SELECT count(*) FROM agents").first!.decode(0, as: Int.self) == 1)
+        #expect(try connection.query("SELECT count(*) FROM unique_probe").first!.decode(0, as: Int.self) == 1)
     }
 
     @Test func dataErrorsDoNotEchoTheBoundValue() throws {
