@@ -26,17 +26,17 @@ struct BenchmarkTests {
         let connection = try database.connect()
         defer { connection.close() }
         try connection.executeScript("""
-            CREATE TABLE cases (id bigint PRIMARY KEY, title text, state text, opened_at timestamptz, escalated boolean,
+            CREATE TABLE bench_cases (id bigint PRIMARY KEY, title text, state text, opened_at timestamptz, escalated boolean,
                                 owner uuid, version int, body bytea);
-            INSERT INTO cases SELECT n, 'Card charged twice for order ' || n, 'open', now() - n * interval '1 minute',
+            INSERT INTO bench_cases SELECT n, 'Card charged twice for order ' || n, 'open', now() - n * interval '1 minute',
                                      n % 2 = 0, gen_random_uuid(), 1, decode(repeat('ab', 2048), 'hex')
                               FROM generate_series(1, 1000) n;
-            ANALYZE cases;
+            ANALYZE bench_cases;
             """)
     }
 
     func readCase(_ connection: PostgresConnection, _ id: Int) throws {
-        let row = try connection.query("SELECT id, title, state, opened_at, escalated, owner, version FROM cases WHERE id = \(id)").first!
+        let row = try connection.query("SELECT id, title, state, opened_at, escalated, owner, version FROM bench_cases WHERE id = \(id)").first!
         _ = try (row.decode(0, as: Int.self), row.decode(1, as: String.self), row.decode(2, as: String.self),
                  row.decode(3, as: Date.self), row.decode(4, as: Bool.self), row.decode(5, as: UUID.self), row.decode(6, as: Int.self))
     }
@@ -53,11 +53,11 @@ struct BenchmarkTests {
             try measure("one row, 7 columns, \(policy)") { id = id % 1000 + 1; try readCase(connection, id) }
             try measure("one row + 4 KiB bytea, \(policy)", iterations: 5000) {
                 id = id % 1000 + 1
-                _ = try connection.query("SELECT body FROM cases WHERE id = \(id)").first!.decode(0, as: [UInt8].self)
+                _ = try connection.query("SELECT body FROM bench_cases WHERE id = \(id)").first!.decode(0, as: [UInt8].self)
             }
             try measure("50 rows, 4 columns, \(policy)", iterations: 5000) {
                 id = id % 900 + 1
-                for row in try connection.query("SELECT id, title, opened_at, owner FROM cases WHERE id BETWEEN \(id) AND \(id + 49)") {
+                for row in try connection.query("SELECT id, title, opened_at, owner FROM bench_cases WHERE id BETWEEN \(id) AND \(id + 49)") {
                     _ = try (row.decode(0, as: Int.self), row.decode(1, as: String.self), row.decode(2, as: Date.self), row.decode(3, as: UUID.self))
                 }
             }
