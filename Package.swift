@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ReclaimTestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "ReclaimCoreTests", dependencies: ["ReclaimCore"]),
-        .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport"]),
+        .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport", "Crypto", "Postgres", "ReclaimCore"]),
         .testTarget(name: "ReclaimAPITests", dependencies: ["ReclaimAPI", "ReclaimTestSupport", "HTTPServer", "Postgres", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]

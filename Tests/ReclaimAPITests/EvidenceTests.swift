@@ -344,3 +344,20 @@ final class EvidenceWorld {
         #expect(try w.world.client.request("GET", target, headers: [("Authorization", "Bearer \(client.apiKey)")]).status == 403)
     }
 }
+
+/// `send_reset` counts answers filed as evidence on the case, as well as answers given with the action.
+@Suite struct SendResetUsesFiledAnswersTests {
+    @Test func filedAnswersAloneCanResolveAndPartialOnesCannot() throws {
+        let w = try EvidenceWorld()
+        // Only q1 of the two on-file questions: not every on-file answer matched.
+        try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"]]])
+        let partial = try w.world.act(w.number, "send_reset", as: w.tier1, version: 1)
+        #expect(partial.status == 409 || partial.status == 422, "\(partial.text)")
+
+        // q2 filed too: every on-file answer now matches, so the reset goes out without answers in the action.
+        try w.mustFile(["type": "security_answers", "answers": [["question_id": "q2", "answer": "REX"]]])
+        let reset = try w.world.act(w.number, "send_reset", as: w.tier1, version: 1)
+        #expect(reset.status == 200, "\(reset.text)")
+        #expect(try reset.json()["state"] as? String == "resolved")
+    }
+}

@@ -204,7 +204,7 @@ final class CasesController: Sendable {
         var decisionContext = TransitionContext(unlock: unlock, reason: body.reason)
         var resetDestination: String?
         if action == .sendReset, agent.tier.isAtLeast(.tier1) {
-            (decisionContext.allOnFileAnswersMatched, resetDestination) = try checkAnswers(body.answers ?? [], accountEmail: record.accountEmail)
+            (decisionContext.allOnFileAnswersMatched, resetDestination) = try checkAnswers(body.answers ?? [], accountEmail: record.accountEmail, caseID: record.id)
         }
         if action == .verify {
             // Evidence: the factor outcomes of the evidence filed on the case (the same as GET .../verification).
@@ -247,16 +247,18 @@ final class CasesController: Sendable {
         return respond(updated, principal: principal)
     }
 
-    /// For `send_reset`: whether every on-file answer matched a given one, and the on-file primary address.
+    /// For `send_reset`: whether every on-file answer matched (given now, or filed as evidence on the case and
+    /// not rejected), and the on-file primary address.
     /// Each given answer that does not match counts as one failure for the account on file (the domain's budget:
     /// 9 in 8 hours lock the account's answers for 8 hours, even right ones), kept with the status throttles.
-    private func checkAnswers(_ answers: [TransitionBody.Answer], accountEmail: String) throws -> (Bool, String?) {
+    private func checkAnswers(_ answers: [TransitionBody.Answer], accountEmail: String, caseID: UUID) throws -> (Bool, String?) {
         guard answers.count <= 20 else { throw Problem.unprocessable(errors: [FieldError(field: "answers", message: "At most 20 answers.")]) }
         let now = context.clock.now()
         let key = "account:" + accountEmail.lowercased()
-        let (onFile, lockedUntil) = try context.pool.withConnection { connection in
+        let (onFile, lockedUntil, filedMatches) = try context.pool.withConnection { connection in
             (try AccountStore.securityAnswers(email: accountEmail, on: connection),
-             try StatusThrottle.lockedUntil(keys: [key], now: now, on: connection))
+             try StatusThrottle.lockedUntil(keys: [key], now: now, on: connection),
+             try EvidenceStore.matchedQuestionIDs(caseID: caseID, on: connection))
         }
         if let lockedUntil {
             throw Problem.tooManyRequests(retryAfter: Int(lockedUntil.timeIntervalSince(now).rounded(.up)), code: "locked_out",
@@ -265,9 +267,9 @@ final class CasesController: Sendable {
         guard let onFile else { return (false, nil) }
         var given: [String: String] = [:]
         for answer in answers { given[answer.questionID] = SecurityAnswer.normalize(answer.answer) }
-        var matched = Set<String>()
+        var matched = filedMatches.intersection(onFile.answers.keys)
         var failures = 0
-        for (questionID, hash) in onFile.answers {
+        for (questionID, hash) in onFile.answers where !matched.contains(questionID) {
             guard let answer = given[questionID], !answer.isEmpty else { continue }
             if answerHasher.verify(answer, against: hash) { matched.insert(questionID) } else { failures += 1 }
         }
