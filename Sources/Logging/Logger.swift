@@ -150,7 +150,9 @@ struct DiscardSink: LogSink {
 
 /// Hand-written JSON scalar encoding: the access log runs on every request.
 public enum JSONText {
-    /// Appends `value` as a quoted, escaped JSON string.
+    /// Appends `value` as a quoted JSON string, escaped exactly as RFC 8785 (JCS) requires: `"` and `\`,
+    /// the short forms \b \t \n \f \r, `\u00xx` for other controls, nothing else. The access log
+    /// and the hashed case events share this one implementation.
     public static func appendString(_ value: String, to out: inout String) {
         out += "\""
         var needsEscape = false
@@ -165,9 +167,11 @@ public enum JSONText {
                 switch scalar {
                 case "\"": out += "\\\""
                 case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
+                case "\u{08}": out += "\\b"
                 case "\t": out += "\\t"
+                case "\n": out += "\\n"
+                case "\u{0C}": out += "\\f"
+                case "\r": out += "\\r"
                 case let s where s.value < 0x20:
                     let hex = String(s.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A JSON value as the service emits it: no floating-point numbers, so every value has exactly
 /// one RFC 8785 (JCS) form. Used for case events (hashed) and for the case API's bodies.
@@ -122,35 +123,7 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStri
 
     /// JCS string escaping: `"` and `\`, the short forms for \b \t \n \f \r, `\u00xx` for other controls; nothing else.
     public static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        var needsEscape = false
-        for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            needsEscape = true
-            break
-        }
-        if !needsEscape {
-            out += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\u{08}": out += "\\b"
-                case "\t": out += "\\t"
-                case "\n": out += "\\n"
-                case "\u{0C}": out += "\\f"
-                case "\r": out += "\\r"
-                default:
-                    if scalar.value < 0x20 {
-                        let hex = String(scalar.value, radix: 16)
-                        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                    } else {
-                        out.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-        }
-        out += "\""
+        JSONText.appendString(value, to: &out)
     }
 }
 
