@@ -260,6 +260,9 @@ public final class HTTPServer: @unchecked Sendable {
                 if multipart.feed(uploadData, count: size), let problem = multipart.failure {
                     return answerMidBody(problem, context: context, connection: connection)
                 }
+                if context.retainsRawForm {
+                    context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
+                }
             } else {
                 context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
             }
@@ -351,6 +354,11 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if let limits = route.multipart, let formType {
                 context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength)
+                // Signed clients (Authorization) need the raw bytes too: the signature is over the body as sent.
+                if header("authorization", in: context.headers) != nil {
+                    context.retainsRawForm = true
+                    if let contentLength { context.body.reserveCapacity(min(contentLength, limits.maxBodyBytes)) }
+                }
             }
             return .YES
         case .methodNotAllowed(let allowed):

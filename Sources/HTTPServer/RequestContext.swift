@@ -45,6 +45,8 @@ final class RequestContext: @unchecked Sendable {
     var bodyReceived = 0
     /// Set for `multipart/form-data` on a route that accepts it: parses chunks instead of buffering them.
     var multipart: MultipartCollector?
+    /// A form that carries `Authorization` is buffered as well as parsed: a request signature covers the raw bytes.
+    var retainsRawForm = false
     /// True while this request counts against `maxConcurrentLargeBodies`; released on completion.
     var holdsLargeBodySlot = false
     /// The MHD connection; valid until MHD reports the request complete. Used to resume from other threads.

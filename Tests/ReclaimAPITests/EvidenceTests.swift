@@ -338,8 +338,14 @@ final class EvidenceWorld {
         let form = EvidenceWorld.form([("type", "invoice")], file: (png, "image/png"))
         let multipart = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
                                                        + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
-        // A form is parsed while it arrives and never buffered, so the signature cannot be checked over it: refused (fails closed).
-        #expect(multipart.status == 401)
+        // A signed form is kept raw as well as parsed, so its signature is checked over the bytes as sent.
+        #expect(multipart.status == 201, "\(multipart.text)")
+        // A tampered form (one byte changed after signing) is refused.
+        var tampered = form
+        tampered[tampered.count - 10] ^= 0x01
+        let refused = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
+                                                     + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: tampered)
+        #expect(refused.status == 401)
         // API clients may not list or read.
         #expect(try w.world.client.request("GET", target, headers: [("Authorization", "Bearer \(client.apiKey)")]).status == 403)
     }
