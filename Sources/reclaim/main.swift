@@ -21,6 +21,7 @@ Usage:
   reclaim accounts import FILE.jsonl
                                     put accounts on file, one JSON object a line; bad lines are reported by number
   reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
+\(demoUsage)
   reclaim --help | --version
 
 Configuration (environment):
@@ -167,5 +168,6 @@ case "agent": agentCommand(arguments: Array(arguments))
 case "client": clientCommand(arguments: Array(arguments))
 case "accounts": accountsCommand(arguments: Array(arguments))
 case "audit": auditCommand(arguments: Array(arguments))
+case "demo": demoCommand(arguments: Array(arguments))
 default: fail("unknown command \(command)\n\(usage)", code: exitUsage)
 }

@@ -1,0 +1,433 @@
+import Crypto
+import Foundation
+import Logging
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// Why `reclaim demo seed` stopped, in one line for the operator.
+public struct DemoSeedError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One seeded case: its number and access code (printed once, stored only hashed) and where it ended.
+public struct DemoCase: Sendable {
+    public let number: String
+    public let accessCode: String
+    public let kind: CaseKind
+    public let state: CaseState
+    public let path: RecoveryPath
+    public let accountEmail: String
+}
+
+/// What `reclaim demo seed` created.
+public struct DemoSeedResult: Sendable {
+    public let agents: [NewAgent]
+    public let accounts: [String]
+    public let cases: [DemoCase]
+    public let seconds: Double
+}
+
+/// Demo data for a first start: agents of every tier, accounts on file and about 40 cases over every state and path.
+/// Everything goes through the code paths the command line and the controllers use (`IdentityAdministration`,
+/// `PreparedAccount`/`AccountStore`, `Workflow.decide`, `EvidenceFiling`, `CaseEventStore.append`), so the
+/// timelines' hash chains and the stored secrets are exactly what real use produces.
+public struct DemoSeed: Sendable {
+    public let pool: PostgresPool
+    public let keys: KeyFile
+    public let configuration: ServiceConfiguration
+    public let logger: Logger
+    let workflow = Workflow()
+
+    public init(pool: PostgresPool, keys: KeyFile, configuration: ServiceConfiguration, logger: Logger) {
+        self.pool = pool
+        self.keys = keys
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Seeds; refuses a database that already has agents unless `force` (then every new row is extra, nothing is overwritten).
+    public func run(force: Bool, now: Date = Date()) throws -> DemoSeedResult {
+        let started = ContinuousClock.now
+        let hasAgents = try pool.withConnection { try $0.query("SELECT EXISTS (SELECT 1 FROM agents)").first?.decode(0, as: Bool.self) ?? false }
+        if hasAgents && !force {
+            throw DemoSeedError("the database already has agents, so it is not a fresh one; demo data would mix with real cases (use --force to add it anyway)")
+        }
+        let agents = try seedAgents(now: now)
+        let accounts = try seedAccounts(now: now)
+        var cases: [DemoCase] = []
+        var index = 0
+        for plan in Self.plans {
+            for _ in 0..<plan.count {
+                cases.append(try seedCase(plan, index: index, accounts: accounts, agents: agents, now: now))
+                index += 1
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        return DemoSeedResult(agents: agents.all, accounts: accounts.map(\.email), cases: cases,
+                              seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    // MARK: Agents
+
+    struct Agents {
+        var byTier: [Tier: NewAgent]
+        var all: [NewAgent]
+        func actor(_ tier: Tier) -> String { "agent:\(byTier[tier]!.id.uuidString.lowercased())" }
+    }
+
+    private func seedAgents(now: Date) throws -> Agents {
+        let administration = IdentityAdministration(pool: pool, keys: keys)
+        let people: [(Tier, String, String, Bool)] = [
+            (.tier1, "tier1", "Tamsin Ward (tier 1)", false),
+            (.tier2, "tier2", "Idris Okafor (tier 2)", false),
+            (.tier3, "tier3", "Mireille Dubois (tier 3, admin)", true),
+            (.engineering, "engineering", "Kenji Sato (engineering)", false),
+        ]
+        var byTier: [Tier: NewAgent] = [:]
+        var all: [NewAgent] = []
+        for (tier, local, name, admin) in people {
+            // Under --force an earlier demo's agents may hold the plain addresses: number the new ones.
+            var email = "demo.\(local)@example.com"
+            var suffix = 1
+            while try pool.withConnection({ try AgentStore.find(email: email, on: $0) }) != nil {
+                suffix += 1
+                email = "demo\(suffix).\(local)@example.com"
+            }
+            let agent = try administration.addAgent(email: email, name: name, tier: tier, isAdmin: admin, now: now)
+            byTier[tier] = agent
+            all.append(agent)
+        }
+        return Agents(byTier: byTier, all: all)
+    }
+
+    // MARK: Accounts
+
+    struct DemoAccount {
+        let email: String
+        let answers: [(id: String, answer: String)]
+        let card: String
+        let serial: String
+        let imei: String
+    }
+
+    static let cardNumbers = ["4111111111111111", "5555555555554444", "4012888888881881", "378282246310005", "6011111111111117", "5105105105105100"]
+    static let otherCard = "4242424242424242"
+
+    /// A Luhn-valid IMEI from 14 digits.
+    static func imei(_ body: String) -> String {
+        let digits = body.compactMap(\.wholeNumberValue)
+        var sum = 0
+        for (index, digit) in digits.reversed().enumerated() {
+            if index % 2 == 0 { let doubled = digit * 2; sum += doubled > 9 ? doubled - 9 : doubled } else { sum += digit }
+        }
+        return body + String((10 - sum % 10) % 10)
+    }
+
+    private func seedAccounts(now: Date) throws -> [DemoAccount] {
+        let year = Calendar(identifier: .gregorian).component(.year, from: now) + 3
+        let cardKey = keys.activeKey(for: .cardFingerprint)
+        let hasher = PasswordHash()
+        var accounts: [DemoAccount] = []
+        for index in 0..<Self.cardNumbers.count {
+            let account = DemoAccount(email: "demo.customer\(index + 1)@example.net",
+                                      answers: [("pet", "Biscuit \(index + 1)"), ("city", "Lyon")],
+                                      card: Self.cardNumbers[index], serial: "C02DEMO\(index + 1)0\(index + 1)QD",
+                                      imei: Self.imei("3548120000\(String(format: "%04d", index + 1))"))
+            let payload: [String: Any] = [
+                "email": account.email,
+                "security_questions": [["id": "pet", "question": "Name of your first pet?", "answer": account.answers[0].answer],
+                                       ["id": "city", "question": "City where your parents met?", "answer": account.answers[1].answer]],
+                "cards": [["number": account.card, "exp_month": 9, "exp_year": year]],
+                "devices": [["serial": account.serial, "model": "Phone 14"], ["imei": account.imei, "model": "Phone 14"]],
+            ]
+            // The import's path: decode, validate, prepare (hash answers, fingerprint cards), insert.
+            let decoded = try JSONDecoder().decode(AccountPayload.self, from: JSONSerialization.data(withJSONObject: payload))
+            let valid: ValidatedAccount
+            switch ValidatedAccount.validate(decoded) {
+            case .success(let value): valid = value
+            case .failure(let failure): throw DemoSeedError("demo account \(account.email): \(failure.issues.map(\.message).joined(separator: "; "))")
+            }
+            let prepared = try PreparedAccount(valid, hasher: hasher, cardKey: cardKey)
+            do {
+                try pool.withTransaction { try AccountStore.insert(prepared, now: now, on: $0) }
+            } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
+                // An earlier demo (under --force) put the same account on file: reuse it.
+            }
+            accounts.append(account)
+        }
+        return accounts
+    }
+
+    // MARK: Cases
+
+    enum Step {
+        case act(CaseAction, reason: String? = nil, unlock: UnlockKind? = nil)
+        case note(String, NoteVisibility)
+        case answers
+        case card(matched: Bool)
+        case device(matched: Bool)
+        case transcript(String)
+        case document(DocumentType)
+        case assign(Tier)
+        case freeze
+    }
+
+    struct Plan {
+        let count: Int
+        let kind: CaseKind
+        let facts: CaseFacts
+        let summary: String
+        let steps: [Step]
+    }
+
+    static let takeover = CaseFacts(rescueEmailAdded: true, securityQuestionsChanged: true)
+    static let locked = CaseFacts(lostModeEnabled: true)
+
+    static let toReview: [Step] = [
+        .act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."),
+        .note("Please upload your purchase invoice or a photo of the box with the IMEI.", .customer),
+        .document(.invoice), .act(.beginReview),
+    ]
+    static let deviceToReview: [Step] = [
+        .act(.requestDocuments, reason: "Device-only case: proof of purchase needed."), .document(.boxPhoto), .document(.imeiPhoto), .act(.beginReview),
+    ]
+    static let toVerified: [Step] = [
+        .act(.escalate), .transcript("Customer called from the number on file and described the rescue address change."),
+        .card(matched: true), .device(matched: true), .act(.verify), .assign(.engineering),
+    ]
+
+    /// Every state and every path, with notes, evidence and a few assignments and freezes.
+    static let plans: [Plan] = [
+        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Signed out everywhere; password and rescue address changed.",
+             steps: [.note("Customer reached us through the web form.", .internal)]),
+        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Second-hand phone is activation-locked to the previous owner.", steps: []),
+        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Security questions changed by someone else.",
+             steps: [.act(.escalate), .note("We are checking your identity against what is on file.", .customer),
+                     .transcript("Chat: customer confirms the last purchase and the device model."), .card(matched: false)]),
+        Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true, twoStepEnabled: true),
+             summary: "Thief turned on two-step verification.", steps: [.act(.escalate), .note("Two-step on: only the device can be recovered.", .internal)]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Card charges the customer does not recognise.",
+             steps: [.act(.escalate), .freeze, .note("Account frozen while identity is checked.", .internal)]),
+        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Locked out after a phishing e-mail.",
+             steps: [.act(.escalate), .act(.requestDocuments, reason: "Not enough factors matched; proof of ownership needed."),
+                     .note("Please upload your invoice or the carrier contract.", .customer)]),
+        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Phone in lost mode after being found.",
+             steps: [.act(.requestDocuments, reason: "Device-only case: proof of purchase needed."), .note("Please upload a photo of the box.", .customer)]),
+        Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address replaced.", steps: toReview),
+        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Tablet locked after a reset.", steps: deviceToReview),
+        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Rescue address added by a thief.", steps: toVerified),
+        Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Questions changed; customer has the invoice.",
+             steps: toReview + [.act(.approve), .note("Invoice matches the device on file.", .internal)]),
+        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Activation lock after a repair.",
+             steps: deviceToReview + [.act(.approve), .assign(.engineering)]),
+        Plan(count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
+             steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
+        Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed after a SIM swap.",
+             steps: [.act(.escalate), .answers, .act(.sendReset)]),
+        Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address and questions changed.",
+             steps: toVerified + [.act(.complete, unlock: .removeRescueEmail), .note("The added rescue address was removed.", .customer)]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Questions changed; invoice supplied.",
+             steps: toReview + [.act(.approve), .act(.complete, unlock: .resetSecurityQuestions)]),
+        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
+             steps: deviceToReview + [.act(.approve), .act(.complete, unlock: .removeActivationLock),
+                                      .note("The lock is removed: set the device up as new.", .customer)]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Claims ownership of an account.",
+             steps: toReview + [.act(.reject, reason: "The invoice is for a different device."), .note("The documents did not show ownership.", .customer)]),
+        Plan(count: 1, kind: .activationLock, facts: locked, summary: "Locked phone bought at a market.",
+             steps: deviceToReview + [.act(.reject, reason: "The box belongs to another IMEI.")]),
+        Plan(count: 2, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Forgot the password after a takeover attempt.",
+             steps: [.answers, .act(.sendReset), .act(.close, reason: "Customer confirmed access is back.")]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Ownership claim without proof.",
+             steps: toReview + [.act(.reject, reason: "No proof of ownership."), .act(.close, reason: "No reply within 30 days.")]),
+        Plan(count: 1, kind: .activationLock, facts: locked, summary: "Watch locked after a trade-in.",
+             steps: deviceToReview + [.act(.approve), .act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
+        Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Reset sent, customer still locked out.",
+             steps: [.answers, .act(.sendReset), .act(.reopen, reason: "Customer reports the thief changed the password again."),
+                     .note("Reopened: the reset did not hold.", .internal)]),
+    ]
+
+    static let customers = ["Amara Nwosu", "Lucas Ferreira", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
+                            "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker"]
+
+    private func seedCase(_ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date) throws -> DemoCase {
+        let account = accounts[index % accounts.count]
+        // Each case gets its own clock, set back so its history spans the past days (some are overdue, as in real life).
+        let clock = ServiceClock()
+        clock.advance(by: -Double((index % 9) + 1) * 86_400 - 3_600 * Double(index % 7) - 24 * 3_600)
+        let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
+        let creator = agents.actor(.tier1)
+        let customer = Self.customers[index % Self.customers.count]
+
+        // Create, as `CasesController.create` does.
+        let codeKey = keys.activeKey(for: .accessCode)
+        let code = AccessCode(entropy: SecureRandom.bytes(10))
+        let opened = Timestamp.truncated(clock.now())
+        let snapshot = workflow.opening(kind: plan.kind, facts: plan.facts, at: opened)
+        let dueAt = workflow.dueAt(snapshot)
+        var generator = SystemRandomNumberGenerator()
+        var devices: [CaseDevice] = []
+        var issues = IssueCollector()
+        if let device = ValidatedAccount.validateDevice(serial: account.serial, imei: account.imei, model: "Phone 14", field: "devices[0]", issues: &issues) {
+            devices.append(device)
+        }
+        var new: NewCase
+        var attempt = 0
+        while true {
+            attempt += 1
+            new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator),
+                          accessCodeHash: CaseHTTP.accessCodeHash(code.symbols, key: codeKey.key), accessCodeKeyID: codeKey.id,
+                          snapshot: snapshot, dueAt: dueAt, accountEmail: account.email, customerName: customer,
+                          customerContactEmail: "contact.\(index + 1)@example.org", devices: devices, summary: plan.summary,
+                          createdBy: creator, now: opened)
+            do {
+                try pool.withTransaction { connection in
+                    try CaseStore.insert(new, on: connection)
+                    try CaseEventStore.append(caseID: new.id, at: opened, actor: creator, type: "case_opened", data: [
+                        "kind": .string(plan.kind.rawValue), "state": .string(snapshot.state.rawValue), "path": .string(snapshot.path.rawValue),
+                        "due_at": Timestamp.json(dueAt),
+                    ], on: connection)
+                }
+                break
+            } catch let error as PostgresError where error.constraint == "cases_case_number_unique" && attempt < 5 {
+                continue
+            }
+        }
+        let number = new.number
+        let filing = EvidenceFiling(context: context)
+        let year = Calendar(identifier: .gregorian).component(.year, from: now) + 3
+        for step in plan.steps {
+            clock.advance(by: 3_600 + Double((index * 37) % 60) * 60)
+            let record = try pool.withConnection { try CaseStore.find(number: number.digits, on: $0) }!
+            let holder = record.snapshot.state.tier ?? record.snapshot.tier
+            let actor = agents.actor(holder)
+            switch step {
+            case .act(let action, let reason, let unlock):
+                let tier = holder.isAtLeast(action.rule.minimumTier) ? holder : action.rule.minimumTier
+                try transition(record, action: action, reason: reason, unlock: unlock, actorTier: tier, actor: agents.actor(tier), context: context)
+            case .note(let body, let visibility):
+                try addNote(body, visibility: visibility, caseID: record.id, actor: actor, context: context)
+            case .answers:
+                _ = try filing.fileAnswers(account.answers.map { ($0.id, SecurityAnswer.normalize($0.answer)) }, number: number, actor: actor,
+                                           hasher: PasswordHash())
+            case .card(let matched):
+                let card = try Self.valid(CardNumber.validate(matched ? account.card : Self.otherCard))
+                let expiry = try Self.valid(CardExpiry.validate(month: 9, year: year, now: clock.now()))
+                _ = try filing.fileTyped(.card(card, expiry), number: number, actor: actor)
+            case .device(let matched):
+                let serial = try Self.valid(SerialNumber.validate(matched ? account.serial : "F2LXDEMO9999"))
+                _ = try filing.fileTyped(.device(serial, nil), number: number, actor: actor)
+            case .transcript(let text):
+                _ = try filing.fileTyped(.transcript(try Self.valid(Transcript.validate(text))), number: number, actor: actor)
+            case .document(let type):
+                _ = try filing.fileDocument(type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
+                                            number: number, actor: "customer")
+            case .assign(let tier):
+                try assign(record, to: agents.byTier[tier]!, actor: agents.actor(holder), context: context)
+            case .freeze:
+                let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier
+                try freeze(record, actorTier: tier, actor: agents.actor(tier), context: context)
+            }
+        }
+        let final = try pool.withConnection { try CaseStore.find(number: number.digits, on: $0) }!
+        return DemoCase(number: number.digits, accessCode: code.display, kind: plan.kind, state: final.snapshot.state,
+                        path: final.snapshot.path, accountEmail: account.email)
+    }
+
+    static func valid<T>(_ result: Result<T, ValidationFailure>) throws -> T {
+        switch result {
+        case .success(let value): return value
+        case .failure(let failure): throw DemoSeedError("demo data refused: \(failure.issues.map { "\($0.field): \($0.message)" }.joined(separator: "; "))")
+        }
+    }
+
+    /// A tiny, valid PDF naming the document (the sniffer accepts it as application/pdf).
+    static func demoPDF(_ type: DocumentType, number: String) -> [UInt8] {
+        Array("%PDF-1.4\n% Reclaim demo \(type.rawValue) for case \(number)\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n".utf8)
+    }
+
+    /// `POST .../transitions`, as `CasesController.transition` does it.
+    private func transition(_ record: CaseRecord, action: CaseAction, reason: String?, unlock: UnlockKind?, actorTier: Tier, actor: String,
+                            context: ServiceContext) throws {
+        var decisionContext = TransitionContext(unlock: unlock, reason: reason)
+        var resetDestination: String?
+        if action == .sendReset {
+            // The answers filed as evidence on the case (not rejected), against those on file.
+            let (onFile, filed) = try pool.withConnection { connection in
+                (try AccountStore.securityAnswers(email: record.accountEmail, on: connection), try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection))
+            }
+            if let onFile {
+                decisionContext.allOnFileAnswersMatched = VerificationPolicy.allOnFileAnswersMatched(
+                    onFile: Set(onFile.answers.keys), matched: filed.intersection(onFile.answers.keys))
+                resetDestination = onFile.email
+            }
+        }
+        if action == .verify {
+            decisionContext.verification = VerificationPolicy.evaluate(try pool.withConnection { try EvidenceStore.factorEvidence(caseID: record.id, on: $0) })
+        }
+        let now = Timestamp.truncated(context.clock.now())
+        let decision: TransitionDecision
+        switch workflow.decide(action, on: record.snapshot, actorTier: actorTier, context: decisionContext, now: now) {
+        case .success(let accepted): decision = accepted
+        case .failure(let refusal): throw DemoSeedError("case \(record.number): \(action.rawValue) refused: \(refusal.message)")
+        }
+        try pool.withTransaction { connection in
+            guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
+                                                now: now, on: connection) else {
+                throw DemoSeedError("case \(record.number) changed while seeding")
+            }
+            var data: [String: JSONValue] = [
+                "action": .string(action.rawValue), "from": .string(decision.before.state.rawValue), "to": .string(decision.after.state.rawValue),
+                "path": .string(decision.after.path.rawValue), "due_at": Timestamp.json(decision.dueAt), "reason": .optional(decision.reason),
+            ]
+            if let unlock = decision.unlock { data["unlock"] = .string(unlock.rawValue) }
+            if let verification = decision.verification {
+                data["factors"] = .object(Dictionary(uniqueKeysWithValues: verification.factors.map { ($0.key.rawValue, JSONValue.string($0.value.rawValue)) }))
+            }
+            try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "transition", data: .object(data), on: connection)
+            if action == .sendReset, let resetDestination {
+                try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "reset_sent",
+                                          data: ["to": .string(resetDestination), "destination": "verified_primary_address"], on: connection)
+            }
+        }
+    }
+
+    /// `POST .../notes`, as `NotesController.add` does it.
+    private func addNote(_ body: String, visibility: NoteVisibility, caseID: UUID, actor: String, context: ServiceContext) throws {
+        let note = CaseNote(id: UUID(), body: body, visibility: visibility, author: actor, createdAt: context.clock.now())
+        try pool.withTransaction { connection in
+            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(caseID) FOR UPDATE")
+            try NoteStore.insert(note, caseID: caseID, on: connection)
+            try CaseEventStore.append(caseID: caseID, at: note.createdAt, actor: actor, type: "note_added",
+                                      data: ["note_id": .string(note.id.uuidString.lowercased()), "visibility": .string(visibility.rawValue)],
+                                      on: connection)
+        }
+    }
+
+    /// `POST .../assign`, as `CasesController.assign` does it.
+    private func assign(_ record: CaseRecord, to assignee: NewAgent, actor: String, context: ServiceContext) throws {
+        let now = Timestamp.truncated(context.clock.now())
+        try pool.withTransaction { connection in
+            guard try CaseStore.assign(id: record.id, expectedVersion: record.version, agentID: assignee.id, now: now, on: connection) else {
+                throw DemoSeedError("case \(record.number) changed while seeding")
+            }
+            try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "assigned",
+                                      data: ["agent_id": .string(assignee.id.uuidString.lowercased()), "previous": .optional(record.assigneeID?.uuidString.lowercased())],
+                                      on: connection)
+        }
+    }
+
+    /// `POST .../actions/freeze`, as `CasesController.freeze` does it.
+    private func freeze(_ record: CaseRecord, actorTier: Tier, actor: String, context: ServiceContext) throws {
+        try Workflow.checkFreeze(actorTier: actorTier, on: record.snapshot)
+        let now = Timestamp.truncated(context.clock.now())
+        try pool.withTransaction { connection in
+            guard try CaseStore.freeze(id: record.id, expectedVersion: record.version, now: now, on: connection) else {
+                throw DemoSeedError("case \(record.number) changed while seeding")
+            }
+            try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "frozen",
+                                      data: ["account_email": .string(record.accountEmail)], on: connection)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+import Logging
+import Postgres
+import ReclaimAPI
+import ReclaimCore
+import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+/// `reclaim demo seed`: every tier, every state and path, intact chains, and printed access codes that work.
+@Suite(.serialized) struct DemoSeedTests {
+    @Test func seedCoversEveryStateAndPathAndItsCodesOpenTheStatusPage() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        let configuration = try ServiceConfiguration.fromEnvironment([
+            "DATABASE_URL": service.database.connectionString, "RECLAIM_ADDRESS": "127.0.0.1:0",
+            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+        ])
+        let pool = service.database.makePool(maximumConnections: 2)
+        defer { pool.close() }
+        let seed = DemoSeed(pool: pool, keys: service.keys, configuration: configuration, logger: Logger(sink: MemorySink(), minimumLevel: .info))
+        let result = try seed.run(force: false)
+
+        #expect(Set(result.agents.map(\.tier)) == Set(Tier.allCases))
+        #expect(result.agents.contains { $0.isAdmin })
+        #expect(result.cases.count >= 40)
+        #expect(Set(result.cases.map(\.state)) == Set(CaseState.allCases))
+        #expect(Set(result.cases.map(\.path)) == Set(RecoveryPath.allCases))
+
+        let connection = try service.database.connect()
+        defer { connection.close() }
+        let stored = try connection.query("SELECT state, path, count(*)::int FROM cases GROUP BY state, path")
+        #expect(Set(try stored.map { try $0.decode(0, as: String.self) }) == Set(CaseState.allCases.map(\.rawValue)))
+        let tiers = try connection.query("SELECT DISTINCT tier FROM agents").map { try $0.decode(0, as: String.self) }
+        #expect(Set(tiers) == Set(Tier.allCases.map(\.rawValue)))
+        let kinds = try connection.query("SELECT DISTINCT kind FROM evidence").map { try $0.decode(0, as: String.self) }
+        #expect(Set(kinds).isSuperset(of: ["security_answers", "card", "device", "transcript", "invoice"]))
+        let visibilities = try connection.query("SELECT DISTINCT visibility FROM case_notes").map { try $0.decode(0, as: String.self) }
+        #expect(Set(visibilities) == ["internal", "customer"])
+        let audit = try CaseEventStore.verify(on: connection)
+        #expect(audit.breaks.isEmpty)
+        #expect(audit.cases == result.cases.count)
+
+        // A printed code opens the customer status page, as a person trying the demo would use it.
+        let client = service.client()
+        for state in [CaseState.new, .awaitingDocuments, .resolved] {
+            let item = try #require(result.cases.first { $0.state == state })
+            let response = try client.request("POST", "/api/v1/status", json: ["case_number": item.number, "access_code": item.accessCode])
+            #expect(response.status == 200, "\(state): \(response.text)")
+        }
+
+        // A database with agents is refused unless forced; forced, the demo is added beside it and chains still hold.
+        #expect(throws: DemoSeedError.self) { try seed.run(force: false) }
+        let again = try seed.run(force: true)
+        #expect(Set(again.agents.map(\.email)).isDisjoint(with: result.agents.map(\.email)))
+        #expect(Set(again.cases.map(\.state)) == Set(CaseState.allCases))
+        #expect(try CaseEventStore.verify(on: connection).breaks.isEmpty)
+    }
+
+    @Test func commandPrintsSecretsOnceAndRefusesASeededDatabase() throws {
+        let database = try TestDatabase.createEmpty()
+        defer { database.drop() }
+        let directory = NSTemporaryDirectory() + "reclaim-demo-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try KeyFile.generate().write(to: directory + "/keys")
+        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+                           "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public"]
+        let reclaim = RepositoryPaths.executable
+
+        let seeded = try Shell.capture([reclaim, "demo", "seed", "--json"], environment: environment)
+        #expect(seeded.status == 0, "\(seeded.error)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(seeded.output.utf8)) as? [String: Any])
+        let agents = try #require(object["agents"] as? [[String: Any]])
+        #expect(Set(agents.compactMap { $0["tier"] as? String }) == Set(Tier.allCases.map(\.rawValue)))
+        #expect(agents.allSatisfy { ($0["totp_uri"] as? String)?.hasPrefix("otpauth://totp/") == true && !($0["password"] as? String ?? "").isEmpty })
+        let cases = try #require(object["cases"] as? [[String: Any]])
+        #expect(cases.count >= 40)
+        #expect(cases.allSatisfy { ($0["access_code"] as? String)?.count == 19 })
+
+        let audit = try Shell.capture([reclaim, "audit", "verify"], environment: environment)
+        #expect(audit.status == 0 && audit.output.contains("every chain holds"), "\(audit.output)")
+
+        let refused = try Shell.capture([reclaim, "demo", "seed"], environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("--force"))
+    }
+}
