@@ -101,7 +101,7 @@ struct Routes {
             APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
                      summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file.",
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
-                     bodyLimit: 16 * 1024, handler: cases.transition),
+                     bodyLimit: 16 * 1024, deferred: cases.transitionRoute),
             APIRoute(.POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
                      summary: "Take the case or hand it to a colleague of the case's tier or above (If-Match required).",
                      tag: "cases", authentication: .agent, requestSchema: "Assign", responses: changing,

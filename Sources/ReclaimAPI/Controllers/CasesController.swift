@@ -12,10 +12,13 @@ final class CasesController: Sendable {
     let workflow: Workflow
     /// Verifies answers given with `send_reset` (argon2id, ~15 ms each).
     let answerHasher = PasswordHash()
+    /// Where `send_reset` checks given answers, so argon2id never runs on an HTTP worker thread.
+    let hashQueue: PasswordHashQueue
 
-    init(context: ServiceContext, workflow: Workflow = Workflow()) {
+    init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 1, capacity: 32)) {
         self.context = context
         self.workflow = workflow
+        self.hashQueue = hashQueue
     }
 
     var now: Date { Timestamp.truncated(context.clock.now()) }
@@ -182,6 +185,20 @@ final class CasesController: Sendable {
     }
 
     /// `POST /api/v1/cases/{n}/transitions` with `If-Match`: 200 and the new case.
+    /// The route's entry: a transition answers at once, except a `send_reset` carrying answers, which runs on the hash queue.
+    @Sendable func transitionRoute(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
+        struct Peek: Decodable { var action: String?; var answers: [TransitionBody.Answer]? }
+        let peek = try? JSONDecoder().decode(Peek.self, from: Data(request.body))
+        guard peek?.action == CaseAction.sendReset.rawValue, !(peek?.answers ?? []).isEmpty else {
+            completion(Result { try transition(request) })
+            return
+        }
+        let accepted = hashQueue.submit { [self] in completion(Result { try transition(request) }) }
+        if !accepted {
+            completion(.failure(Problem.unavailable(retryAfter: 2, code: "busy", detail: "Too many answers being checked at once; try again in a moment.")))
+        }
+    }
+
     @Sendable func transition(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.transitionCase, request, number: number, attempted: "transition")
