@@ -90,8 +90,17 @@ public func plainState(_ state: CaseState) -> String {
 
 /// What the customer should do now, or until when to wait, in plain words.
 /// Never mentions the thief's rescue address: resets go only to the verified primary address.
-public func customerNextStep(state: CaseState, path: RecoveryPath, dueAt: Date?) -> String {
-    let wait = dueAt.map { "We expect to have news for you by \(plainDate($0))." } ?? "We will update this page as soon as we can."
+/// With `now`, a due date already passed is owned up to instead of promised again.
+public func customerNextStep(state: CaseState, path: RecoveryPath, dueAt: Date?, now: Date? = nil) -> String {
+    let wait: String
+    switch (dueAt, now) {
+    case (let due?, let now?) where due < now:
+        wait = "This is taking longer than we promised (we aimed for \(plainDate(due))); your case is still being worked on and we will update this page as soon as there is news."
+    case (let due?, _):
+        wait = "We expect to have news for you by \(plainDate(due))."
+    case (nil, _):
+        wait = "We will update this page as soon as we can."
+    }
     switch state {
     case .new:
         return "Nothing to do for now: an agent will look at your case soon. \(wait)"

@@ -42,5 +42,9 @@ import Testing
             }
         }
         #expect(plainDate(utc(2027, 1, 2, 23, 59)) == "2 January 2027 (UTC)")
+        // Overdue: no promise of news by a date already gone.
+        let late = customerNextStep(state: .new, path: .undetermined, dueAt: due, now: utc(2026, 3, 20, 9, 0))
+        #expect(late.contains("longer than we promised") && !late.contains("We expect to have news"))
+        #expect(customerNextStep(state: .new, path: .undetermined, dueAt: due, now: utc(2026, 3, 10, 9, 0)).contains("by 14 March 2026"))
     }
 }

@@ -40,7 +40,7 @@ final class StatusController: Sendable {
             "case_number": .string(record.number),
             "state": .string(s.state.rawValue),
             "stage": .string(plainState(s.state)),
-            "next_step": .string(customerNextStep(state: s.state, path: s.path, dueAt: record.dueAt)),
+            "next_step": .string(customerNextStep(state: s.state, path: s.path, dueAt: record.dueAt, now: context.clock.now())),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
             "evidence": .array(evidence.map { ["type": .string($0.kind.rawValue), "status": .string($0.status.rawValue), "filed_at": Timestamp.json($0.filedAt)] }),
