@@ -41,15 +41,14 @@ public struct APIRoute: Sendable {
     public let requestSchema: String?
     public let responses: [Int: ResponseDoc]
     public let bodyLimit: Int?
-    public let handler: HTTPHandler
-    /// Identity (issue 3): set for routes answered later from another thread (sign-in hashes on its own queue).
-    public let deferredHandler: DeferredHTTPHandler?
+    /// Answered at once on the worker thread, or later through a completion (sign-in, uploads, hashing).
+    public let handler: Route.Handler
     /// Evidence (issue 5): set for routes that also accept `multipart/form-data` (parsed while it arrives).
     public private(set) var multipart: MultipartLimits?
 
-    public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
-                authentication: RouteAuthentication = .none, requestSchema: String? = nil,
-                responses: [Int: ResponseDoc], bodyLimit: Int? = nil, handler: @escaping HTTPHandler) {
+    private init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
+                 authentication: RouteAuthentication, requestSchema: String?,
+                 responses: [Int: ResponseDoc], bodyLimit: Int?, handler: Route.Handler) {
         self.method = method
         self.path = path
         self.operationID = operationID
@@ -60,24 +59,22 @@ public struct APIRoute: Sendable {
         self.responses = responses
         self.bodyLimit = bodyLimit
         self.handler = handler
-        self.deferredHandler = nil
     }
 
-    /// Identity (issue 3): a deferred route, answered through a completion from another thread.
+    /// A route answered on the worker thread.
+    public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
+                authentication: RouteAuthentication = .none, requestSchema: String? = nil,
+                responses: [Int: ResponseDoc], bodyLimit: Int? = nil, handler: @escaping HTTPHandler) {
+        self.init(method, path, operationID: operationID, summary: summary, tag: tag, authentication: authentication,
+                  requestSchema: requestSchema, responses: responses, bodyLimit: bodyLimit, handler: .immediate(handler))
+    }
+
+    /// A deferred route, answered through a completion from another thread.
     public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
                 authentication: RouteAuthentication = .none, requestSchema: String? = nil,
                 responses: [Int: ResponseDoc], bodyLimit: Int? = nil, deferred: @escaping DeferredHTTPHandler) {
-        self.method = method
-        self.path = path
-        self.operationID = operationID
-        self.summary = summary
-        self.tag = tag
-        self.authentication = authentication
-        self.requestSchema = requestSchema
-        self.responses = responses
-        self.bodyLimit = bodyLimit
-        self.handler = { _ in throw Problem.internal }
-        self.deferredHandler = deferred
+        self.init(method, path, operationID: operationID, summary: summary, tag: tag, authentication: authentication,
+                  requestSchema: requestSchema, responses: responses, bodyLimit: bodyLimit, handler: .deferred(deferred))
     }
 
     /// Evidence (issue 5): this route also accepts `multipart/form-data` under `limits` (see `Route.acceptingMultipart`).

@@ -91,11 +91,10 @@ public final class ReclaimService: Sendable {
         let idempotency = IdempotencyMiddleware(context: context)
         let router = Router(routes: routes.map { route in
             // Identity: deferred routes (sign-in, accounts) answer from their own queues.
-            var served = if let deferred = route.deferredHandler {
-                Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit,
-                      deferred: idempotency.wrap(deferred: deferred))
-            } else {
-                Route(route.method, route.path, bodyLimit: route.bodyLimit ?? serverConfiguration.defaultBodyLimit, handler: route.handler)
+            let bodyLimit = route.bodyLimit ?? serverConfiguration.defaultBodyLimit
+            var served = switch route.handler {
+            case .deferred(let deferred): Route(route.method, route.path, bodyLimit: bodyLimit, deferred: idempotency.wrap(deferred: deferred))
+            case .immediate(let handler): Route(route.method, route.path, bodyLimit: bodyLimit, handler: handler)
             }
             // Evidence: document uploads parse forms while they arrive.
             if let limits = route.multipart { served = served.acceptingMultipart(limits) }
