@@ -20,6 +20,9 @@ import Testing
         #expect(body["state"] as? String == "new")
         #expect(body["stage"] as? String == plainState(.new))
         #expect((body["next_step"] as? String)?.isEmpty == false)
+        let progress = body["progress"] as? [[String: Any]] ?? []
+        #expect(progress.map { $0["key"] as? String } == ["received", "identity_check", "restoring", "finished"])
+        #expect(progress.map { $0["mark"] as? String } == ["current", "upcoming", "upcoming", "upcoming"])
         #expect(body["due_at"] is String)
         #expect(body["evidence"] as? [Any] != nil)
         #expect(body["missing"] as? [String] == ["security_answer", "card", "device"])

@@ -47,4 +47,33 @@ import Testing
         #expect(late.contains("longer than we promised") && !late.contains("We expect to have news"))
         #expect(customerNextStep(state: .new, path: .undetermined, dueAt: due, now: utc(2026, 3, 10, 9, 0)).contains("by 14 March 2026"))
     }
+
+    /// "key:mark" per stage, for compact comparisons.
+    private func line(_ state: CaseState, _ path: RecoveryPath) -> String {
+        customerProgress(state: state, path: path).map { "\($0.key):\($0.mark.rawValue)" }.joined(separator: " ")
+    }
+
+    @Test func progressLineFollowsThePath() {
+        #expect(line(.new, .undetermined) == "received:current identity_check:upcoming restoring:upcoming finished:upcoming")
+        #expect(line(.identityCheck, .undetermined) == "received:done identity_check:current restoring:upcoming finished:upcoming")
+        #expect(line(.engineering, .verifiedIdentity) == "received:done identity_check:done restoring:current finished:upcoming")
+        #expect(line(.resolved, .reset) == "received:done identity_check:done finished:done")
+        #expect(line(.awaitingDocuments, .documents)
+            == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
+        #expect(line(.documentReview, .activationLock) == "received:done documents:done review:current restoring:upcoming finished:upcoming")
+        // An activation-lock case escalated to the identity check has not reached a stage of its own path yet.
+        #expect(line(.identityCheck, .activationLock) == "received:current documents:upcoming review:upcoming restoring:upcoming finished:upcoming")
+        #expect(line(.rejected, .documents).hasSuffix("finished:done"))
+        #expect(customerProgress(state: .rejected, path: .documents).last?.label == "Not confirmed")
+        #expect(customerProgress(state: .closed, path: .reset).last?.label == "Closed")
+        #expect(customerProgress(state: .resolved, path: .reset).last?.label == "Reset link sent")
+        #expect(customerProgress(state: .engineering, path: .activationLock).first { $0.mark == .current }?.label == "Removing the lock")
+        // Exactly one current stage while open; none once finished.
+        for path in RecoveryPath.allCases {
+            for state in CaseState.allCases {
+                let marks = customerProgress(state: state, path: path).map(\.mark)
+                #expect(marks.filter { $0 == .current }.count == (state.isOpen ? 1 : 0), "\(state) on \(path)")
+            }
+        }
+    }
 }

@@ -117,9 +117,12 @@ extension OpenAPIDocument {
         ],
         "Status": [
             "type": "object",
-            "required": ["case_number", "state", "stage", "next_step", "updated_at", "due_at", "evidence", "missing", "notes"],
+            "required": ["case_number", "state", "stage", "progress", "next_step", "updated_at", "due_at", "evidence", "missing", "notes"],
             "properties": [
                 "case_number": caseNumber, "state": string, "stage": ["type": "string", "description": "The state in plain words."],
+                "progress": ["type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
+                             "items": ["type": "object", "required": ["key", "label", "mark"],
+                                       "properties": ["key": string, "label": string, "mark": ["enum": ["done", "current", "upcoming"]]]]],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
                 "evidence": ["type": "array", "items": ["type": "object", "properties": ["type": string, "status": string, "filed_at": dateTime]]],
                 "missing": ["type": "array", "items": string],

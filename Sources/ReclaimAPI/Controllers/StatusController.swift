@@ -40,6 +40,9 @@ final class StatusController: Sendable {
             "case_number": .string(record.number),
             "state": .string(s.state.rawValue),
             "stage": .string(plainState(s.state)),
+            "progress": .array(customerProgress(state: s.state, path: s.path).map {
+                ["key": .string($0.key), "label": .string($0.label), "mark": .string($0.mark.rawValue)]
+            }),
             "next_step": .string(customerNextStep(state: s.state, path: s.path, dueAt: record.dueAt, now: context.clock.now())),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
