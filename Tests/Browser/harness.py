@@ -1,0 +1,294 @@
+"""The browser tests' harness: a real service on a real database, driven in real headless Chromium.
+
+Each test class gets its own database (created, migrated and filled by `reclaim demo seed`) and its own
+`reclaim serve` on a free loopback port; each test gets a fresh Chromium. After every test the browser log
+is read: any console error or CSP violation fails the test, except the network lines for HTTP statuses the
+test said it expects (a wrong access code is a 404 by contract, and Chromium logs every 4xx fetch).
+A failing test leaves a screenshot in .build/browser-failures/.
+
+Environment: RECLAIM_TEST_PG (conninfo of a server we may create databases on, as deploy/test exports),
+RECLAIM_BIN (the reclaim executable; default .build/debug/reclaim), RECLAIM_SCREENSHOTS (where README
+screenshots go; default docs/screenshots).
+"""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service as DriverService
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+FAILURES = os.path.join(ROOT, '.build', 'browser-failures')
+SCREENSHOTS = os.environ.get('RECLAIM_SCREENSHOTS', os.path.join(ROOT, 'docs', 'screenshots'))
+WAIT = 10  # seconds an element may take to appear
+
+
+def totp_code(uri, step):
+    """RFC 6238 code (SHA-1, 6 digits, 30 s) of an otpauth:// URI for time step `step`."""
+    secret = urllib.parse.parse_qs(urllib.parse.urlparse(uri).query)['secret'][0]
+    key = base64.b32decode(secret + '=' * ((8 - len(secret) % 8) % 8))
+    digest = hmac.new(key, struct.pack('>Q', step), hashlib.sha1).digest()
+    offset = digest[-1] & 15
+    return '%06d' % ((struct.unpack('>I', digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1000000)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+class Service:
+    """`reclaim serve` on its own database, filled with the demo data (agents of every tier, ~40 cases)."""
+
+    def __init__(self, name):
+        conninfo = os.environ.get('RECLAIM_TEST_PG')
+        if not conninfo:
+            raise RuntimeError('RECLAIM_TEST_PG is not set: run the browser tests through deploy/test')
+        self.binary = os.environ.get('RECLAIM_BIN', os.path.join(ROOT, '.build', 'debug', 'reclaim'))
+        self.database = 'browser_%s_%d' % (re.sub(r'[^a-z0-9]', '_', name.lower()), os.getpid())
+        self.admin_conninfo = conninfo
+        self.conninfo = re.sub(r'dbname=\S+', 'dbname=' + self.database, conninfo)
+        self.directory = tempfile.mkdtemp(prefix='reclaim-browser-')
+        self.process = None
+        self.last_totp_step = {}
+
+    def psql(self, sql, conninfo=None):
+        return subprocess.run(['psql', conninfo or self.conninfo, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    def start(self):
+        self.psql('DROP DATABASE IF EXISTS %s' % self.database, self.admin_conninfo)
+        self.psql('CREATE DATABASE %s' % self.database, self.admin_conninfo)
+        self.port = free_port()
+        self.origin = 'http://localhost:%d' % self.port
+        keys = os.path.join(self.directory, 'reclaim.keys')
+        self.env = dict(os.environ, DATABASE_URL=self.conninfo, RECLAIM_KEY_FILE=keys,
+                        RECLAIM_ADDRESS='127.0.0.1:%d' % self.port,
+                        RECLAIM_PUBLIC_DIR=os.path.join(ROOT, 'Public'),
+                        RECLAIM_MIGRATIONS_DIR=os.path.join(ROOT, 'Migrations'))
+        run = dict(env=self.env, check=True, capture_output=True, text=True)
+        subprocess.run([self.binary, 'keys', 'generate', '--output', keys], **run)
+        subprocess.run([self.binary, 'migrate'], **run)
+        self.seed = json.loads(subprocess.run([self.binary, 'demo', 'seed', '--json'], **run).stdout)
+        self.log = open(os.path.join(self.directory, 'serve.log'), 'w')
+        self.process = subprocess.Popen([self.binary, 'serve'], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(self.origin + '/readyz', timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.time() > deadline:
+                raise RuntimeError('reclaim serve did not become ready; see ' + self.log.name)
+            time.sleep(0.1)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.psql('DROP DATABASE IF EXISTS %s WITH (FORCE)' % self.database, self.admin_conninfo)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    # The demo data.
+    def agent(self, tier):
+        return next(a for a in self.seed['agents'] if a['tier'] == tier)
+
+    def case(self, state=None, path=None, kind=None, exclude=()):
+        """A demo case matching the filters that no earlier test took (tests change cases)."""
+        for case in self.seed['cases']:
+            if case['case_number'] in exclude or case.get('_taken'):
+                continue
+            if (state is None or case['state'] == state) and (path is None or case['path'] == path) \
+                    and (kind is None or case['kind'] == kind):
+                case['_taken'] = True
+                return case
+        raise LookupError('no demo case with state=%s path=%s kind=%s left' % (state, path, kind))
+
+    def totp(self, agent):
+        """A code for the agent's next unused time step (the service refuses a step twice), waiting if needed."""
+        now = int(time.time() // 30)
+        step = max(now, self.last_totp_step.get(agent['email'], -1) + 1)
+        if step > now + 1:  # the service accepts one step either side; wait until this one is near
+            time.sleep((step - 1) * 30 - time.time() + 0.5)
+        self.last_totp_step[agent['email']] = step
+        return totp_code(agent['totp_uri'], step)
+
+
+NETWORK_STATUS = re.compile(r'Failed to load resource: the server responded with a status of (\d{3})')
+
+
+class Browser:
+    """One headless Chromium with the browser log captured."""
+
+    def __init__(self, origin, width=1280, height=900):
+        options = webdriver.ChromeOptions()
+        for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu',
+                         '--window-size=%d,%d' % (width, height), '--lang=en-GB'):
+            options.add_argument(argument)
+        options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
+        self.driver = webdriver.Chrome(service=DriverService(shutil.which('chromedriver') or '/usr/bin/chromedriver'),
+                                       options=options)
+        self.origin = origin
+        self.log = []
+
+    def open(self, path):
+        self.driver.get(self.origin + path)
+        return self
+
+    def wait_for(self, css, visible=True, timeout=WAIT):
+        condition = EC.visibility_of_element_located if visible else EC.presence_of_element_located
+        try:
+            return WebDriverWait(self.driver, timeout).until(condition((By.CSS_SELECTOR, css)))
+        except TimeoutException:
+            raise AssertionError('nothing matching %r appeared within %d s' % (css, timeout)) from None
+
+    def wait_for_text(self, css, text, timeout=WAIT):
+        try:
+            WebDriverWait(self.driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+        except TimeoutException:
+            found = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, css)]
+            raise AssertionError('%r never showed %r (it shows %r)' % (css, text, found)) from None
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def wait_until_gone(self, css, timeout=WAIT):
+        try:
+            WebDriverWait(self.driver, timeout).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, css)))
+        except TimeoutException:
+            raise AssertionError('%r is still shown after %d s' % (css, timeout)) from None
+
+    def find(self, css):
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def find_all(self, css):
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def fill(self, css, text):
+        element = self.wait_for(css)
+        element.clear()
+        element.send_keys(text)
+        return element
+
+    def click(self, css):
+        element = self.wait_for(css)
+        WebDriverWait(self.driver, WAIT).until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
+        element.click()
+        return element
+
+    def read_log(self):
+        self.log.extend(self.driver.get_log('browser'))
+        return self.log
+
+    def problems(self, allowed_statuses=()):
+        """Log entries that are errors: anything SEVERE (console errors, uncaught exceptions, CSP refusals),
+        bar network lines for the allowed HTTP statuses; also every CSP message whatever its level."""
+        found = []
+        for entry in self.read_log():
+            message = entry.get('message', '')
+            if 'Content Security Policy' in message or 'Refused to' in message:
+                found.append(message)
+            elif entry.get('level') == 'SEVERE':
+                status = NETWORK_STATUS.search(message)
+                if status and int(status.group(1)) in allowed_statuses:
+                    continue
+                found.append(message)
+        return found
+
+    def screenshot(self, path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.driver.save_screenshot(path)
+
+    def quit(self):
+        self.driver.quit()
+
+
+class BrowserTestCase(unittest.TestCase):
+    """One service per class; browsers opened with `self.browser()` are checked and closed after each test."""
+
+    service = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.service = Service(cls.__name__).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.service:
+            cls.service.stop()
+
+    def setUp(self):
+        self.browsers = []
+        self.allowed_statuses = set()
+
+    def browser(self, width=1280, height=900):
+        browser = Browser(self.service.origin, width, height)
+        self.browsers.append(browser)
+        return browser
+
+    def expect_http_errors(self, *statuses):
+        """Statuses the test provokes on purpose; their network lines in the log are not errors."""
+        self.allowed_statuses.update(statuses)
+
+    def _callTestMethod(self, method):
+        # Screenshots are taken before tearDown closes the browsers.
+        try:
+            method()
+        except BaseException:
+            for index, browser in enumerate(self.browsers):
+                path = os.path.join(FAILURES, '%s-%d.png' % (self.id(), index))
+                try:
+                    browser.screenshot(path)
+                    sys.stderr.write('\nscreenshot of the failure: %s\n' % path)
+                except Exception as error:  # the browser itself may be what failed
+                    sys.stderr.write('\nno screenshot: %s\n' % error)
+            raise
+
+    def tearDown(self):
+        problems = []
+        for browser in self.browsers:
+            try:
+                problems.extend(browser.problems(self.allowed_statuses))
+            finally:
+                browser.quit()
+        self.assertEqual(problems, [], 'the browser logged errors')
+
+    def readme_screenshot(self, browser, name):
+        browser.screenshot(os.path.join(SCREENSHOTS, name))
+
+    # Shared steps.
+    def sign_in(self, browser, tier):
+        """Signs the demo agent of `tier` in through the form, with a computed TOTP; waits for the queue."""
+        agent = self.service.agent(tier)
+        browser.open('/')
+        self.fill_sign_in(browser, agent)
+        browser.wait_for('#queue')
+        return agent
+
+    def fill_sign_in(self, browser, agent):
+        browser.fill('#signin-email', agent['email'])
+        browser.fill('#signin-password', agent['password'])
+        browser.fill('#signin-totp', self.service.totp(agent))
+        browser.click('#signin-submit')
+        browser.wait_until_gone('#signin')
