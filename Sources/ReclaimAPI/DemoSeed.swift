@@ -342,9 +342,29 @@ public struct DemoSeed: Sendable {
         }
     }
 
-    /// A tiny, valid PDF naming the document (the sniffer accepts it as application/pdf).
+    /// A one-page PDF naming the document, with a correct cross-reference table so viewers (the dashboard's
+    /// inline preview among them) render it.
     static func demoPDF(_ type: DocumentType, number: String) -> [UInt8] {
-        Array("%PDF-1.4\n% Reclaim demo \(type.rawValue) for case \(number)\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n".utf8)
+        let text = "Reclaim demo: \(type.rawValue.replacingOccurrences(of: "_", with: " ")) for case \(number)"
+        let stream = "BT /F1 18 Tf 40 760 Td (\(text)) Tj ET"
+        let objects = [
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+            "<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream",
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        ]
+        var pdf = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (index, object) in objects.enumerated() {
+            offsets.append(pdf.utf8.count)
+            pdf += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+        }
+        let xref = pdf.utf8.count
+        pdf += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets { pdf += String(repeating: "0", count: 10 - String(offset).count) + "\(offset) 00000 n \n" }
+        pdf += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        return Array(pdf.utf8)
     }
 
     /// `POST .../transitions`, as `CasesController.transition` does it.

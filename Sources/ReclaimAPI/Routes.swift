@@ -154,7 +154,7 @@ struct Routes {
                      responses: [200: .json("The outcome.", "Verification"), 401: .problem("Not authenticated."), 404: caseNumber404],
                      handler: evidence.verification),
             APIRoute(.GET, "/api/v1/evidence/{id}/content", operationID: "evidenceContent",
-                     summary: "The decrypted bytes of a document or transcript (tier3+), as an attachment; the read is recorded on the timeline.",
+                     summary: "The decrypted bytes of a document or transcript (tier3+), as an attachment (?disposition=inline for a PDF, JPEG or PNG shown in the dashboard); the read is recorded on the timeline.",
                      tag: "evidence", authentication: .agent,
                      responses: [200: .other("The bytes, with the sniffed media type.", mediaType: "application/octet-stream"),
                                  401: .problem("Not authenticated."), 403: .problem("Below tier3."), 404: .problem("No such evidence, or it has no content.")],

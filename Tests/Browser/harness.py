@@ -71,8 +71,11 @@ class Service:
         self.last_totp_step = {}
 
     def psql(self, sql, conninfo=None):
-        return subprocess.run(['psql', conninfo or self.conninfo, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql],
-                              check=True, capture_output=True, text=True).stdout.strip()
+        done = subprocess.run(['psql', conninfo or self.conninfo, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError('psql refused %r: %s' % (sql, done.stderr.strip()))
+        return done.stdout.strip()
 
     def start(self):
         self.psql('DROP DATABASE IF EXISTS %s' % self.database, self.admin_conninfo)
@@ -213,6 +216,9 @@ class Browser:
                 status = NETWORK_STATUS.search(message)
                 if status and int(status.group(1)) in allowed_statuses:
                     continue
+                # The dashboard asks GET /api/v1/session whether it is signed in; 401 is the documented "no".
+                if status and status.group(1) == '401' and message.split(' ')[0].endswith('/api/v1/session'):
+                    continue
                 found.append(message)
         return found
 
@@ -285,6 +291,10 @@ class BrowserTestCase(unittest.TestCase):
         self.fill_sign_in(browser, agent)
         browser.wait_for('#queue')
         return agent
+
+    def wait_for_queue(self, browser, query_part=''):
+        """Waits until the queue shows the answer to a query containing `query_part` (e.g. 'overdue=true')."""
+        browser.wait_for('#queue[aria-busy="false"][data-query*="%s"]' % query_part)
 
     def fill_sign_in(self, browser, agent):
         browser.fill('#signin-email', agent['email'])

@@ -254,8 +254,14 @@ final class EvidenceWorld {
         #expect(download.header("content-disposition")?.hasPrefix("attachment") == true)
         #expect(download.header("x-content-type-options") == "nosniff")
         #expect(download.header("content-security-policy")?.contains("sandbox") == true)
+        // The dashboard's inline preview: same bytes and headers, shown instead of saved; a bad value is refused.
+        let inline = try w.world.get("/api/v1/evidence/\(id)/content?disposition=inline", as: tier3)
+        #expect(inline.status == 200 && inline.body == png)
+        #expect(inline.header("content-disposition")?.hasPrefix("inline") == true)
+        #expect(inline.header("content-security-policy")?.contains("sandbox") == true)
+        #expect(try w.world.get("/api/v1/evidence/\(id)/content?disposition=render", as: tier3).status == 422)
         let reads = try w.world.events(w.number, as: w.tier1).filter { $0["type"] as? String == "evidence_content_read" }
-        #expect(reads.count == 1)
+        #expect(reads.count == 2)
         #expect((reads.first?["data"] as? [String: Any])?["evidence_id"] as? String == id)
         #expect(reads.first?["actor"] as? String == "agent:\(tier3.agentID.uuidString.lowercased())")
 

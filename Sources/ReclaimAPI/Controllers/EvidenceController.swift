@@ -116,6 +116,13 @@ final class EvidenceController: Sendable {
     /// `GET /api/v1/evidence/{id}/content` (tier3+): the decrypted bytes, as an attachment; the read is recorded on the timeline.
     @Sendable func content(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = try Self.evidenceID(request)
+        // `?disposition=inline` lets the dashboard show an image or PDF in the page; anything else stays a download.
+        let inline: Bool
+        switch request.query("disposition") {
+        case nil, "attachment": inline = false
+        case "inline": inline = true
+        default: throw Problem.unprocessable(errors: [FieldError(field: "disposition", message: "Use inline or attachment.")])
+        }
         let principal = try authorizeOnEvidence(.readEvidenceContent, request, id: id, attempted: "evidence_content")
         guard let keys = context.keys else { throw Problem.internal }
         let now = Timestamp.truncated(context.clock.now())
@@ -138,9 +145,11 @@ final class EvidenceController: Sendable {
         case MediaType.heic.rawValue: "heic"
         default: "txt"
         }
+        let showable = [MediaType.pdf.rawValue, MediaType.jpeg.rawValue, MediaType.png.rawValue].contains(mediaType)
+        let disposition = inline && showable ? "inline" : "attachment"
         return HTTPResponse(status: 200, headers: [
             ("Content-Type", mediaType),
-            ("Content-Disposition", "attachment; filename=\"evidence-\(id.uuidString.lowercased()).\(ext)\""),
+            ("Content-Disposition", "\(disposition); filename=\"evidence-\(id.uuidString.lowercased()).\(ext)\""),
             ("X-Content-Type-Options", "nosniff"),
             ("Content-Security-Policy", "default-src 'none'; sandbox"),
             ("Cache-Control", "no-store"),

@@ -1,0 +1,517 @@
+// One case: facts, devices, path and due date; the actions this agent may take now (allowed_actions), each
+// asking for what the API needs; verification; evidence with previews for tier3+; notes; the timeline with
+// a mark saying whether its hash chain verifies. Every change sends If-Match with the version shown; a 412
+// says someone else changed the case and reloads it.
+import { ApiError } from './api.js';
+import { announce, byId, h, replace, show, whileBusy } from './dom.js';
+import { formatBytes, formatDateTime, timeLeft } from './format.js';
+import { groupCaseNumber } from './identifiers.js';
+import {
+  ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label, unlocksFor,
+} from './labels.js';
+import { verifyChain } from './chain.js';
+
+let app = null;
+let current = null; // { number, data, version }
+
+const message = () => byId('case-message');
+
+function say(text, kind = 'error') {
+  announce(message(), text, kind);
+  if (text && kind === 'error') message().focus();
+}
+
+/** The words for a refused request, field errors included. */
+function problemWords(error) {
+  if (!(error instanceof ApiError)) return String(error?.message ?? error);
+  const fields = error.errors.map((e) => e.message).join(' ');
+  switch (error.code) {
+    case 'verification_failed': {
+      const factors = error.problem.factors ?? {};
+      const list = Object.entries(factors).map(([name, outcome]) => `${label(FACTORS, name)}: ${outcome}`).join(', ');
+      return `Not verified: two of three factors must match${list ? ` (${list})` : ''}.`;
+    }
+    case 'insufficient_tier':
+    case 'forbidden':
+      return `Not allowed for your tier. ${error.message}`;
+    default:
+      return fields ? `${error.message} ${fields}` : error.message;
+  }
+}
+
+function actorWords(actor) {
+  if (!actor) return '—';
+  if (actor === `agent:${app.agent.id}`) return 'you';
+  if (actor === 'customer') return 'the customer';
+  const [kind, id] = actor.split(':');
+  if (kind === 'agent') return `agent ${id.slice(0, 8)}`;
+  if (kind === 'client') return `partner ${id.slice(0, 8)}`;
+  return actor;
+}
+
+function dl(pairs) {
+  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
+}
+
+// MARK: Loading
+
+/** Shows case `number`, loading everything this agent may read. */
+export async function showCase(appState, number) {
+  app = appState;
+  show(byId('case'));
+  announce(message(), '');
+  await reload(number);
+}
+
+// Only the newest load may draw (a case opened after another must not be painted over by the first).
+let generation = 0;
+
+async function reload(number = current?.number) {
+  const mine = ++generation;
+  try {
+    const { data, etag } = await app.api.call('GET', `/api/v1/cases/${number}`);
+    if (mine !== generation) return;
+    current = { number, data, version: etag ?? String(data.version) };
+    document.title = `Reclaim — case ${number}`;
+    render();
+  } catch (error) {
+    if (mine !== generation) return;
+    current = null;
+    replace(byId('case-body'), h('h1', { id: 'case-title' }, `Case ${groupCaseNumber(number)}`));
+    say(error.status === 404 ? 'There is no case with this number.' : problemWords(error));
+  }
+}
+
+function render() {
+  const c = current.data;
+  const left = timeLeft(c.due_at);
+  const open = !['resolved', 'rejected', 'closed'].includes(c.state);
+  replace(byId('case-body'),
+    h('div', { class: 'case-head' },
+      h('h1', { id: 'case-title' }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
+      h('p', { class: 'summary' }, c.summary),
+      h('p', { class: 'badges' },
+        h('span', { class: `badge state ${c.state}`, id: 'case-state' }, label(STATES, c.state)), ' ',
+        c.overdue ? h('span', { class: 'badge overdue' }, 'Overdue') : null, ' ',
+        c.frozen ? h('span', { class: 'badge frozen' }, 'Account frozen') : null)),
+    h('div', { class: 'case-grid' },
+      h('div', { class: 'case-main' },
+        section('Actions', 'actions', actionsPanel(c, open)),
+        section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
+        app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
+        section('Notes', 'notes', h('div', { id: 'notes-body' }, h('p', { class: 'muted' }, 'Loading…')))),
+      h('aside', { class: 'case-side', 'aria-label': 'Case facts' },
+        section('Case', 'facts', dl([
+          ['Path', label(PATHS, c.path)],
+          ['Tier', label(TIERS, c.tier)],
+          ['Due', open ? [formatDateTime(c.due_at), h('span', { class: `block ${left.overdue ? 'overdue-text' : 'muted'}` }, left.text)] : 'finished'],
+          ['Assignee', c.assignee ? `${c.assignee.name} (${label(TIERS, c.assignee.tier)})` : 'nobody'],
+          ['Kind', c.kind === 'activation_lock' ? 'Activation lock' : 'Account takeover'],
+          ['Opened', formatDateTime(c.created_at)],
+          ['Updated', formatDateTime(c.updated_at)],
+          ['Version', h('span', { id: 'case-version' }, String(c.version))],
+        ])),
+        section('Customer', 'customer', dl([
+          ['Name', c.customer?.name ?? '—'],
+          ['Contact', c.customer?.contact_email ?? '—'],
+          ['Account', c.account_email],
+        ])),
+        section('What the thief changed', 'thief', h('ul', { class: 'plain' },
+          Object.entries(FACTS).map(([key, words]) => h('li', {}, h('span', { class: c.facts?.[key] ? 'yes' : 'no' }, c.facts?.[key] ? 'Yes' : 'No'), ' ', words)))),
+        section('Devices', 'devices', c.devices.length === 0 ? h('p', { class: 'muted' }, 'None given.') : h('ul', { class: 'plain devices' },
+          c.devices.map((d) => h('li', {}, h('strong', {}, d.model ?? 'Device'), d.serial ? [h('br'), 'Serial ', h('span', { class: 'mono' }, d.serial)] : null,
+            d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
+        app.can('case.verification') ? section('Verification', 'verification', h('div', { id: 'verification-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null)));
+  loadTimeline();
+  if (app.can('evidence.list')) loadEvidence();
+  loadNotes();
+  if (app.can('case.verification')) loadVerification();
+}
+
+function section(title, id, ...content) {
+  return h('section', { class: 'panel', id: `panel-${id}`, 'aria-labelledby': `heading-${id}` }, h('h2', { id: `heading-${id}` }, title), content);
+}
+
+// MARK: Actions
+
+function actionsPanel(c, open) {
+  const buttons = c.allowed_actions.map((action) => h('button', {
+    type: 'button', class: action === 'reject' ? 'danger' : null, dataset: { action }, onclick: () => openAction(action),
+  }, label(ACTIONS, action)));
+  const mine = c.assignee?.id === app.agent.id;
+  if (app.can('case.assign') && !mine && tierCovers(app.agent.tier, c.tier)) buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'take' }, onclick: takeCase }, 'Take this case'));
+  if (app.can('case.freeze') && open && !c.frozen) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
+  }
+  return [
+    buttons.length ? h('div', { class: 'actions', id: 'action-buttons' }, buttons) : h('p', { class: 'muted', id: 'action-buttons' }, 'Nothing for your tier to do on this case now.'),
+    h('div', { id: 'action-form-slot' }),
+  ];
+}
+
+const TIER_ORDER = ['tier1', 'tier2', 'tier3', 'engineering'];
+
+/** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment). */
+function tierCovers(tier, caseTier) {
+  return TIER_ORDER.indexOf(tier) >= TIER_ORDER.indexOf(caseTier);
+}
+
+function openAction(action) {
+  const info = action === 'freeze'
+    ? { label: 'Freeze account', help: 'Stop purchases and cloud operations on the account while the case is open.' }
+    : ACTIONS[action] ?? { label: action, help: '' };
+  const fields = [];
+  if (info.unlock) {
+    fields.push(h('label', { for: 'action-unlock' }, 'What was unlocked'),
+      h('select', { id: 'action-unlock', required: true }, unlocksFor(current.data).map((u) => h('option', { value: u }, UNLOCKS[u]))));
+  }
+  if (action !== 'freeze') {
+    fields.push(h('label', { for: 'action-reason' }, info.reason ? 'Reason (required)' : 'Reason (optional)',
+      h('span', { class: 'hint' }, 'Recorded on the timeline.')),
+    h('textarea', { id: 'action-reason', rows: 3, maxlength: 2000, required: info.reason ? true : null }));
+  }
+  const error = h('p', { class: 'field-error', id: 'action-error', role: 'alert', hidden: true });
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action } },
+    h('h3', {}, info.label),
+    h('p', { class: 'muted' }, info.help),
+    fields, error,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, `Confirm: ${info.label}`),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(byId('action-form-slot')) }, 'Cancel')));
+  form.addEventListener('submit', (event) => { event.preventDefault(); submitAction(form, action, info, error); });
+  replace(byId('action-form-slot'), form);
+  (form.querySelector('select, textarea') ?? byId('action-confirm')).focus();
+}
+
+async function submitAction(form, action, info, error) {
+  const reason = form.querySelector('#action-reason')?.value.trim() ?? '';
+  if (info.reason && !reason) {
+    error.textContent = 'Give a reason: it is recorded on the timeline and may be shown to the customer.';
+    show(error);
+    form.querySelector('#action-reason').focus();
+    return;
+  }
+  const body = { action };
+  if (reason) body.reason = reason;
+  const unlock = form.querySelector('#action-unlock');
+  if (unlock) body.unlock = unlock.value;
+  const path = action === 'freeze' ? `/api/v1/cases/${current.number}/actions/freeze` : `/api/v1/cases/${current.number}/transitions`;
+  await change(form, path, action === 'freeze' ? {} : body, `${info.label}: done.`);
+}
+
+function takeCase(event) {
+  change(event.target.closest('div'), `/api/v1/cases/${current.number}/assign`, { agent_id: app.agent.id }, 'The case is yours.');
+}
+
+/** Sends a change with If-Match; shows the result, or why not. 412: someone else changed the case, reload it. */
+async function change(container, path, json, done) {
+  await whileBusy(container, async () => {
+    try {
+      await app.api.call('POST', path, { json, headers: { 'If-Match': current.version } });
+      await reload();
+      say(done, 'ok');
+    } catch (error) {
+      if (error.code === 'stale_version' || error.status === 412) {
+        await reload();
+        say('Someone else changed this case while you had it open. It has been reloaded: check what changed before you act again.', 'warn');
+        message().focus();
+      } else {
+        say(problemWords(error));
+      }
+    }
+  });
+}
+
+// MARK: Timeline
+
+async function allPages(path) {
+  const items = [];
+  let cursor = null;
+  do {
+    const { data } = await app.api.call('GET', cursor ? `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}` : path);
+    items.push(...data.items);
+    cursor = data.next_cursor;
+  } while (cursor);
+  return items;
+}
+
+function eventWords(event) {
+  const d = event.data ?? {};
+  switch (event.type) {
+    case 'case_opened': return 'Case opened';
+    case 'transition': return `${label(ACTIONS, d.action)}: ${label(STATES, d.from)} → ${label(STATES, d.to)}${d.reason ? ` — “${d.reason}”` : ''}${d.unlock ? ` (${label(UNLOCKS, d.unlock)})` : ''}`;
+    case 'note_added': return d.visibility === 'customer' ? 'Note for the customer added' : 'Internal note added';
+    case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
+    case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
+    case 'assigned': return 'Case assigned';
+    case 'frozen': return 'Account frozen';
+    case 'denied': return `Refused: ${String(d.attempted ?? d.action ?? 'an action').replaceAll('_', ' ')}`;
+    default: return event.type.replaceAll('_', ' ');
+  }
+}
+
+async function loadTimeline() {
+  const body = byId('timeline-body');
+  try {
+    const events = await allPages(`/api/v1/cases/${current.number}/events`);
+    const check = await verifyChain(events);
+    const mark = check.ok === true
+      ? h('p', { class: 'chain ok', id: 'chain-mark' }, '✓ Hash chain verified in this browser: no event was changed or removed.')
+      : check.ok === false
+        ? h('p', { class: 'chain broken', id: 'chain-mark', role: 'alert' }, `✗ Hash chain broken at event ${check.seq}: ${check.reason}.`)
+        : h('p', { class: 'chain unknown', id: 'chain-mark' }, check.reason);
+    replace(body, mark, h('ol', { class: 'timeline', id: 'timeline-list' }, events.map((event) => h('li', { dataset: { type: event.type, seq: event.seq } },
+      h('span', { class: 'when' }, formatDateTime(event.at)),
+      h('span', { class: 'what' }, eventWords(event)),
+      h('span', { class: 'who muted' }, ` by ${actorWords(event.actor)}`)))));
+  } catch (error) {
+    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
+  }
+}
+
+// MARK: Verification
+
+async function loadVerification() {
+  const body = byId('verification-body');
+  try {
+    const { data } = await app.api.call('GET', `/api/v1/cases/${current.number}/verification`);
+    replace(body,
+      h('p', { id: 'verification-outcome', class: data.verified ? 'yes' : 'no' }, data.verified ? '✓ Identity verified (two of three factors match).' : 'Not verified yet: two of three factors must match.'),
+      h('ul', { class: 'plain' }, Object.entries(FACTORS).map(([key, words]) => h('li', {}, `${words}: `, h('span', { class: `badge factor ${data.factors[key]}` }, data.factors[key])))));
+  } catch (error) {
+    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
+  }
+}
+
+// MARK: Evidence
+
+async function loadEvidence() {
+  const body = byId('evidence-body');
+  try {
+    const { data } = await app.api.call('GET', `/api/v1/cases/${current.number}/evidence`);
+    replace(body,
+      data.missing.length
+        ? h('p', { id: 'evidence-missing' }, 'Still missing: ', data.missing.map((m) => label(REQUIREMENTS, m)).join(', '), '.')
+        : h('p', { id: 'evidence-missing', class: 'muted' }, 'Nothing missing for this path.'),
+      data.items.length === 0 ? h('p', { class: 'muted' }, 'No evidence filed yet.')
+        : h('ul', { class: 'evidence', id: 'evidence-list' }, data.items.map(evidenceItem)),
+      app.can('evidence.file') ? fileEvidenceForm() : null);
+  } catch (error) {
+    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
+  }
+}
+
+function evidenceItem(item) {
+  const previewable = app.can('evidence.content') && item.media_type && (item.media_type.startsWith('image/') && item.media_type !== 'image/heic' || item.media_type === 'application/pdf');
+  const slot = h('div', { class: 'preview-slot' });
+  const reviewable = app.can('evidence.review') && item.status === 'pending';
+  return h('li', { dataset: { evidence: item.id, type: item.type } },
+    h('div', { class: 'evidence-head' },
+      h('strong', {}, label(EVIDENCE_TYPES, item.type)), ' ',
+      h('span', { class: `badge ${item.status}` }, item.status)),
+    h('p', {}, item.summary),
+    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : ''),
+    h('div', { class: 'actions' },
+      previewable ? h('button', { type: 'button', class: 'secondary preview', onclick: (e) => preview(item, slot, e.target) }, 'Preview') : null,
+      reviewable ? h('button', { type: 'button', class: 'secondary', onclick: () => reviewForm(item, slot) }, 'Review') : null),
+    slot);
+}
+
+/** Shows a document inline. The bytes come from the content endpoint with the session cookie (same origin, so the
+ *  CSP's 'self' covers it); every opening is recorded on the timeline, so it only happens on request. */
+function preview(item, slot, button) {
+  const source = `/api/v1/evidence/${item.id}/content?disposition=inline`;
+  const alt = `${label(EVIDENCE_TYPES, item.type)} filed ${formatDateTime(item.filed_at)}`;
+  const element = item.media_type === 'application/pdf'
+    ? h('iframe', { src: source, title: alt, class: 'preview pdf' })
+    : h('img', { src: source, alt, class: 'preview' });
+  if (element.tagName === 'IMG') element.addEventListener('error', () => replace(slot, h('p', { class: 'field-error' }, 'The document could not be shown.')));
+  // The opening is on the timeline once the bytes came.
+  element.addEventListener('load', () => loadTimeline(), { once: true });
+  replace(slot, element);
+  button.remove();
+}
+
+function reviewForm(item, slot) {
+  const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const form = h('form', { class: 'review-form', novalidate: true },
+    h('fieldset', {}, h('legend', {}, 'Decision'),
+      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'decision', value: 'accepted', checked: true }), 'Accept'),
+      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'decision', value: 'rejected' }), 'Reject')),
+    h('label', { for: `review-reason-${item.id}` }, 'Reason (required)'),
+    h('textarea', { id: `review-reason-${item.id}`, rows: 2, maxlength: 2000, required: true }),
+    error,
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save review'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const reason = form.querySelector('textarea').value.trim();
+    if (!reason) { error.textContent = 'Give a reason for the decision.'; show(error); return; }
+    const decision = form.querySelector('input[name="decision"]:checked').value;
+    await whileBusy(form, async () => {
+      try {
+        await app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json: { decision, reason } });
+        say(`Evidence ${decision}.`, 'ok');
+        loadEvidence();
+        loadTimeline();
+        if (app.can('case.verification')) loadVerification();
+      } catch (e) {
+        error.textContent = problemWords(e);
+        show(error);
+      }
+    });
+  });
+  replace(slot, form);
+  form.querySelector('input').focus();
+}
+
+function fileEvidenceForm() {
+  const kinds = { card: 'Payment card', device: 'Device serial or IMEI', transcript: 'Call transcript', document: 'Document (upload)' };
+  const fields = h('div', { id: 'evidence-fields' });
+  const error = h('p', { class: 'field-error', id: 'evidence-error', role: 'alert', hidden: true });
+  const select = h('select', { id: 'evidence-kind' }, Object.entries(kinds).map(([value, words]) => h('option', { value }, words)));
+  const form = h('form', { id: 'evidence-form', class: 'evidence-form', novalidate: true },
+    h('h3', {}, 'File evidence'),
+    h('label', { for: 'evidence-kind' }, 'What'), select, fields, error,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'evidence-submit' }, 'File')));
+  const draw = () => replace(fields, evidenceFields(select.value));
+  select.addEventListener('change', draw);
+  draw();
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    show(error, false);
+    let request;
+    try {
+      request = evidenceRequest(select.value, form);
+    } catch (problem) {
+      error.textContent = problem.message;
+      show(error);
+      return;
+    }
+    await whileBusy(form, async () => {
+      try {
+        await app.api.call('POST', `/api/v1/cases/${current.number}/evidence`, request);
+        say(`${kinds[select.value]} filed.`, 'ok');
+        loadEvidence();
+        loadTimeline();
+        if (app.can('case.verification')) loadVerification();
+      } catch (e) {
+        error.textContent = problemWords(e);
+        show(error);
+      }
+    });
+  });
+  return form;
+}
+
+function evidenceFields(kind) {
+  switch (kind) {
+    case 'card': return [
+      h('label', { for: 'ev-card-number' }, 'Card number', h('span', { class: 'hint' }, 'Never the security code: it is refused and not stored.')),
+      h('input', { type: 'text', id: 'ev-card-number', inputmode: 'numeric', autocomplete: 'off' }),
+      h('div', { class: 'inline-fields' },
+        h('div', {}, h('label', { for: 'ev-card-month' }, 'Expiry month'), h('input', { type: 'text', id: 'ev-card-month', inputmode: 'numeric', maxlength: 2 })),
+        h('div', {}, h('label', { for: 'ev-card-year' }, 'Expiry year'), h('input', { type: 'text', id: 'ev-card-year', inputmode: 'numeric', maxlength: 4 })))];
+    case 'device': return [
+      h('label', { for: 'ev-imei' }, 'IMEI', h('span', { class: 'hint' }, '15 digits; or give the serial')),
+      h('input', { type: 'text', id: 'ev-imei', inputmode: 'numeric', autocomplete: 'off' }),
+      h('label', { for: 'ev-serial' }, 'Serial number'),
+      h('input', { type: 'text', id: 'ev-serial', autocomplete: 'off' })];
+    case 'transcript': return [
+      h('label', { for: 'ev-transcript' }, 'Transcript', h('span', { class: 'hint' }, 'Stored encrypted; readable by tier 3 and engineering.')),
+      h('textarea', { id: 'ev-transcript', rows: 5 })];
+    default: return [
+      h('label', { for: 'ev-doc-type' }, 'Document type'),
+      h('select', { id: 'ev-doc-type' }, DOCUMENT_TYPES.map((t) => h('option', { value: t }, EVIDENCE_TYPES[t]))),
+      h('label', { for: 'ev-file' }, 'File', h('span', { class: 'hint' }, 'PDF, JPEG, PNG or HEIC; 10 MB at most.')),
+      h('input', { type: 'file', id: 'ev-file', accept: 'application/pdf,image/jpeg,image/png,image/heic,.heic' })];
+  }
+}
+
+function evidenceRequest(kind, form) {
+  const value = (id) => form.querySelector(`#${id}`)?.value.trim() ?? '';
+  switch (kind) {
+    case 'card': {
+      const number = value('ev-card-number').replace(/[\s-]/g, '');
+      const month = Number(value('ev-card-month'));
+      const year = Number(value('ev-card-year'));
+      if (!/^[0-9]{13,19}$/.test(number)) throw new Error('A card number has 13 to 19 digits.');
+      if (!(month >= 1 && month <= 12) || !(year >= 2000)) throw new Error('Give the expiry month (1–12) and the four-digit year.');
+      return { json: { type: 'card', number, exp_month: month, exp_year: year } };
+    }
+    case 'device': {
+      const imei = value('ev-imei').replace(/[\s-]/g, '');
+      const serial = value('ev-serial');
+      if (!imei && !serial) throw new Error('Give the IMEI or the serial number.');
+      return { json: { type: 'device', ...(imei ? { imei } : {}), ...(serial ? { serial } : {}) } };
+    }
+    case 'transcript': {
+      const text = value('ev-transcript');
+      if (!text) throw new Error('The transcript is empty.');
+      return { json: { type: 'transcript', text } };
+    }
+    default: {
+      const file = form.querySelector('#ev-file').files[0];
+      if (!file) throw new Error('Choose a file to upload.');
+      if (file.size > 10 * 1024 * 1024) throw new Error('The file is larger than 10 MB.');
+      const body = new FormData();
+      body.append('type', value('ev-doc-type'));
+      body.append('file', file);
+      return { body };
+    }
+  }
+}
+
+// MARK: Notes
+
+async function loadNotes() {
+  const body = byId('notes-body');
+  try {
+    const notes = await allPages(`/api/v1/cases/${current.number}/notes`);
+    replace(body,
+      notes.length === 0 ? h('p', { class: 'muted' }, 'No notes yet.') : h('ol', { class: 'notes', id: 'notes-list' }, notes.map((note) => h('li', {},
+        h('p', { class: 'muted small' }, formatDateTime(note.created_at), ` · ${actorWords(note.author)} · `,
+          h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal')),
+        h('p', { class: 'note-body' }, note.body)))),
+      app.can('case.note') ? noteForm() : null);
+  } catch (error) {
+    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
+  }
+}
+
+// The note being typed survives reloads of the notes list (and a sign-in in between), per case.
+const draftNotes = new Map();
+
+function noteForm() {
+  const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const text = h('textarea', { id: 'note-body', rows: 3, maxlength: 10000 });
+  const number = current.number;
+  text.value = draftNotes.get(number) ?? '';
+  text.addEventListener('input', () => { draftNotes.set(number, text.value); });
+  const form = h('form', { id: 'note-form', novalidate: true },
+    h('label', { for: 'note-body' }, 'Add a note'), text,
+    h('fieldset', {}, h('legend', {}, 'Who sees it'),
+      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'internal', checked: true, id: 'note-internal' }), 'Agents only'),
+      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'customer', id: 'note-customer' }), 'Also the customer, on the status page')),
+    error,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'note-submit' }, 'Add note')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const note = text.value.trim();
+    if (!note) { error.textContent = 'The note is empty.'; show(error); return; }
+    const visibility = form.querySelector('input[name="visibility"]:checked').value;
+    await whileBusy(form, async () => {
+      try {
+        await app.api.call('POST', `/api/v1/cases/${current.number}/notes`, { json: { body: note, visibility } });
+        draftNotes.delete(number);
+        loadNotes();
+        loadTimeline();
+      } catch (e) {
+        error.textContent = problemWords(e);
+        show(error);
+      }
+    });
+  });
+  return form;
+}

@@ -1,0 +1,68 @@
+// The dashboard's words for the API's machine words (states, actions, evidence types), and the rules the
+// forms need before sending: which actions need a reason (ReclaimCore CaseAction.requiresReason) and which
+// unlocks fit a case (Workflow.allowedUnlocks). The service checks all of it again.
+
+export const STATES = {
+  new: 'New', identity_check: 'Identity check', awaiting_documents: 'Awaiting documents', document_review: 'Document review',
+  engineering: 'Engineering', resolved: 'Resolved', rejected: 'Rejected', closed: 'Closed',
+};
+
+export const TIERS = { tier1: 'Tier 1', tier2: 'Tier 2', tier3: 'Tier 3', engineering: 'Engineering' };
+
+export const PATHS = {
+  undetermined: 'Not decided yet', reset: 'Password reset', verified_identity: 'Verified identity',
+  documents: 'Proof of ownership', activation_lock: 'Activation lock',
+};
+
+/** Each action: its button label, what it does, and whether the API needs a reason. */
+export const ACTIONS = {
+  send_reset: { label: 'Send reset', help: 'All answers on file matched: send a reset link to the verified primary address.' },
+  escalate: { label: 'Escalate to tier 2', help: 'Hand the case to tier 2 for the identity check.' },
+  verify: { label: 'Verify identity', help: 'Two of three factors matched: hand the case to engineering.' },
+  request_documents: { label: 'Request documents', help: 'Ask the customer for proof of ownership.', reason: true },
+  begin_review: { label: 'Begin review', help: 'Start reviewing the documents received.' },
+  approve: { label: 'Approve documents', help: 'The documents prove ownership: hand the case to engineering.' },
+  reject: { label: 'Reject', help: 'The documents do not prove ownership.', reason: true },
+  complete: { label: 'Complete', help: 'Engineering performed the unlock.', unlock: true },
+  reopen: { label: 'Reopen', help: 'Take a finished case back to tier 2.', reason: true },
+  close: { label: 'Close', help: 'Close a finished case.', reason: true },
+};
+
+export const UNLOCKS = {
+  remove_rescue_email: 'Removed the rescue address',
+  reset_security_questions: 'Reset the security questions',
+  remove_activation_lock: 'Removed the activation lock',
+};
+
+/** The unlocks that fit a case, as Workflow.allowedUnlocks: device-only cases can only lose the activation lock. */
+export function unlocksFor(caseData) {
+  const deviceOnly = caseData.kind === 'activation_lock' || caseData.facts?.two_step_enabled;
+  return deviceOnly ? ['remove_activation_lock'] : ['remove_rescue_email', 'reset_security_questions'];
+}
+
+export const EVIDENCE_TYPES = {
+  security_answers: 'Security answers', card: 'Payment card', device: 'Device serial or IMEI', transcript: 'Call transcript',
+  invoice: 'Invoice', warranty_card: 'Warranty card', box_photo: 'Photo of the box', carrier_contract: 'Carrier contract',
+  police_report: 'Police report', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
+};
+
+export const DOCUMENT_TYPES = ['invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo'];
+
+export const REQUIREMENTS = {
+  proof_of_purchase: 'Proof of purchase', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
+  security_answer: 'A security answer', card: 'The payment card', device: 'A device serial or IMEI',
+};
+
+export const FACTS = {
+  rescue_email_added: 'Thief added a rescue address',
+  security_questions_changed: 'Thief changed the security questions',
+  two_step_enabled: 'Thief turned on two-step verification',
+  lost_mode_enabled: 'Device in lost mode',
+};
+
+export const FACTORS = { security_answer: 'Security answer', card: 'Payment card', device: 'Device' };
+
+/** A label for any machine word, falling back to the word with spaces. */
+export function label(table, word) {
+  return table[word]?.label ?? table[word] ?? String(word ?? '').replaceAll('_', ' ');
+}

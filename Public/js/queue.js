@@ -1,0 +1,110 @@
+// The queue: the agent's cases, oldest due first, with filters (state, tier, overdue), a search box
+// (case number, account email, serial, IMEI) and "Show more" over the keyset cursor. Filters live in the
+// hash (#/?state=new&overdue=true), so the back button and a reload keep them.
+import { announce, byId, h, replace, show } from './dom.js';
+import { timeLeft } from './format.js';
+import { label, STATES, TIERS } from './labels.js';
+import { groupCaseNumber } from './identifiers.js';
+
+const PAGE = 50;
+const filtersForm = byId('queue-filters');
+let nextCursor = null;
+let currentQuery = null;
+let appRef = null;
+
+function filtersFromForm() {
+  const params = new URLSearchParams();
+  const q = byId('filter-q').value.trim();
+  if (q) params.set('q', q);
+  for (const name of ['state', 'tier']) {
+    const value = byId(`filter-${name}`).value;
+    if (value) params.set(name, value);
+  }
+  if (byId('filter-overdue').checked) params.set('overdue', 'true');
+  return params;
+}
+
+function formFromFilters(params) {
+  byId('filter-q').value = params.get('q') ?? '';
+  byId('filter-state').value = params.get('state') ?? '';
+  byId('filter-tier').value = params.get('tier') ?? '';
+  byId('filter-overdue').checked = params.get('overdue') === 'true';
+}
+
+filtersForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  // A case number typed with spaces or dashes is still a case number.
+  const q = byId('filter-q').value.trim();
+  if (/^[0-9][0-9\s-]{10,}$/.test(q)) byId('filter-q').value = q.replace(/[\s-]/g, '');
+  const params = filtersFromForm();
+  // An explicit "any tier" is kept in the hash so it is not replaced by the agent's own tier.
+  if (!params.has('tier')) params.set('tier', 'any');
+  window.location.hash = `#/?${params}`;
+});
+
+byId('filter-reset').addEventListener('click', () => {
+  window.location.hash = '#/';
+});
+
+byId('queue-more').addEventListener('click', () => load(false));
+
+function row(item) {
+  const left = timeLeft(item.due_at);
+  const due = item.state in { resolved: 1, rejected: 1, closed: 1 }
+    ? h('span', { class: 'muted' }, 'finished')
+    : h('span', { class: left.overdue ? 'badge overdue' : 'due' }, left.overdue ? `Overdue · ${left.text.replace('overdue by ', '')}` : left.text);
+  return h('tr', { dataset: { case: item.case_number }, class: item.overdue ? 'overdue' : null },
+    h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),
+    h('td', { 'data-label': 'Summary' }, item.summary, h('span', { class: 'muted block' }, item.account_email)),
+    h('td', { 'data-label': 'State' }, label(STATES, item.state)),
+    h('td', { 'data-label': 'Tier' }, label(TIERS, item.tier)),
+    h('td', { 'data-label': 'Due' }, due),
+    h('td', { 'data-label': 'Assignee' }, item.assignee?.name ?? h('span', { class: 'muted' }, 'nobody')));
+}
+
+// Only the newest load may draw: an older answer arriving late (the first page, after a search) is dropped.
+let generation = 0;
+
+async function load(fresh) {
+  const mine = ++generation;
+  const params = new URLSearchParams(currentQuery);
+  params.set('limit', String(PAGE));
+  if (!fresh && nextCursor) params.set('cursor', nextCursor);
+  const message = byId('queue-message');
+  byId('queue').setAttribute('aria-busy', 'true');
+  try {
+    const { data } = await appRef.api.call('GET', `/api/v1/cases?${params}`);
+    if (mine !== generation) return;
+    const rows = data.items.map(row);
+    if (fresh) replace(byId('queue-rows'), rows);
+    else byId('queue-rows').append(...rows);
+    nextCursor = data.next_cursor;
+    show(byId('queue-more'), Boolean(nextCursor));
+    const count = byId('queue-rows').children.length;
+    show(byId('queue-empty'), count === 0);
+    show(byId('queue-table'), count > 0);
+    announce(message, '');
+  } catch (error) {
+    if (mine !== generation) return;
+    announce(message, error.code === 'validation_failed' ? `Check the filters: ${error.errors.map((e) => e.message).join(' ')}` : error.message, 'error');
+  } finally {
+    if (mine === generation) byId('queue').setAttribute('aria-busy', 'false');
+  }
+}
+
+/** Shows the queue for the filters in `params`; with none, the agent's own tier. */
+export async function showQueue(app, params) {
+  appRef = app;
+  const query = new URLSearchParams(params);
+  if (!query.has('tier') && !query.has('q')) query.set('tier', app.agent.tier);
+  if (query.get('tier') === 'any') query.delete('tier');
+  formFromFilters(query);
+  currentQuery = query.toString();
+  // What is shown, for tests and scripts that wait for a search to land.
+  byId('queue').dataset.query = currentQuery;
+  nextCursor = null;
+  show(byId('queue'));
+  byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : 'Queue';
+  document.title = 'Reclaim — queue';
+  await load(true);
+}

@@ -1,0 +1,236 @@
+"""The agents' dashboard in real headless Chromium against the real service and database."""
+import base64
+import os
+import struct
+import tempfile
+import time
+import zlib
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from harness import BrowserTestCase
+
+
+def tiny_png(width=24, height=16, rgb=(11, 92, 173)):
+    """A valid PNG filled with one colour, written to a temporary file; returns its path."""
+    def chunk(kind, data):
+        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b''.join(b'\x00' + bytes(rgb) * width for _ in range(height))
+    png = (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
+           + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
+    handle, path = tempfile.mkstemp(suffix='.png')
+    with os.fdopen(handle, 'wb') as file:
+        file.write(png)
+    return path
+
+
+UNLABELLED_CONTROLS = """
+return [...document.querySelectorAll('input, select, textarea')]
+  .filter((c) => c.type !== 'hidden' && c.offsetParent !== null)
+  .filter((c) => !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !c.getAttribute('aria-labelledby'))
+  .map((c) => c.id || c.name || c.outerHTML.slice(0, 80));
+"""
+
+HORIZONTAL_OVERFLOW = 'return document.documentElement.scrollWidth - window.innerWidth;'
+
+
+class DashboardTests(BrowserTestCase):
+
+    def imei_of(self, case_number):
+        return self.service.psql("SELECT devices->0->>'imei' FROM cases WHERE case_number = '%s'" % case_number)
+
+    def open_case(self, browser, case_number):
+        browser.open('/#/cases/' + case_number)
+        browser.wait_for_text('#case-title', case_number[:4])
+        browser.wait_for('#chain-mark')
+
+    def test_agent_signs_in_finds_case_by_imei_escalates_and_sees_the_event_on_the_timeline(self):
+        case = self.service.case(state='new', kind='account_takeover')
+        imei = self.imei_of(case['case_number'])
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        self.assertEqual(browser.find('#agent-tier').text, 'Tier 1')
+        browser.wait_for('#queue-rows tr')
+        self.readme_screenshot(browser, 'dashboard-queue.png')
+
+        browser.fill('#filter-q', imei)
+        browser.click('#filter-apply')
+        browser.wait_for_text('#queue-title', imei)
+        self.wait_for_queue(browser, 'q=' + imei)
+        row = browser.wait_for('#queue-rows tr[data-case="%s"]' % case['case_number'])
+        numbers = [r.get_attribute('data-case') for r in browser.find_all('#queue-rows tr')]
+        for number in numbers:  # every hit carries that IMEI
+            self.assertEqual(self.imei_of(number), imei)
+        row.find_element(By.CSS_SELECTOR, 'a.case-link').click()
+
+        browser.wait_for_text('#case-state', 'New')
+        self.assertIn('Hash chain verified', browser.wait_for('#chain-mark').text)
+        browser.click('button[data-action="escalate"]')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Identity check')
+        browser.wait_for_text('#case-message', 'done')
+        event = browser.wait_for('#timeline-list li[data-type="transition"]:last-child')
+        self.assertIn('Escalate to tier 2', event.text)
+        self.assertIn('by you', event.text)
+        self.assertIn('Hash chain verified', browser.wait_for('#chain-mark').text)
+        self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % case['case_number']), 'identity_check')
+        self.assertEqual(browser.driver.execute_script(UNLABELLED_CONTROLS), [])
+
+    def test_tier1_does_not_see_engineering_actions_or_document_previews(self):
+        case = self.service.case(state='engineering')
+        tier1 = self.browser()
+        self.sign_in(tier1, 'tier1')
+        self.open_case(tier1, case['case_number'])
+        self.assertEqual(tier1.find_all('button[data-action="complete"]'), [])
+        self.assertEqual(tier1.find_all('button[data-action="freeze"]'), [])
+        self.assertIn('Nothing for your tier', tier1.find('#action-buttons').text)
+        self.assertEqual(tier1.find_all('button.preview'), [])
+
+        engineer = self.browser()
+        self.sign_in(engineer, 'engineering')
+        self.open_case(engineer, case['case_number'])
+        engineer.wait_for('button[data-action="complete"]')
+        self.readme_screenshot(engineer, 'dashboard-case.png')
+
+    def test_a_stale_version_tells_the_second_agent_and_reloads_the_case(self):
+        case = self.service.case(state='identity_check', path='undetermined')
+        first, second = self.browser(), self.browser()
+        self.sign_in(first, 'tier2')
+        self.sign_in(second, 'tier3')
+        self.open_case(first, case['case_number'])
+        self.open_case(second, case['case_number'])
+        version = second.find('#case-version').text
+
+        first.click('button[data-action="request_documents"]')
+        first.fill('#action-reason', 'Answers did not match; proof of ownership needed.')
+        first.click('#action-confirm')
+        first.wait_for_text('#case-state', 'Awaiting documents')
+
+        # The second agent still sees the old version and tries the same.
+        self.expect_http_errors(412)
+        second.click('button[data-action="request_documents"]')
+        second.click('#action-confirm')
+        second.wait_for_text('#action-error', 'reason')  # a reason is asked for before anything is sent
+        second.fill('#action-reason', 'Sending for documents too.')
+        second.click('#action-confirm')
+        second.wait_for_text('#case-message', 'Someone else changed this case')
+        second.wait_for_text('#case-state', 'Awaiting documents')
+        self.assertNotEqual(second.find('#case-version').text, version)
+        transitions = self.service.psql(
+            "SELECT count(*) FROM case_events e JOIN cases c ON c.id = e.case_id "
+            "WHERE c.case_number = '%s' AND e.type = 'transition' AND e.data::jsonb->>'action' = 'request_documents'" % case['case_number'])
+        self.assertEqual(transitions, '1')
+
+    def test_session_expiry_brings_back_sign_in_and_keeps_the_typed_note(self):
+        case = self.service.case(state='identity_check')
+        browser = self.browser()
+        agent = self.sign_in(browser, 'tier2')
+        self.open_case(browser, case['case_number'])
+        note = 'Customer called back at 14:05; confirmed the rescue address is not theirs.'
+        browser.fill('#note-body', note)
+        self.service.psql('DELETE FROM sessions')  # the session ends on the server (expiry, or signed out elsewhere)
+
+        self.expect_http_errors(401)
+        browser.click('#note-submit')
+        browser.wait_for('#signin')
+        self.assertIn('session has ended', browser.find('#signin-reason').text)
+        self.assertEqual(browser.find('#signin-email').get_attribute('value'), agent['email'])
+        browser.fill('#signin-password', agent['password'])
+        browser.fill('#signin-totp', self.service.totp(agent))
+        browser.click('#signin-submit')
+        browser.wait_until_gone('#signin')
+        # The note was sent once signed in again, and nothing typed was lost.
+        browser.wait_for_text('#notes-list', note)
+        self.assertEqual(browser.find('#note-body').get_attribute('value'), '')
+        count = self.service.psql(
+            "SELECT count(*) FROM case_notes n JOIN cases c ON c.id = n.case_id WHERE c.case_number = '%s' AND n.visibility = 'internal'" % case['case_number'])
+        self.assertGreaterEqual(int(count), 1)
+
+    def test_tier3_uploads_a_photo_previews_it_inline_and_the_read_is_on_the_timeline(self):
+        case = self.service.case(state='document_review')
+        browser = self.browser()
+        self.sign_in(browser, 'tier3')
+        self.open_case(browser, case['case_number'])
+        browser.driver.find_element(By.CSS_SELECTOR, '#evidence-kind option[value="document"]').click()
+        browser.driver.find_element(By.CSS_SELECTOR, '#ev-doc-type option[value="imei_photo"]').click()
+        browser.find('#ev-file').send_keys(tiny_png())
+        browser.click('#evidence-submit')
+        item = browser.wait_for('#evidence-list li[data-type="imei_photo"]')
+        self.assertIn('PNG', item.text)
+        item.find_element(By.CSS_SELECTOR, 'button.preview').click()
+        image = browser.wait_for('#evidence-list li[data-type="imei_photo"] img.preview')
+        browser.driver.execute_script('return arguments[0].decode()', image)
+        self.assertEqual(browser.driver.execute_script('return arguments[0].naturalWidth', image), 24)
+        browser.wait_for_text('#timeline-list', 'Document opened: Photo of the IMEI')
+        # A PDF from the demo data opens in the page as well.
+        pdf = browser.find('#evidence-list li[data-type]:not([data-type="imei_photo"]) button.preview')
+        pdf.click()
+        browser.wait_for('iframe.preview.pdf')
+
+    def test_queue_filters_show_only_matching_cases(self):
+        browser = self.browser()
+        self.sign_in(browser, 'tier3')
+        browser.driver.find_element(By.CSS_SELECTOR, '#filter-tier option[value=""]').click()
+        browser.find('#filter-overdue').click()
+        browser.click('#filter-apply')
+        self.wait_for_queue(browser, 'overdue=true')
+        rows = browser.find_all('#queue-rows tr')
+        self.assertTrue(all('overdue' in r.get_attribute('class') for r in rows))
+        self.assertTrue(all('Overdue' in r.text for r in rows))
+        browser.driver.find_element(By.CSS_SELECTOR, '#filter-state option[value="engineering"]').click()
+        browser.find('#filter-overdue').click()
+        browser.click('#filter-apply')
+        self.wait_for_queue(browser, 'state=engineering')
+        browser.wait_for_text('#queue-rows tr:first-child', 'Engineering')
+        self.assertTrue(all('Engineering' in r.text for r in browser.find_all('#queue-rows tr')))
+        # The filters live in the address, so a reload keeps them.
+        browser.driver.refresh()
+        browser.wait_for_text('#queue-rows tr:first-child', 'Engineering')
+        self.assertEqual(browser.find('#filter-state').get_attribute('value'), 'engineering')
+
+    def test_wrong_code_is_refused_with_a_message_and_sign_out_ends_the_session(self):
+        agent = self.service.agent('tier2')
+        browser = self.browser()
+        browser.open('/')
+        self.expect_http_errors(401)
+        browser.fill('#signin-email', agent['email'])
+        browser.fill('#signin-password', agent['password'])
+        browser.fill('#signin-totp', '000000' if self.service.totp(agent) != '000000' else '111111')
+        browser.find('#signin-totp').send_keys(Keys.ENTER)  # keyboard only
+        browser.wait_for_text('#signin-message', 'not right')
+        self.assertTrue(browser.find('#signin').is_displayed())
+        self.fill_sign_in(browser, agent)
+        browser.wait_for('#queue')
+        browser.click('#signout')
+        browser.wait_for('#signin')
+        self.assertIn('signed out', browser.find('#signin-reason').text)
+        status = browser.driver.execute_async_script(
+            "const done = arguments[0]; fetch('/api/v1/session').then((r) => done(r.status));")
+        self.assertEqual(status, 401)
+
+    def test_a_tampered_timeline_is_marked_broken(self):
+        case = self.service.case(state='resolved')
+        self.service.psql(
+            "ALTER TABLE case_events DISABLE TRIGGER case_events_append_only;"
+            "UPDATE case_events SET actor = 'agent:00000000-0000-0000-0000-000000000000' "
+            "WHERE seq = 2 AND case_id = (SELECT id FROM cases WHERE case_number = '%s');"
+            "ALTER TABLE case_events ENABLE TRIGGER case_events_append_only;" % case['case_number'])
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        self.open_case(browser, case['case_number'])
+        self.assertIn('Hash chain broken at event 2', browser.find('#chain-mark').text)
+
+    def test_dashboard_works_at_phone_width(self):
+        case = self.service.case(state='awaiting_documents')
+        browser = self.browser(width=360, height=780)
+        self.sign_in(browser, 'tier3')
+        browser.wait_for('#queue-rows tr')
+        self.assertLessEqual(browser.driver.execute_script(HORIZONTAL_OVERFLOW), 0)
+        self.open_case(browser, case['case_number'])
+        self.assertLessEqual(browser.driver.execute_script(HORIZONTAL_OVERFLOW), 0)
+        self.assertEqual(browser.driver.execute_script('return document.documentElement.lang'), 'en')
+        # Keyboard: the first Tab reaches the skip link, which moves focus into the page.
+        browser.find('body').send_keys(Keys.TAB)
+        self.assertEqual(browser.driver.execute_script('return document.activeElement.className'), 'skip-link')
+        self.readme_screenshot(browser, 'dashboard-phone.png')
