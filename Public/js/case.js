@@ -104,7 +104,7 @@ function render() {
         section('Case', 'facts', dl([
           ['Path', label(PATHS, c.path)],
           ['Tier', label(TIERS, c.tier)],
-          ['Due', open ? [formatDateTime(c.due_at), h('span', { class: `block ${left.overdue ? 'overdue-text' : 'muted'}` }, left.text)] : 'finished'],
+          ['Due', dueWords(c, open, left)],
           ['Assignee', c.assignee ? `${c.assignee.name} (${label(TIERS, c.assignee.tier)})` : 'nobody'],
           ['Kind', c.kind === 'activation_lock' ? 'Activation lock' : 'Account takeover'],
           ['Opened', formatDateTime(c.created_at)],
@@ -126,6 +126,12 @@ function render() {
   if (app.can('evidence.list')) loadEvidence();
   loadNotes();
   if (app.can('case.verification')) loadVerification();
+}
+
+function dueWords(c, open, left) {
+  if (!open) return 'finished';
+  if (!c.due_at) return c.state === 'awaiting_documents' ? 'paused until the customer sends documents' : 'no due date';
+  return [formatDateTime(c.due_at), h('span', { class: `block ${left.overdue ? 'overdue-text' : 'muted'}` }, left.text)];
 }
 
 function section(title, id, ...content) {

@@ -50,8 +50,8 @@ byId('queue-more').addEventListener('click', () => load(false));
 
 function row(item) {
   const left = timeLeft(item.due_at);
-  const due = item.state in { resolved: 1, rejected: 1, closed: 1 }
-    ? h('span', { class: 'muted' }, 'finished')
+  const due = ['resolved', 'rejected', 'closed'].includes(item.state) ? h('span', { class: 'muted' }, 'finished')
+    : !item.due_at && item.state === 'awaiting_documents' ? h('span', { class: 'muted' }, 'paused: waiting for documents')
     : h('span', { class: left.overdue ? 'badge overdue' : 'due' }, left.overdue ? `Overdue · ${left.text.replace('overdue by ', '')}` : left.text);
   return h('tr', { dataset: { case: item.case_number }, class: item.overdue ? 'overdue' : null },
     h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),

@@ -154,6 +154,10 @@ class Browser:
         options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
         self.driver = webdriver.Chrome(service=DriverService(shutil.which('chromedriver') or '/usr/bin/chromedriver'),
                                        options=options)
+        # Chromium's window has a minimum width (about 500 px); a phone is emulated exactly instead.
+        if width < 500:
+            self.driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
+                                        {'width': width, 'height': height, 'deviceScaleFactor': 1, 'mobile': True})
         self.origin = origin
         self.log = []
 

@@ -230,7 +230,7 @@ class DashboardTests(BrowserTestCase):
         self.open_case(browser, case['case_number'])
         self.assertLessEqual(browser.driver.execute_script(HORIZONTAL_OVERFLOW), 0)
         self.assertEqual(browser.driver.execute_script('return document.documentElement.lang'), 'en')
+        self.readme_screenshot(browser, 'dashboard-phone.png')
         # Keyboard: the first Tab reaches the skip link, which moves focus into the page.
         browser.find('body').send_keys(Keys.TAB)
         self.assertEqual(browser.driver.execute_script('return document.activeElement.className'), 'skip-link')
-        self.readme_screenshot(browser, 'dashboard-phone.png')
