@@ -130,6 +130,17 @@ class Service:
                 return case
         raise LookupError('no demo case with state=%s path=%s kind=%s left' % (state, path, kind))
 
+    def new_agent(self, tier, admin=False):
+        """A new agent of `tier` through `reclaim agent add` (each agent may sign in once per 30 s TOTP step,
+        so tests that sign in often use fresh agents rather than wait)."""
+        self.agent_count = getattr(self, 'agent_count', 0) + 1
+        email = 'browser.%s.%d@example.com' % (tier, self.agent_count)
+        command = [self.binary, 'agent', 'add', '--email', email, '--name', 'Browser %s %d' % (tier, self.agent_count),
+                   '--tier', tier, '--json'] + (['--admin'] if admin else [])
+        agent = json.loads(subprocess.run(command, env=self.env, check=True, capture_output=True, text=True).stdout)
+        agent['name'] = 'Browser %s %d' % (tier, self.agent_count)
+        return agent
+
     def totp(self, agent):
         """A code for the agent's next unused time step (the service refuses a step twice), waiting if needed."""
         now = int(time.time() // 30)
@@ -288,9 +299,10 @@ class BrowserTestCase(unittest.TestCase):
         browser.screenshot(os.path.join(SCREENSHOTS, name))
 
     # Shared steps.
-    def sign_in(self, browser, tier):
-        """Signs the demo agent of `tier` in through the form, with a computed TOTP; waits for the queue."""
-        agent = self.service.agent(tier)
+    def sign_in(self, browser, tier, agent=None):
+        """Signs an agent of `tier` (a new one unless given) in through the form with a computed TOTP;
+        waits for the queue."""
+        agent = agent or self.service.new_agent(tier)
         browser.open('/')
         self.fill_sign_in(browser, agent)
         browser.wait_for('#queue')

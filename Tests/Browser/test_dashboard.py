@@ -49,7 +49,7 @@ class DashboardTests(BrowserTestCase):
         case = self.service.case(state='new', kind='account_takeover')
         imei = self.imei_of(case['case_number'])
         browser = self.browser()
-        self.sign_in(browser, 'tier1')
+        self.sign_in(browser, 'tier1', self.service.agent('tier1'))  # the demo agent, for the README screenshot
         self.assertEqual(browser.find('#agent-tier').text, 'Tier 1')
         browser.wait_for('#queue-rows tr')
         self.readme_screenshot(browser, 'dashboard-queue.png')
@@ -88,7 +88,7 @@ class DashboardTests(BrowserTestCase):
         self.assertEqual(tier1.find_all('button.preview'), [])
 
         engineer = self.browser()
-        self.sign_in(engineer, 'engineering')
+        self.sign_in(engineer, 'engineering', self.service.agent('engineering'))
         self.open_case(engineer, case['case_number'])
         engineer.wait_for('button[data-action="complete"]')
         self.readme_screenshot(engineer, 'dashboard-case.png')

@@ -1,0 +1,305 @@
+"""The customer status page at /status: look-up, mistakes caught in the page, lock-out, upload, phone width,
+keyboard, and the README screenshots."""
+import json
+import os
+import re
+import struct
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zlib
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from harness import BrowserTestCase
+
+STATUS_API = '/api/v1/status'
+NOT_FOUND = 'No case matches this case number and access code'
+LOCKED = 'This case number is locked'
+
+
+def tiny_png():
+    """A valid 1×1 red PNG, made here so the test needs no fixture file."""
+    def chunk(kind, data):
+        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xFFFFFFFF)
+    header = struct.pack('>IIBBBBB', 1, 1, 8, 2, 0, 0, 0)
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', header) + chunk(b'IDAT', zlib.compress(b'\x00\xff\x00\x00'))
+            + chunk(b'IEND', b''))
+
+
+def spaced(case_number):
+    return ' '.join(case_number[i:i + 4] for i in range(0, 12, 4))
+
+
+def mistyped(case_number):
+    """The number with one digit changed (never the first, which may not become 0): Damm catches every such typo."""
+    digit = str((int(case_number[5]) + 1) % 10)
+    return case_number[:5] + digit + case_number[6:]
+
+
+class StatusPageTest(BrowserTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.files = []
+
+    def tearDown(self):
+        for path in self.files:
+            os.unlink(path)
+        super().tearDown()
+
+    # Steps.
+    def look_up(self, browser, case_number, access_code):
+        browser.fill('#case-number', case_number)
+        browser.fill('#access-code', access_code)
+        browser.click('#lookup-submit')
+
+    def status_requests(self, browser, path=STATUS_API):
+        """How many requests the page made to `path` (the Resource Timing entries, which every fetch leaves)."""
+        return browser.driver.execute_script(
+            "return performance.getEntriesByType('resource')"
+            ".filter((e) => new URL(e.name).pathname === arguments[0]).length", path)
+
+    def wait_for_requests(self, browser, count, path=STATUS_API):
+        WebDriverWait(browser.driver, 10).until(lambda _: self.status_requests(browser, path) >= count)
+        # The response is in; wait for the page to have handled it (the form is busy until then).
+        WebDriverWait(browser.driver, 10).until(
+            lambda d: d.execute_script("return !document.querySelector('[aria-busy]')"))
+
+    def file_with(self, data, suffix):
+        handle, path = tempfile.mkstemp(suffix=suffix)
+        with os.fdopen(handle, 'wb') as file:
+            file.write(data)
+        self.files.append(path)
+        return path
+
+    def api_status(self, case):
+        body = json.dumps({'case_number': case['case_number'], 'access_code': case['access_code']}).encode()
+        request = urllib.request.Request(self.service.origin + STATUS_API, data=body,
+                                         headers={'Content-Type': 'application/json'})
+        with urllib.request.urlopen(request) as response:
+            return json.load(response)
+
+    def active_id(self, browser):
+        return browser.driver.execute_script('return document.activeElement && document.activeElement.id')
+
+    def phone(self, browser, width=360, height=800):
+        """Headless Chromium will not make a window narrower than 500 px, whatever --window-size says:
+        emulate the phone's viewport instead (as DevTools' device mode does)."""
+        browser.driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
+                                       {'width': width, 'height': height, 'deviceScaleFactor': 1, 'mobile': True})
+        return browser
+
+    def fits_width(self, browser):
+        return browser.driver.execute_script(
+            'return document.documentElement.scrollWidth <= window.innerWidth')
+
+    # Tests.
+    def test_customer_sees_plain_stage_progress_next_step_and_missing(self):
+        case = self.service.case(state='awaiting_documents', path='documents')
+        expected = self.api_status(case)
+        browser = self.browser().open('/status')
+        # As pasted from an e-mail: the number in groups, the code lower-case with spaces.
+        self.look_up(browser, spaced(case['case_number']), case['access_code'].lower().replace('-', ' '))
+
+        stage = browser.wait_for_text('#stage', 'We are waiting for your documents')
+        self.assertEqual(stage.tag_name, 'h2')
+        self.assertEqual(self.active_id(browser), 'stage', 'focus moves to the result heading')
+        current = browser.find_all('#progress li[aria-current="step"]')
+        self.assertEqual(len(current), 1)
+        self.assertIn('Your documents', current[0].text)
+        steps = browser.find_all('#progress li')
+        self.assertEqual(len(steps), len(expected['progress']))
+        done = browser.find_all('#progress li.done')
+        self.assertTrue(done and all('✓' in d.text for d in done), 'done steps carry a visible tick')
+        self.assertIn('(done)', done[0].get_attribute('textContent'), 'screen readers hear "done"')
+        self.assertEqual(browser.find('#next-step').text, expected['next_step'])
+        missing = browser.find('#missing').text
+        self.assertIn('Proof of purchase: an invoice, a photo of the back of the box, or your carrier contract', missing)
+        self.assertIn('A photo of the serial number or IMEI, ideally of the "Hello" setup screen', missing)
+        self.assertIn('Last updated', browser.find('#facts').text)
+        self.assertRegex(browser.find('#updated').text, r'\d{1,2} \w{3} \d{4}')
+        self.assertIn('Please upload', browser.find('#notes').text, 'the customer-visible note is shown')
+        self.assertEqual(Select(browser.find('#doc-type')).first_selected_option.get_attribute('value'), 'invoice',
+                         'the first missing document type is preselected')
+        # The code went to the API only: not into the URL, storage or a cookie.
+        code = case['access_code'].replace('-', '')
+        leaked = browser.driver.execute_script(
+            'return [location.href, JSON.stringify(localStorage), JSON.stringify(sessionStorage), document.cookie].join(" ")')
+        self.assertNotIn(code, leaked.upper().replace('-', ''))
+
+    def test_check_again_shows_what_changed_since(self):
+        case = self.service.case(state='awaiting_documents')
+        browser = self.browser().open('/status')
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for('#stage')
+        self.assertEqual(browser.find('#evidence').text.strip(), '')
+        # Meanwhile a document arrives (as if from another device).
+        self.upload_by_api(case, 'box_photo')
+        browser.click('#refresh')
+        browser.wait_for_text('#evidence', 'Photo of the box')
+        self.assertEqual(self.status_requests(browser), 2)
+        self.assertEqual(self.active_id(browser), 'stage')
+
+    def upload_by_api(self, case, kind):
+        boundary = 'b0undary'
+        parts = b''
+        for name, value in (('case_number', case['case_number']), ('access_code', case['access_code']), ('type', kind)):
+            parts += ('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (boundary, name, value)).encode()
+        parts += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="box.png"\r\nContent-Type: image/png\r\n\r\n'
+                  % boundary).encode() + tiny_png() + ('\r\n--%s--\r\n' % boundary).encode()
+        request = urllib.request.Request(self.service.origin + STATUS_API + '/evidence', data=parts,
+                                         headers={'Content-Type': 'multipart/form-data; boundary=' + boundary})
+        with urllib.request.urlopen(request) as response:
+            self.assertEqual(response.status, 201)
+
+    def test_mistyped_case_number_is_refused_in_the_page(self):
+        case = self.service.case(state='new')
+        browser = self.browser().open('/status')
+        self.look_up(browser, spaced(mistyped(case['case_number'])), case['access_code'])
+        error = browser.wait_for_text('#case-number-error', 'typo')
+        field = browser.find('#case-number')
+        self.assertEqual(field.get_attribute('aria-invalid'), 'true')
+        self.assertIn('case-number-error', field.get_attribute('aria-describedby').split())
+        self.assertEqual(self.active_id(browser), 'case-number', 'focus goes to the field to correct')
+        self.assertTrue(error.is_displayed())
+        # A short access code is caught too.
+        self.look_up(browser, case['case_number'], case['access_code'][:10])
+        browser.wait_for_text('#access-code-error', 'An access code has 16 letters and digits')
+        self.assertEqual(browser.find('#access-code').get_attribute('aria-invalid'), 'true')
+        self.assertIsNone(browser.find('#case-number').get_attribute('aria-invalid'), 'the corrected number is fine')
+        time.sleep(0.3)  # would a request be on its way, give it time to show
+        self.assertEqual(self.status_requests(browser), 0, 'no request was made')
+        self.assertFalse(browser.find('#result').is_displayed())
+
+    def test_wrong_access_code_says_so(self):
+        self.expect_http_errors(404)
+        case = self.service.case(state='identity_check')
+        wrong = ('Z' if case['access_code'][0] != 'Z' else 'Y') + case['access_code'][1:]
+        browser = self.browser().open('/status')
+        self.look_up(browser, case['case_number'], wrong)
+        message = browser.wait_for_text('#message', NOT_FOUND)
+        self.assertEqual(message.get_attribute('role'), 'alert')
+        self.assertIn('after 9 failed tries the case number is locked for 8 hours', message.text)
+        self.assertEqual(self.active_id(browser), 'message', 'focus moves to the message')
+        self.assertFalse(browser.find('#result').is_displayed())
+
+    def test_nine_wrong_codes_lock_the_case_number_even_for_the_right_code(self):
+        self.expect_http_errors(404, 429)
+        case = self.service.case(state='engineering')
+        browser = self.browser().open('/status')
+        browser.fill('#case-number', case['case_number'])
+        for attempt in range(1, 10):
+            browser.fill('#access-code', 'WRONG%011d' % attempt)
+            browser.click('#lookup-submit')
+            self.wait_for_requests(browser, attempt)
+            self.assertIn(NOT_FOUND, browser.find('#message').text, 'try %d' % attempt)
+        # The tenth, with the right code: the lock holds, and says when it lifts.
+        browser.fill('#access-code', case['access_code'])
+        browser.click('#lookup-submit')
+        message = browser.wait_for_text('#message', LOCKED)
+        self.assertIn('8 hours', message.text)
+        self.assertRegex(message.text, r'You can try again after \w+,? \d{2}:\d{2}\.')
+        self.assertRegex(message.text, r'That is in (8 h|7 h 59 min)\.')  # Retry-After may have rounded down
+        self.assertFalse(browser.find('#result').is_displayed())
+        self.assertEqual(self.active_id(browser), 'message')
+
+    def test_customer_uploads_a_photo_and_sees_it_received(self):
+        case = self.service.case(state='awaiting_documents', path='activation_lock')
+        browser = self.browser().open('/status')
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for('#stage')
+        self.assertIn('A photo of the serial number or IMEI', browser.find('#missing').text)
+        Select(browser.find('#doc-type')).select_by_value('imei_photo')
+        browser.find('#doc-file').send_keys(self.file_with(tiny_png(), '.png'))
+        browser.click('#upload-submit')
+        browser.wait_for_text('#upload-message', 'we received your photo of the serial number or imei')
+        self.assertEqual(browser.find('#upload-message').get_attribute('data-kind'), 'ok')
+        received = browser.wait_for_text('#evidence', 'Photo of the serial number or IMEI')
+        self.assertIn('Waiting for review', received.text)
+        self.assertNotIn('A photo of the serial number or IMEI', browser.find('#missing').text,
+                         'the status was reloaded: the photo is no longer missing')
+        self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 1)
+
+    def test_upload_refuses_a_file_too_large_before_sending_and_explains_a_wrong_type(self):
+        self.expect_http_errors(415)
+        case = self.service.case(state='awaiting_documents')
+        browser = self.browser().open('/status')
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for('#stage')
+        browser.find('#doc-file').send_keys(self.file_with(b'\0' * (10 * 1024 * 1024 + 1), '.pdf'))
+        browser.click('#upload-submit')
+        browser.wait_for_text('#doc-file-error', 'we accept files up to 10 MB')
+        self.assertEqual(browser.find('#doc-file').get_attribute('aria-invalid'), 'true')
+        self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 0, 'nothing was sent')
+        # A file that is not a document the service accepts: its answer in words.
+        browser.find('#doc-file').send_keys(self.file_with(b'just some text, not a photo', '.png'))
+        browser.click('#upload-submit')
+        message = browser.wait_for_text('#upload-message', 'We accept PDF, JPEG, PNG or HEIC')
+        self.assertEqual(message.get_attribute('data-kind'), 'error')
+        self.assertEqual(self.active_id(browser), 'upload-message')
+
+    def test_network_failure_asks_to_try_again(self):
+        case = self.service.case(state='new')
+        browser = self.browser().open('/status')
+        browser.driver.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for_text('#message', 'Check your internet connection and try again')
+        # Chromium logs the refused fetch; that line is this test's purpose, any other error still fails it.
+        browser.read_log()
+        browser.log[:] = [e for e in browser.log if 'net::ERR_INTERNET_DISCONNECTED' not in e.get('message', '')]
+        browser.driver.set_network_conditions(offline=False, latency=0, download_throughput=-1, upload_throughput=-1)
+        browser.click('#lookup-submit')
+        browser.wait_for('#stage')
+
+    def test_usable_at_phone_width(self):
+        case = self.service.case(state='document_review', path='activation_lock')
+        browser = self.phone(self.browser(360, 800)).open('/status')
+        self.assertEqual(browser.driver.execute_script('return window.innerWidth'), 360)
+        self.assertTrue(self.fits_width(browser), 'no horizontal scrolling at 360 px (form)')
+        self.look_up(browser, spaced(case['case_number']), case['access_code'])
+        browser.wait_for_text('#stage', 'We are reviewing your documents')
+        self.assertTrue(self.fits_width(browser), 'no horizontal scrolling at 360 px (status)')
+        for css in ('#refresh', '#doc-type', '#doc-file', '#upload-submit'):
+            box = browser.find(css).rect
+            self.assertLessEqual(box['x'] + box['width'], 360, '%s fits the screen' % css)
+        browser.driver.execute_script('window.scrollTo(0, 0)')
+        self.readme_screenshot(browser, 'status-phone.png')
+
+    def test_keyboard_only_and_every_control_labelled(self):
+        case = self.service.case(state='identity_check')
+        browser = self.browser().open('/status')
+        keys = ActionChains(browser.driver)
+        # From the top of the page: skip link, brand, then the case number.
+        for _ in range(3):
+            keys.send_keys(Keys.TAB)
+        keys.perform()
+        self.assertEqual(self.active_id(browser), 'case-number')
+        ActionChains(browser.driver).send_keys(spaced(case['case_number'])).send_keys(Keys.TAB) \
+            .send_keys(case['access_code']).send_keys(Keys.ENTER).perform()
+        browser.wait_for_text('#stage', 'We are checking your identity')
+        # "Check again" from the keyboard (focus is on the heading; the button follows in order).
+        browser.driver.execute_script("document.getElementById('refresh').focus()")
+        ActionChains(browser.driver).send_keys(Keys.ENTER).perform()
+        self.wait_for_requests(browser, 2)
+        unlabelled = browser.driver.execute_script("""
+            return [...document.querySelectorAll('input, select, textarea')].filter((c) =>
+              !(c.id && document.querySelector(`label[for="${c.id}"]`)) && !c.getAttribute('aria-label')
+            ).map((c) => c.outerHTML);""")
+        self.assertEqual(unlabelled, [])
+        self.assertEqual(browser.driver.execute_script('return document.documentElement.lang'), 'en')
+        self.assertEqual(len(browser.find_all('h1')), 1)
+
+    def test_readme_screenshot_of_a_loaded_status(self):
+        case = self.service.case(state='document_review', path='documents')
+        browser = self.browser(1100, 900).open('/status')
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for('#stage')
+        self.assertTrue(browser.find('#evidence li').is_displayed(), 'the demo case has a received document')
+        self.assertRegex(browser.find('#due').text, r'^\d{1,2} [A-Z][a-z]+ \d{4}', 'the due date, in words')
+        self.assertTrue(self.fits_width(browser))
+        browser.driver.execute_script('window.scrollTo(0, 0); document.activeElement.blur()')
+        self.readme_screenshot(browser, 'status.png')
