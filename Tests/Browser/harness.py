@@ -245,6 +245,36 @@ class Browser:
         self.driver.quit()
 
 
+# WCAG 2.x contrast of every visible text against the background it is drawn on (the first opaque
+# background up the tree): 4.5:1, or 3:1 for large text (24 px, or 18.66 px bold). Disabled controls are exempt.
+CONTRAST_FAILURES = r"""
+const parse = (c) => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null;
+  const [r, g, b, a = 1] = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return { r, g, b, a }; };
+const lum = ({ r, g, b }) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+  if (c && c.a >= 0.99) return c; } return { r: 255, g: 255, b: 255, a: 1 }; };
+const failures = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const seen = new Set();
+while (walker.nextNode()) {
+  const el = walker.currentNode.parentElement;
+  if (!el || seen.has(el) || !walker.currentNode.textContent.trim()) continue;
+  seen.add(el);
+  if (el.closest('[disabled], .visually-hidden, dialog:not([open])') || !el.getClientRects().length) continue;
+  const style = getComputedStyle(el);
+  if (style.visibility === 'hidden' || Number(style.opacity) === 0) continue;
+  const fg = parse(style.color), bg = background(el);
+  const [l1, l2] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+  const ratio = (l1 + 0.05) / (l2 + 0.05);
+  const size = parseFloat(style.fontSize), bold = Number(style.fontWeight) >= 700;
+  const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+  if (ratio < needed) failures.push(`${ratio.toFixed(2)} < ${needed}: "${el.textContent.trim().slice(0, 40)}" (${style.color} on rgb(${bg.r}, ${bg.g}, ${bg.b}))`);
+}
+return failures;
+"""
+
+
 class BrowserTestCase(unittest.TestCase):
     """One service per class; browsers opened with `self.browser()` are checked and closed after each test."""
 
@@ -294,6 +324,10 @@ class BrowserTestCase(unittest.TestCase):
             finally:
                 browser.quit()
         self.assertEqual(problems, [], 'the browser logged errors')
+
+    def assert_readable(self, browser):
+        """Every visible text meets WCAG AA contrast where it is drawn."""
+        self.assertEqual(browser.driver.execute_script(CONTRAST_FAILURES), [], 'text below WCAG AA contrast')
 
     def readme_screenshot(self, browser, name):
         browser.screenshot(os.path.join(SCREENSHOTS, name))

@@ -76,6 +76,7 @@ class DashboardTests(BrowserTestCase):
         self.assertIn('Hash chain verified', browser.wait_for('#chain-mark').text)
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % case['case_number']), 'identity_check')
         self.assertEqual(browser.driver.execute_script(UNLABELLED_CONTROLS), [])
+        self.assert_readable(browser)
 
     def test_tier1_does_not_see_engineering_actions_or_document_previews(self):
         case = self.service.case(state='engineering')
@@ -91,6 +92,12 @@ class DashboardTests(BrowserTestCase):
         self.sign_in(engineer, 'engineering', self.service.agent('engineering'))
         self.open_case(engineer, case['case_number'])
         engineer.wait_for('button[data-action="complete"]')
+        self.assert_readable(engineer)
+        engineer.open('/')
+        engineer.wait_for('#queue-rows tr')
+        self.assert_readable(engineer)
+        engineer.open('/#/cases/' + case['case_number'])
+        engineer.wait_for('#chain-mark')
         self.readme_screenshot(engineer, 'dashboard-case.png')
 
     def test_a_stale_version_tells_the_second_agent_and_reloads_the_case(self):

@@ -1,0 +1,89 @@
+"""The page modules' pure functions, run in Chromium itself (the code under test is the code served)."""
+import json
+
+from harness import BrowserTestCase
+
+# WebDriver's scripts are not subject to the page's CSP (which refuses eval and new Function, as it should).
+IMPORT = """
+const done = arguments[arguments.length - 1];
+import('%s').then((m) => done((() => { %s })())).catch((e) => done('ERROR ' + e));
+"""
+
+
+class ModuleTests(BrowserTestCase):
+
+    def run_module(self, browser, path, body):
+        result = browser.driver.execute_async_script(IMPORT % (path, body))
+        self.assertFalse(isinstance(result, str) and result.startswith('ERROR'), result)
+        return result
+
+    def test_case_numbers_are_checked_as_the_service_checks_them(self):
+        browser = self.browser()
+        browser.open('/')
+        numbers = [c['case_number'] for c in self.service.seed['cases']]
+        # Every issued number passes, grouped or not; every single-digit change and adjacent swap fails.
+        result = self.run_module(browser, '/js/identifiers.js', """
+            const numbers = %s;
+            const out = { valid: 0, invalid: 0, wronglyValid: [], wronglyInvalid: [] };
+            for (const n of numbers) {
+              for (const typed of [n, n.replace(/(\\d{4})(?=\\d)/g, '$1 '), n.replace(/(\\d{4})(?=\\d)/g, '$1-'), ' ' + n + ' ']) {
+                if (m.parseCaseNumber(typed).digits === n) out.valid++; else out.wronglyInvalid.push(typed);
+              }
+              for (let i = 0; i < 12; i++) {
+                for (let d = 0; d < 10; d++) {
+                  if (String(d) === n[i]) continue;
+                  const typo = n.slice(0, i) + d + n.slice(i + 1);
+                  if (m.parseCaseNumber(typo).error) out.invalid++; else out.wronglyValid.push(typo);
+                }
+                if (i < 11 && n[i] !== n[i + 1]) {
+                  const swap = n.slice(0, i) + n[i + 1] + n[i] + n.slice(i + 2);
+                  if (m.parseCaseNumber(swap).error) out.invalid++; else out.wronglyValid.push(swap);
+                }
+              }
+            }
+            out.words = ['', '12345', 'abcdefghijkl', '012345678901'].map((t) => m.parseCaseNumber(t).error);
+            return out;""" % json.dumps(numbers))
+        self.assertEqual(result['wronglyInvalid'], [])
+        self.assertEqual(result['wronglyValid'], [])
+        self.assertEqual(result['valid'], 4 * len(numbers))
+        self.assertTrue(all(result['words']), result['words'])
+
+    def test_access_codes_normalise_as_the_service_does(self):
+        browser = self.browser()
+        browser.open('/')
+        codes = [c['access_code'] for c in self.service.seed['cases']]
+        result = self.run_module(browser, '/js/identifiers.js', """
+            const codes = %s;
+            return {
+              same: codes.every((c) => m.normalizeAccessCode(c.toLowerCase().replaceAll('-', ' ')) === c.replaceAll('-', '')),
+              readAs: m.normalizeAccessCode('ilo0-ILO0-abcd-efgh'),
+              tooShort: m.normalizeAccessCode('ABCD-EFGH'),
+              badSymbol: m.normalizeAccessCode('ABCD-EFGH-JKMN-PQRU'),
+            };""" % json.dumps(codes))
+        self.assertTrue(result['same'])
+        self.assertEqual(result['readAs'], '1100110 0ABCDEFGH'.replace(' ', ''))
+        self.assertIsNone(result['tooShort'])
+        self.assertIsNone(result['badSymbol'])  # U is not in Crockford's alphabet
+
+    def test_canonical_json_is_rfc_8785(self):
+        browser = self.browser()
+        browser.open('/')
+        result = self.run_module(browser, '/js/chain.js', r"""
+            return [
+              m.canonicalJSON({ b: [1, 2.5, null, true], a: { d: 'é\u2028"\n', c: -0 }, '€': 1e21, '\u00e9': 1e-7 }),
+              m.canonicalJSON({ '\ud83d\ude00': 1, '\ufb33': 2 }),
+            ];""")
+        # Keys sorted by UTF-16 code units; numbers in ECMAScript form; strings escaped as JSON.stringify does.
+        self.assertEqual(result[0], '{"a":{"c":0,"d":"é\u2028\\"\\n"},"b":[1,2.5,null,true],"é":1e-7,"€":1e+21}')
+        self.assertEqual(result[1], '{"\U0001F600":1,"\ufb33":2}')  # U+D83D sorts before U+FB33
+
+    def test_time_left_reads_as_words(self):
+        browser = self.browser()
+        browser.open('/')
+        result = self.run_module(browser, '/js/format.js', """
+            const now = Date.parse('2026-11-30T12:00:00Z');
+            return [m.timeLeft('2026-12-02T16:30:00Z', now), m.timeLeft('2026-11-30T09:00:00Z', now),
+                    m.timeLeft('2026-11-30T12:05:00Z', now), m.timeLeft(null, now)];""")
+        self.assertEqual(result, [
+            {'overdue': False, 'text': '2 d 4 h left'}, {'overdue': True, 'text': 'overdue by 3 h'},
+            {'overdue': False, 'text': '5 min left'}, {'overdue': False, 'text': 'no due date'}])
