@@ -61,6 +61,8 @@ export async function showCase(appState, number) {
   show(byId('case'));
   announce(message(), '');
   await reload(number);
+  // A new page for screen readers: start at its heading (unless a message took the focus).
+  if (message().hidden) byId('case-title').focus();
 }
 
 // Only the newest load may draw (a case opened after another must not be painted over by the first).
@@ -88,7 +90,7 @@ function render() {
   const open = !['resolved', 'rejected', 'closed'].includes(c.state);
   replace(byId('case-body'),
     h('div', { class: 'case-head' },
-      h('h1', { id: 'case-title' }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
+      h('h1', { id: 'case-title', tabindex: -1 }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
       h('p', { class: 'summary' }, c.summary),
       h('p', { class: 'badges' },
         h('span', { class: `badge state ${c.state}`, id: 'case-state' }, label(STATES, c.state)), ' ',

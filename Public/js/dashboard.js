@@ -38,8 +38,9 @@ function adopt(session) {
 function signIn(why) {
   if (waiting) return waiting.promise;
   let resolve;
-  const promise = new Promise((r) => { resolve = r; });
-  waiting = { promise, resolve };
+  let reject;
+  const promise = new Promise((yes, no) => { resolve = yes; reject = no; });
+  waiting = { promise, resolve, reject };
   announce(reason, why, 'warn');
   announce(signInMessage, '');
   form.reset();
@@ -75,10 +76,12 @@ form.addEventListener('submit', async (event) => {
       waiting = null;
       if (previous && previous.id !== data.agent.id) {
         // Someone else signed in: what the last agent typed is not theirs to send.
+        pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
         window.location.hash = '#/';
         route();
+      } else {
+        pending?.resolve();
       }
-      pending?.resolve();
     } catch (error) {
       byId('signin-totp').value = '';
       if (error.code === 'invalid_credentials') announce(signInMessage, 'The email, password or code is not right. Check them and try again with a new code.', 'error');
