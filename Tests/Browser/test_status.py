@@ -86,13 +86,6 @@ class StatusPageTest(BrowserTestCase):
     def active_id(self, browser):
         return browser.driver.execute_script('return document.activeElement && document.activeElement.id')
 
-    def phone(self, browser, width=360, height=800):
-        """Headless Chromium will not make a window narrower than 500 px, whatever --window-size says:
-        emulate the phone's viewport instead (as DevTools' device mode does)."""
-        browser.driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                                       {'width': width, 'height': height, 'deviceScaleFactor': 1, 'mobile': True})
-        return browser
-
     def fits_width(self, browser):
         return browser.driver.execute_script(
             'return document.documentElement.scrollWidth <= window.innerWidth')
@@ -123,6 +116,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertIn('Last updated', browser.find('#facts').text)
         self.assertRegex(browser.find('#updated').text, r'\d{1,2} \w{3} \d{4}')
         self.assertIn('Please upload', browser.find('#notes').text, 'the customer-visible note is shown')
+        self.assert_readable(browser)
         self.assertEqual(Select(browser.find('#doc-type')).first_selected_option.get_attribute('value'), 'invoice',
                          'the first missing document type is preselected')
         # The code went to the API only: not into the URL, storage or a cookie.
@@ -166,6 +160,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertIn('case-number-error', field.get_attribute('aria-describedby').split())
         self.assertEqual(self.active_id(browser), 'case-number', 'focus goes to the field to correct')
         self.assertTrue(error.is_displayed())
+        self.assert_readable(browser)
         # A short access code is caught too.
         self.look_up(browser, case['case_number'], case['access_code'][:10])
         browser.wait_for_text('#access-code-error', 'An access code has 16 letters and digits')
@@ -206,6 +201,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertRegex(message.text, r'That is in (8 h|7 h 59 min)\.')  # Retry-After may have rounded down
         self.assertFalse(browser.find('#result').is_displayed())
         self.assertEqual(self.active_id(browser), 'message')
+        self.assert_readable(browser)
 
     def test_customer_uploads_a_photo_and_sees_it_received(self):
         case = self.service.case(state='awaiting_documents', path='activation_lock')
@@ -223,6 +219,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertNotIn('A photo of the serial number or IMEI', browser.find('#missing').text,
                          'the status was reloaded: the photo is no longer missing')
         self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 1)
+        self.assert_readable(browser)
 
     def test_upload_refuses_a_file_too_large_before_sending_and_explains_a_wrong_type(self):
         self.expect_http_errors(415)
@@ -241,6 +238,7 @@ class StatusPageTest(BrowserTestCase):
         message = browser.wait_for_text('#upload-message', 'We accept PDF, JPEG, PNG or HEIC')
         self.assertEqual(message.get_attribute('data-kind'), 'error')
         self.assertEqual(self.active_id(browser), 'upload-message')
+        self.assert_readable(browser)
 
     def test_network_failure_asks_to_try_again(self):
         case = self.service.case(state='new')
@@ -257,12 +255,13 @@ class StatusPageTest(BrowserTestCase):
 
     def test_usable_at_phone_width(self):
         case = self.service.case(state='document_review', path='activation_lock')
-        browser = self.phone(self.browser(360, 800)).open('/status')
+        browser = self.browser(360, 800).open('/status')
         self.assertEqual(browser.driver.execute_script('return window.innerWidth'), 360)
         self.assertTrue(self.fits_width(browser), 'no horizontal scrolling at 360 px (form)')
         self.look_up(browser, spaced(case['case_number']), case['access_code'])
         browser.wait_for_text('#stage', 'We are reviewing your documents')
         self.assertTrue(self.fits_width(browser), 'no horizontal scrolling at 360 px (status)')
+        self.assert_readable(browser)
         for css in ('#refresh', '#doc-type', '#doc-file', '#upload-submit'):
             box = browser.find(css).rect
             self.assertLessEqual(box['x'] + box['width'], 360, '%s fits the screen' % css)
