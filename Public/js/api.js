@@ -1,4 +1,5 @@
 // The one way the pages talk to the service: JSON in and out, RFC 9457 problems turned into ApiError.
+import { formatSpan } from './format.js';
 
 /** A refused or failed request: `status` (0 when the service was not reached), the problem's stable `code`,
  *  its `detail`, per-field `errors`, and `retryAfter` in seconds when the service sent Retry-After. */
@@ -73,10 +74,10 @@ export function agentClient({ onUnauthorized }) {
   };
 }
 
-/** "Try again after 17:42 (in 8 h)"-style words for a lock that lifts in `seconds`. */
+/** "You can try again after Monday 17:42. That is in 8 h." for a lock that lifts in `seconds`. */
 export function retryWords(seconds) {
   if (seconds === null || seconds === undefined) return 'Try again later.';
   const at = new Date(Date.now() + seconds * 1000);
   const time = new Intl.DateTimeFormat('en-GB', { weekday: 'long', hour: '2-digit', minute: '2-digit' }).format(at);
-  return `You can try again after ${time}.`;
+  return `You can try again after ${time}. That is in ${formatSpan(seconds * 1000)}.`;
 }

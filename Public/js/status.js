@@ -3,7 +3,7 @@
 // this module's memory (never in storage or the URL) and go nowhere but the status API.
 import { h, replace, show, byId, announce, whileBusy } from './dom.js';
 import { request, ApiError, retryWords } from './api.js';
-import { formatDate, formatDateTime, formatSpan, words, formatBytes } from './format.js';
+import { formatDate, formatDateTime, words, formatBytes } from './format.js';
 import { parseCaseNumber, groupCaseNumber, normalizeAccessCode } from './identifiers.js';
 
 const MAX_UPLOAD = 10 * 1024 * 1024; // the service's limit, checked here first so nobody waits on a doomed upload
@@ -57,8 +57,7 @@ function problemWords(error) {
     case 'not_found': return NOT_FOUND;
     case 'invalid_case_number': return TYPO;
     case 'locked_out': {
-      const span = error.retryAfter === null ? '' : ` That is in ${formatSpan(error.retryAfter * 1000)}.`;
-      return `This case number is locked: after 9 failed tries we lock it for 8 hours, to keep your case safe from guessing. ${retryWords(error.retryAfter)}${span}`;
+      return `This case number is locked: after 9 failed tries we lock it for 8 hours, to keep your case safe from guessing. ${retryWords(error.retryAfter)}`;
     }
     default:
       break;

@@ -16,19 +16,23 @@ public struct ProgressStage: Sendable, Hashable {
 ///
 /// A line, not a map: the path decides which stages are drawn (the reset path skips engineering, the document
 /// paths add documents and review, the activation-lock path skips the identity check), and the state decides how
-/// far along it is. The last stage is named for how the case ended once it has (resolved, not confirmed, closed).
+/// far along it is. The last stage is named for how the case ended once it has (resolved, not confirmed, closed);
+/// rejected and closed lines leave out the restoring stage.
 public func customerProgress(state: CaseState, path: RecoveryPath) -> [ProgressStage] {
     // The stages in the order every path shares; each path draws a subset.
     let received = "received", identity = "identity_check", documents = "documents", review = "review",
         restoring = "restoring", finished = "finished"
     let order = [received, identity, documents, review, restoring, finished]
-    let keys: [String]
+    var keys: [String]
     switch path {
     case .undetermined, .verifiedIdentity: keys = [received, identity, restoring, finished]
     case .reset: keys = [received, identity, finished]
     case .documents: keys = [received, identity, documents, review, restoring, finished]
     case .activationLock: keys = [received, documents, review, restoring, finished]
     }
+    // A refused case never reached restoring, and a closed one may have been refused before it was closed:
+    // neither line may claim that access was restored.
+    if state == .rejected || state == .closed { keys.removeAll { $0 == restoring } }
     let reached: String = switch state {
     case .new: received
     case .identityCheck: identity

@@ -219,12 +219,14 @@ class Browser:
         self.log.extend(self.driver.get_log('browser'))
         return self.log
 
-    def problems(self, allowed_statuses=()):
+    def problems(self, allowed_statuses=(), allowed_texts=()):
         """Log entries that are errors: anything SEVERE (console errors, uncaught exceptions, CSP refusals),
         bar network lines for the allowed HTTP statuses; also every CSP message whatever its level."""
         found = []
         for entry in self.read_log():
             message = entry.get('message', '')
+            if any(text in message for text in allowed_texts):
+                continue
             if 'Content Security Policy' in message or 'Refused to' in message:
                 found.append(message)
             elif entry.get('level') == 'SEVERE':
@@ -292,6 +294,7 @@ class BrowserTestCase(unittest.TestCase):
     def setUp(self):
         self.browsers = []
         self.allowed_statuses = set()
+        self.allowed_texts = []
 
     def browser(self, width=1280, height=900):
         browser = Browser(self.service.origin, width, height)
@@ -301,6 +304,10 @@ class BrowserTestCase(unittest.TestCase):
     def expect_http_errors(self, *statuses):
         """Statuses the test provokes on purpose; their network lines in the log are not errors."""
         self.allowed_statuses.update(statuses)
+
+    def expect_log(self, text):
+        """A log line containing `text` is what the test provokes on purpose (say, a fetch while offline)."""
+        self.allowed_texts.append(text)
 
     def _callTestMethod(self, method):
         # Screenshots are taken before tearDown closes the browsers.
@@ -320,7 +327,7 @@ class BrowserTestCase(unittest.TestCase):
         problems = []
         for browser in self.browsers:
             try:
-                problems.extend(browser.problems(self.allowed_statuses))
+                problems.extend(browser.problems(self.allowed_statuses, self.allowed_texts))
             finally:
                 browser.quit()
         self.assertEqual(problems, [], 'the browser logged errors')
@@ -344,7 +351,8 @@ class BrowserTestCase(unittest.TestCase):
 
     def wait_for_queue(self, browser, query_part=''):
         """Waits until the queue shows the answer to a query containing `query_part` (e.g. 'overdue=true')."""
-        browser.wait_for('#queue[aria-busy="false"][data-query*="%s"]' % query_part)
+        # An empty [attr*=""] matches nothing in CSS, so the query part is only added when given.
+        browser.wait_for('#queue[aria-busy="false"]' + ('[data-query*="%s"]' % query_part if query_part else ''))
 
     def fill_sign_in(self, browser, agent):
         browser.fill('#signin-email', agent['email'])
