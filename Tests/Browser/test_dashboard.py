@@ -176,6 +176,31 @@ class DashboardTests(BrowserTestCase):
         pdf.click()
         browser.wait_for('iframe.preview.pdf')
 
+    def test_typed_evidence_is_filed_and_the_verification_follows(self):
+        case = self.service.case(state='identity_check', path='undetermined')
+        imei = self.imei_of(case['case_number'])
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        self.open_case(browser, case['case_number'])
+        browser.wait_for('#verification-outcome')
+        cards = "SELECT count(*) FROM evidence e JOIN cases c ON c.id = e.case_id WHERE c.case_number = '%s' AND e.kind = 'card'" % case['case_number']
+        before = self.service.psql(cards)
+        # A card number failing its check digit is refused by the service and the form says why.
+        self.expect_http_errors(422)
+        browser.fill('#ev-card-number', '4111111111111112')
+        browser.fill('#ev-card-month', '12')
+        browser.fill('#ev-card-year', '2030')
+        browser.click('#evidence-submit')
+        browser.wait_for_text('#evidence-error', 'number')
+        self.assertEqual(self.service.psql(cards), before)
+        # The device on the account matches.
+        browser.driver.find_element(By.CSS_SELECTOR, '#evidence-kind option[value="device"]').click()
+        browser.fill('#ev-imei', imei)
+        browser.click('#evidence-submit')
+        browser.wait_for_text('#case-message', 'filed')
+        browser.wait_for('#evidence-list li[data-type="device"]')
+        browser.wait_for_text('#panel-verification', 'Device: matched')
+
     def test_queue_filters_show_only_matching_cases(self):
         browser = self.browser()
         self.sign_in(browser, 'tier3')
