@@ -230,6 +230,17 @@ async function change(container, path, json, done) {
   });
 }
 
+/** Fills a panel's body with what `draw` resolves to, or with why it could not be loaded. The body is looked up
+ *  first, so an answer arriving after the case was redrawn lands in the old, detached body and is not shown. */
+async function fill(id, draw) {
+  const body = byId(id);
+  try {
+    replace(body, await draw());
+  } catch (error) {
+    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
+  }
+}
+
 // MARK: Timeline
 
 async function allPages(path) {
@@ -259,9 +270,8 @@ function eventWords(event) {
   }
 }
 
-async function loadTimeline() {
-  const body = byId('timeline-body');
-  try {
+function loadTimeline() {
+  return fill('timeline-body', async () => {
     const events = await allPages(`/api/v1/cases/${current.number}/events`);
     const check = await verifyChain(events);
     const mark = check.ok === true
@@ -269,45 +279,37 @@ async function loadTimeline() {
       : check.ok === false
         ? h('p', { class: 'chain broken', id: 'chain-mark', role: 'alert' }, `✗ Hash chain broken at event ${check.seq}: ${check.reason}.`)
         : h('p', { class: 'chain unknown', id: 'chain-mark' }, check.reason);
-    replace(body, mark, h('ol', { class: 'timeline', id: 'timeline-list' }, events.map((event) => h('li', { dataset: { type: event.type, seq: event.seq } },
+    return [mark, h('ol', { class: 'timeline', id: 'timeline-list' }, events.map((event) => h('li', { dataset: { type: event.type, seq: event.seq } },
       h('span', { class: 'when' }, formatDateTime(event.at)),
       h('span', { class: 'what' }, eventWords(event)),
-      h('span', { class: 'who muted' }, ` by ${actorWords(event.actor)}`)))));
-  } catch (error) {
-    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
-  }
+      h('span', { class: 'who muted' }, ` by ${actorWords(event.actor)}`))))];
+  });
 }
 
 // MARK: Verification
 
-async function loadVerification() {
-  const body = byId('verification-body');
-  try {
+function loadVerification() {
+  return fill('verification-body', async () => {
     const { data } = await app.api.call('GET', `/api/v1/cases/${current.number}/verification`);
-    replace(body,
+    return [
       h('p', { id: 'verification-outcome', class: data.verified ? 'yes' : 'no' }, data.verified ? '✓ Identity verified (two of three factors match).' : 'Not verified yet: two of three factors must match.'),
-      h('ul', { class: 'plain' }, Object.entries(FACTORS).map(([key, words]) => h('li', {}, `${words}: `, h('span', { class: `badge factor ${data.factors[key]}` }, data.factors[key])))));
-  } catch (error) {
-    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
-  }
+      h('ul', { class: 'plain' }, Object.entries(FACTORS).map(([key, words]) => h('li', {}, `${words}: `, h('span', { class: `badge factor ${data.factors[key]}` }, data.factors[key]))))];
+  });
 }
 
 // MARK: Evidence
 
-async function loadEvidence() {
-  const body = byId('evidence-body');
-  try {
+function loadEvidence() {
+  return fill('evidence-body', async () => {
     const { data } = await app.api.call('GET', `/api/v1/cases/${current.number}/evidence`);
-    replace(body,
+    return [
       data.missing.length
         ? h('p', { id: 'evidence-missing' }, 'Still missing: ', data.missing.map((m) => label(REQUIREMENTS, m)).join(', '), '.')
         : h('p', { id: 'evidence-missing', class: 'muted' }, 'Nothing missing for this path.'),
       data.items.length === 0 ? h('p', { class: 'muted' }, 'No evidence filed yet.')
         : h('ul', { class: 'evidence', id: 'evidence-list' }, data.items.map(evidenceItem)),
-      app.can('evidence.file') ? fileEvidenceForm() : null);
-  } catch (error) {
-    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
-  }
+      app.can('evidence.file') ? fileEvidenceForm() : null];
+  });
 }
 
 function evidenceItem(item) {
@@ -473,19 +475,16 @@ function evidenceRequest(kind, form) {
 
 // MARK: Notes
 
-async function loadNotes() {
-  const body = byId('notes-body');
-  try {
+function loadNotes() {
+  return fill('notes-body', async () => {
     const notes = await allPages(`/api/v1/cases/${current.number}/notes`);
-    replace(body,
+    return [
       notes.length === 0 ? h('p', { class: 'muted' }, 'No notes yet.') : h('ol', { class: 'notes', id: 'notes-list' }, notes.map((note) => h('li', {},
         h('p', { class: 'muted small' }, formatDateTime(note.created_at), ` · ${actorWords(note.author)} · `,
           h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal')),
         h('p', { class: 'note-body' }, note.body)))),
-      app.can('case.note') ? noteForm() : null);
-  } catch (error) {
-    replace(body, h('p', { class: 'field-error' }, problemWords(error)));
-  }
+      app.can('case.note') ? noteForm() : null];
+  });
 }
 
 // The note being typed survives reloads of the notes list (and a sign-in in between), per case.
