@@ -241,6 +241,27 @@ async function fill(id, draw) {
   }
 }
 
+/** Sends a panel form's request with its controls disabled; then `after`, or why it was refused in `error`. */
+async function send(form, error, request, after) {
+  await whileBusy(form, async () => {
+    try {
+      await request();
+    } catch (e) {
+      error.textContent = problemWords(e);
+      show(error);
+      return;
+    }
+    after();
+  });
+}
+
+/** Evidence filed or reviewed: its list, the timeline and the verification change together. */
+function evidenceChanged() {
+  loadEvidence();
+  loadTimeline();
+  if (app.can('case.verification')) loadVerification();
+}
+
 // MARK: Timeline
 
 async function allPages(path) {
@@ -359,17 +380,9 @@ function reviewForm(item, slot) {
     const reason = form.querySelector('textarea').value.trim();
     if (!reason) { error.textContent = 'Give a reason for the decision.'; show(error); return; }
     const decision = form.querySelector('input[name="decision"]:checked').value;
-    await whileBusy(form, async () => {
-      try {
-        await app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json: { decision, reason } });
-        say(`Evidence ${decision}.`, 'ok');
-        loadEvidence();
-        loadTimeline();
-        if (app.can('case.verification')) loadVerification();
-      } catch (e) {
-        error.textContent = problemWords(e);
-        show(error);
-      }
+    await send(form, error, () => app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json: { decision, reason } }), () => {
+      say(`Evidence ${decision}.`, 'ok');
+      evidenceChanged();
     });
   });
   replace(slot, form);
@@ -399,17 +412,9 @@ function fileEvidenceForm() {
       show(error);
       return;
     }
-    await whileBusy(form, async () => {
-      try {
-        await app.api.call('POST', `/api/v1/cases/${current.number}/evidence`, request);
-        say(`${kinds[select.value]} filed.`, 'ok');
-        loadEvidence();
-        loadTimeline();
-        if (app.can('case.verification')) loadVerification();
-      } catch (e) {
-        error.textContent = problemWords(e);
-        show(error);
-      }
+    await send(form, error, () => app.api.call('POST', `/api/v1/cases/${current.number}/evidence`, request), () => {
+      say(`${kinds[select.value]} filed.`, 'ok');
+      evidenceChanged();
     });
   });
   return form;
@@ -508,16 +513,10 @@ function noteForm() {
     const note = text.value.trim();
     if (!note) { error.textContent = 'The note is empty.'; show(error); return; }
     const visibility = form.querySelector('input[name="visibility"]:checked').value;
-    await whileBusy(form, async () => {
-      try {
-        await app.api.call('POST', `/api/v1/cases/${current.number}/notes`, { json: { body: note, visibility } });
-        draftNotes.delete(number);
-        loadNotes();
-        loadTimeline();
-      } catch (e) {
-        error.textContent = problemWords(e);
-        show(error);
-      }
+    await send(form, error, () => app.api.call('POST', `/api/v1/cases/${current.number}/notes`, { json: { body: note, visibility } }), () => {
+      draftNotes.delete(number);
+      loadNotes();
+      loadTimeline();
     });
   });
   return form;
