@@ -171,6 +171,16 @@ class DashboardTests(BrowserTestCase):
         browser.driver.execute_script('return arguments[0].decode()', image)
         self.assertEqual(browser.driver.execute_script('return arguments[0].naturalWidth', image), 24)
         browser.wait_for_text('#timeline-list', 'Document opened: Photo of the IMEI')
+        # Reviewing it asks for a reason, then the decision shows and is on the timeline.
+        item = browser.find('#evidence-list li[data-type="imei_photo"]')
+        [button for button in item.find_elements(By.CSS_SELECTOR, 'button') if button.text == 'Review'][0].click()
+        form = browser.wait_for('#evidence-list li[data-type="imei_photo"] form.review-form')
+        form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+        browser.wait_for_text('#evidence-list li[data-type="imei_photo"] .field-error', 'reason')
+        form.find_element(By.CSS_SELECTOR, 'textarea').send_keys('IMEI readable and matches the device on file.')
+        form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+        browser.wait_for_text('#evidence-list li[data-type="imei_photo"] .badge', 'accepted')
+        browser.wait_for_text('#timeline-list', 'Evidence accepted')
         # A PDF from the demo data opens in the page as well.
         pdf = browser.find('#evidence-list li[data-type]:not([data-type="imei_photo"]) button.preview')
         pdf.click()
