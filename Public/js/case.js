@@ -39,10 +39,18 @@ function problemWords(error) {
   }
 }
 
+// Agents' names by actor ("agent:<uuid>"), from the `actors` the service sends beside events, notes and evidence.
+const agentNames = new Map();
+
+function learnNames(data) {
+  for (const [actor, name] of Object.entries(data?.actors ?? {})) agentNames.set(actor, name);
+}
+
 function actorWords(actor) {
   if (!actor) return '—';
   if (actor === `agent:${app.agent.id}`) return 'you';
   if (actor === 'customer') return 'the customer';
+  if (agentNames.has(actor)) return agentNames.get(actor);
   const [kind, id] = actor.split(':');
   if (kind === 'agent') return `agent ${id.slice(0, 8)}`;
   if (kind === 'client') return `partner ${id.slice(0, 8)}`;
@@ -270,6 +278,7 @@ async function allPages(path) {
   do {
     const { data } = await app.api.call('GET', cursor ? `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}` : path);
     items.push(...data.items);
+    learnNames(data);
     cursor = data.next_cursor;
   } while (cursor);
   return items;
@@ -323,6 +332,7 @@ function loadVerification() {
 function loadEvidence() {
   return fill('evidence-body', async () => {
     const { data } = await app.api.call('GET', `/api/v1/cases/${current.number}/evidence`);
+    learnNames(data);
     return [
       data.missing.length
         ? h('p', { id: 'evidence-missing' }, 'Still missing: ', data.missing.map((m) => label(REQUIREMENTS, m)).join(', '), '.')

@@ -53,6 +53,17 @@ public enum AgentStore {
             .first.map(decode)
     }
 
+    /// Display names of the agents with these ids (disabled ones included: they still acted); unknown ids are left out.
+    public static func names(ids: Set<UUID>, on connection: PostgresConnection) throws -> [UUID: String] {
+        guard !ids.isEmpty else { return [:] }
+        let list = ids.map { $0.uuidString.lowercased() }.joined(separator: ",")
+        var names: [UUID: String] = [:]
+        for row in try connection.query("SELECT id, name FROM agents WHERE id = ANY(string_to_array(\(list)::text, ',')::uuid[])") {
+            names[try row.decode(0, as: UUID.self)] = try row.decode(1, as: String.self)
+        }
+        return names
+    }
+
     /// The agent with this id.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> AgentRecord? {
         try connection.query("SELECT \(unescaped: columns) FROM agents WHERE id = \(id)")

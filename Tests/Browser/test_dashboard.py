@@ -92,6 +92,8 @@ class DashboardTests(BrowserTestCase):
         engineer = self.browser()
         self.sign_in(engineer, 'engineering', self.service.agent('engineering'))
         self.open_case(engineer, case['case_number'])
+        # The timeline names the agents who acted (here the demo tier 1 agent opened the case).
+        self.assertIn('by ' + self.service.agent('tier1')['name'], engineer.find('#timeline-list li[data-seq="1"]').text)
         engineer.wait_for('button[data-action="complete"]')
         self.assert_readable(engineer)
         engineer.open('/')

@@ -105,5 +105,8 @@ import Testing
         #expect((try status.json()["notes"] as? [[String: Any]])?.map { $0["body"] as? String } == ["We received your request."])
         let all = try world.get("/api/v1/cases/\(number)/notes", as: tier1)
         #expect((try all.json()["items"] as? [Any])?.count == 2)
+        // Agents see who wrote each note by name; the status page never sees names or authors.
+        #expect((try all.json()["actors"] as? [String: String]) == ["agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent"])
+        #expect(!status.text.contains("Test Agent") && !status.text.contains("author"))
     }
 }

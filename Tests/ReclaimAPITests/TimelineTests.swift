@@ -81,6 +81,9 @@ private indirect enum TestJSON: Decodable {
             #expect(hash == hash.lowercased() && hash.count == 64)
             previous = hash
         }
+        // Names of the agents who acted come beside the events, so every event stays exactly what its hash covers.
+        let actors = try response.json()["actors"] as? [String: String]
+        #expect(actors == ["agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent", "agent:\(tier2.agentID.uuidString.lowercased())": "Test Agent"])
         let types = items.compactMap { item -> String? in if case .object(let e) = item, case .string(let t)? = e["type"] { t } else { nil } }
         #expect(types == ["case_opened", "transition", "note_added", "denied", "denied", "transition"])
     }

@@ -54,6 +54,11 @@ public enum Principal: Sendable, Equatable {
         case .customer: "customer"
         }
     }
+
+    /// The agent id inside an `agent:<uuid>` actor, nil for any other actor.
+    public static func agentID(fromActor actor: String) -> UUID? {
+        actor.hasPrefix("agent:") ? UUID(uuidString: String(actor.dropFirst(6))) : nil
+    }
 }
 
 /// Where the middleware leaves the principal on the request.

@@ -184,8 +184,13 @@ enum CaseHTTP {
     }
 
     /// A list response: `{"items": [...], "next_cursor": ... | null}`.
-    static func list(_ items: [JSONValue], nextCursor: String?) -> JSONValue {
-        ["items": .array(items), "next_cursor": .optional(nextCursor)]
+    static func list(_ items: [JSONValue], nextCursor: String?, actors: JSONValue? = nil) -> JSONValue {
+        var list: JSONValue = ["items": .array(items), "next_cursor": .optional(nextCursor)]
+        if let actors, case .object(var members) = list {
+            members["actors"] = actors
+            list = .object(members)
+        }
+        return list
     }
 
     /// `?limit=`: default 50, 1...200, else 422.

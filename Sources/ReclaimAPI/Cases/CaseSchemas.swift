@@ -3,6 +3,10 @@ extension OpenAPIDocument {
     nonisolated(unsafe) private static let string: [String: Any] = ["type": "string"]
     nonisolated(unsafe) private static let dateTime: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
     nonisolated(unsafe) private static let caseNumber: [String: Any] = ["type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit."]
+    nonisolated(unsafe) static let actorNames: [String: Any] = [
+        "type": "object", "additionalProperties": ["type": "string"],
+        "description": "The agents among this page's actors, by actor (`agent:<uuid>`) → name; not part of any hash.",
+    ]
     nonisolated(unsafe) private static let device: [String: Any] = [
         "type": "object",
         "properties": ["serial": ["type": ["string", "null"]], "imei": ["type": ["string", "null"]], "model": ["type": ["string", "null"]]],
@@ -79,7 +83,8 @@ extension OpenAPIDocument {
         ],
         "NoteList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Note"]], "next_cursor": ["type": ["string", "null"]]],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Note"]], "next_cursor": ["type": ["string", "null"]],
+                           "actors": actorNames],
         ],
         "Event": [
             "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash"],
@@ -89,7 +94,8 @@ extension OpenAPIDocument {
         ],
         "EventList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Event"]], "next_cursor": ["type": ["string", "null"]]],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Event"]], "next_cursor": ["type": ["string", "null"]],
+                           "actors": actorNames],
         ],
         "NewAccount": [
             "type": "object", "required": ["email"],

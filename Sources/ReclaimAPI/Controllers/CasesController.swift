@@ -382,15 +382,16 @@ final class CasesController: Sendable {
             guard let seq = Int(text), seq >= 0 else { throw Problem.unprocessable(errors: [FieldError(field: "cursor", message: "not a cursor from this list")]) }
             after = seq
         }
-        let events = try context.pool.withConnection { connection -> [CaseEvent] in
+        let (page, next, actors) = try context.pool.withConnection { connection -> (ArraySlice<CaseEvent>, String?, JSONValue) in
             guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) else {
                 throw CaseHTTP.caseNotFound
             }
-            return try CaseEventStore.list(caseID: id, afterSeq: after, limit: limit + 1, on: connection)
+            let events = try CaseEventStore.list(caseID: id, afterSeq: after, limit: limit + 1, on: connection)
+            let page = events.prefix(limit)
+            let next = events.count > limit ? page.last.map { String($0.seq) } : nil
+            return (page, next, try ActorNames.names(of: page.map(\.actor), on: connection))
         }
-        let page = events.prefix(limit)
-        let next = events.count > limit ? page.last.map { String($0.seq) } : nil
-        return CaseHTTP.json(CaseHTTP.list(page.map(\.json), nextCursor: next))
+        return CaseHTTP.json(CaseHTTP.list(page.map(\.json), nextCursor: next, actors: actors))
     }
 
     // MARK: Denials

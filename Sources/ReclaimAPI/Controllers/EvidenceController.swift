@@ -82,11 +82,12 @@ final class EvidenceController: Sendable {
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.listEvidence, request)
         let number = try CaseHTTP.caseNumber(request)
-        let (record, items) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord]) in
+        let (record, items, actors) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue) in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { throw CaseHTTP.caseNotFound }
-            return (record, try EvidenceStore.list(caseID: record.id, on: connection))
+            let items = try EvidenceStore.list(caseID: record.id, on: connection)
+            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection))
         }
-        var body = CaseHTTP.list(items.map(\.json), nextCursor: nil)
+        var body = CaseHTTP.list(items.map(\.json), nextCursor: nil, actors: actors)
         if case .object(var members) = body {
             members["missing"] = .array(EvidenceFiling.missing(record, items).map(JSONValue.string))
             body = .object(members)

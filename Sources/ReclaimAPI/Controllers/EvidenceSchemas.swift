@@ -42,6 +42,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": ["items", "next_cursor", "missing"],
             "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Evidence"]], "next_cursor": nullableString,
+                           "actors": actorNames,
                            "missing": ["type": "array", "items": ["type": "string"], "description": "What is still missing for the case's path."]],
         ],
         "EvidenceReview": [

@@ -45,12 +45,13 @@ final class NotesController: Sendable {
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.readCase, request)
         let number = try CaseHTTP.caseNumber(request)
-        let notes = try context.pool.withConnection { connection -> [CaseNote] in
+        let (notes, actors) = try context.pool.withConnection { connection -> ([CaseNote], JSONValue) in
             guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) else {
                 throw CaseHTTP.caseNotFound
             }
-            return try NoteStore.list(caseID: id, customerOnly: false, on: connection)
+            let notes = try NoteStore.list(caseID: id, customerOnly: false, on: connection)
+            return (notes, try ActorNames.names(of: notes.map(\.author), on: connection))
         }
-        return CaseHTTP.json(CaseHTTP.list(notes.map(\.json), nextCursor: nil))
+        return CaseHTTP.json(CaseHTTP.list(notes.map(\.json), nextCursor: nil, actors: actors))
     }
 }
