@@ -1,7 +1,8 @@
 import Foundation
 
 /// Calendar arithmetic on PostgreSQL's microsecond timestamps (no Foundation formatters: they are slow).
-enum PostgresTime {
+/// `civilFromDays` is public: the case API's RFC 3339 timestamps use the same conversion.
+public enum PostgresTime {
     static let microsPerSecond: Int64 = 1_000_000
     static let microsPerDay: Int64 = 86_400_000_000
     /// 2001-01-01 (Foundation's reference date) minus 2000-01-01 (PostgreSQL's epoch): 366 days.
@@ -21,7 +22,7 @@ enum PostgresTime {
     }
 
     /// The date of a day number since 1970-01-01 (civil_from_days).
-    static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    public static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

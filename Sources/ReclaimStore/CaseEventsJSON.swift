@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Postgres
 
 /// A JSON value as the service emits it: no floating-point numbers, so every value has exactly
 /// one RFC 8785 (JCS) form. Used for case events (hashed) and for the case API's bodies.
@@ -142,15 +143,7 @@ public enum Timestamp {
         // Civil date from days since 1970 (H. Hinnant's algorithm): no gmtime_r, which takes glibc's timezone lock.
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = PostgresTime.civilFromDays(days)
         // One allocation: the 24 bytes written in place.
         return String(unsafeUninitializedCapacity: 24) { buffer in
             func put(_ value: Int64, at offset: Int, width: Int) {
