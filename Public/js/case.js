@@ -155,7 +155,10 @@ function actionsPanel(c, open) {
     type: 'button', class: action === 'reject' ? 'danger' : null, dataset: { action }, onclick: () => openAction(action),
   }, label(ACTIONS, action)));
   const mine = c.assignee?.id === app.agent.id;
-  if (app.can('case.assign') && !mine && tierCovers(app.agent.tier, c.tier)) buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'take' }, onclick: takeCase }, 'Take this case'));
+  if (app.can('case.assign') && tierCovers(app.agent.tier, c.tier)) {
+    if (!mine) buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'take' }, onclick: takeCase }, 'Take this case'));
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'hand-over' }, onclick: openHandOver }, 'Hand over…'));
+  }
   if (app.can('case.freeze') && open && !c.frozen) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
   }
@@ -213,6 +216,39 @@ async function submitAction(form, action, info, error) {
   if (unlock) body.unlock = unlock.value;
   const path = action === 'freeze' ? `/api/v1/cases/${current.number}/actions/freeze` : `/api/v1/cases/${current.number}/transitions`;
   await change(form, path, action === 'freeze' ? {} : body, `${info.label}: done.`);
+}
+
+/** The hand-over form: colleagues whose tier can hold the case (the service checks it again). */
+async function openHandOver() {
+  const slot = byId('action-form-slot');
+  replace(slot, h('p', { class: 'muted' }, 'Loading colleagues…'));
+  let agents;
+  try {
+    ({ data: { items: agents } } = await app.api.call('GET', `/api/v1/agents?tier=${current.data.tier}`));
+  } catch (error) {
+    replace(slot, h('p', { class: 'field-error', role: 'alert' }, problemWords(error)));
+    return;
+  }
+  const others = agents.filter((agent) => agent.id !== app.agent.id && agent.id !== current.data.assignee?.id);
+  if (others.length === 0) {
+    replace(slot, h('p', { class: 'muted', role: 'status' }, `Nobody else of ${label(TIERS, current.data.tier)} or above can take this case.`));
+    return;
+  }
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'hand-over' } },
+    h('h3', {}, 'Hand over'),
+    h('label', { for: 'hand-over-agent' }, 'To', h('span', { class: 'hint' }, `Colleagues of ${label(TIERS, current.data.tier)} or above`)),
+    h('select', { id: 'hand-over-agent' }, others.map((agent) => h('option', { value: agent.id }, `${agent.name} (${label(TIERS, agent.tier)})`))),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Hand over'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const select = form.querySelector('#hand-over-agent');
+    const name = select.selectedOptions[0].textContent;
+    change(form, `/api/v1/cases/${current.number}/assign`, { agent_id: select.value }, `Handed over to ${name}.`);
+  });
+  replace(slot, form);
+  form.querySelector('select').focus();
 }
 
 function takeCase(event) {
@@ -293,7 +329,7 @@ function eventWords(event) {
     case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
-    case 'assigned': return 'Case assigned';
+    case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
     case 'frozen': return 'Account frozen';
     case 'denied': return `Refused: ${String(d.attempted ?? d.action ?? 'an action').replaceAll('_', ' ')}`;
     default: return event.type.replaceAll('_', ' ');

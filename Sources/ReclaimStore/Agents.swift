@@ -53,6 +53,18 @@ public enum AgentStore {
             .first.map(decode)
     }
 
+    /// Active agents of any of `tiers`, by name then id, at most `limit`: whom a case can be handed to.
+    public static func colleagues(tiers: [Tier], limit: Int, on connection: PostgresConnection) throws -> [(id: UUID, name: String, tier: Tier)] {
+        let list = tiers.map(\.rawValue).joined(separator: ",")
+        return try connection.query("""
+            SELECT id, name, tier FROM agents
+            WHERE NOT disabled AND tier = ANY(string_to_array(\(list)::text, ','))
+            ORDER BY name, id LIMIT \(Int64(limit))
+            """).map { row in
+            (try row.decode(0, as: UUID.self), try row.decode(1, as: String.self), Tier(rawValue: try row.decode(2, as: String.self)) ?? .tier1)
+        }
+    }
+
     /// Display names of the agents with these ids (disabled ones included: they still acted); unknown ids are left out.
     public static func names(ids: Set<UUID>, on connection: PostgresConnection) throws -> [UUID: String] {
         guard !ids.isEmpty else { return [:] }

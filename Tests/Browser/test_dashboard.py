@@ -132,6 +132,26 @@ class DashboardTests(BrowserTestCase):
             "WHERE c.case_number = '%s' AND e.type = 'transition' AND e.data::jsonb->>'action' = 'request_documents'" % case['case_number'])
         self.assertEqual(transitions, '1')
 
+    def test_an_agent_takes_a_case_then_hands_it_to_a_colleague(self):
+        case = self.service.case(state='document_review')
+        colleague = self.service.new_agent('engineering')
+        browser = self.browser()
+        agent = self.sign_in(browser, 'tier3')
+        self.open_case(browser, case['case_number'])
+        browser.click('button[data-action="take"]')
+        browser.wait_for_text('#case-message', 'The case is yours')
+        self.assertIn(agent['name'], browser.find('#panel-facts').text)
+        self.assertEqual(browser.find_all('button[data-action="take"]'), [])
+        browser.click('button[data-action="hand-over"]')
+        options = [o.text for o in browser.find_all('#hand-over-agent option')]
+        self.assertIn('%s (Engineering)' % colleague['name'], options)
+        self.assertFalse(any('Tier 1' in o or 'Tier 2' in o for o in options), options)  # they could not hold a tier 3 case
+        browser.driver.find_element(By.CSS_SELECTOR, '#hand-over-agent option[value="%s"]' % colleague['id']).click()
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-message', 'Handed over to ' + colleague['name'])
+        self.assertIn(colleague['name'], browser.find('#panel-facts').text)
+        browser.wait_for_text('#timeline-list li:last-child', 'Assigned to %s by you' % colleague['name'])
+
     def test_session_expiry_brings_back_sign_in_and_keeps_the_typed_note(self):
         case = self.service.case(state='identity_check')
         browser = self.browser()

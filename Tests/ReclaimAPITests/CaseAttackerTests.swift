@@ -53,6 +53,37 @@ import Testing
         #expect(handOff.status == 403)
     }
 
+    @Test func colleaguesForHandOverAreListedByTierWithoutEmailsAndOnlyToAgents() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.service.signIn(tier: .tier1, name: "Ada Tier1")
+        let tier2 = try world.service.signIn(tier: .tier2, name: "Bea Tier2")
+        let tier3 = try world.service.signIn(tier: .tier3, name: "Cy Tier3")
+        let gone = try world.service.signIn(tier: .tier3, name: "Dee Gone")
+        _ = try world.service.identityAdministration.disableAgent(email: gone.email, now: Date())
+        let response = try world.get("/api/v1/agents?tier=tier2", as: tier1)
+        #expect(response.status == 200)
+        let items = try response.json()["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["name"] as? String } == ["Bea Tier2", "Cy Tier3"])  // by name; tier 1 and the disabled agent left out
+        #expect(items.first?["id"] as? String == tier2.agentID.uuidString.lowercased())
+        #expect(items.last?["tier"] as? String == "tier3")
+        #expect(!response.text.contains("@") && !response.text.contains(tier3.email))
+        #expect((try world.get("/api/v1/agents", as: tier1).json()["items"] as? [Any])?.count == 3)
+        #expect(try world.get("/api/v1/agents?tier=boss", as: tier1).status == 422)
+        #expect(try world.get("/api/v1/agents", as: nil).status == 401)
+        let client = try world.service.addClient()
+        let asClient = try world.client.request("GET", "/api/v1/agents",
+                                                headers: world.service.clientHeaders(client, method: "GET", target: "/api/v1/agents", body: []))
+        #expect(asClient.status == 403)
+
+        // Handed over: the timeline names the new holder, who has not acted yet.
+        let number = try world.openCase(as: tier1)["case_number"] as! String
+        try world.must(number, "escalate", as: tier1, version: 1)
+        #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier3.agentID.uuidString], ifMatch: 2).status == 200)
+        let actors = try world.get("/api/v1/cases/\(number)/events", as: tier1).json()["actors"] as? [String: String]
+        #expect(actors?["agent:\(tier3.agentID.uuidString.lowercased())"] == "Cy Tier3")
+        #expect(actors?["agent:\(tier2.agentID.uuidString.lowercased())"] == "Bea Tier2")
+    }
+
     @Test func twoConcurrentTransitionsWithTheSameVersionExactlyOneWins() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)

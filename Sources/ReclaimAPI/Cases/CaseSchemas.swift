@@ -5,7 +5,7 @@ extension OpenAPIDocument {
     nonisolated(unsafe) private static let caseNumber: [String: Any] = ["type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit."]
     nonisolated(unsafe) static let actorNames: [String: Any] = [
         "type": "object", "additionalProperties": ["type": "string"],
-        "description": "The agents among this page's actors, by actor (`agent:<uuid>`) → name; not part of any hash.",
+        "description": "The agents among this page's actors (and, for events, those cases were assigned to), by `agent:<uuid>` → name; not part of any hash.",
     ]
     nonisolated(unsafe) private static let device: [String: Any] = [
         "type": "object",
@@ -116,6 +116,14 @@ extension OpenAPIDocument {
                 "cards": ["type": "array", "items": ["type": "object", "properties": ["masked": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]]]],
                 "devices": ["type": "array", "items": device],
             ],
+        ],
+        "AgentList": [
+            "type": "object", "required": ["items"],
+            "properties": ["items": ["type": "array", "items": [
+                "type": "object", "required": ["id", "name", "tier"],
+                "properties": ["id": ["type": "string", "format": "uuid"], "name": string,
+                               "tier": ["enum": ["tier1", "tier2", "tier3", "engineering"]]],
+            ]]],
         ],
         "StatusRequest": [
             "type": "object", "required": ["case_number", "access_code"],

@@ -310,6 +310,25 @@ final class CasesController: Sendable {
         enum CodingKeys: String, CodingKey { case agentID = "agent_id" }
     }
 
+    /// The most agents `GET /api/v1/agents` lists.
+    static let colleagueLimit = 500
+
+    /// `GET /api/v1/agents?tier=`: active agents of that tier or above (all without it), by name, for the dashboard's
+    /// "hand over" choice; ids, names and tiers only. Allowed to whoever may assign cases.
+    @Sendable func colleagues(_ request: HTTPRequest) throws -> HTTPResponse {
+        try context.authorize(.assignCase, request)
+        var least = Tier.tier1
+        if let text = request.query("tier"), !text.isEmpty {
+            guard let tier = Tier(rawValue: text) else { throw Problem.unprocessable(errors: [FieldError(field: "tier", message: "unknown tier")]) }
+            least = tier
+        }
+        let agents = try context.pool.withConnection { connection in
+            try AgentStore.colleagues(tiers: Tier.allCases.filter { $0.isAtLeast(least) }, limit: Self.colleagueLimit, on: connection)
+        }
+        let items: [JSONValue] = agents.map { ["id": .string($0.id.uuidString.lowercased()), "name": .string($0.name), "tier": .string($0.tier.rawValue)] }
+        return CaseHTTP.json(["items": .array(items)])
+    }
+
     /// `POST /api/v1/cases/{n}/assign` `{"agent_id"}` with `If-Match`.
     @Sendable func assign(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
@@ -389,7 +408,12 @@ final class CasesController: Sendable {
             let events = try CaseEventStore.list(caseID: id, afterSeq: after, limit: limit + 1, on: connection)
             let page = events.prefix(limit)
             let next = events.count > limit ? page.last.map { String($0.seq) } : nil
-            return (page, next, try ActorNames.names(of: page.map(\.actor), on: connection))
+            // The agents who acted, and those a case was handed to.
+            let assignees = page.compactMap { event -> String? in
+                guard event.type == "assigned", case .object(let data) = event.data, case .string(let id)? = data["agent_id"] else { return nil }
+                return "agent:" + id
+            }
+            return (page, next, try ActorNames.names(of: page.map(\.actor) + assignees, on: connection))
         }
         return CaseHTTP.json(CaseHTTP.list(page.map(\.json), nextCursor: next, actors: actors))
     }
