@@ -26,6 +26,7 @@ import time
 import unittest
 import urllib.parse
 import urllib.request
+import zlib
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -47,6 +48,15 @@ def totp_code(uri, step):
     digest = hmac.new(key, struct.pack('>Q', step), hashlib.sha1).digest()
     offset = digest[-1] & 15
     return '%06d' % ((struct.unpack('>I', digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1000000)
+
+
+def png_bytes(width=1, height=1, rgb=(11, 92, 173)):
+    """A valid PNG filled with one colour, made here so no test needs a fixture file."""
+    def chunk(kind, data):
+        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b''.join(b'\x00' + bytes(rgb) * width for _ in range(height))
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
 
 
 def free_port():
@@ -293,6 +303,7 @@ class BrowserTestCase(unittest.TestCase):
 
     def setUp(self):
         self.browsers = []
+        self.files = []
         self.allowed_statuses = set()
         self.allowed_texts = []
 
@@ -300,6 +311,14 @@ class BrowserTestCase(unittest.TestCase):
         browser = Browser(self.service.origin, width, height)
         self.browsers.append(browser)
         return browser
+
+    def file_with(self, data, suffix):
+        """A temporary file holding `data` (for a file input), removed after the test."""
+        handle, path = tempfile.mkstemp(suffix=suffix)
+        with os.fdopen(handle, 'wb') as file:
+            file.write(data)
+        self.files.append(path)
+        return path
 
     def expect_http_errors(self, *statuses):
         """Statuses the test provokes on purpose; their network lines in the log are not errors."""
@@ -324,6 +343,8 @@ class BrowserTestCase(unittest.TestCase):
             raise
 
     def tearDown(self):
+        for path in self.files:
+            os.unlink(path)
         problems = []
         for browser in self.browsers:
             try:

@@ -1,29 +1,9 @@
 """The agents' dashboard in real headless Chromium against the real service and database."""
-import base64
-import os
-import struct
-import tempfile
-import time
-import zlib
-
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from harness import BrowserTestCase
-
-
-def tiny_png(width=24, height=16, rgb=(11, 92, 173)):
-    """A valid PNG filled with one colour, written to a temporary file; returns its path."""
-    def chunk(kind, data):
-        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xFFFFFFFF)
-    rows = b''.join(b'\x00' + bytes(rgb) * width for _ in range(height))
-    png = (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
-           + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
-    handle, path = tempfile.mkstemp(suffix='.png')
-    with os.fdopen(handle, 'wb') as file:
-        file.write(png)
-    return path
+from harness import BrowserTestCase, png_bytes
 
 
 UNLABELLED_CONTROLS = """
@@ -184,7 +164,7 @@ class DashboardTests(BrowserTestCase):
         self.open_case(browser, case['case_number'])
         browser.driver.find_element(By.CSS_SELECTOR, '#evidence-kind option[value="document"]').click()
         browser.driver.find_element(By.CSS_SELECTOR, '#ev-doc-type option[value="imei_photo"]').click()
-        browser.find('#ev-file').send_keys(tiny_png())
+        browser.find('#ev-file').send_keys(self.file_with(png_bytes(24, 16), '.png'))
         browser.click('#evidence-submit')
         item = browser.wait_for('#evidence-list li[data-type="imei_photo"]')
         self.assertIn('PNG', item.text)

@@ -1,33 +1,19 @@
 """The customer status page at /status: look-up, mistakes caught in the page, lock-out, upload, phone width,
 keyboard, and the README screenshots."""
 import json
-import os
-import re
-import struct
-import tempfile
 import time
 import urllib.error
 import urllib.request
-import zlib
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from harness import BrowserTestCase
+from harness import BrowserTestCase, png_bytes
 
 STATUS_API = '/api/v1/status'
 NOT_FOUND = 'No case matches this case number and access code'
 LOCKED = 'This case number is locked'
-
-
-def tiny_png():
-    """A valid 1×1 red PNG, made here so the test needs no fixture file."""
-    def chunk(kind, data):
-        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xFFFFFFFF)
-    header = struct.pack('>IIBBBBB', 1, 1, 8, 2, 0, 0, 0)
-    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', header) + chunk(b'IDAT', zlib.compress(b'\x00\xff\x00\x00'))
-            + chunk(b'IEND', b''))
 
 
 def spaced(case_number):
@@ -41,15 +27,6 @@ def mistyped(case_number):
 
 
 class StatusPageTest(BrowserTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.files = []
-
-    def tearDown(self):
-        for path in self.files:
-            os.unlink(path)
-        super().tearDown()
 
     # Steps.
     def look_up(self, browser, case_number, access_code):
@@ -68,13 +45,6 @@ class StatusPageTest(BrowserTestCase):
         # The response is in; wait for the page to have handled it (the form is busy until then).
         WebDriverWait(browser.driver, 10).until(
             lambda d: d.execute_script("return !document.querySelector('[aria-busy]')"))
-
-    def file_with(self, data, suffix):
-        handle, path = tempfile.mkstemp(suffix=suffix)
-        with os.fdopen(handle, 'wb') as file:
-            file.write(data)
-        self.files.append(path)
-        return path
 
     def api_status(self, case):
         body = json.dumps({'case_number': case['case_number'], 'access_code': case['access_code']}).encode()
@@ -144,7 +114,7 @@ class StatusPageTest(BrowserTestCase):
         for name, value in (('case_number', case['case_number']), ('access_code', case['access_code']), ('type', kind)):
             parts += ('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (boundary, name, value)).encode()
         parts += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="box.png"\r\nContent-Type: image/png\r\n\r\n'
-                  % boundary).encode() + tiny_png() + ('\r\n--%s--\r\n' % boundary).encode()
+                  % boundary).encode() + png_bytes() + ('\r\n--%s--\r\n' % boundary).encode()
         request = urllib.request.Request(self.service.origin + STATUS_API + '/evidence', data=parts,
                                          headers={'Content-Type': 'multipart/form-data; boundary=' + boundary})
         with urllib.request.urlopen(request) as response:
@@ -210,7 +180,7 @@ class StatusPageTest(BrowserTestCase):
         browser.wait_for('#stage')
         self.assertIn('A photo of the serial number or IMEI', browser.find('#missing').text)
         Select(browser.find('#doc-type')).select_by_value('imei_photo')
-        browser.find('#doc-file').send_keys(self.file_with(tiny_png(), '.png'))
+        browser.find('#doc-file').send_keys(self.file_with(png_bytes(), '.png'))
         browser.click('#upload-submit')
         browser.wait_for_text('#upload-message', 'we received your photo of the serial number or imei')
         self.assertEqual(browser.find('#upload-message').get_attribute('data-kind'), 'ok')
