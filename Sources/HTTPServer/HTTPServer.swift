@@ -443,6 +443,11 @@ public final class HTTPServer: @unchecked Sendable {
         if let connection = context.connection, let address = reclaim_mhd_client_address(connection) {
             peer = PeerAddress(address)
         }
+        // Behind a trusted proxy the client is the one its X-Forwarded-For names (per-address limits key on it).
+        if !configuration.trustedProxies.isEmpty {
+            let forwarded = context.headers.filter { $0.name.equalsIgnoringASCIICase("x-forwarded-for") }.map(\.value)
+            if !forwarded.isEmpty { peer = .text(configuration.trustedProxies.client(peer: peer.text, forwardedFor: forwarded)) }
+        }
         return HTTPRequest(
             method: context.method ?? .GET, path: context.decodedPath, target: context.target, queryItems: context.queryItems,
             headers: context.headers, body: body, requestID: context.requestID, peer: peer,

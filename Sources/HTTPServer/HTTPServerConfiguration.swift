@@ -33,6 +33,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Body memory is then bounded by this × the largest route limit, plus `maxConnections` ×
     /// `largeBodyThreshold` for bodies below the threshold; 0 means no cap.
     public var maxConcurrentLargeBodies: Int
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`HTTPRequest.clientAddress`); none by default.
+    public var trustedProxies: TrustedProxies = .none
 
     /// The defaults suit one process on a small machine; see each field.
     public init(

@@ -82,6 +82,7 @@ public final class ReclaimService: Sendable {
         serverConfiguration.threads = configuration.threads
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerIP
+        serverConfiguration.trustedProxies = configuration.trustedProxies
         serverConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
         serverConfiguration.shutdownGraceSeconds = Double(configuration.shutdownGraceSeconds)
         serverConfiguration.tlsCertificatePEM = tlsCertificate

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// A configuration value that failed validation; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -41,6 +42,9 @@ public struct ServiceConfiguration: Sendable {
     public var tlsKeyPath: String?
     /// Lowest log level written (`RECLAIM_LOG_LEVEL`: debug, info, warning, error; default info).
     public var logLevel: String
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`RECLAIM_TRUSTED_PROXIES`: addresses or CIDR
+    /// ranges, comma-separated; default none). Per-address limits then key on the client, not the proxy.
+    public var trustedProxies: TrustedProxies = .none
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -61,6 +65,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_TLS_CERT", "PEM certificate; with RECLAIM_TLS_KEY turns TLS (and HSTS) on"),
         ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
+        ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -112,6 +117,13 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "RECLAIM_LOG_LEVEL", problem: "must be debug, info, warning or error, got \"\(logLevel)\"")
         }
 
+        let trustedProxies: TrustedProxies
+        do {
+            trustedProxies = try TrustedProxies(parsing: value("RECLAIM_TRUSTED_PROXIES") ?? "")
+        } catch {
+            throw ConfigurationError(variable: "RECLAIM_TRUSTED_PROXIES", problem: "\"\(error.entry)\" is not an IP address or CIDR range")
+        }
+
         let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
@@ -127,7 +139,7 @@ public struct ServiceConfiguration: Sendable {
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
-            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel)
+            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies)
     }
 
     /// Splits `host:port` (IPv6 as `[::1]:8080`).

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ReclaimAPI
 import ReclaimCore
 import ReclaimTestSupport
 import Testing
@@ -14,8 +15,8 @@ final class CaseWorld {
     let service: TestService
     let client: TestHTTPClient
 
-    init() throws {
-        service = try TestService()
+    init(configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+        service = try TestService(configure: configure)
         client = service.client()
     }
 
@@ -67,8 +68,9 @@ final class CaseWorld {
         return try response.json()["items"] as? [[String: Any]] ?? []
     }
 
-    func status(_ number: String, _ code: String) throws -> TestHTTPResponse {
-        try client.request("POST", "/api/v1/status", json: ["case_number": number, "access_code": code])
+    func status(_ number: String, _ code: String, forwardedFor: String? = nil) throws -> TestHTTPResponse {
+        try client.request("POST", "/api/v1/status", headers: forwardedFor.map { [("X-Forwarded-For", $0)] } ?? [],
+                           json: ["case_number": number, "access_code": code])
     }
 
     func database() throws -> PostgresConnection { try service.database.connect() }

@@ -22,6 +22,9 @@ import Testing
         #expect(configuration.databaseConnections == configuration.threads + 4)
         #expect(configuration.shutdownGraceSeconds == 10)
         #expect(!configuration.servesTLS)
+        #expect(configuration.trustedProxies.isEmpty)
+        let behindProxy = try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8"]) { $1 })
+        #expect(behindProxy.trustedProxies.trusts("10.9.8.7") && !behindProxy.trustedProxies.trusts("192.0.2.1"))
     }
 
     @Test(arguments: [
@@ -29,7 +32,7 @@ import Testing
         ("RECLAIM_ADDRESS", "127.0.0.1:99999"), ("RECLAIM_ADDRESS", "example.com:80"), ("RECLAIM_LOG_LEVEL", "loud"),
         ("RECLAIM_CONNECTION_TIMEOUT", "-1"), ("RECLAIM_PUBLIC_DIR", "/does/not/exist"),
         ("RECLAIM_MIGRATIONS_DIR", "/does/not/exist"), ("RECLAIM_DB_CONNECTIONS", "1e3"),
-        ("RECLAIM_TLS_CERT", "/does/not/exist"),
+        ("RECLAIM_TLS_CERT", "/does/not/exist"), ("RECLAIM_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/40"),
     ])
     func badValueNamesItsVariable(variable: String, value: String) {
         let error = refusal([variable: value, "RECLAIM_TLS_KEY": variable == "RECLAIM_TLS_CERT" ? "/etc/hostname" : ""])

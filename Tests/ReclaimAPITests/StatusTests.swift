@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Postgres
 import ReclaimCore
 import ReclaimTestSupport
@@ -100,5 +101,20 @@ import Testing
         let connection = try world.database()
         defer { connection.close() }
         #expect(try connection.query("SELECT count(*) FROM status_throttle WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self) == 1)
+    }
+
+    @Test func behindATrustedProxyTheBudgetIsPerClientNotPerProxy() throws {
+        let world = try CaseWorld { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1") }
+        let created = try world.openCase(as: try world.agent(.tier1))
+        // One guesser behind the proxy uses up its own budget...
+        for _ in 0..<50 {
+            #expect(try world.status("123456789012", "x", forwardedFor: "203.0.113.9").status == 404)
+        }
+        #expect(try world.status("123456789012", "x", forwardedFor: "203.0.113.9").status == 429)
+        // ...and cannot pick another address by writing its own header: the proxy appends the real one.
+        #expect(try world.status("123456789012", "x", forwardedFor: "192.0.2.1, 203.0.113.9").status == 429)
+        // Another customer through the same proxy still gets in.
+        let other = try world.status(created["case_number"] as! String, created["access_code"] as! String, forwardedFor: "198.51.100.4")
+        #expect(other.status == 200)
     }
 }
