@@ -110,7 +110,7 @@ function render() {
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
         app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Notes', 'notes', h('div', { id: 'notes-body' }, h('p', { class: 'muted' }, 'Loading…')))),
-      h('aside', { class: 'case-side', 'aria-label': 'Case facts' },
+      h('section', { class: 'case-side', 'aria-label': 'Case facts' },
         section('Case', 'facts', dl([
           ['Path', label(PATHS, c.path)],
           ['Tier', label(TIERS, c.tier)],

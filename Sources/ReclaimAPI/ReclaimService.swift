@@ -106,7 +106,8 @@ public final class ReclaimService: Sendable {
                                           (page.path, page.path == "/" ? "index.html" : "status.html")
                                       }))
         // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
-        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context), idempotency]
+        let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map { "\($0.method.rawValue) \($0.path)" })
+        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), idempotency]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: DatabaseProblem.map, logger: logger, metrics: metrics)
     }

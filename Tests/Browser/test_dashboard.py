@@ -33,6 +33,7 @@ class DashboardTests(BrowserTestCase):
         self.sign_in(browser, 'tier1', self.service.agent('tier1'))  # the demo agent, for the README screenshot
         self.assertEqual(browser.find('#agent-tier').text, 'Tier 1')
         browser.wait_for('#queue-rows tr')
+        self.assert_accessible(browser)
         self.readme_screenshot(browser, 'dashboard-queue.png')
 
         browser.fill('#filter-q', imei)
@@ -57,7 +58,7 @@ class DashboardTests(BrowserTestCase):
         self.assertIn('Hash chain verified', browser.wait_for('#chain-mark').text)
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % case['case_number']), 'identity_check')
         self.assertEqual(browser.driver.execute_script(UNLABELLED_CONTROLS), [])
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
 
     def test_tier1_does_not_see_engineering_actions_or_document_previews(self):
         case = self.service.case(state='engineering')
@@ -75,10 +76,10 @@ class DashboardTests(BrowserTestCase):
         # The timeline names the agents who acted (here the demo tier 1 agent opened the case).
         self.assertIn('by ' + self.service.agent('tier1')['name'], engineer.find('#timeline-list li[data-seq="1"]').text)
         engineer.wait_for('button[data-action="complete"]')
-        self.assert_readable(engineer)
+        self.assert_accessible(engineer)
         engineer.open('/')
         engineer.wait_for('#queue-rows tr')
-        self.assert_readable(engineer)
+        self.assert_accessible(engineer)
         engineer.open('/#/cases/' + case['case_number'])
         engineer.wait_for('#chain-mark')
         self.readme_screenshot(engineer, 'dashboard-case.png')
@@ -105,6 +106,7 @@ class DashboardTests(BrowserTestCase):
         second.fill('#action-reason', 'Sending for documents too.')
         second.click('#action-confirm')
         second.wait_for_text('#case-message', 'Someone else changed this case')
+        self.assert_accessible(second)
         second.wait_for_text('#case-state', 'Awaiting documents')
         self.assertNotEqual(second.find('#case-version').text, version)
         transitions = self.service.psql(
@@ -123,6 +125,8 @@ class DashboardTests(BrowserTestCase):
         self.assertIn(agent['name'], browser.find('#panel-facts').text)
         self.assertEqual(browser.find_all('button[data-action="take"]'), [])
         browser.click('button[data-action="hand-over"]')
+        browser.wait_for('#hand-over-agent')
+        self.assert_accessible(browser)
         options = [o.text for o in browser.find_all('#hand-over-agent option')]
         self.assertIn('%s (Engineering)' % colleague['name'], options)
         self.assertFalse(any('Tier 1' in o or 'Tier 2' in o for o in options), options)  # they could not hold a tier 3 case
@@ -245,6 +249,7 @@ class DashboardTests(BrowserTestCase):
         browser.find('#signin-totp').send_keys(Keys.ENTER)  # keyboard only
         browser.wait_for_text('#signin-message', 'not right')
         self.assertTrue(browser.find('#signin').is_displayed())
+        self.assert_accessible(browser)
         self.fill_sign_in(browser, agent)
         browser.wait_for('#queue')
         browser.click('#signout')

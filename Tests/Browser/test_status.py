@@ -86,7 +86,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertIn('Last updated', browser.find('#facts').text)
         self.assertRegex(browser.find('#updated').text, r'\d{1,2} \w{3} \d{4}')
         self.assertIn('Please upload', browser.find('#notes').text, 'the customer-visible note is shown')
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
         self.assertEqual(Select(browser.find('#doc-type')).first_selected_option.get_attribute('value'), 'invoice',
                          'the first missing document type is preselected')
         # The code went to the API only: not into the URL, storage or a cookie.
@@ -130,7 +130,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertIn('case-number-error', field.get_attribute('aria-describedby').split())
         self.assertEqual(self.active_id(browser), 'case-number', 'focus goes to the field to correct')
         self.assertTrue(error.is_displayed())
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
         # A short access code is caught too.
         self.look_up(browser, case['case_number'], case['access_code'][:10])
         browser.wait_for_text('#access-code-error', 'An access code has 16 letters and digits')
@@ -171,7 +171,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertRegex(message.text, r'That is in (8 h|7 h 59 min)\.')  # Retry-After may have rounded down
         self.assertFalse(browser.find('#result').is_displayed())
         self.assertEqual(self.active_id(browser), 'message')
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
 
     def test_customer_uploads_a_photo_and_sees_it_received(self):
         case = self.service.case(state='awaiting_documents', path='activation_lock')
@@ -189,7 +189,7 @@ class StatusPageTest(BrowserTestCase):
         self.assertNotIn('A photo of the serial number or IMEI', browser.find('#missing').text,
                          'the status was reloaded: the photo is no longer missing')
         self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 1)
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
 
     def test_upload_refuses_a_file_too_large_before_sending_and_explains_a_wrong_type(self):
         self.expect_http_errors(415)
@@ -208,7 +208,7 @@ class StatusPageTest(BrowserTestCase):
         message = browser.wait_for_text('#upload-message', 'We accept PDF, JPEG, PNG or HEIC')
         self.assertEqual(message.get_attribute('data-kind'), 'error')
         self.assertEqual(self.active_id(browser), 'upload-message')
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
 
     def test_network_failure_asks_to_try_again(self):
         case = self.service.case(state='new')
@@ -230,7 +230,7 @@ class StatusPageTest(BrowserTestCase):
         self.look_up(browser, spaced(case['case_number']), case['access_code'])
         browser.wait_for_text('#stage', 'We are reviewing your documents')
         self.assertTrue(self.fits_width(browser), 'no horizontal scrolling at 360 px (status)')
-        self.assert_readable(browser)
+        self.assert_accessible(browser)
         for css in ('#refresh', '#doc-type', '#doc-file', '#upload-submit'):
             box = browser.find(css).rect
             self.assertLessEqual(box['x'] + box['width'], 360, '%s fits the screen' % css)

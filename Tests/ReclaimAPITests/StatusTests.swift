@@ -103,6 +103,29 @@ import Testing
         #expect(try connection.query("SELECT count(*) FROM status_throttle WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self) == 1)
     }
 
+    @Test func anAgentsSessionCookieDoesNotGetInTheWayOfTheStatusPage() throws {
+        // An agent checking what a customer sees, in the browser they are signed in with: the cookie goes along
+        // (same site) without a CSRF token; the look-up and the upload must work as for anyone, and not as the agent.
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        let code = created["access_code"] as! String
+        let look = try world.client.request("POST", "/api/v1/status", headers: [("Cookie", tier1.cookie)],
+                                            json: ["case_number": number, "access_code": code])
+        #expect(look.status == 200, "\(look.text)")
+        let form = EvidenceWorld.form([("case_number", number), ("access_code", code), ("type", "box_photo")],
+                                      file: (EvidenceWorld.png("box"), "image/png"))
+        let upload = try world.client.request("POST", "/api/v1/status/evidence", headers: [
+            ("Cookie", tier1.cookie), ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
+        #expect(upload.status == 201, "\(upload.text)")
+        let filed = try world.events(number, as: tier1).last
+        #expect(filed?["type"] as? String == "evidence_filed" && filed?["actor"] as? String == "customer")
+        // Agent routes still insist on the token.
+        #expect(try world.client.request("POST", "/api/v1/cases/\(number)/notes", headers: [("Cookie", tier1.cookie)],
+                                         json: ["body": "x", "visibility": "internal"]).status == 403)
+    }
+
     @Test func behindATrustedProxyTheBudgetIsPerClientNotPerProxy() throws {
         let world = try CaseWorld { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1") }
         let created = try world.openCase(as: try world.agent(.tier1))

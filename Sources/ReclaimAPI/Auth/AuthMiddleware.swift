@@ -7,7 +7,8 @@ import ReclaimStore
 
 /// Resolves the principal once per routed request: a session cookie → agent (and, on changing
 /// requests, the CSRF token), `Authorization: Bearer` → API client (and, on changing requests, a
-/// fresh `Reclaim-Signature`). Customers are resolved by the status handlers, not here.
+/// fresh `Reclaim-Signature`). Customers are resolved by the status handlers, not here: on their routes any
+/// cookie or Authorization header is ignored.
 ///
 /// Requests without credentials pass through with no principal (public routes; handlers that need one
 /// call `requirePrincipal`). Credentials that are present but wrong are refused here with 401/403.
@@ -18,20 +19,28 @@ public struct AuthMiddleware: HTTPMiddleware {
     /// Changing requests that may carry a cookie without a CSRF token: signing in (there is no token yet).
     static let csrfExempt: Set<String> = ["POST /api/v1/session"]
 
-    public init(context: ServiceContext, policy: IdentityPolicy = .standard) {
+    /// Routes ("METHOD /pattern") that authenticate a customer by case number and access code: an agent's session
+    /// cookie riding along (an agent checking the status page in the same browser) is ignored there, not refused
+    /// for lacking a CSRF token, and never lends the request an agent's identity.
+    let customerRoutes: Set<String>
+
+    public init(context: ServiceContext, policy: IdentityPolicy = .standard, customerRoutes: Set<String> = []) {
         self.context = context
         self.policy = policy
+        self.customerRoutes = customerRoutes
     }
 
     public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
         guard let keys = context.keys else { return try next(request) }
+        let route = "\(request.method.rawValue) \(request.route ?? request.path)"
+        if customerRoutes.contains(route) { return try next(request) }
         if let authorization = request.header("authorization") {
             request.principal = .apiClient(try authenticateClient(authorization, request, keys))
             return try next(request)
         }
         if let token = request.cookie(SessionCookie.name), !token.isEmpty, let agent = try resolveSession(token) {
             request.principal = .agent(agent)
-            if request.method.changesState && !Self.csrfExempt.contains("\(request.method.rawValue) \(request.route ?? request.path)") {
+            if request.method.changesState && !Self.csrfExempt.contains(route) {
                 guard let presented = request.header("x-csrf-token"), CSRFToken.verify(presented, sessionID: agent.sessionID, keys: keys) else {
                     context.logger.warning("csrf_failed", ["request_id": .string(request.requestID), "actor": .string(Principal.agent(agent).actor),
                                                            "route": .string(request.route ?? "unmatched")])
