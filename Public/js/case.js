@@ -541,6 +541,14 @@ function loadNotes() {
 // The note being typed survives reloads of the notes list (and a sign-in in between), per case.
 const draftNotes = new Map();
 
+/** Drops what one agent typed or saw, when they sign out or someone else signs in. */
+export function forgetCase() {
+  draftNotes.clear();
+  agentNames.clear();
+  current = null;
+  replace(byId('case-body'));
+}
+
 function noteForm() {
   const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
   const text = h('textarea', { id: 'note-body', rows: 3, maxlength: 10000 });

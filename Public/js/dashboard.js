@@ -4,7 +4,7 @@ import { ApiError, agentClient, request, retryWords } from './api.js';
 import { announce, byId, show, whileBusy } from './dom.js';
 import { TIERS } from './labels.js';
 import { showQueue } from './queue.js';
-import { showCase } from './case.js';
+import { forgetCase, showCase } from './case.js';
 
 const dialog = byId('signin');
 const form = byId('signin-form');
@@ -77,6 +77,7 @@ form.addEventListener('submit', async (event) => {
       if (previous && previous.id !== data.agent.id) {
         // Someone else signed in: what the last agent typed is not theirs to send.
         pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
+        forgetCase();
         window.location.hash = '#/';
         route();
       } else {
@@ -100,6 +101,7 @@ byId('signout').addEventListener('click', async () => {
   }
   app.agent = null;
   app.permissions = new Set();
+  forgetCase();
   show(byId('whoami'), false);
   show(byId('queue'), false);
   show(byId('case'), false);

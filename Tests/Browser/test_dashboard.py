@@ -136,6 +136,18 @@ class DashboardTests(BrowserTestCase):
         self.assertIn(colleague['name'], browser.find('#panel-facts').text)
         browser.wait_for_text('#timeline-list li:last-child', 'Assigned to %s by you' % colleague['name'])
 
+    def test_signing_out_forgets_what_was_typed(self):
+        case = self.service.case(state='identity_check')
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        self.open_case(browser, case['case_number'])
+        browser.fill('#note-body', 'Half-written note about the caller.')
+        browser.click('#signout')
+        browser.wait_for('#signin')
+        self.fill_sign_in(browser, self.service.new_agent('tier2'))
+        self.open_case(browser, case['case_number'])
+        self.assertEqual(browser.wait_for('#note-body').get_attribute('value'), '')
+
     def test_session_expiry_brings_back_sign_in_and_keeps_the_typed_note(self):
         case = self.service.case(state='identity_check')
         browser = self.browser()
