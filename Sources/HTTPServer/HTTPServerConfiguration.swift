@@ -34,7 +34,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// `largeBodyThreshold` for bodies below the threshold; 0 means no cap.
     public var maxConcurrentLargeBodies: Int
     /// Reverse proxies whose `X-Forwarded-For` names the client (`HTTPRequest.clientAddress`); none by default.
-    public var trustedProxies: TrustedProxies = .none
+    public var trustedProxies: AddressRanges = .none
 
     /// The defaults suit one process on a small machine; see each field.
     public init(

@@ -60,7 +60,8 @@ public final class ReclaimService: Sendable {
         let metrics = RequestMetrics()
         self.metrics = metrics
         let documentBox = DocumentBox()
-        let operations = OperationsController(pool: pool, migrator: migrator, metrics: metrics, openAPIDocument: { documentBox.bytes })
+        let operations = OperationsController(pool: pool, migrator: migrator, metrics: metrics, metricsAllowed: configuration.metricsAllowed,
+                                              openAPIDocument: { documentBox.bytes })
         let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
         self.context = context
         let routes = Routes(context: context, operations: operations).all

@@ -44,7 +44,9 @@ public struct ServiceConfiguration: Sendable {
     public var logLevel: String
     /// Reverse proxies whose `X-Forwarded-For` names the client (`RECLAIM_TRUSTED_PROXIES`: addresses or CIDR
     /// ranges, comma-separated; default none). Per-address limits then key on the client, not the proxy.
-    public var trustedProxies: TrustedProxies = .none
+    public var trustedProxies: AddressRanges = .none
+    /// Who may read `/metrics` (`RECLAIM_METRICS_ALLOW`: addresses or CIDR ranges; default this machine only).
+    public var metricsAllowed: AddressRanges = .loopback
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -66,6 +68,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
+        ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -117,12 +120,16 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "RECLAIM_LOG_LEVEL", problem: "must be debug, info, warning or error, got \"\(logLevel)\"")
         }
 
-        let trustedProxies: TrustedProxies
-        do {
-            trustedProxies = try TrustedProxies(parsing: value("RECLAIM_TRUSTED_PROXIES") ?? "")
-        } catch {
-            throw ConfigurationError(variable: "RECLAIM_TRUSTED_PROXIES", problem: "\"\(error.entry)\" is not an IP address or CIDR range")
+        func ranges(_ name: String, default fallback: AddressRanges) throws(ConfigurationError) -> AddressRanges {
+            guard let text = value(name) else { return fallback }
+            do {
+                return try AddressRanges(parsing: text)
+            } catch {
+                throw ConfigurationError(variable: name, problem: "\"\(error.entry)\" is not an IP address or CIDR range")
+            }
         }
+        let trustedProxies = try ranges("RECLAIM_TRUSTED_PROXIES", default: .none)
+        let metricsAllowed = try ranges("RECLAIM_METRICS_ALLOW", default: .loopback)
 
         let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
         var isDirectory: ObjCBool = false
@@ -139,7 +146,7 @@ public struct ServiceConfiguration: Sendable {
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
-            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies)
+            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed)
     }
 
     /// Splits `host:port` (IPv6 as `[::1]:8080`).

@@ -23,8 +23,9 @@ import Testing
         #expect(configuration.shutdownGraceSeconds == 10)
         #expect(!configuration.servesTLS)
         #expect(configuration.trustedProxies.isEmpty)
+        #expect(configuration.metricsAllowed == .loopback && configuration.metricsAllowed.contains("::1"))
         let behindProxy = try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8"]) { $1 })
-        #expect(behindProxy.trustedProxies.trusts("10.9.8.7") && !behindProxy.trustedProxies.trusts("192.0.2.1"))
+        #expect(behindProxy.trustedProxies.contains("10.9.8.7") && !behindProxy.trustedProxies.contains("192.0.2.1"))
     }
 
     @Test(arguments: [
@@ -33,6 +34,7 @@ import Testing
         ("RECLAIM_CONNECTION_TIMEOUT", "-1"), ("RECLAIM_PUBLIC_DIR", "/does/not/exist"),
         ("RECLAIM_MIGRATIONS_DIR", "/does/not/exist"), ("RECLAIM_DB_CONNECTIONS", "1e3"),
         ("RECLAIM_TLS_CERT", "/does/not/exist"), ("RECLAIM_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/40"),
+        ("RECLAIM_METRICS_ALLOW", "monitoring.example.org"),
     ])
     func badValueNamesItsVariable(variable: String, value: String) {
         let error = refusal([variable: value, "RECLAIM_TLS_KEY": variable == "RECLAIM_TLS_CERT" ? "/etc/hostname" : ""])

@@ -63,6 +63,23 @@ import Testing
         #expect(text.contains("reclaim_build_info{version=\"\(BuildInfo.version)\""))
     }
 
+    @Test func metricsAreServedOnlyToTheAllowedAddresses() throws {
+        // Behind a trusted proxy, a request forwarded from the internet is that client, not this machine.
+        let service = try TestService { $0.trustedProxies = try! AddressRanges(parsing: "127.0.0.1") }
+        defer { service.stop() }
+        let outsider = try service.client().request("GET", "/metrics", headers: [("X-Forwarded-For", "203.0.113.9")])
+        #expect(outsider.status == 403)
+        #expect(!outsider.text.contains("http_requests_total"))
+        #expect(try service.client().request("GET", "/metrics").status == 200)  // this machine, not forwarded
+        let monitoring = try TestService {
+            $0.trustedProxies = try! AddressRanges(parsing: "127.0.0.1")
+            $0.metricsAllowed = try! AddressRanges(parsing: "203.0.113.0/24")
+        }
+        defer { monitoring.stop() }
+        #expect(try monitoring.client().request("GET", "/metrics", headers: [("X-Forwarded-For", "203.0.113.9")]).status == 200)
+        #expect(try monitoring.client().request("GET", "/metrics", headers: [("X-Forwarded-For", "198.51.100.1")]).status == 403)
+    }
+
     @Test func openAPIDocumentsExactlyTheRoutedPaths() throws {
         let service = try TestService()
         defer { service.stop() }

@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test func behindATrustedProxyTheBudgetIsPerClientNotPerProxy() throws {
-        let world = try CaseWorld { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1") }
+        let world = try CaseWorld { $0.trustedProxies = try! AddressRanges(parsing: "127.0.0.1") }
         let created = try world.openCase(as: try world.agent(.tier1))
         // One guesser behind the proxy uses up its own budget...
         for _ in 0..<50 {

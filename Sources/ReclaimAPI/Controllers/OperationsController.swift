@@ -10,12 +10,16 @@ final class OperationsController: Sendable {
     let schemaChecksum: String
     let metrics: RequestMetrics
     let openAPIDocument: @Sendable () -> [UInt8]
+    /// Who may read `/metrics` (`RECLAIM_METRICS_ALLOW`); the client address is the forwarded one behind a trusted proxy.
+    let metricsAllowed: AddressRanges
 
-    init(pool: PostgresPool, migrator: Migrator, metrics: RequestMetrics, openAPIDocument: @escaping @Sendable () -> [UInt8]) {
+    init(pool: PostgresPool, migrator: Migrator, metrics: RequestMetrics, metricsAllowed: AddressRanges = .loopback,
+         openAPIDocument: @escaping @Sendable () -> [UInt8]) {
         self.pool = pool
         self.schemaVersion = migrator.latestVersion
         self.schemaChecksum = migrator.migrations.last?.checksum ?? ""
         self.metrics = metrics
+        self.metricsAllowed = metricsAllowed
         self.openAPIDocument = openAPIDocument
     }
 
@@ -51,6 +55,10 @@ final class OperationsController: Sendable {
 
     /// Prometheus text: request counts and latency from the server, database pool figures, build info.
     @Sendable func prometheus(_ request: HTTPRequest) throws -> HTTPResponse {
+        // Route names, traffic and pool sizes are for the monitoring network, not for whoever can reach the service.
+        guard metricsAllowed.contains(request.clientAddress) else {
+            throw Problem.forbidden(detail: "Metrics are served to the addresses in RECLAIM_METRICS_ALLOW only.")
+        }
         var text = metrics.renderPrometheus()
         let stats = pool.statistics
         text += """

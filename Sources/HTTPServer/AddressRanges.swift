@@ -1,13 +1,14 @@
 import Foundation
 
-/// The reverse proxies whose `X-Forwarded-For` is believed, as IPv4/IPv6 addresses or CIDR ranges.
+/// A list of IPv4/IPv6 addresses and CIDR ranges: the reverse proxies whose `X-Forwarded-For` is believed, or the
+/// clients allowed to read `/metrics`.
 ///
-/// Per-address limits (sign-in failures, status look-ups) must key on the client, not on the proxy in front of the
-/// service: otherwise one guesser behind the proxy exhausts the budget of every customer. Only a request whose
-/// socket peer is trusted has its header read, right to left, skipping trusted hops; the first untrusted address
-/// is the client. Entries a client could have written (left of that) are ignored, so a client cannot pick its own
-/// address. A malformed entry ends the walk at the hop that added it.
-public struct TrustedProxies: Sendable, Equatable {
+/// As trusted proxies (`client(peer:forwardedFor:)`): per-address limits (sign-in failures, status look-ups) must key
+/// on the client, not on the proxy in front of the service, or one guesser behind the proxy exhausts the budget of
+/// every customer. Only a request whose socket peer is trusted has its header read, right to left, skipping trusted
+/// hops; the first untrusted address is the client. Entries a client could have written (left of that) are ignored,
+/// so a client cannot pick its own address. A malformed entry ends the walk at the hop that added it.
+public struct AddressRanges: Sendable, Equatable {
     struct Range: Sendable, Equatable {
         let bytes: [UInt8]  // 4 or 16
         let prefix: Int
@@ -26,22 +27,24 @@ public struct TrustedProxies: Sendable, Equatable {
 
     let ranges: [Range]
 
-    /// Trusts nobody: every request's client is its socket peer.
-    public static let none = TrustedProxies(ranges: [])
+    /// No address at all (as trusted proxies: every request's client is its socket peer).
+    public static let none = AddressRanges(ranges: [])
+    /// 127.0.0.0/8 and ::1: this machine.
+    public static let loopback = try! AddressRanges(parsing: "127.0.0.0/8, ::1")
 
     private init(ranges: [Range]) { self.ranges = ranges }
 
     /// Parses a comma-separated list such as `127.0.0.1, 10.0.0.0/8, ::1`; throws naming the first malformed entry.
-    public init(parsing list: String) throws(TrustedProxiesError) {
+    public init(parsing list: String) throws(AddressRangesError) {
         var ranges: [Range] = []
         for raw in list.split(separator: ",") {
             let entry = raw.trimmingCharacters(in: .whitespaces)
             if entry.isEmpty { continue }
             let parts = entry.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count <= 2, let bytes = Self.addressBytes(String(parts[0])) else { throw TrustedProxiesError(entry: entry) }
+            guard parts.count <= 2, let bytes = Self.addressBytes(String(parts[0])) else { throw AddressRangesError(entry: entry) }
             var prefix = bytes.count * 8
             if parts.count == 2 {
-                guard let given = Int(parts[1]), (0...prefix).contains(given), parts[1].allSatisfy(\.isASCII) else { throw TrustedProxiesError(entry: entry) }
+                guard let given = Int(parts[1]), (0...prefix).contains(given), parts[1].allSatisfy(\.isASCII) else { throw AddressRangesError(entry: entry) }
                 prefix = given
             }
             ranges.append(Range(bytes: bytes, prefix: prefix))
@@ -49,18 +52,18 @@ public struct TrustedProxies: Sendable, Equatable {
         self.init(ranges: ranges)
     }
 
-    /// True when no proxy is trusted.
+    /// True when the list is empty.
     public var isEmpty: Bool { ranges.isEmpty }
 
-    /// Whether `address` (text) lies in a trusted range.
-    public func trusts(_ address: String) -> Bool {
+    /// Whether `address` (text) lies in one of the ranges.
+    public func contains(_ address: String) -> Bool {
         guard let bytes = Self.addressBytes(address) else { return false }
         return ranges.contains { $0.contains(bytes) }
     }
 
-    /// The client behind `peer`, given the request's `X-Forwarded-For` header values in arrival order.
+    /// As trusted proxies: the client behind `peer`, given the request's `X-Forwarded-For` values in arrival order.
     public func client(peer: String, forwardedFor: [String]) -> String {
-        guard trusts(peer) else { return peer }
+        guard contains(peer) else { return peer }
         var client = peer
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         for hop in hops.reversed() {
@@ -92,8 +95,8 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 }
 
-/// A `TrustedProxies` entry that is not an IP address or CIDR range.
-public struct TrustedProxiesError: Error, Sendable, Equatable {
+/// An `AddressRanges` entry that is not an IP address or CIDR range.
+public struct AddressRangesError: Error, Sendable, Equatable {
     /// The entry as given.
     public let entry: String
 }
