@@ -6,6 +6,7 @@ import { request, ApiError, retryWords } from './api.js';
 import { formatDate, formatDateTime, words, formatBytes } from './format.js';
 import { parseCaseNumber, groupCaseNumber, normalizeAccessCode } from './identifiers.js';
 
+const FINISHED = ['resolved', 'rejected', 'closed'];
 const MAX_UPLOAD = 10 * 1024 * 1024; // the service's limit, checked here first so nobody waits on a doomed upload
 
 // The `missing` words of the status, as the customer should read them.
@@ -145,6 +146,9 @@ function renderStatus(status) {
     h('p', { class: 'note-body', text: note.body }),
     h('p', { class: 'muted note-date', text: formatDateTime(note.created_at) }))));
   show(byId('notes-block'), notes.length > 0);
+
+  // A finished case takes no more documents (nobody would see them); the next step says whom to contact.
+  show(uploadForm, !FINISHED.includes(status.state));
 }
 
 function preselectUpload(missing) {
@@ -264,6 +268,7 @@ function uploadProblemWords(error) {
   if (error instanceof ApiError) {
     switch (error.code) {
       case 'payload_too_large': return 'This file is too large: we accept files up to 10 MB.';
+      case 'case_not_open': return 'This case is finished, so we could not add the document. Contact us quoting your case number.';
       case 'unsupported_media_type': return 'We could not use this file. We accept PDF, JPEG, PNG or HEIC.';
       case 'validation_failed': {
         const details = error.errors.map((e) => e.message).filter(Boolean).join(' ');

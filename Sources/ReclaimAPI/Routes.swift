@@ -205,6 +205,7 @@ struct Routes {
                      responses: [201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
                                  400: .problem("Malformed form."),
                                  404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                                 409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
                                  413: .problem("payload_too_large: more than 10 MiB of file."),
                                  415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC."),
                                  422: .problem("validation_failed: a field is missing."),

@@ -191,6 +191,16 @@ class StatusPageTest(BrowserTestCase):
         self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 1)
         self.assert_accessible(browser)
 
+    def test_a_finished_case_offers_no_upload(self):
+        for state in ('resolved', 'rejected', 'closed'):
+            case = self.service.case(state=state)
+            browser = self.browser().open('/status')
+            self.look_up(browser, case['case_number'], case['access_code'])
+            browser.wait_for('#stage')
+            self.assertFalse(browser.find('#upload').is_displayed(), state)
+            if state != 'resolved':  # a refused or closed case says whom to contact with more proof
+                self.assertIn('quoting your case number', browser.find('#next-step').text)
+
     def test_upload_refuses_a_file_too_large_before_sending_and_explains_a_wrong_type(self):
         self.expect_http_errors(415)
         case = self.service.case(state='awaiting_documents')

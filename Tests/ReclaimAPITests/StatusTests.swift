@@ -126,6 +126,20 @@ import Testing
                                          json: ["body": "x", "visibility": "internal"]).status == 403)
     }
 
+    @Test func aFinishedCaseTakesNoMoreDocumentsFromTheCustomer() throws {
+        // Resolved, rejected or closed, the case is in nobody's queue: a document would wait for no one.
+        let w = try EvidenceWorld()
+        let answers = [["question_id": "q1", "answer": EvidenceWorld.onFileAnswer], ["question_id": "q2", "answer": "Rex"]]
+        try w.world.must(w.number, "send_reset", as: w.tier1, version: 1, extra: ["answers": answers])
+        let form = EvidenceWorld.form([("case_number", w.number), ("access_code", w.accessCode), ("type", "invoice")],
+                                      file: (EvidenceWorld.png("late"), "image/png"))
+        let late = try w.world.client.request("POST", "/api/v1/status/evidence", headers: [
+            ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
+        #expect(late.status == 409)
+        #expect(try late.json()["code"] as? String == "case_not_open")
+        #expect((try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [Any])?.isEmpty == true)
+    }
+
     @Test func behindATrustedProxyTheBudgetIsPerClientNotPerProxy() throws {
         let world = try CaseWorld { $0.trustedProxies = try! AddressRanges(parsing: "127.0.0.1") }
         let created = try world.openCase(as: try world.agent(.tier1))

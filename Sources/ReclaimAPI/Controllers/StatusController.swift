@@ -61,6 +61,12 @@ final class StatusController: Sendable {
             throw Problem.unprocessable(errors: [FieldError(field: "case_number", message: "Send case_number and access_code as form fields.")])
         }
         let (record, _) = try customerCase(StatusBody(caseNumber: caseNumber, accessCode: accessCode), request)
+        // A finished case is in nobody's queue: a document filed there would wait for no one. The status page's
+        // next step tells the customer to contact us instead (an agent can reopen the case).
+        guard record.snapshot.state.isOpen else {
+            throw Problem(status: 409, code: "case_not_open",
+                          detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
+        }
         let (type, bytes, declared) = try EvidenceFiling.documentFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let evidence = try EvidenceFiling(context: context).fileDocument(type: type, bytes: bytes, declaredType: declared, number: number,
