@@ -83,6 +83,7 @@ async function load(fresh) {
     const count = byId('queue-rows').children.length;
     show(byId('queue-empty'), count === 0);
     show(byId('queue-table'), count > 0);
+    if (fresh) byId('queue-updated').textContent = `Updated ${clock.format(new Date())}`;
     announce(message, '');
   } catch (error) {
     if (mine !== generation) return;
@@ -91,6 +92,23 @@ async function load(fresh) {
     if (mine === generation) byId('queue').setAttribute('aria-busy', 'false');
   }
 }
+
+// The queue keeps itself current while it is on screen: every minute, and when the agent comes back to the tab,
+// the first page is fetched again — unless the agent is in the middle of it (more pages loaded, or focus inside),
+// so nothing moves under their hands.
+const REFRESH_MS = 60 * 1000;
+const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' });
+
+function refreshIfIdle() {
+  const queue = byId('queue');
+  if (!appRef?.agent || queue.hidden || document.visibilityState !== 'visible') return;
+  if (byId('queue-rows').children.length > PAGE || queue.contains(document.activeElement)) return;
+  if (document.querySelector('dialog[open]')) return;
+  load(true);
+}
+
+setInterval(refreshIfIdle, REFRESH_MS);
+document.addEventListener('visibilitychange', refreshIfIdle);
 
 /** Shows the queue for the filters in `params`; with none, the agent's own tier. */
 export async function showQueue(app, params) {

@@ -250,6 +250,26 @@ class DashboardTests(BrowserTestCase):
         browser.wait_for_text('#queue-rows tr:first-child', 'Engineering')
         self.assertEqual(browser.find('#filter-state').get_attribute('value'), 'engineering')
 
+    def test_the_queue_refreshes_itself_when_the_agent_comes_back(self):
+        case = self.service.case(state='new')
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        row = '#queue-rows tr[data-case="%s"]' % case['case_number']
+        browser.wait_for(row)
+        self.assertIn('Updated', browser.find('#queue-updated').text)
+        # Someone else escalates it meanwhile; coming back to the tab shows the queue as it is now.
+        self.service.psql("UPDATE cases SET state = 'identity_check', tier = 'tier2', version = version + 1 "
+                          "WHERE case_number = '%s'" % case['case_number'])
+        browser.driver.execute_script("document.dispatchEvent(new Event('visibilitychange'))")
+        browser.wait_until_gone(row)
+        # Not while the agent is working in it: with focus in the filters nothing moves.
+        browser.find('#filter-q').click()
+        self.service.psql("UPDATE cases SET state = 'new', tier = 'tier1', version = version + 1 "
+                          "WHERE case_number = '%s'" % case['case_number'])
+        browser.driver.execute_script("document.dispatchEvent(new Event('visibilitychange'))")
+        self.wait_for_queue(browser)
+        self.assertEqual(browser.find_all(row), [])
+
     def test_wrong_code_is_refused_with_a_message_and_sign_out_ends_the_session(self):
         agent = self.service.agent('tier2')
         browser = self.browser()
