@@ -397,19 +397,7 @@ public struct DemoSeed: Sendable {
                                                 now: now, on: connection) else {
                 throw DemoSeedError("case \(record.number) changed while seeding")
             }
-            var data: [String: JSONValue] = [
-                "action": .string(action.rawValue), "from": .string(decision.before.state.rawValue), "to": .string(decision.after.state.rawValue),
-                "path": .string(decision.after.path.rawValue), "due_at": Timestamp.json(decision.dueAt), "reason": .optional(decision.reason),
-            ]
-            if let unlock = decision.unlock { data["unlock"] = .string(unlock.rawValue) }
-            if let verification = decision.verification {
-                data["factors"] = .object(Dictionary(uniqueKeysWithValues: verification.factors.map { ($0.key.rawValue, JSONValue.string($0.value.rawValue)) }))
-            }
-            try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "transition", data: .object(data), on: connection)
-            if action == .sendReset, let resetDestination {
-                try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "reset_sent",
-                                          data: ["to": .string(resetDestination), "destination": "verified_primary_address"], on: connection)
-            }
+            try TransitionEvents.append(decision, caseID: record.id, actor: actor, resetDestination: resetDestination, at: now, on: connection)
         }
     }
 

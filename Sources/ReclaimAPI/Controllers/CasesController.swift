@@ -245,20 +245,8 @@ final class CasesController: Sendable {
                 let current = try CaseStore.find(id: record.id, on: connection)?.version ?? expected
                 throw CaseHTTP.stale(current: current)
             }
-            var data: [String: JSONValue] = [
-                "action": .string(action.rawValue), "from": .string(decision.before.state.rawValue), "to": .string(decision.after.state.rawValue),
-                "path": .string(decision.after.path.rawValue), "due_at": Timestamp.json(decision.dueAt), "reason": .optional(decision.reason),
-            ]
-            if let unlock = decision.unlock { data["unlock"] = .string(unlock.rawValue) }
-            if let verification = decision.verification {
-                data["factors"] = .object(Dictionary(uniqueKeysWithValues: verification.factors.map { ($0.key.rawValue, JSONValue.string($0.value.rawValue)) }))
-            }
-            try CaseEventStore.append(caseID: record.id, at: now, actor: principal.actor, type: "transition", data: .object(data), on: connection)
-            if action == .sendReset, let resetDestination {
-                // The reset goes to the verified primary address on file: never the customer's contact or a rescue address.
-                try CaseEventStore.append(caseID: record.id, at: now, actor: principal.actor, type: "reset_sent",
-                                          data: ["to": .string(resetDestination), "destination": "verified_primary_address"], on: connection)
-            }
+            try TransitionEvents.append(decision, caseID: record.id, actor: principal.actor, resetDestination: resetDestination, at: now,
+                                        on: connection)
         }
         let updated = record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: expected + 1)
         return respond(updated, principal: principal)
