@@ -12,7 +12,15 @@ export class ApiError extends Error {
     this.errors = Array.isArray(problem?.errors) ? problem.errors : [];
     this.retryAfter = retryAfter;
   }
+
+  /** The per-field messages in one sentence-run ('' when there are none). */
+  get fieldMessages() {
+    return this.errors.map((e) => e.message).filter(Boolean).join(' ');
+  }
 }
+
+/** The most a document upload may weigh (ReclaimCore.DocumentUpload.maximumBytes), checked before sending. */
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
 function retryAfterSeconds(response) {
   const header = response.headers.get('Retry-After');

@@ -2,12 +2,13 @@
 // asking for what the API needs; verification; evidence with previews for tier3+; notes; the timeline with
 // a mark saying whether its hash chain verifies. Every change sends If-Match with the version shown; a 412
 // says someone else changed the case and reloads it.
-import { ApiError } from './api.js';
+import { ApiError, MAX_UPLOAD_BYTES } from './api.js';
 import { announce, byId, h, replace, show, whileBusy } from './dom.js';
-import { formatBytes, formatDateTime, timeLeft } from './format.js';
+import { formatBytes, formatDateTime, timeLeft, words } from './format.js';
 import { groupCaseNumber } from './identifiers.js';
 import {
-  ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label, unlocksFor,
+  ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, FINISHED_STATES, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label,
+  tierCovers, unlocksFor,
 } from './labels.js';
 import { verifyChain } from './chain.js';
 
@@ -24,7 +25,7 @@ function say(text, kind = 'error') {
 /** The words for a refused request, field errors included. */
 function problemWords(error) {
   if (!(error instanceof ApiError)) return String(error?.message ?? error);
-  const fields = error.errors.map((e) => e.message).join(' ');
+  const fields = error.fieldMessages;
   switch (error.code) {
     case 'verification_failed': {
       const factors = error.problem.factors ?? {};
@@ -95,7 +96,7 @@ async function reload(number = current?.number) {
 function render() {
   const c = current.data;
   const left = timeLeft(c.due_at);
-  const open = !['resolved', 'rejected', 'closed'].includes(c.state);
+  const open = !FINISHED_STATES.includes(c.state);
   replace(byId('case-body'),
     h('div', { class: 'case-head' },
       h('h1', { id: 'case-title', tabindex: -1 }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
@@ -166,13 +167,6 @@ function actionsPanel(c, open) {
     buttons.length ? h('div', { class: 'actions', id: 'action-buttons' }, buttons) : h('p', { class: 'muted', id: 'action-buttons' }, 'Nothing for your tier to do on this case now.'),
     h('div', { id: 'action-form-slot' }),
   ];
-}
-
-const TIER_ORDER = ['tier1', 'tier2', 'tier3', 'engineering'];
-
-/** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment). */
-function tierCovers(tier, caseTier) {
-  return TIER_ORDER.indexOf(tier) >= TIER_ORDER.indexOf(caseTier);
 }
 
 function openAction(action) {
@@ -331,8 +325,8 @@ function eventWords(event) {
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
     case 'frozen': return 'Account frozen';
-    case 'denied': return `Refused: ${String(d.attempted ?? d.action ?? 'an action').replaceAll('_', ' ')}`;
-    default: return event.type.replaceAll('_', ' ');
+    case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
+    default: return words(event.type);
   }
 }
 
@@ -515,7 +509,7 @@ function evidenceRequest(kind, form) {
     default: {
       const file = form.querySelector('#ev-file').files[0];
       if (!file) throw new Error('Choose a file to upload.');
-      if (file.size > 10 * 1024 * 1024) throw new Error('The file is larger than 10 MB.');
+      if (file.size > MAX_UPLOAD_BYTES) throw new Error('The file is larger than 10 MB.');
       const body = new FormData();
       body.append('type', value('ev-doc-type'));
       body.append('file', file);

@@ -78,8 +78,9 @@ form.addEventListener('submit', async (event) => {
         // Someone else signed in: what the last agent typed is not theirs to send.
         pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
         forgetCase();
-        window.location.hash = '#/';
-        route();
+        // Back to the queue: a changed hash routes by itself (hashchange), an unchanged one needs asking.
+        if (window.location.hash === '#/') route();
+        else window.location.hash = '#/';
       } else {
         pending?.resolve();
       }

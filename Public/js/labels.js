@@ -2,12 +2,23 @@
 // forms need before sending: which actions need a reason (ReclaimCore CaseAction.requiresReason) and which
 // unlocks fit a case (Workflow.allowedUnlocks). The service checks all of it again.
 
+import { words } from './format.js';
+
 export const STATES = {
   new: 'New', identity_check: 'Identity check', awaiting_documents: 'Awaiting documents', document_review: 'Document review',
   engineering: 'Engineering', resolved: 'Resolved', rejected: 'Rejected', closed: 'Closed',
 };
 
 export const TIERS = { tier1: 'Tier 1', tier2: 'Tier 2', tier3: 'Tier 3', engineering: 'Engineering' };
+
+/** The states a case ends in: no tier holds it, no due date runs, no customer upload is taken. */
+export const FINISHED_STATES = ['resolved', 'rejected', 'closed'];
+
+/** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment); TIERS lists them in order. */
+export function tierCovers(tier, caseTier) {
+  const order = Object.keys(TIERS);
+  return order.indexOf(tier) >= order.indexOf(caseTier);
+}
 
 export const PATHS = {
   undetermined: 'Not decided yet', reset: 'Password reset', verified_identity: 'Verified identity',
@@ -64,5 +75,5 @@ export const FACTORS = { security_answer: 'Security answer', card: 'Payment card
 
 /** A label for any machine word, falling back to the word with spaces. */
 export function label(table, word) {
-  return table[word]?.label ?? table[word] ?? String(word ?? '').replaceAll('_', ' ');
+  return table[word]?.label ?? table[word] ?? words(word);
 }

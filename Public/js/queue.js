@@ -2,8 +2,8 @@
 // (case number, account email, serial, IMEI) and "Show more" over the keyset cursor. Filters live in the
 // hash (#/?state=new&overdue=true), so the back button and a reload keep them.
 import { announce, byId, h, replace, show } from './dom.js';
-import { timeLeft } from './format.js';
-import { label, STATES, TIERS } from './labels.js';
+import { formatSpan, timeLeft } from './format.js';
+import { FINISHED_STATES, label, STATES, TIERS } from './labels.js';
 import { groupCaseNumber } from './identifiers.js';
 
 const PAGE = 50;
@@ -50,9 +50,10 @@ byId('queue-more').addEventListener('click', () => load(false));
 
 function row(item) {
   const left = timeLeft(item.due_at);
-  const due = ['resolved', 'rejected', 'closed'].includes(item.state) ? h('span', { class: 'muted' }, 'finished')
+  const due = FINISHED_STATES.includes(item.state) ? h('span', { class: 'muted' }, 'finished')
     : !item.due_at && item.state === 'awaiting_documents' ? h('span', { class: 'muted' }, 'paused: waiting for documents')
-    : h('span', { class: left.overdue ? 'badge overdue' : 'due' }, left.overdue ? `Overdue · ${left.text.replace('overdue by ', '')}` : left.text);
+    : left.overdue ? h('span', { class: 'badge overdue' }, `Overdue · ${formatSpan(Date.parse(item.due_at) - Date.now())}`)
+    : h('span', { class: 'due' }, left.text);
   return h('tr', { dataset: { case: item.case_number }, class: item.overdue ? 'overdue' : null },
     h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),
     h('td', { 'data-label': 'Summary' }, item.summary, h('span', { class: 'muted block' }, item.account_email)),
@@ -87,7 +88,7 @@ async function load(fresh) {
     announce(message, '');
   } catch (error) {
     if (mine !== generation) return;
-    announce(message, error.code === 'validation_failed' ? `Check the filters: ${error.errors.map((e) => e.message).join(' ')}` : error.message, 'error');
+    announce(message, error.code === 'validation_failed' ? `Check the filters: ${error.fieldMessages}` : error.message, 'error');
   } finally {
     if (mine === generation) byId('queue').setAttribute('aria-busy', 'false');
   }

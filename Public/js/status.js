@@ -2,12 +2,11 @@
 // stands in plain words, and uploads the documents we still need. The number and code live only in
 // this module's memory (never in storage or the URL) and go nowhere but the status API.
 import { h, replace, show, byId, announce, whileBusy } from './dom.js';
-import { request, ApiError, retryWords } from './api.js';
+import { request, ApiError, MAX_UPLOAD_BYTES, retryWords } from './api.js';
+import { FINISHED_STATES } from './labels.js';
 import { formatDate, formatDateTime, words, formatBytes } from './format.js';
 import { parseCaseNumber, groupCaseNumber, normalizeAccessCode } from './identifiers.js';
 
-const FINISHED = ['resolved', 'rejected', 'closed'];
-const MAX_UPLOAD = 10 * 1024 * 1024; // the service's limit, checked here first so nobody waits on a doomed upload
 
 // The `missing` words of the status, as the customer should read them.
 const MISSING_WORDS = {
@@ -64,7 +63,7 @@ function problemWords(error) {
       break;
   }
   if (error.status === 429) return `Too many tries from this connection. ${retryWords(error.retryAfter)}`;
-  if (error.status === 503 || error.status >= 500) {
+  if (error.status >= 500) {
     return `Reclaim is not answering right now. ${error.retryAfter ? retryWords(error.retryAfter) : 'Please try again in a few minutes.'}`;
   }
   return error.message;
@@ -148,7 +147,7 @@ function renderStatus(status) {
   show(byId('notes-block'), notes.length > 0);
 
   // A finished case takes no more documents (nobody would see them); the next step says whom to contact.
-  show(uploadForm, !FINISHED.includes(status.state));
+  show(uploadForm, !FINISHED_STATES.includes(status.state));
 }
 
 function preselectUpload(missing) {
@@ -168,7 +167,7 @@ async function load(credentials) {
     renderStatus(data);
     return data;
   } catch (error) {
-    if (error instanceof ApiError && error.status !== 0 && error.code !== 'network') {
+    if (error instanceof ApiError && error.status !== 0) {
       // The service refused these credentials (or locked them): nothing of the case stays on screen.
       current = null;
       show(result, false);
@@ -234,7 +233,8 @@ uploadForm.addEventListener('submit', async (event) => {
     fileInput.focus();
     return;
   }
-  if (file.size > MAX_UPLOAD) {
+  // The service's limit, checked here first so nobody waits on a doomed upload.
+  if (file.size > MAX_UPLOAD_BYTES) {
     fieldError(fileInput, `This file is ${formatBytes(file.size)}; we accept files up to 10 MB. A smaller photo or a scan at a lower resolution will do.`);
     fileInput.focus();
     return;
@@ -271,7 +271,7 @@ function uploadProblemWords(error) {
       case 'case_not_open': return 'This case is finished, so we could not add the document. Contact us quoting your case number.';
       case 'unsupported_media_type': return 'We could not use this file. We accept PDF, JPEG, PNG or HEIC.';
       case 'validation_failed': {
-        const details = error.errors.map((e) => e.message).filter(Boolean).join(' ');
+        const details = error.fieldMessages;
         return `We could not accept this document. ${details || error.message}`;
       }
       default: break;

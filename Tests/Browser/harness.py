@@ -225,6 +225,17 @@ class Browser:
         element.click()
         return element
 
+    def unlabelled_controls(self):
+        """Form controls (hidden inputs aside) with no label, aria-label or aria-labelledby: should be none."""
+        return self.driver.execute_script("""
+            return [...document.querySelectorAll('input, select, textarea')].filter((c) => c.type !== 'hidden')
+              .filter((c) => !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !c.getAttribute('aria-labelledby'))
+              .map((c) => c.id || c.name || c.outerHTML.slice(0, 80));""")
+
+    def overflow(self):
+        """Pixels the page is wider than the window (0 or less: no horizontal scrolling)."""
+        return self.driver.execute_script('return document.documentElement.scrollWidth - window.innerWidth;')
+
     def read_log(self):
         self.log.extend(self.driver.get_log('browser'))
         return self.log

@@ -6,16 +6,6 @@ from selenium.webdriver.common.keys import Keys
 from harness import BrowserTestCase, png_bytes
 
 
-UNLABELLED_CONTROLS = """
-return [...document.querySelectorAll('input, select, textarea')]
-  .filter((c) => c.type !== 'hidden' && c.offsetParent !== null)
-  .filter((c) => !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !c.getAttribute('aria-labelledby'))
-  .map((c) => c.id || c.name || c.outerHTML.slice(0, 80));
-"""
-
-HORIZONTAL_OVERFLOW = 'return document.documentElement.scrollWidth - window.innerWidth;'
-
-
 class DashboardTests(BrowserTestCase):
 
     def imei_of(self, case_number):
@@ -57,7 +47,7 @@ class DashboardTests(BrowserTestCase):
         self.assertIn('by you', event.text)
         self.assertIn('Hash chain verified', browser.wait_for('#chain-mark').text)
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % case['case_number']), 'identity_check')
-        self.assertEqual(browser.driver.execute_script(UNLABELLED_CONTROLS), [])
+        self.assertEqual(browser.unlabelled_controls(), [])
         self.assert_accessible(browser)
 
     def test_tier1_does_not_see_engineering_actions_or_document_previews(self):
@@ -162,10 +152,7 @@ class DashboardTests(BrowserTestCase):
         browser.wait_for('#signin')
         self.assertIn('session has ended', browser.find('#signin-reason').text)
         self.assertEqual(browser.find('#signin-email').get_attribute('value'), agent['email'])
-        browser.fill('#signin-password', agent['password'])
-        browser.fill('#signin-totp', self.service.totp(agent))
-        browser.click('#signin-submit')
-        browser.wait_until_gone('#signin')
+        self.fill_sign_in(browser, agent)
         # The note was sent once signed in again, and nothing typed was lost.
         browser.wait_for_text('#notes-list', note)
         self.assertEqual(browser.find('#note-body').get_attribute('value'), '')
@@ -308,9 +295,9 @@ class DashboardTests(BrowserTestCase):
         browser = self.browser(width=360, height=780)
         self.sign_in(browser, 'tier3')
         browser.wait_for('#queue-rows tr')
-        self.assertLessEqual(browser.driver.execute_script(HORIZONTAL_OVERFLOW), 0)
+        self.assertLessEqual(browser.overflow(), 0)
         self.open_case(browser, case['case_number'])
-        self.assertLessEqual(browser.driver.execute_script(HORIZONTAL_OVERFLOW), 0)
+        self.assertLessEqual(browser.overflow(), 0)
         self.assertEqual(browser.driver.execute_script('return document.documentElement.lang'), 'en')
         self.readme_screenshot(browser, 'dashboard-phone.png')
         # A case page starts focus at its heading; on a fresh page the first Tab reaches the skip link.

@@ -57,8 +57,7 @@ class StatusPageTest(BrowserTestCase):
         return browser.driver.execute_script('return document.activeElement && document.activeElement.id')
 
     def fits_width(self, browser):
-        return browser.driver.execute_script(
-            'return document.documentElement.scrollWidth <= window.innerWidth')
+        return browser.overflow() <= 0
 
     # Tests.
     def test_customer_sees_plain_stage_progress_next_step_and_missing(self):
@@ -263,11 +262,7 @@ class StatusPageTest(BrowserTestCase):
         browser.driver.execute_script("document.getElementById('refresh').focus()")
         ActionChains(browser.driver).send_keys(Keys.ENTER).perform()
         self.wait_for_requests(browser, 2)
-        unlabelled = browser.driver.execute_script("""
-            return [...document.querySelectorAll('input, select, textarea')].filter((c) =>
-              !(c.id && document.querySelector(`label[for="${c.id}"]`)) && !c.getAttribute('aria-label')
-            ).map((c) => c.outerHTML);""")
-        self.assertEqual(unlabelled, [])
+        self.assertEqual(browser.unlabelled_controls(), [])
         self.assertEqual(browser.driver.execute_script('return document.documentElement.lang'), 'en')
         self.assertEqual(len(browser.find_all('h1')), 1)
 
