@@ -35,8 +35,6 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    /// Requests between the request line and MHD's completion callback.
-    private let inFlight = Atomic<Int>(0)
     /// Set once shutdown starts: responses then carry `Connection: close`.
     private let draining = Atomic<Bool>(false)
     /// The last diagnostic from libmicrohttpd, quoted when the daemon fails to start.
@@ -86,8 +84,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// The port actually listened on (useful with port 0); 0 before `start()`.
     public var boundPort: Int { state.withLock { $0.boundPort } }
 
-    /// Requests being handled right now.
-    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    /// Requests between the request line and MHD's completion callback (counted once, by `metrics`).
+    public var requestsInFlight: Int { metrics.requestsInFlight }
 
     /// Requests holding a body larger than `largeBodyThreshold` right now.
     public var largeBodiesInFlight: Int { metrics.largeBodiesInFlight }
@@ -167,7 +165,7 @@ public final class HTTPServer: @unchecked Sendable {
         logger.info("http_draining", ["in_flight": .int(requestsInFlight)])
 
         let deadline = monotonicNanos() + UInt64(max(0, configuration.shutdownGraceSeconds) * 1e9)
-        while inFlight.load(ordering: .sequentiallyConsistent) > 0 && monotonicNanos() < deadline {
+        while requestsInFlight > 0 && monotonicNanos() < deadline {
             usleep(5_000)
         }
 
@@ -184,11 +182,11 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if forced > 0 {
             let resumeDeadline = monotonicNanos() + 500_000_000
-            while inFlight.load(ordering: .sequentiallyConsistent) > 0 && monotonicNanos() < resumeDeadline {
+            while requestsInFlight > 0 && monotonicNanos() < resumeDeadline {
                 usleep(2_000)
             }
         }
-        let abandoned = inFlight.load(ordering: .sequentiallyConsistent)
+        let abandoned = requestsInFlight
         MHD_stop_daemon(daemon)
         let retained = state.withLock { state -> Unmanaged<HTTPServer>? in
             state.phase = .stopped
@@ -204,7 +202,6 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The request line arrived: allocate the context MHD will hand back as `*con_cls`.
     fileprivate func requestLine(target: UnsafePointer<CChar>) -> UnsafeMutableRawPointer {
-        inFlight.add(1, ordering: .relaxed)
         metrics.requestStarted()
         let context = RequestContext(target: String(cString: target), startNanos: monotonicNanos(), requestID: requestIDs.next())
         return Unmanaged.passRetained(context).toOpaque()
@@ -227,7 +224,6 @@ public final class HTTPServer: @unchecked Sendable {
             ])
         }
         metrics.requestFinished()
-        inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     fileprivate func handle(
@@ -330,7 +326,7 @@ public final class HTTPServer: @unchecked Sendable {
         case .found(let route, let parameters):
             context.disposition = .route(route, parameters: parameters)
             context.routeLabel = route.pattern
-            context.bodyLimit = route.hasExplicitBodyLimit ? route.bodyLimit : configuration.defaultBodyLimit
+            context.bodyLimit = route.bodyLimit ?? configuration.defaultBodyLimit
             var formType: String?
             if let limits = route.multipart, let type = header("content-type", in: context.headers), HTTPRequest.isMultipartFormData(type) {
                 formType = type

@@ -55,10 +55,11 @@ public final class RequestMetrics: Sendable {
     }
 
     func requestStarted() { inFlight.add(1, ordering: .relaxed) }
-    func requestFinished() { inFlight.subtract(1, ordering: .relaxed) }
+    // Sequentially consistent: shutdown waits on this count to reach zero.
+    func requestFinished() { inFlight.subtract(1, ordering: .sequentiallyConsistent) }
 
     /// Requests currently being handled.
-    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    public var requestsInFlight: Int { inFlight.load(ordering: .sequentiallyConsistent) }
 
     /// Requests holding a body over `largeBodyThreshold` right now.
     public var largeBodiesInFlight: Int { largeBodies.load(ordering: .relaxed) }

@@ -26,35 +26,30 @@ public struct Route: Sendable {
     public let method: HTTPMethod
     /// Segments separated by `/`; `{name}` matches one non-empty segment.
     public let pattern: String
-    /// Largest accepted body in bytes; larger requests get 413 before the body is read.
-    public var bodyLimit: Int
+    /// Largest accepted body in bytes (larger requests get 413 before the body is read); nil: the server's
+    /// configured `defaultBodyLimit`.
+    public var bodyLimit: Int?
     /// The code that answers.
     public let handler: Handler
-    /// Free-form facts for documentation (summary, tags); the server ignores them.
-    public var metadata: [String: String]
-    /// False when `bodyLimit` was left at the default, so the server's configured default applies.
-    let hasExplicitBodyLimit: Bool
     /// Set by `acceptingMultipart(_:)`: `multipart/form-data` bodies are parsed as they arrive, under these caps.
     public internal(set) var multipart: MultipartLimits?
 
     /// A route answered synchronously on the worker thread.
-    public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, metadata: [String: String] = [:], handler: @escaping HTTPHandler) {
-        self.method = method
-        self.pattern = pattern
-        self.bodyLimit = bodyLimit ?? Route.defaultBodyLimit
-        self.hasExplicitBodyLimit = bodyLimit != nil
-        self.handler = .immediate(handler)
-        self.metadata = metadata
+    public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, handler: @escaping HTTPHandler) {
+        self.init(method, pattern, bodyLimit: bodyLimit, answeredBy: .immediate(handler))
     }
 
     /// A route answered later through a completion (work done on another queue).
-    public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, metadata: [String: String] = [:], deferred: @escaping DeferredHTTPHandler) {
+    public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, deferred: @escaping DeferredHTTPHandler) {
+        self.init(method, pattern, bodyLimit: bodyLimit, answeredBy: .deferred(deferred))
+    }
+
+    /// A route answered by `handler`, either way.
+    public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int?, answeredBy handler: Handler) {
         self.method = method
         self.pattern = pattern
-        self.bodyLimit = bodyLimit ?? Route.defaultBodyLimit
-        self.hasExplicitBodyLimit = bodyLimit != nil
-        self.handler = .deferred(deferred)
-        self.metadata = metadata
+        self.bodyLimit = bodyLimit
+        self.handler = handler
     }
 }
 

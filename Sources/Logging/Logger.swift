@@ -66,13 +66,6 @@ public final class MemorySink: LogSink {
     public var lines: [String] { storage.withLock { $0 } }
 }
 
-/// Writes to several sinks (standard error and a test's memory, say).
-public struct TeeSink: LogSink {
-    let sinks: [any LogSink]
-    public init(_ sinks: [any LogSink]) { self.sinks = sinks }
-    public func write(_ line: String) { for sink in sinks { sink.write(line) } }
-}
-
 /// A JSON-lines logger. Created once by the executable and passed in; libraries never make their own.
 public struct Logger: Sendable {
     public let sink: any LogSink

@@ -40,7 +40,6 @@ public final class PostgresConnection {
     private var statementCounter = 0
     private var transactionDepth = 0
     private var closedByUser = false
-    private var everConnected = false
     /// Set when a call failed in a way only a lost connection explains; the next use reconnects.
     private var lostConnection = false
     let counters: ConnectionCounters?
@@ -56,10 +55,10 @@ public final class PostgresConnection {
         try self.init(connectionString: connectionString, counters: nil)
     }
 
-    init(connectionString: String, counters: ConnectionCounters?, connectNow: Bool = true) throws {
+    init(connectionString: String, counters: ConnectionCounters?) throws {
         (keywords, values) = try PostgresConnection.parameters(connectionString)
         self.counters = counters
-        if connectNow { try open() }
+        try open()
     }
 
     deinit {
@@ -207,7 +206,6 @@ public final class PostgresConnection {
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
         statements.removeAll()
-        everConnected = true
         lostConnection = false
         counters?.connects.add(1, ordering: .relaxed)
     }
@@ -216,10 +214,6 @@ public final class PostgresConnection {
     private func ensureOpen() throws -> OpaquePointer {
         if closedByUser { throw PostgresError(.misuse, message: "connection was closed") }
         if let handle, !lostConnection, PQstatus(handle) == CONNECTION_OK { return handle }
-        if !everConnected {
-            try open()
-            return handle!
-        }
         if transactionDepth > 0 {
             // Reconnecting here would run the rest of the transaction's statements outside it.
             throw PostgresError(.connectionLost, message: "connection lost inside a transaction")
@@ -347,8 +341,7 @@ public final class PostgresConnection {
         let sqlState = field("C")
         // A failure without SQLSTATE comes from libpq itself ("server closed the connection
         // unexpectedly"): the socket is gone even when PQstatus has not caught up yet.
-        let lost = PQstatus(handle) != CONNECTION_OK || sqlState == nil || sqlState!.hasPrefix("08")
-            || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
+        let lost = PQstatus(handle) != CONNECTION_OK || sqlState.map(PostgresError.isConnectionSQLState) ?? true
         if lost { lostConnection = true }
         let primary = field("M") ?? PostgresConnection.firstLine(PQresultErrorMessage(result) ?? PQerrorMessage(handle))
         return PostgresError(lost ? .connectionLost : .server,

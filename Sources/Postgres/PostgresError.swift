@@ -35,7 +35,12 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isConnectionError: Bool {
         if kind == .connectionFailed || kind == .connectionLost { return true }
         guard let sqlState else { return false }
-        return sqlState.hasPrefix("08") || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
+        return Self.isConnectionSQLState(sqlState)
+    }
+
+    /// Connection exceptions (class 08) and the server shutting down or refusing (57P01–57P03).
+    static func isConnectionSQLState(_ sqlState: String) -> Bool {
+        sqlState.hasPrefix("08") || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
     }
 
     /// True for serialization failures and deadlocks: the whole transaction may be retried.

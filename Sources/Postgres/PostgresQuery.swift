@@ -55,13 +55,6 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomS
             sql += String(binds.count)
         }
 
-        /// A prepared bind parameter, e.g. `.null(typeOID:)`.
-        public mutating func appendInterpolation(bind: PostgresBind) {
-            binds.append(bind)
-            sql += "$"
-            sql += String(binds.count)
-        }
-
         /// Raw SQL text, inserted as is: never pass user input.
         public mutating func appendInterpolation(unescaped text: String) {
             sql += text

@@ -107,10 +107,4 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
         precondition(position >= 0 && position < endIndex, "row index out of range")
         return PostgresRow(result: result!, row: position)
     }
-
-    /// The result's column names, in order.
-    public var columnNames: [String] {
-        guard let result else { return [] }
-        return (0..<result.columnCount).map(result.columnName)
-    }
 }

@@ -93,10 +93,9 @@ public final class ReclaimService: Sendable {
         let idempotency = IdempotencyMiddleware(context: context)
         let router = Router(routes: routes.map { route in
             // Identity: deferred routes (sign-in, accounts) answer from their own queues.
-            let bodyLimit = route.bodyLimit ?? serverConfiguration.defaultBodyLimit
             var served = switch route.handler {
-            case .deferred(let deferred): Route(route.method, route.path, bodyLimit: bodyLimit, deferred: idempotency.wrap(deferred: deferred))
-            case .immediate(let handler): Route(route.method, route.path, bodyLimit: bodyLimit, handler: handler)
+            case .deferred(let deferred): Route(route.method, route.path, bodyLimit: route.bodyLimit, deferred: idempotency.wrap(deferred: deferred))
+            case .immediate: Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
             }
             // Evidence: document uploads parse forms while they arrive.
             if let limits = route.multipart { served = served.acceptingMultipart(limits) }

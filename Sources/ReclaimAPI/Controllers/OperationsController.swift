@@ -82,7 +82,7 @@ final class OperationsController: Sendable {
         reclaim_build_info{version="\(BuildInfo.version)",schema_version="\(schemaVersion)"} 1
 
         """
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+        return HTTPResponse(status: 200, headers: [("Content-Type", RequestMetrics.prometheusContentType)], body: Array(text.utf8))
     }
 
     /// The OpenAPI 3.1 document of the routes this build serves.
