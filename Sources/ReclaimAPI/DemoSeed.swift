@@ -117,12 +117,7 @@ public struct DemoSeed: Sendable {
 
     /// A Luhn-valid IMEI from 14 digits.
     static func imei(_ body: String) -> String {
-        let digits = body.compactMap(\.wholeNumberValue)
-        var sum = 0
-        for (index, digit) in digits.reversed().enumerated() {
-            if index % 2 == 0 { let doubled = digit * 2; sum += doubled > 9 ? doubled - 9 : doubled } else { sum += digit }
-        }
-        return body + String((10 - sum % 10) % 10)
+        body + String(Luhn.checkDigit(for: body.compactMap(\.wholeNumberValue)))
     }
 
     private func seedAccounts(now: Date) throws -> [DemoAccount] {

@@ -1,4 +1,5 @@
 import HTTPServer
+import ReclaimCore
 
 /// The one route table of the service. The router and `/openapi.json` are both built from it.
 /// Sections: operations, identity (sessions), cases, accounts, customers. Keep each section's
@@ -149,7 +150,7 @@ struct Routes {
                                  422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
                                  429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
                                  503: .problem("busy: too many answers being checked; see Retry-After.")],
-                     bodyLimit: 10 << 20, deferred: evidence.file).acceptingMultipart(),  // ReclaimCore.DocumentUpload.maximumBytes
+                     bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file).acceptingMultipart(),
             APIRoute(.GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
                      summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
                      tag: "evidence", authentication: .agent,

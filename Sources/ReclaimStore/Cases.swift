@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import Postgres
 import ReclaimCore
 
@@ -177,8 +178,7 @@ public struct CaseQueueCursor: Sendable, Equatable {
     /// Opaque text: `d<microseconds>.<uuid>` or `n.<uuid>`, base64url-encoded.
     public var encoded: String {
         let micros = dueAt.map { "d" + String(Int64(($0.timeIntervalSince1970 * 1_000_000).rounded())) } ?? "n"
-        let raw = Data((micros + "." + id.uuidString.lowercased()).utf8).base64EncodedString()
-        return raw.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode((micros + "." + id.uuidString.lowercased()).utf8)
     }
 
     /// Parses `encoded`; nil for anything else.

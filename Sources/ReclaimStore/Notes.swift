@@ -51,11 +51,9 @@ public enum NoteStore {
             """)
     }
 
-    /// Notes of a case, oldest first; `customerOnly` keeps those the customer may read.
-    public static func list(caseID: UUID, customerOnly: Bool, on connection: PostgresConnection) throws -> [CaseNote] {
-        let rows = customerOnly
-            ? try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) AND visibility = 'customer' ORDER BY created_at, id")
-            : try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) ORDER BY created_at, id")
+    /// Every note of a case, oldest first (the customer's are read with the status look-up, `CaseStore.findForStatus`).
+    public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [CaseNote] {
+        let rows = try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) ORDER BY created_at, id")
         return try rows.map { row in
             CaseNote(id: try row.decode(0), body: try row.decode(1), visibility: NoteVisibility(rawValue: try row.decode(2)) ?? .internal,
                      author: try row.decode(3), createdAt: try row.decode(4))

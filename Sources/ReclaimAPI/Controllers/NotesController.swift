@@ -49,7 +49,7 @@ final class NotesController: Sendable {
             guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) else {
                 throw CaseHTTP.caseNotFound
             }
-            let notes = try NoteStore.list(caseID: id, customerOnly: false, on: connection)
+            let notes = try NoteStore.list(caseID: id, on: connection)
             return (notes, try ActorNames.names(of: notes.map(\.author), on: connection))
         }
         return CaseHTTP.json(CaseHTTP.list(notes.map(\.json), nextCursor: nil, actors: actors))
