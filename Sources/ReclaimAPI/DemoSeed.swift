@@ -400,7 +400,7 @@ public struct DemoSeed: Sendable {
     private func addNote(_ body: String, visibility: NoteVisibility, caseID: UUID, actor: String, context: ServiceContext) throws {
         let note = CaseNote(id: UUID(), body: body, visibility: visibility, author: actor, createdAt: context.clock.now())
         try pool.withTransaction { connection in
-            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(caseID) FOR UPDATE")
+            try CaseStore.lock(id: caseID, on: connection)
             try NoteStore.insert(note, caseID: caseID, on: connection)
             try CaseEventStore.append(caseID: caseID, at: note.createdAt, actor: actor, type: "note_added",
                                       data: ["note_id": .string(note.id.uuidString.lowercased()), "visibility": .string(visibility.rawValue)],

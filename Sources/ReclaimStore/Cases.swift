@@ -260,12 +260,23 @@ public enum CaseStore {
             """)
     }
 
-    /// The case with this number, or nil; `lock` takes the row lock (FOR UPDATE OF c) so events append in order.
-    public static func find(number: String, lock: Bool = false, on connection: PostgresConnection) throws -> CaseRecord? {
+    /// The case with this number, or nil.
+    public static func find(number: String, on connection: PostgresConnection) throws -> CaseRecord? {
+        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)").first.map(decode)
+    }
+
+    /// The id of the case with this number, or nil; `lock` takes its row lock for the rest of the transaction
+    /// (events, notes and evidence of one case are then written one transaction at a time, in order).
+    public static func id(number: String, lock: Bool = false, on connection: PostgresConnection) throws -> UUID? {
         let rows = lock
-            ? try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number) FOR UPDATE OF c")
-            : try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)")
-        return try rows.first.map(decode)
+            ? try connection.query("SELECT id FROM cases WHERE case_number = \(number) FOR UPDATE")
+            : try connection.query("SELECT id FROM cases WHERE case_number = \(number)")
+        return try rows.first?.decode(0, as: UUID.self)
+    }
+
+    /// Takes the case's row lock for the rest of the transaction, before appending to its timeline.
+    public static func lock(id: UUID, on connection: PostgresConnection) throws {
+        _ = try connection.query("SELECT 1 FROM cases WHERE id = \(id) FOR UPDATE")
     }
 
     /// The case with this id, or nil.

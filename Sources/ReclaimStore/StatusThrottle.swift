@@ -23,12 +23,25 @@ public struct StatusThrottlePolicy: Sendable {
     public static let `default` = StatusThrottlePolicy()
 }
 
-/// The `status_throttle` table: keys `case:<number>` and `addr:<address>`.
+/// The `status_throttle` table: keys `case:<number>`, `addr:<address>` and `account:<email>`.
 public enum StatusThrottle {
     /// The key of a case number.
     public static func caseKey(_ number: String) -> String { "case:" + number }
     /// The key of a client address.
     public static func addressKey(_ address: String) -> String { "addr:" + address }
+
+    /// The key of an account's answer budget, shared by answers filed as evidence and answers given with `send_reset`.
+    public static func accountKey(_ email: String) -> String { "account:" + email.lowercased() }
+
+    /// Records `count` wrong security answers for the account on file, under the case-number budget
+    /// (9 in 8 hours lock its answers for 8 hours, even right ones).
+    public static func recordAnswerFailures(email: String, count: Int, policy: StatusThrottlePolicy = .default, now: Date,
+                                            on connection: PostgresConnection) throws {
+        for _ in 0..<count {
+            try recordFailure(key: accountKey(email), limit: policy.caseLimit, window: policy.caseWindow, lockout: policy.caseLockout,
+                              now: now, on: connection)
+        }
+    }
 
     /// The latest lock among `keys` still in force at `now`, or nil.
     public static func lockedUntil(keys: [String], now: Date, on connection: PostgresConnection) throws -> Date? {

@@ -257,18 +257,15 @@ final class CasesController: Sendable {
     /// Each given answer that does not match counts as one failure for the account on file (the domain's budget:
     /// 9 in 8 hours lock the account's answers for 8 hours, even right ones), kept with the status throttles.
     private func checkAnswers(_ answers: [TransitionBody.Answer], accountEmail: String, caseID: UUID) throws -> (Bool, String?) {
-        guard answers.count <= 20 else { throw Problem.unprocessable(errors: [FieldError(field: "answers", message: "At most 20 answers.")]) }
+        let most = EvidenceController.maximumAnswers
+        guard answers.count <= most else { throw Problem.unprocessable(errors: [FieldError(field: "answers", message: "At most \(most) answers.")]) }
         let now = context.clock.now()
-        let key = "account:" + accountEmail.lowercased()
         let (onFile, lockedUntil, filedMatches) = try context.pool.withConnection { connection in
             (try AccountStore.securityAnswers(email: accountEmail, on: connection),
-             try StatusThrottle.lockedUntil(keys: [key], now: now, on: connection),
+             try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(accountEmail)], now: now, on: connection),
              try EvidenceStore.matchedQuestionIDs(caseID: caseID, on: connection))
         }
-        if let lockedUntil {
-            throw Problem.tooManyRequests(retryAfter: Int(lockedUntil.timeIntervalSince(now).rounded(.up)), code: "locked_out",
-                                          detail: "Too many wrong answers for this account. Try again later.")
-        }
+        if let lockedUntil { throw EvidenceFiling.answersLocked(until: lockedUntil, now: now) }
         guard let onFile else { return (false, nil) }
         var given: [String: String] = [:]
         for answer in answers { given[answer.questionID] = SecurityAnswer.normalize(answer.answer) }
@@ -279,12 +276,8 @@ final class CasesController: Sendable {
             if answerHasher.verify(answer, against: hash) { matched.insert(questionID) } else { failures += 1 }
         }
         if failures > 0 {
-            let policy = StatusThrottlePolicy.default
             try context.pool.withTransaction { connection in
-                for _ in 0..<failures {
-                    try StatusThrottle.recordFailure(key: key, limit: policy.caseLimit, window: policy.caseWindow, lockout: policy.caseLockout,
-                                                     now: now, on: connection)
-                }
+                try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
             }
         }
         let all = VerificationPolicy.allOnFileAnswersMatched(onFile: Set(onFile.answers.keys), matched: matched)
@@ -390,7 +383,7 @@ final class CasesController: Sendable {
             after = seq
         }
         let (page, next, actors) = try context.pool.withConnection { connection -> (ArraySlice<CaseEvent>, String?, JSONValue) in
-            guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) else {
+            guard let id = try CaseStore.id(number: number.digits, on: connection) else {
                 throw CaseHTTP.caseNotFound
             }
             let events = try CaseEventStore.list(caseID: id, afterSeq: after, limit: limit + 1, on: connection)
@@ -413,7 +406,7 @@ final class CasesController: Sendable {
     func authorizeOnCase(_ permission: Permission, _ request: HTTPRequest, number: CaseNumber, attempted: String) throws -> (Principal, AgentIdentity) {
         let principal = try context.requirePrincipal(request)
         if PermissionTable.allows(permission, principal), case .agent(let agent) = principal { return (principal, agent) }
-        if let id = try context.pool.withConnection({ try $0.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) }) {
+        if let id = try context.pool.withConnection({ try CaseStore.id(number: number.digits, on: $0) }) {
             try recordDenial(caseID: id, principal: principal, attempted: attempted, code: "forbidden", request)
         }
         return (try context.authorize(permission, request), try context.requireAgent(request))
@@ -423,7 +416,7 @@ final class CasesController: Sendable {
     func recordDenial(caseID: UUID, principal: Principal, attempted: String, code: String, _ request: HTTPRequest) throws {
         let now = self.now
         try context.pool.withTransaction { connection in
-            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(caseID) FOR UPDATE")
+            try CaseStore.lock(id: caseID, on: connection)
             try CaseEventStore.append(caseID: caseID, at: now, actor: principal.actor, type: "denied",
                                       data: ["attempted": .string(attempted), "code": .string(code)], on: connection)
         }

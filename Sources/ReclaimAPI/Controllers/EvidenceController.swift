@@ -100,7 +100,7 @@ final class EvidenceController: Sendable {
         try context.authorize(.readVerification, request)
         let number = try CaseHTTP.caseNumber(request)
         let outcome = try context.pool.withConnection { connection -> VerificationOutcome in
-            guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) else {
+            guard let id = try CaseStore.id(number: number.digits, on: connection) else {
                 throw CaseHTTP.caseNotFound
             }
             return VerificationPolicy.evaluate(try EvidenceStore.factorEvidence(caseID: id, on: connection))
@@ -130,7 +130,7 @@ final class EvidenceController: Sendable {
         let (record, sealed) = try context.pool.withTransaction { connection -> (EvidenceRecord, (sealed: [UInt8], keyID: String)) in
             guard let (record, _) = try EvidenceStore.find(id: id, on: connection),
                   let sealed = try EvidenceStore.sealedContent(id: id, on: connection) else { throw Self.evidenceNotFound }
-            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(record.caseID) FOR UPDATE")
+            try CaseStore.lock(id: record.caseID, on: connection)
             try CaseEventStore.append(caseID: record.caseID, at: now, actor: principal.actor, type: "evidence_content_read",
                                       data: ["evidence_id": .string(id.uuidString.lowercased()), "type": .string(record.kind.rawValue)],
                                       on: connection)
@@ -184,7 +184,7 @@ final class EvidenceController: Sendable {
                 throw Problem(status: 403, code: "insufficient_tier", detail: "Reviewing this evidence needs \(record.kind.reviewMinimumTier.rawValue) or above.",
                               extraMembers: ["required_tier": record.kind.reviewMinimumTier.rawValue])
             }
-            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(record.caseID) FOR UPDATE")
+            try CaseStore.lock(id: record.caseID, on: connection)
             try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, reviewedBy: principal.actor, reviewedAt: now),
                                            on: connection)
             try CaseEventStore.append(caseID: record.caseID, at: now, actor: principal.actor, type: "evidence_reviewed",
@@ -204,7 +204,7 @@ final class EvidenceController: Sendable {
         let now = Timestamp.truncated(context.clock.now())
         try context.pool.withTransaction { connection in
             guard let caseID = try connection.query("SELECT case_id FROM evidence WHERE id = \(id)").first?.decode(0, as: UUID.self) else { return }
-            _ = try connection.query("SELECT 1 FROM cases WHERE id = \(caseID) FOR UPDATE")
+            try CaseStore.lock(id: caseID, on: connection)
             try CaseEventStore.append(caseID: caseID, at: now, actor: principal.actor, type: "denied",
                                       data: ["attempted": .string(attempted), "code": "forbidden", "evidence_id": .string(id.uuidString.lowercased())],
                                       on: connection)
@@ -359,19 +359,13 @@ struct EvidenceFiling: Sendable {
     /// Runs on the hash queue, outside any transaction while hashing.
     func fileAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, actor: String, hasher: PasswordHash) throws -> HTTPResponse {
         let now = context.clock.now()
-        let (caseRow, lockedUntil, onFile) = try context.pool.withConnection { connection in
-            guard let row = try connection.query("SELECT id, account_email FROM cases WHERE case_number = \(number.digits)").first else {
-                throw CaseHTTP.caseNotFound
-            }
-            let email = try row.decode(1, as: String.self)
-            return ((try row.decode(0, as: UUID.self), email),
-                    try StatusThrottle.lockedUntil(keys: [Self.accountKey(email)], now: now, on: connection),
+        let (lockedUntil, onFile) = try context.pool.withConnection { connection in
+            guard let email = try connection.query("SELECT account_email FROM cases WHERE case_number = \(number.digits)").first?
+                .decode(0, as: String.self) else { throw CaseHTTP.caseNotFound }
+            return (try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(email)], now: now, on: connection),
                     try AccountStore.securityAnswers(email: email, on: connection))
         }
-        if let lockedUntil {
-            throw Problem.tooManyRequests(retryAfter: Int(lockedUntil.timeIntervalSince(now).rounded(.up)), code: "locked_out",
-                                          detail: "Too many wrong answers for this account. Try again later.")
-        }
+        if let lockedUntil { throw Self.answersLocked(until: lockedUntil, now: now) }
         var matchedIDs: [String] = []
         var failures = 0
         for answer in answers {
@@ -386,24 +380,22 @@ struct EvidenceFiling: Sendable {
         let id = UUID()
         let record = try context.pool.withTransaction { connection -> EvidenceRecord in
             let (caseID, accountEmail) = try lockCase(number, on: connection)
-            let policy = StatusThrottlePolicy.default
-            for _ in 0..<failures {
-                try StatusThrottle.recordFailure(key: Self.accountKey(accountEmail), limit: policy.caseLimit, window: policy.caseWindow,
-                                                 lockout: policy.caseLockout, now: now, on: connection)
-            }
+            try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
             let new = NewEvidence(id: id, caseID: caseID, kind: .securityAnswers, matched: !matchedIDs.isEmpty,
                                   summary: answers.count == 1 ? "1 answer" : "\(answers.count) answers",
                                   details: ["question_ids": .array(answers.map { .string($0.questionID) }),
                                             "matched_question_ids": .array(matchedIDs.map(JSONValue.string))],
                                   filedBy: actor, filedAt: now)
-            _ = caseRow
             return try insert(new, on: connection)
         }
         return CaseHTTP.json(record.json, status: 201)
     }
 
-    /// The throttle key of the account on file (shared with `send_reset`'s answers).
-    static func accountKey(_ email: String) -> String { "account:" + email.lowercased() }
+    /// 429 while the account's answers are locked (answers filed here and given with `send_reset` share the budget).
+    static func answersLocked(until: Date, now: Date) -> Problem {
+        Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: "locked_out",
+                                detail: "Too many wrong answers for this account. Try again later.")
+    }
 
     /// The document part of a form: fields `type` and `file`.
     static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, [UInt8], String?) {

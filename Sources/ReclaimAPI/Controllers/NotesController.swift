@@ -30,7 +30,7 @@ final class NotesController: Sendable {
         let note = CaseNote(id: UUID(), body: body, visibility: visibility, author: principal.actor, createdAt: context.clock.now())
         try context.pool.withTransaction { connection in
             // The row lock orders this note's event after any concurrent change to the case.
-            guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits) FOR UPDATE").first?.decode(0, as: UUID.self) else {
+            guard let id = try CaseStore.id(number: number.digits, lock: true, on: connection) else {
                 throw CaseHTTP.caseNotFound
             }
             try NoteStore.insert(note, caseID: id, on: connection)
@@ -46,7 +46,7 @@ final class NotesController: Sendable {
         try context.authorize(.readCase, request)
         let number = try CaseHTTP.caseNumber(request)
         let (notes, actors) = try context.pool.withConnection { connection -> ([CaseNote], JSONValue) in
-            guard let id = try connection.query("SELECT id FROM cases WHERE case_number = \(number.digits)").first?.decode(0, as: UUID.self) else {
+            guard let id = try CaseStore.id(number: number.digits, on: connection) else {
                 throw CaseHTTP.caseNotFound
             }
             let notes = try NoteStore.list(caseID: id, on: connection)
