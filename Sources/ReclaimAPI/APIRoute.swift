@@ -84,3 +84,14 @@ public struct APIRoute: Sendable {
         return copy
     }
 }
+
+/// "METHOD /pattern": how middleware names the routes it treats specially (customer routes, deferred routes).
+extension APIRoute {
+    /// This route's key.
+    var key: String { "\(method.rawValue) \(path)" }
+}
+
+extension HTTPRequest {
+    /// The key of the route that matched (the raw path when none did).
+    var routeKey: String { "\(method.rawValue) \(route ?? path)" }
+}

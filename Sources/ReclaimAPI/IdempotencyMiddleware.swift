@@ -11,17 +11,21 @@ import ReclaimStore
 /// sealed with the `idempotency` key, for 24 hours; a retry with the same request gets those bytes
 /// again, a different request 422 `idempotency_mismatch`, a retry while the first still runs 409
 /// `idempotency_in_progress`. Errors are not stored: the claim is released so a retry runs again.
-/// Deferred routes get the same through `wrap(deferred:)`, which ReclaimService applies to each of them.
+/// Deferred routes get the same through `wrap(deferred:)`, which ReclaimService applies to each of them; the
+/// middleware passes those routes (`deferredRoutes`, "METHOD /pattern") through, so a key is claimed once.
 public struct IdempotencyMiddleware: HTTPMiddleware {
     let context: ServiceContext
     let policy: IdentityPolicy
+    /// Routes whose idempotency `wrap(deferred:)` handles.
+    let deferredRoutes: Set<String>
 
     /// The response headers kept with a stored response.
     static let storedHeaders = ["Location", "ETag", "Content-Type"]
 
-    public init(context: ServiceContext, policy: IdentityPolicy = .standard) {
+    public init(context: ServiceContext, policy: IdentityPolicy = .standard, deferredRoutes: Set<String> = []) {
         self.context = context
         self.policy = policy
+        self.deferredRoutes = deferredRoutes
     }
 
     struct StoredResponse: Codable {
@@ -41,6 +45,7 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
     }
 
     public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
+        if deferredRoutes.contains(request.routeKey) { return try next(request) }
         switch try begin(request) {
         case .passThrough: return try next(request)
         case .replay(let response): return response
@@ -52,7 +57,8 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
                 release(clientID, key)
                 throw error
             }
-            // A deferred route's placeholder (status < 100) is released here; `wrap(deferred:)` claims again around its real answer.
+            // Without `deferredRoutes`, a deferred route's placeholder (status < 100) is released here and `wrap(deferred:)`
+            // claims again around its real answer.
             finish(clientID: clientID, key: key, response: response, request: request)
             return response
         }

@@ -90,7 +90,8 @@ public final class ReclaimService: Sendable {
         serverConfiguration.tlsKeyPEM = tlsKey
 
         // Identity: idempotency for deferred routes is a wrapper (middleware cannot see their answer).
-        let idempotency = IdempotencyMiddleware(context: context)
+        let deferredRoutes = Set(routes.filter { if case .deferred = $0.handler { true } else { false } }.map(\.key))
+        let idempotency = IdempotencyMiddleware(context: context, deferredRoutes: deferredRoutes)
         let router = Router(routes: routes.map { route in
             // Identity: deferred routes (sign-in, accounts) answer from their own queues.
             var served = switch route.handler {
@@ -106,7 +107,7 @@ public final class ReclaimService: Sendable {
                                           (page.path, page.path == "/" ? "index.html" : "status.html")
                                       }))
         // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
-        let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map { "\($0.method.rawValue) \($0.path)" })
+        let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))
         let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), idempotency]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: DatabaseProblem.map, logger: logger, metrics: metrics)

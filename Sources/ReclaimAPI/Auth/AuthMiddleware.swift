@@ -32,7 +32,7 @@ public struct AuthMiddleware: HTTPMiddleware {
 
     public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
         guard let keys = context.keys else { return try next(request) }
-        let route = "\(request.method.rawValue) \(request.route ?? request.path)"
+        let route = request.routeKey
         if customerRoutes.contains(route) { return try next(request) }
         if let authorization = request.header("authorization") {
             request.principal = .apiClient(try authenticateClient(authorization, request, keys))
