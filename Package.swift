@@ -25,11 +25,13 @@ let package = Package(
         // The domain (no I/O), storage, the HTTP API and the executable.
         .target(name: "ReclaimCore"),
         .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
-        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "HTTPServer", "Crypto", "Postgres", "Logging"]),
-        .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres", "Logging"]),
+        // One function per case operation (load, decide with ReclaimCore, store, append typed events); domain errors only.
+        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres"]),
+        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "HTTPServer", "Crypto", "Postgres", "Logging"]),
+        .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres", "Logging"]),
 
         // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client.
-        .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimAPI", "HTTPServer", "Crypto", "Logging"]),
+        .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimOperations", "ReclaimAPI", "HTTPServer", "Crypto", "Logging"]),
 
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ReclaimTestSupport"]),

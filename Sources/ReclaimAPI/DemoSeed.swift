@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Postgres
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 
 /// Why `reclaim demo seed` stopped, in one line for the operator.
@@ -30,15 +31,16 @@ public struct DemoSeedResult: Sendable {
 }
 
 /// Demo data for a first start: agents of every tier, accounts on file and about 40 cases over every state and path.
-/// Everything goes through the code paths the command line and the controllers use (`IdentityAdministration`,
-/// `PreparedAccount`/`AccountStore`, `Workflow.decide`, `EvidenceFiling`, `CaseEventStore.append`), so the
-/// timelines' hash chains and the stored secrets are exactly what real use produces.
+/// Everything goes through the operations the command line and the controllers call (`IdentityAdministration`,
+/// `PreparedAccount`/`AccountStore`, `CaseOperations`), so the timelines' hash chains and the stored secrets are
+/// exactly what real use produces; the seed itself writes no SQL and no event.
 public struct DemoSeed: Sendable {
     public let pool: PostgresPool
     public let keys: KeyFile
     public let configuration: ServiceConfiguration
     public let logger: Logger
     let workflow = Workflow()
+    var operations: CaseOperations { CaseOperations(keys: keys, workflow: workflow) }
 
     public init(pool: PostgresPool, keys: KeyFile, configuration: ServiceConfiguration, logger: Logger) {
         self.pool = pool
@@ -50,7 +52,7 @@ public struct DemoSeed: Sendable {
     /// Seeds; refuses a database that already has agents unless `force` (then every new row is extra, nothing is overwritten).
     public func run(force: Bool, now: Date = Date()) throws -> DemoSeedResult {
         let started = ContinuousClock.now
-        let hasAgents = try pool.withConnection { try $0.query("SELECT EXISTS (SELECT 1 FROM agents)").first?.decode(0, as: Bool.self) ?? false }
+        let hasAgents = try pool.withConnection { try AgentStore.any(on: $0) }
         if hasAgents && !force {
             throw DemoSeedError("the database already has agents, so it is not a fresh one; demo data would mix with real cases (use --force to add it anyway)")
         }
@@ -251,82 +253,66 @@ public struct DemoSeed: Sendable {
         // Each case gets its own clock, set back so its history spans the past days (some are overdue, as in real life).
         let clock = ServiceClock()
         clock.advance(by: -Double((index % 9) + 1) * 86_400 - 3_600 * Double(index % 7) - 24 * 3_600)
-        let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
         let creator = agents.actor(.tier1)
         let customer = Self.customers[index % Self.customers.count]
+        func current() -> Date { Timestamp.truncated(clock.now()) }
 
-        // Create, as `CasesController.create` does.
-        let codeKey = keys.activeKey(for: .accessCode)
-        let code = AccessCode(entropy: SecureRandom.bytes(10))
-        let opened = Timestamp.truncated(clock.now())
-        let snapshot = workflow.opening(kind: plan.kind, facts: plan.facts, at: opened)
-        let dueAt = workflow.dueAt(snapshot)
-        var generator = SystemRandomNumberGenerator()
-        var devices: [CaseDevice] = []
-        var issues = IssueCollector()
-        if let device = ValidatedAccount.validateDevice(serial: account.serial, imei: account.imei, model: "Phone 14", field: "devices[0]", issues: &issues) {
-            devices.append(device)
-        }
-        var new: NewCase
-        var attempt = 0
-        while true {
-            attempt += 1
-            new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator),
-                          accessCodeHash: CaseHTTP.accessCodeHash(code.symbols, key: codeKey.key), accessCodeKeyID: codeKey.id,
-                          snapshot: snapshot, dueAt: dueAt, accountEmail: account.email, customerName: customer,
-                          customerContactEmail: "contact.\(index + 1)@example.org", devices: devices, summary: plan.summary,
-                          createdBy: creator, now: opened)
-            do {
-                try pool.withTransaction { connection in
-                    try CaseStore.insert(new, on: connection)
-                    try CaseEventStore.append(caseID: new.id, at: opened, actor: creator, type: "case_opened", data: [
-                        "kind": .string(plan.kind.rawValue), "state": .string(snapshot.state.rawValue), "path": .string(snapshot.path.rawValue),
-                        "due_at": Timestamp.json(dueAt),
-                    ], on: connection)
-                }
-                break
-            } catch let error as PostgresError where error.constraint == "cases_case_number_unique" && attempt < 5 {
-                continue
-            }
-        }
-        let number = new.number
-        let filing = EvidenceFiling(context: context)
-        let year = Calendar(identifier: .gregorian).component(.year, from: now) + 3
+        let opening = CaseOperations.Opening(kind: plan.kind, accountEmail: account.email, customerName: customer,
+                                             customerContactEmail: "contact.\(index + 1)@example.org",
+                                             devices: [.init(serial: account.serial, imei: account.imei, model: "Phone 14")],
+                                             facts: plan.facts, summary: plan.summary)
+        let opened = try pool.withTransaction { try operations.open(opening, by: creator, at: current(), on: $0) }
+        let number = try CaseNumber(parsing: opened.record.number)
+        let year = Calendar(identifier: .gregorian).component(.year, from: current()) + 3
+        let hasher = PasswordHash()
         for step in plan.steps {
             clock.advance(by: 3_600 + Double((index * 37) % 60) * 60)
-            let record = try pool.withConnection { try CaseStore.find(number: number.digits, on: $0) }!
+            let record = try pool.withConnection { try operations.load(number, on: $0) }
             let holder = record.snapshot.state.tier ?? record.snapshot.tier
             let actor = agents.actor(holder)
+            let at = current()
             switch step {
             case .act(let action, let reason, let unlock):
                 let tier = holder.isAtLeast(action.rule.minimumTier) ? holder : action.rule.minimumTier
-                try transition(record, action: action, reason: reason, unlock: unlock, actorTier: tier, actor: agents.actor(tier), context: context)
+                _ = try pool.withTransaction { connection in
+                    try operations.transition(number, expectedVersion: record.version, .init(action: action, reason: reason, unlock: unlock),
+                                              actorTier: tier, by: agents.actor(tier), at: at, on: connection)
+                }
             case .note(let body, let visibility):
-                try addNote(body, visibility: visibility, caseID: record.id, actor: actor, context: context)
+                _ = try pool.withTransaction { try operations.addNote(number, body: body, visibility: visibility, by: actor, at: at, on: $0) }
             case .answers:
-                _ = try filing.fileAnswers(account.answers.map { ($0.id, SecurityAnswer.normalize($0.answer)) }, number: number, actor: actor,
-                                           hasher: PasswordHash())
+                let check = try operations.checkAnswers(account.answers.map { ($0.id, SecurityAnswer.normalize($0.answer)) }, number: number,
+                                                        hasher: hasher, at: at, pool: pool)
+                _ = try pool.withTransaction { try operations.fileAnswers(check, number: number, by: actor, at: at, on: $0) }
             case .card(let matched):
                 let card = try Self.valid(CardNumber.validate(matched ? account.card : Self.otherCard))
-                let expiry = try Self.valid(CardExpiry.validate(month: 9, year: year, now: clock.now()))
-                _ = try filing.fileTyped(.card(card, expiry), number: number, actor: actor)
+                let expiry = try Self.valid(CardExpiry.validate(month: 9, year: year, now: at))
+                _ = try pool.withTransaction { try operations.fileTyped(.card(card, expiry), number: number, by: actor, at: at, on: $0) }
             case .device(let matched):
                 let serial = try Self.valid(SerialNumber.validate(matched ? account.serial : "F2LXDEMO9999"))
-                _ = try filing.fileTyped(.device(serial, nil), number: number, actor: actor)
+                _ = try pool.withTransaction { try operations.fileTyped(.device(serial, nil), number: number, by: actor, at: at, on: $0) }
             case .transcript(let text):
-                _ = try filing.fileTyped(.transcript(try Self.valid(Transcript.validate(text))), number: number, actor: actor)
+                let valid = try Self.valid(Transcript.validate(text))
+                _ = try pool.withTransaction { try operations.fileTyped(.transcript(valid), number: number, by: actor, at: at, on: $0) }
             case .document(let type):
-                _ = try filing.fileDocument(type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
-                                            number: number, actor: "customer")
+                _ = try pool.withTransaction { connection in
+                    try operations.fileDocument(type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
+                                                number: number, by: "customer", at: at, on: connection)
+                }
             case .assign(let tier):
-                try assign(record, to: agents.byTier[tier]!, actor: agents.actor(holder), context: context)
+                _ = try pool.withTransaction { connection in
+                    try operations.assign(number, expectedVersion: record.version, to: agents.byTier[tier]!.id, actorTier: holder,
+                                          by: agents.actor(holder), at: at, on: connection)
+                }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier
-                try freeze(record, actorTier: tier, actor: agents.actor(tier), context: context)
+                _ = try pool.withTransaction { connection in
+                    try operations.freeze(number, expectedVersion: record.version, actorTier: tier, by: agents.actor(tier), at: at, on: connection)
+                }
             }
         }
-        let final = try pool.withConnection { try CaseStore.find(number: number.digits, on: $0) }!
-        return DemoCase(number: number.digits, accessCode: code.display, kind: plan.kind, state: final.snapshot.state,
+        let final = try pool.withConnection { try operations.load(number, on: $0) }
+        return DemoCase(number: number.digits, accessCode: opened.accessCode.display, kind: plan.kind, state: final.snapshot.state,
                         path: final.snapshot.path, accountEmail: account.email)
     }
 
@@ -360,77 +346,5 @@ public struct DemoSeed: Sendable {
         for offset in offsets { pdf += String(repeating: "0", count: 10 - String(offset).count) + "\(offset) 00000 n \n" }
         pdf += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
         return Array(pdf.utf8)
-    }
-
-    /// `POST .../transitions`, as `CasesController.transition` does it.
-    private func transition(_ record: CaseRecord, action: CaseAction, reason: String?, unlock: UnlockKind?, actorTier: Tier, actor: String,
-                            context: ServiceContext) throws {
-        var decisionContext = TransitionContext(unlock: unlock, reason: reason)
-        var resetDestination: String?
-        if action == .sendReset {
-            // The answers filed as evidence on the case (not rejected), against those on file.
-            let (onFile, filed) = try pool.withConnection { connection in
-                (try AccountStore.securityAnswers(email: record.accountEmail, on: connection), try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection))
-            }
-            if let onFile {
-                decisionContext.allOnFileAnswersMatched = VerificationPolicy.allOnFileAnswersMatched(
-                    onFile: Set(onFile.answers.keys), matched: filed.intersection(onFile.answers.keys))
-                resetDestination = onFile.email
-            }
-        }
-        if action == .verify {
-            decisionContext.verification = VerificationPolicy.evaluate(try pool.withConnection { try EvidenceStore.factorEvidence(caseID: record.id, on: $0) })
-        }
-        let now = Timestamp.truncated(context.clock.now())
-        let decision: TransitionDecision
-        switch workflow.decide(action, on: record.snapshot, actorTier: actorTier, context: decisionContext, now: now) {
-        case .success(let accepted): decision = accepted
-        case .failure(let refusal): throw DemoSeedError("case \(record.number): \(action.rawValue) refused: \(refusal.message)")
-        }
-        try pool.withTransaction { connection in
-            guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
-                                                now: now, on: connection) else {
-                throw DemoSeedError("case \(record.number) changed while seeding")
-            }
-            try TransitionEvents.append(decision, caseID: record.id, actor: actor, resetDestination: resetDestination, at: now, on: connection)
-        }
-    }
-
-    /// `POST .../notes`, as `NotesController.add` does it.
-    private func addNote(_ body: String, visibility: NoteVisibility, caseID: UUID, actor: String, context: ServiceContext) throws {
-        let note = CaseNote(id: UUID(), body: body, visibility: visibility, author: actor, createdAt: context.clock.now())
-        try pool.withTransaction { connection in
-            try CaseStore.lock(id: caseID, on: connection)
-            try NoteStore.insert(note, caseID: caseID, on: connection)
-            try CaseEventStore.append(caseID: caseID, at: note.createdAt, actor: actor, type: "note_added",
-                                      data: ["note_id": .string(note.id.uuidString.lowercased()), "visibility": .string(visibility.rawValue)],
-                                      on: connection)
-        }
-    }
-
-    /// `POST .../assign`, as `CasesController.assign` does it.
-    private func assign(_ record: CaseRecord, to assignee: NewAgent, actor: String, context: ServiceContext) throws {
-        let now = Timestamp.truncated(context.clock.now())
-        try pool.withTransaction { connection in
-            guard try CaseStore.assign(id: record.id, expectedVersion: record.version, agentID: assignee.id, now: now, on: connection) else {
-                throw DemoSeedError("case \(record.number) changed while seeding")
-            }
-            try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "assigned",
-                                      data: ["agent_id": .string(assignee.id.uuidString.lowercased()), "previous": .optional(record.assigneeID?.uuidString.lowercased())],
-                                      on: connection)
-        }
-    }
-
-    /// `POST .../actions/freeze`, as `CasesController.freeze` does it.
-    private func freeze(_ record: CaseRecord, actorTier: Tier, actor: String, context: ServiceContext) throws {
-        try Workflow.checkFreeze(actorTier: actorTier, on: record.snapshot)
-        let now = Timestamp.truncated(context.clock.now())
-        try pool.withTransaction { connection in
-            guard try CaseStore.freeze(id: record.id, expectedVersion: record.version, now: now, on: connection) else {
-                throw DemoSeedError("case \(record.number) changed while seeding")
-            }
-            try CaseEventStore.append(caseID: record.id, at: now, actor: actor, type: "frozen",
-                                      data: ["account_email": .string(record.accountEmail)], on: connection)
-        }
     }
 }

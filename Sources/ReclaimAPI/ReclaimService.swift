@@ -110,7 +110,7 @@ public final class ReclaimService: Sendable {
         let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))
         let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), idempotency]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
-                            errorMapper: DatabaseProblem.map, logger: logger, metrics: metrics)
+                            errorMapper: OperationProblem.map, logger: logger, metrics: metrics)
     }
 
     /// Starts listening; returns at once.

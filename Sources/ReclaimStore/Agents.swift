@@ -47,6 +47,11 @@ public enum AgentStore {
             """)
     }
 
+    /// Whether any agent exists (a fresh database has none).
+    public static func any(on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT EXISTS (SELECT 1 FROM agents)").first?.decode(0, as: Bool.self) ?? false
+    }
+
     /// The agent with this email, compared case-insensitively.
     public static func find(email: String, on connection: PostgresConnection) throws -> AgentRecord? {
         try connection.query("SELECT \(unescaped: columns) FROM agents WHERE lower(email) = lower(\(email))")

@@ -144,6 +144,15 @@ public struct Migrator: Sendable {
         return pending
     }
 
+    /// The checksum recorded for migration `version`, nil when it is not applied or there is no schema yet.
+    public static func appliedChecksum(version: Int, on connection: PostgresConnection) throws -> String? {
+        do {
+            return try connection.query("SELECT checksum FROM schema_migrations WHERE version = \(version)").first.map { try $0.decode(0, as: String.self) }
+        } catch let error as PostgresError where error.sqlState == "42P01" {
+            return nil  // no schema_migrations table yet
+        }
+    }
+
     /// Compares the database with the code without changing anything.
     public func check(_ connection: PostgresConnection) throws -> MigrationState {
         let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL").first?.decode(0, as: Bool.self) ?? false

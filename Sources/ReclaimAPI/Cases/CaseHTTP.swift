@@ -178,11 +178,6 @@ enum CaseHTTP {
     /// `ETag: "<version>"`.
     static func etag(_ version: Int) -> (String, String) { ("ETag", "\"\(version)\"") }
 
-    /// The keyed hash stored for an access code.
-    static func accessCodeHash(_ symbols: String, key: SymmetricKey) -> [UInt8] {
-        HMACSHA256.authenticate(message: Array(symbols.utf8), key: key)
-    }
-
     /// A list response: `{"items": [...], "next_cursor": ... | null}`.
     static func list(_ items: [JSONValue], nextCursor: String?, actors: JSONValue? = nil) -> JSONValue {
         var list: JSONValue = ["items": .array(items), "next_cursor": .optional(nextCursor)]
@@ -205,18 +200,5 @@ enum CaseHTTP {
     /// 422 from validation issues collected with ReclaimCore's validators.
     static func problem(for failure: ValidationFailure) -> Problem {
         Problem.unprocessable(errors: failure.issues.map { FieldError(field: $0.field, message: $0.message) })
-    }
-}
-
-extension CaseRecord {
-    /// The record after a change this request made (saves re-reading the row).
-    func with(snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
-              assigneeTier: Tier? = nil, frozen: Bool? = nil, updatedAt: Date, version: Int) -> CaseRecord {
-        CaseRecord(id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
-                   snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
-                   customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
-                   assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
-                   assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
-                   updatedAt: updatedAt, version: version)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Postgres
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 
 /// `/api/v1/cases...`: create, read, the queue, transitions, assignment, freeze and the timeline.
@@ -10,6 +11,7 @@ import ReclaimStore
 final class CasesController: Sendable {
     let context: ServiceContext
     let workflow: Workflow
+    let operations: CaseOperations
     /// Verifies answers given with `send_reset` (argon2id, ~15 ms each).
     let answerHasher = PasswordHash()
     /// Where `send_reset` checks given answers, so argon2id never runs on an HTTP worker thread.
@@ -18,10 +20,11 @@ final class CasesController: Sendable {
     init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 1, capacity: 32)) {
         self.context = context
         self.workflow = workflow
+        self.operations = CaseOperations(keys: context.keys, workflow: workflow)
         self.hashQueue = hashQueue
     }
 
-    var now: Date { Timestamp.truncated(context.clock.now()) }
+    var now: Date { context.now }
 
     // MARK: Create
 
@@ -44,62 +47,19 @@ final class CasesController: Sendable {
     @Sendable func create(_ request: HTTPRequest) throws -> HTTPResponse {
         let principal = try context.authorize(.createCase, request)
         let body = try request.decodeJSON(CreateBody.self)
-        var issues = IssueCollector()
-        let accountEmail = issues.take(EmailAddress.validate(body.accountEmail, field: "account_email"))
-        let contactEmail = issues.take(EmailAddress.validate(body.customer.contactEmail, field: "customer.contact_email"))
-        let name = body.customer.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        if name.isEmpty || name.count > 200 { issues.add(field: "customer.name", message: "A name has 1 to 200 characters.") }
-        var devices: [CaseDevice] = []
-        for (index, device) in (body.devices ?? []).enumerated() {
-            if let valid = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
-                                                           field: "devices[\(index)]", issues: &issues) {
-                devices.append(valid)
-            }
-        }
-        if (body.devices ?? []).count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
-        let summary = (body.summary ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
-        do { try issues.check() } catch { throw CaseHTTP.problem(for: error) }
-
-        guard let keys = context.keys else { throw Problem.internal }
-        let codeKey = keys.activeKey(for: .accessCode)
-        let code = AccessCode(entropy: SecureRandom.bytes(10))
+        let opening = CaseOperations.Opening(
+            kind: body.kind, accountEmail: body.accountEmail, customerName: body.customer.name, customerContactEmail: body.customer.contactEmail,
+            devices: (body.devices ?? []).map { .init(serial: $0.serial, imei: $0.imei, model: $0.model) },
+            facts: body.facts ?? CaseFacts(), summary: body.summary ?? "")
         let now = self.now
-        let facts = body.facts ?? CaseFacts()
-        let snapshot = workflow.opening(kind: body.kind, facts: facts, at: now)
-        let dueAt = workflow.dueAt(snapshot)
-        var generator = SystemRandomNumberGenerator()  // getrandom(2): unpredictable numbers
-        var attempt = 0
-        while true {
-            attempt += 1
-            let new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator),
-                              accessCodeHash: CaseHTTP.accessCodeHash(code.symbols, key: codeKey.key), accessCodeKeyID: codeKey.id,
-                              snapshot: snapshot, dueAt: dueAt, accountEmail: accountEmail!.value, customerName: name,
-                              customerContactEmail: contactEmail!.value, devices: devices, summary: summary,
-                              createdBy: principal.actor, now: now)
-            do {
-                try context.pool.withTransaction { connection in
-                    try CaseStore.insert(new, on: connection)
-                    try CaseEventStore.append(caseID: new.id, at: now, actor: principal.actor, type: "case_opened", data: [
-                        "kind": .string(body.kind.rawValue), "state": .string(snapshot.state.rawValue), "path": .string(snapshot.path.rawValue),
-                        "due_at": Timestamp.json(dueAt),
-                    ], on: connection)
-                }
-            } catch let error as PostgresError where error.constraint == "cases_case_number_unique" && attempt < 5 {
-                continue  // 1 in 10^11 per existing case: draw again
-            }
-            let record = CaseRecord(id: new.id, number: new.number.digits, accessCodeHash: new.accessCodeHash, accessCodeKeyID: codeKey.id,
-                                    snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
-                                    customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
-                                    assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1)
-            guard case .object(var members) = CaseHTTP.representation(record, actorTier: principal.tier, workflow: workflow, now: now) else {
-                throw Problem.internal
-            }
-            members["access_code"] = .string(code.display)
-            return CaseHTTP.json(.object(members), status: 201, headers: [
-                ("Location", "/api/v1/cases/\(record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
-            ])
+        let opened = try context.pool.withTransaction { try operations.open(opening, by: principal.actor, at: now, on: $0) }
+        guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
+            throw Problem.internal
         }
+        members["access_code"] = .string(opened.accessCode.display)
+        return CaseHTTP.json(.object(members), status: 201, headers: [
+            ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
+        ])
     }
 
     // MARK: Read
@@ -212,76 +172,19 @@ final class CasesController: Sendable {
             guard let parsed = UnlockKind(rawValue: text) else { throw Problem.unprocessable(errors: [FieldError(field: "unlock", message: "unknown unlock")]) }
             unlock = parsed
         }
-        if let reason = body.reason, reason.count > 2000 {
-            throw Problem.unprocessable(errors: [FieldError(field: "reason", message: "A reason has at most 2000 characters.")])
-        }
-        guard let record = try context.pool.withConnection({ try CaseStore.find(number: number.digits, on: $0) }) else { throw CaseHTTP.caseNotFound }
-        guard record.version == expected else { throw CaseHTTP.stale(current: record.version) }
-
-        var decisionContext = TransitionContext(unlock: unlock, reason: body.reason)
-        var resetDestination: String?
-        if action == .sendReset, agent.tier.isAtLeast(.tier1) {
-            (decisionContext.allOnFileAnswersMatched, resetDestination) = try checkAnswers(body.answers ?? [], accountEmail: record.accountEmail, caseID: record.id)
-        }
-        if action == .verify {
-            // Evidence: the factor outcomes of the evidence filed on the case (the same as GET .../verification).
-            decisionContext.verification = VerificationPolicy.evaluate(
-                try context.pool.withConnection { try EvidenceStore.factorEvidence(caseID: record.id, on: $0) })
+        var given: AnswerCheck?
+        if action == .sendReset, let answers = body.answers, !answers.isEmpty, agent.tier.isAtLeast(.tier1) {
+            // Checked before the transaction (argon2id per answer); each wrong one counts against the account on file.
+            given = try operations.checkAnswers(answers.map { ($0.questionID, SecurityAnswer.normalize($0.answer)) }, number: number,
+                                                hasher: answerHasher, at: context.clock.now(), pool: context.pool)
         }
         let now = self.now
-        let decision: TransitionDecision
-        switch workflow.decide(action, on: record.snapshot, actorTier: agent.tier, context: decisionContext, now: now) {
-        case .success(let accepted): decision = accepted
-        case .failure(let refusal):
-            if refusal.category == .forbidden {
-                try recordDenial(caseID: record.id, principal: principal, attempted: action.rawValue, code: refusal.code, request)
-            }
-            throw CaseHTTP.problem(for: refusal)
+        let updated = try context.perform(body.action, by: principal, request) { connection in
+            try operations.transition(number, expectedVersion: expected,
+                                      CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock, givenAnswers: given),
+                                      actorTier: agent.tier, by: principal.actor, at: now, on: connection)
         }
-
-        try context.pool.withTransaction { connection in
-            guard try CaseStore.applyTransition(id: record.id, expectedVersion: expected, after: decision.after, dueAt: decision.dueAt,
-                                                now: now, on: connection) else {
-                let current = try CaseStore.find(id: record.id, on: connection)?.version ?? expected
-                throw CaseHTTP.stale(current: current)
-            }
-            try TransitionEvents.append(decision, caseID: record.id, actor: principal.actor, resetDestination: resetDestination, at: now,
-                                        on: connection)
-        }
-        let updated = record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: expected + 1)
         return respond(updated, principal: principal)
-    }
-
-    /// For `send_reset`: whether every on-file answer matched (given now, or filed as evidence on the case and
-    /// not rejected), and the on-file primary address.
-    /// Each given answer that does not match counts as one failure for the account on file (the domain's budget:
-    /// 9 in 8 hours lock the account's answers for 8 hours, even right ones), kept with the status throttles.
-    private func checkAnswers(_ answers: [TransitionBody.Answer], accountEmail: String, caseID: UUID) throws -> (Bool, String?) {
-        let most = EvidenceController.maximumAnswers
-        guard answers.count <= most else { throw Problem.unprocessable(errors: [FieldError(field: "answers", message: "At most \(most) answers.")]) }
-        let now = context.clock.now()
-        let (onFile, lockedUntil, filedMatches) = try context.pool.withConnection { connection in
-            (try AccountStore.securityAnswers(email: accountEmail, on: connection),
-             try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(accountEmail)], now: now, on: connection),
-             try EvidenceStore.matchedQuestionIDs(caseID: caseID, on: connection))
-        }
-        if let lockedUntil { throw EvidenceFiling.answersLocked(until: lockedUntil, now: now) }
-        guard let onFile else { return (false, nil) }
-        var given: [String: String] = [:]
-        for answer in answers { given[answer.questionID] = SecurityAnswer.normalize(answer.answer) }
-        var matched = filedMatches.intersection(onFile.answers.keys)
-        var failures = 0
-        for (questionID, hash) in onFile.answers where !matched.contains(questionID) {
-            guard let answer = given[questionID], !answer.isEmpty else { continue }
-            if answerHasher.verify(answer, against: hash) { matched.insert(questionID) } else { failures += 1 }
-        }
-        if failures > 0 {
-            try context.pool.withTransaction { connection in
-                try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
-            }
-        }
-        let all = VerificationPolicy.allOnFileAnswersMatched(onFile: Set(onFile.answers.keys), matched: matched)
-        return (all, onFile.email)
     }
 
     // MARK: Assign and freeze
@@ -316,30 +219,10 @@ final class CasesController: Sendable {
         let (principal, agent) = try authorizeOnCase(.assignCase, request, number: number, attempted: "assign")
         let expected = try CaseHTTP.ifMatch(request)
         let body = try request.decodeJSON(AssignBody.self)
-        let (record, assignee) = try context.pool.withConnection { connection in
-            (try CaseStore.find(number: number.digits, on: connection), try AgentStore.find(id: body.agentID, on: connection))
-        }
-        guard let record else { throw CaseHTTP.caseNotFound }
-        guard record.version == expected else { throw CaseHTTP.stale(current: record.version) }
-        guard let assignee, !assignee.disabled else {
-            throw Problem.unprocessable(errors: [FieldError(field: "agent_id", message: "no such agent")])
-        }
-        do {
-            try Workflow.checkAssignment(actorTier: agent.tier, assigneeTier: assignee.tier, on: record.snapshot)
-        } catch {
-            try recordDenial(caseID: record.id, principal: principal, attempted: "assign", code: error.code, request)
-            throw CaseHTTP.problem(for: error)
-        }
         let now = self.now
-        try context.pool.withTransaction { connection in
-            guard try CaseStore.assign(id: record.id, expectedVersion: expected, agentID: assignee.id, now: now, on: connection) else {
-                throw CaseHTTP.stale(current: try CaseStore.find(id: record.id, on: connection)?.version ?? expected)
-            }
-            try CaseEventStore.append(caseID: record.id, at: now, actor: principal.actor, type: "assigned",
-                                      data: ["agent_id": .string(assignee.id.uuidString.lowercased()), "previous": .optional(record.assigneeID?.uuidString.lowercased())],
-                                      on: connection)
+        let updated = try context.perform("assign", by: principal, request) { connection in
+            try operations.assign(number, expectedVersion: expected, to: body.agentID, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
         }
-        let updated = record.with(assigneeID: assignee.id, assigneeName: assignee.name, assigneeTier: assignee.tier, updatedAt: now, version: expected + 1)
         return respond(updated, principal: principal)
     }
 
@@ -348,26 +231,11 @@ final class CasesController: Sendable {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.freezeCase, request, number: number, attempted: "freeze")
         let expected = try CaseHTTP.ifMatch(request)
-        guard let record = try context.pool.withConnection({ try CaseStore.find(number: number.digits, on: $0) }) else { throw CaseHTTP.caseNotFound }
-        guard record.version == expected else { throw CaseHTTP.stale(current: record.version) }
-        do {
-            try Workflow.checkFreeze(actorTier: agent.tier, on: record.snapshot)
-        } catch {
-            if error.category == .forbidden {
-                try recordDenial(caseID: record.id, principal: principal, attempted: "freeze", code: error.code, request)
-            }
-            throw CaseHTTP.problem(for: error)
-        }
-        guard !record.frozen else { throw Problem.conflict(code: "already_frozen", detail: "The account is already frozen.") }
         let now = self.now
-        try context.pool.withTransaction { connection in
-            guard try CaseStore.freeze(id: record.id, expectedVersion: expected, now: now, on: connection) else {
-                throw CaseHTTP.stale(current: try CaseStore.find(id: record.id, on: connection)?.version ?? expected)
-            }
-            try CaseEventStore.append(caseID: record.id, at: now, actor: principal.actor, type: "frozen",
-                                      data: ["account_email": .string(record.accountEmail)], on: connection)
+        let updated = try context.perform("freeze", by: principal, request) { connection in
+            try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
         }
-        return respond(record.with(frozen: true, updatedAt: now, version: expected + 1), principal: principal)
+        return respond(updated, principal: principal)
     }
 
     // MARK: Timeline
@@ -390,10 +258,7 @@ final class CasesController: Sendable {
             let page = events.prefix(limit)
             let next = events.count > limit ? page.last.map { String($0.seq) } : nil
             // The agents who acted, and those a case was handed to.
-            let assignees = page.compactMap { event -> String? in
-                guard event.type == "assigned", case .object(let data) = event.data, case .string(let id)? = data["agent_id"] else { return nil }
-                return "agent:" + id
-            }
+            let assignees = page.compactMap(CaseTimeline.assignee(of:))
             return (page, next, try ActorNames.names(of: page.map(\.actor) + assignees, on: connection))
         }
         return CaseHTTP.json(CaseHTTP.list(page.map(\.json), nextCursor: next, actors: actors))
@@ -407,19 +272,8 @@ final class CasesController: Sendable {
         let principal = try context.requirePrincipal(request)
         if PermissionTable.allows(permission, principal), case .agent(let agent) = principal { return (principal, agent) }
         if let id = try context.pool.withConnection({ try CaseStore.id(number: number.digits, on: $0) }) {
-            try recordDenial(caseID: id, principal: principal, attempted: attempted, code: "forbidden", request)
+            try context.recordDenial(caseID: id, attempted: attempted, code: "forbidden", by: principal, request)
         }
         return (try context.authorize(permission, request), try context.requireAgent(request))
-    }
-
-    /// Appends a `denied` event (the attempt, not its body) and logs it.
-    func recordDenial(caseID: UUID, principal: Principal, attempted: String, code: String, _ request: HTTPRequest) throws {
-        let now = self.now
-        try context.pool.withTransaction { connection in
-            try CaseStore.lock(id: caseID, on: connection)
-            try CaseEventStore.append(caseID: caseID, at: now, actor: principal.actor, type: "denied",
-                                      data: ["attempted": .string(attempted), "code": .string(code)], on: connection)
-        }
-        context.logDenied(principal, reason: "case.\(attempted): \(code)", request)
     }
 }

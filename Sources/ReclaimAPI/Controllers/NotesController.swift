@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 
 /// `/api/v1/cases/{n}/notes`: internal notes for agents, customer notes also on the status page.
@@ -21,22 +22,12 @@ final class NotesController: Sendable {
         let principal = try context.authorize(.addNote, request)
         let number = try CaseHTTP.caseNumber(request)
         let input = try request.decodeJSON(NoteBody.self)
-        var errors: [FieldError] = []
-        let body = input.body.trimmingCharacters(in: .whitespacesAndNewlines)
-        if body.isEmpty || body.count > NoteStore.maximumLength { errors.append(FieldError(field: "body", message: "A note has 1 to \(NoteStore.maximumLength) characters.")) }
-        let visibility = NoteVisibility(rawValue: input.visibility)
-        if visibility == nil { errors.append(FieldError(field: "visibility", message: "internal or customer")) }
-        guard errors.isEmpty, let visibility else { throw Problem.unprocessable(errors: errors) }
-        let note = CaseNote(id: UUID(), body: body, visibility: visibility, author: principal.actor, createdAt: context.clock.now())
-        try context.pool.withTransaction { connection in
-            // The row lock orders this note's event after any concurrent change to the case.
-            guard let id = try CaseStore.id(number: number.digits, lock: true, on: connection) else {
-                throw CaseHTTP.caseNotFound
-            }
-            try NoteStore.insert(note, caseID: id, on: connection)
-            try CaseEventStore.append(caseID: id, at: note.createdAt, actor: principal.actor, type: "note_added",
-                                      data: ["note_id": .string(note.id.uuidString.lowercased()), "visibility": .string(visibility.rawValue)],
-                                      on: connection)
+        guard let visibility = NoteVisibility(rawValue: input.visibility) else {
+            throw Problem.unprocessable(errors: [FieldError(field: "visibility", message: "internal or customer")])
+        }
+        let now = context.now
+        let note = try context.pool.withTransaction { connection in
+            try CaseOperations(keys: context.keys).addNote(number, body: input.body, visibility: visibility, by: principal.actor, at: now, on: connection)
         }
         return CaseHTTP.json(note.json, status: 201)
     }

@@ -31,15 +31,7 @@ final class OperationsController: Sendable {
     /// Ready when the database answers and holds exactly the schema this build expects.
     @Sendable func ready(_ request: HTTPRequest) throws -> HTTPResponse {
         let version = schemaVersion
-        let applied: String?
-        do {
-            applied = try pool.withConnection { connection in
-                try connection.query("SELECT checksum FROM schema_migrations WHERE version = \(version)")
-                    .first.map { try $0.decode(0, as: String.self) }
-            }
-        } catch let error as PostgresError where error.sqlState == "42P01" {
-            applied = nil  // no schema_migrations table yet
-        }
+        let applied = try pool.withConnection { try Migrator.appliedChecksum(version: version, on: $0) }
         guard let applied else {
             throw Problem(status: 503, code: "not_migrated", title: "Service Unavailable",
                           detail: "The database schema is not at version \(version); run `reclaim migrate`.",

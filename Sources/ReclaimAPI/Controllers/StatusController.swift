@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPServer
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 
 /// `POST /api/v1/status`: what a customer may see with their case number and access code, and nothing more.
@@ -47,7 +48,7 @@ final class StatusController: Sendable {
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
             "evidence": .array(evidence.map { ["type": .string($0.kind.rawValue), "status": .string($0.status.rawValue), "filed_at": Timestamp.json($0.filedAt)] }),
-            "missing": .array(EvidenceFiling.missing(record, evidence).map(JSONValue.string)),
+            "missing": .array(EvidenceRequirements.missing(record, evidence).map(JSONValue.string)),
             "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
         ]
         return CaseHTTP.json(response, headers: [("Cache-Control", "no-store")])
@@ -63,14 +64,14 @@ final class StatusController: Sendable {
         let (record, _) = try customerCase(StatusBody(caseNumber: caseNumber, accessCode: accessCode), request)
         // A finished case is in nobody's queue: a document filed there would wait for no one. The status page's
         // next step tells the customer to contact us instead (an agent can reopen the case).
-        guard record.snapshot.state.isOpen else {
-            throw Problem(status: 409, code: "case_not_open",
-                          detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
-        }
-        let (type, bytes, declared) = try EvidenceFiling.documentFromForm(form)
+        guard record.snapshot.state.isOpen else { throw OperationError.caseNotOpen }
+        let (type, bytes, declared) = try EvidenceInput.documentFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
-        let evidence = try EvidenceFiling(context: context).fileDocument(type: type, bytes: bytes, declaredType: declared, number: number,
-                                                                          actor: Principal.customer(number).actor)
+        let now = context.now
+        let evidence = try context.pool.withTransaction { connection in
+            try CaseOperations(keys: context.keys).fileDocument(type: type, bytes: bytes, declaredType: declared, number: number,
+                                                                by: Principal.customer(number).actor, at: now, on: connection)
+        }
         let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
                                    "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(bytes.count)),
                                    "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
@@ -101,7 +102,7 @@ final class StatusController: Sendable {
         // The same work whether or not the case exists and whether or not the code is well-formed.
         let symbols = AccessCode.normalize(body.accessCode) ?? "-"
         let key = record.flatMap { keys.key(id: $0.accessCodeKeyID, purpose: .accessCode) } ?? keys.activeKey(for: .accessCode).key
-        let computed = CaseHTTP.accessCodeHash(symbols, key: key)
+        let computed = AccessCodeHash.compute(symbols: symbols, key: key)
         let matches = ConstantTime.equals(computed, record?.accessCodeHash ?? Self.dummyHash) && record != nil && symbols != "-"
         guard let record, matches else {
             try context.pool.withTransaction { connection in

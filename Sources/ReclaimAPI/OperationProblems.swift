@@ -1,0 +1,73 @@
+import Foundation
+import HTTPServer
+import Postgres
+import ReclaimCore
+import ReclaimOperations
+import ReclaimStore
+
+/// The one table from operation refusals to problem documents; with `DatabaseProblem` it is the server's error mapper.
+enum OperationProblem {
+    /// Maps what handlers let through: operation errors, then database errors; nil leaves the server's plain 500.
+    @Sendable static func map(_ error: Error) -> (any HTTPProblem)? {
+        if let error = error as? OperationError { return problem(for: error) }
+        return DatabaseProblem.map(error)
+    }
+
+    /// The problem for one refusal.
+    static func problem(for error: OperationError) -> Problem {
+        switch error {
+        case .caseNotFound: CaseHTTP.caseNotFound
+        case .evidenceNotFound: Problem.notFound(detail: "No evidence has this id.")
+        case .stale(let current):
+            Problem(status: 412, code: "stale_version", detail: "The case changed (now at version \(current)); reload it and try again.",
+                    extraHeaders: [("ETag", "\"\(current)\"")])
+        case .refused(let refusal, _): CaseHTTP.problem(for: refusal)
+        case .invalid(let failure): CaseHTTP.problem(for: failure)
+        case .answersLocked(let until, let now):
+            Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: "locked_out",
+                                    detail: "Too many wrong answers for this account. Try again later.")
+        case .alreadyFrozen: Problem.conflict(code: "already_frozen", detail: "The account is already frozen.")
+        case .reviewNeedsTier(let tier, _):
+            Problem(status: 403, code: "insufficient_tier", detail: "Reviewing this evidence needs \(tier.rawValue) or above.",
+                    extraMembers: ["required_tier": tier.rawValue])
+        case .unsupportedMedia(let mismatch):
+            Problem(status: 415, code: "unsupported_media_type",
+                    detail: mismatch ? "The file's content is not the type it was declared as." : "Only PDF, JPEG, PNG and HEIC files are accepted.")
+        case .tooLarge(let limit): Problem.payloadTooLarge(limit: limit)
+        case .caseNotOpen:
+            Problem(status: 409, code: "case_not_open",
+                    detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
+        case .keysUnavailable: Problem.internal
+        }
+    }
+}
+
+extension ServiceContext {
+    /// Now, to the second, as every operation records it.
+    var now: Date { Timestamp.truncated(clock.now()) }
+
+    /// Runs an operation in one transaction. A refusal for want of permission is recorded on the case's timeline (in a
+    /// transaction of its own, since the refused one rolls back) and logged, so the timeline shows who tried what.
+    func perform<T>(_ attempted: String, by principal: Principal, _ request: HTTPRequest,
+                    _ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try pool.withTransaction(body)
+        } catch let error as OperationError {
+            if case .refused(let refusal, let caseID?) = error, refusal.category == .forbidden {
+                try recordDenial(caseID: caseID, attempted: attempted, code: refusal.code, by: principal, request)
+            }
+            if case .reviewNeedsTier = error { logDenied(principal, reason: "\(attempted): insufficient_tier", request) }
+            throw error
+        }
+    }
+
+    /// Appends a `denied` event (the attempt, not its body) and logs it.
+    func recordDenial(caseID: UUID, attempted: String, code: String, evidenceID: UUID? = nil, by principal: Principal, _ request: HTTPRequest) throws {
+        let now = self.now
+        try pool.withTransaction { connection in
+            try CaseOperations(keys: keys).recordDenial(caseID: caseID, attempted: attempted, code: code, evidenceID: evidenceID,
+                                                        by: principal.actor, at: now, on: connection)
+        }
+        logDenied(principal, reason: "case.\(attempted): \(code)", request)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// Every type of timeline event, by the name stored in `case_events.type` (the dashboard reads these names).
+public enum CaseEventType: String, Sendable, CaseIterable {
+    case caseOpened = "case_opened"
+    case transition
+    case resetSent = "reset_sent"
+    case noteAdded = "note_added"
+    case assigned
+    case frozen
+    case evidenceFiled = "evidence_filed"
+    case evidenceReviewed = "evidence_reviewed"
+    case evidenceContentRead = "evidence_content_read"
+    case denied
+}
+
+/// One timeline event with its data: the only way operations write to a case's timeline, so each event's
+/// shape is declared once. The data is what the hash chain covers; it never holds a secret.
+public enum CaseEventEntry: Sendable {
+    case caseOpened(kind: CaseKind, state: CaseState, path: RecoveryPath, dueAt: Date?)
+    case transition(TransitionDecision)
+    /// The reset went to the verified primary address on file: never the customer's contact or a rescue address.
+    case resetSent(to: String)
+    case noteAdded(noteID: UUID, visibility: NoteVisibility)
+    case assigned(agentID: UUID, previous: UUID?)
+    case frozen(accountEmail: String)
+    case evidenceFiled(evidenceID: UUID, kind: EvidenceKind)
+    case evidenceReviewed(evidenceID: UUID, kind: EvidenceKind, decision: EvidenceStatus, reason: String)
+    case evidenceContentRead(evidenceID: UUID, kind: EvidenceKind)
+    /// An attempt refused for want of permission: what was tried, never the request's body.
+    case denied(attempted: String, code: String, evidenceID: UUID?)
+
+    /// The stored type name.
+    public var type: CaseEventType {
+        switch self {
+        case .caseOpened: .caseOpened
+        case .transition: .transition
+        case .resetSent: .resetSent
+        case .noteAdded: .noteAdded
+        case .assigned: .assigned
+        case .frozen: .frozen
+        case .evidenceFiled: .evidenceFiled
+        case .evidenceReviewed: .evidenceReviewed
+        case .evidenceContentRead: .evidenceContentRead
+        case .denied: .denied
+        }
+    }
+
+    /// The event's data object.
+    public var data: JSONValue {
+        switch self {
+        case let .caseOpened(kind, state, path, dueAt):
+            return ["kind": .string(kind.rawValue), "state": .string(state.rawValue), "path": .string(path.rawValue), "due_at": Timestamp.json(dueAt)]
+        case let .transition(decision):
+            var data: [String: JSONValue] = [
+                "action": .string(decision.action.rawValue), "from": .string(decision.before.state.rawValue),
+                "to": .string(decision.after.state.rawValue), "path": .string(decision.after.path.rawValue),
+                "due_at": Timestamp.json(decision.dueAt), "reason": .optional(decision.reason),
+            ]
+            if let unlock = decision.unlock { data["unlock"] = .string(unlock.rawValue) }
+            if let verification = decision.verification {
+                data["factors"] = .object(Dictionary(uniqueKeysWithValues: verification.factors.map { ($0.key.rawValue, JSONValue.string($0.value.rawValue)) }))
+            }
+            return .object(data)
+        case let .resetSent(to):
+            return ["to": .string(to), "destination": "verified_primary_address"]
+        case let .noteAdded(noteID, visibility):
+            return ["note_id": .string(noteID.lowercased), "visibility": .string(visibility.rawValue)]
+        case let .assigned(agentID, previous):
+            return ["agent_id": .string(agentID.lowercased), "previous": .optional(previous?.lowercased)]
+        case let .frozen(accountEmail):
+            return ["account_email": .string(accountEmail)]
+        case let .evidenceFiled(evidenceID, kind):
+            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
+        case let .evidenceReviewed(evidenceID, kind, decision, reason):
+            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "decision": .string(decision.rawValue),
+                    "reason": .string(reason)]
+        case let .evidenceContentRead(evidenceID, kind):
+            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
+        case let .denied(attempted, code, evidenceID):
+            var data: [String: JSONValue] = ["attempted": .string(attempted), "code": .string(code)]
+            if let evidenceID { data["evidence_id"] = .string(evidenceID.lowercased) }
+            return .object(data)
+        }
+    }
+}
+
+/// Appending catalogue entries; the caller holds the case's row lock in the same transaction.
+public enum CaseTimeline {
+    /// Appends `entry` to the case's hash chain.
+    @discardableResult
+    public static func append(_ entry: CaseEventEntry, caseID: UUID, actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseEvent {
+        try CaseEventStore.append(caseID: caseID, at: now, actor: actor, type: entry.type.rawValue, data: entry.data, on: connection)
+    }
+
+    /// The agent a case was handed to by an `assigned` event, as an actor (`agent:<uuid>`), for naming on the timeline.
+    public static func assignee(of event: CaseEvent) -> String? {
+        guard event.type == CaseEventType.assigned.rawValue, case .object(let data) = event.data, case .string(let id)? = data["agent_id"] else {
+            return nil
+        }
+        return "agent:" + id
+    }
+}
+
+extension UUID {
+    /// The lower-case text form every event and representation uses.
+    var lowercased: String { uuidString.lowercased() }
+}

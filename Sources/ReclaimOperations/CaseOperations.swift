@@ -1,0 +1,277 @@
+import Crypto
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// One function per case operation: each takes the caller's transaction, loads, decides with `ReclaimCore`, stores
+/// and appends its events from `CaseEventEntry`. The API, the command line and the demo seed all call these, so a
+/// write path exists once. Errors are `OperationError`s; permission checks (who the caller is) stay with the caller.
+public struct CaseOperations: Sendable {
+    /// The secret keys (access codes, card fingerprints, documents); nil only in transport tests.
+    public let keys: KeyFile?
+    public let workflow: Workflow
+
+    public init(keys: KeyFile?, workflow: Workflow = Workflow()) {
+        self.keys = keys
+        self.workflow = workflow
+    }
+
+    func requireKeys() throws(OperationError) -> KeyFile {
+        guard let keys else { throw .keysUnavailable }
+        return keys
+    }
+
+    // MARK: Loading
+
+    /// The case with this number, or `caseNotFound`.
+    public func load(_ number: CaseNumber, on connection: PostgresConnection) throws -> CaseRecord {
+        guard let record = try CaseStore.find(number: number.digits, on: connection) else { throw OperationError.caseNotFound }
+        return record
+    }
+
+    /// The case at `expectedVersion` (nil: any), or `caseNotFound` / `stale`.
+    func load(_ number: CaseNumber, expectedVersion: Int?, on connection: PostgresConnection) throws -> CaseRecord {
+        let record = try load(number, on: connection)
+        if let expectedVersion, record.version != expectedVersion { throw OperationError.stale(current: record.version) }
+        return record
+    }
+
+    /// The case's id with its row locked for the rest of the transaction, or `caseNotFound`.
+    func lockID(_ number: CaseNumber, on connection: PostgresConnection) throws -> UUID {
+        guard let id = try CaseStore.id(number: number.digits, lock: true, on: connection) else { throw OperationError.caseNotFound }
+        return id
+    }
+
+    /// `stale` with the version the case is at now, for an update whose version guard did not match.
+    func staleNow(_ id: UUID, expected: Int, on connection: PostgresConnection) throws -> OperationError {
+        .stale(current: try CaseStore.find(id: id, on: connection)?.version ?? expected)
+    }
+
+    // MARK: Open
+
+    /// What an agent or API client gives to open a case, before validation.
+    public struct Opening: Sendable {
+        public struct Device: Sendable {
+            public var serial: String?
+            public var imei: String?
+            public var model: String?
+            public init(serial: String?, imei: String?, model: String?) { self.serial = serial; self.imei = imei; self.model = model }
+        }
+        public var kind: CaseKind
+        public var accountEmail: String
+        public var customerName: String
+        public var customerContactEmail: String
+        public var devices: [Device]
+        public var facts: CaseFacts
+        public var summary: String
+
+        public init(kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
+                    facts: CaseFacts = CaseFacts(), summary: String = "") {
+            self.kind = kind
+            self.accountEmail = accountEmail
+            self.customerName = customerName
+            self.customerContactEmail = customerContactEmail
+            self.devices = devices
+            self.facts = facts
+            self.summary = summary
+        }
+    }
+
+    /// A case just opened and its access code, which exists in clear only here.
+    public struct Opened: Sendable {
+        public let record: CaseRecord
+        public let accessCode: AccessCode
+    }
+
+    /// Opens a case: validates every field (all issues at once), draws a case number and an access code, stores
+    /// the case with `case_opened`.
+    public func open(_ opening: Opening, by actor: String, at now: Date, on connection: PostgresConnection) throws -> Opened {
+        var issues = IssueCollector()
+        let accountEmail = issues.take(EmailAddress.validate(opening.accountEmail, field: "account_email"))
+        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: "customer.contact_email"))
+        let name = opening.customerName.trimmingCharacters(in: .whitespacesAndNewlines)
+        if name.isEmpty || name.count > 200 { issues.add(field: "customer.name", message: "A name has 1 to 200 characters.") }
+        var devices: [CaseDevice] = []
+        for (index, device) in opening.devices.enumerated() {
+            if let valid = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
+                                                           field: "devices[\(index)]", issues: &issues) {
+                devices.append(valid)
+            }
+        }
+        if opening.devices.count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
+        let summary = opening.summary.trimmingCharacters(in: .whitespacesAndNewlines)
+        if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
+        do { try issues.check() } catch { throw OperationError.invalid(error) }
+
+        let codeKey = try requireKeys().activeKey(for: .accessCode)
+        let code = AccessCode(entropy: SecureRandom.bytes(10))
+        let snapshot = workflow.opening(kind: opening.kind, facts: opening.facts, at: now)
+        let dueAt = workflow.dueAt(snapshot)
+        var generator = SystemRandomNumberGenerator()  // getrandom(2): unpredictable numbers
+        var attempt = 0
+        while true {
+            attempt += 1
+            let new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator),
+                              accessCodeHash: AccessCodeHash.compute(code, key: codeKey.key), accessCodeKeyID: codeKey.id,
+                              snapshot: snapshot, dueAt: dueAt, accountEmail: accountEmail!.value, customerName: name,
+                              customerContactEmail: contactEmail!.value, devices: devices, summary: summary, createdBy: actor, now: now)
+            do {
+                // A savepoint, so a taken number (1 in 10^11 per existing case) costs a new draw, not the transaction.
+                try connection.withTransaction { connection in
+                    try CaseStore.insert(new, on: connection)
+                    try CaseTimeline.append(.caseOpened(kind: opening.kind, state: snapshot.state, path: snapshot.path, dueAt: dueAt),
+                                            caseID: new.id, actor: actor, at: now, on: connection)
+                }
+            } catch let error as PostgresError where error.constraint == "cases_case_number_unique" && attempt < 5 {
+                continue
+            }
+            let record = CaseRecord(id: new.id, number: new.number.digits, accessCodeHash: new.accessCodeHash, accessCodeKeyID: codeKey.id,
+                                    snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
+                                    customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
+                                    assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1)
+            return Opened(record: record, accessCode: code)
+        }
+    }
+
+    // MARK: Transition
+
+    /// A workflow action as the caller asked for it.
+    public struct Transition: Sendable {
+        public var action: CaseAction
+        public var reason: String?
+        public var unlock: UnlockKind?
+        /// For `send_reset`: the answers given with it, already checked by `AnswerChecks.check` (off the transaction).
+        public var givenAnswers: AnswerCheck?
+
+        public init(action: CaseAction, reason: String? = nil, unlock: UnlockKind? = nil, givenAnswers: AnswerCheck? = nil) {
+            self.action = action
+            self.reason = reason
+            self.unlock = unlock
+            self.givenAnswers = givenAnswers
+        }
+    }
+
+    /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its timeline.
+    public func transition(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
+                           at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+        if let reason = transition.reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        var context = TransitionContext(unlock: transition.unlock, reason: transition.reason)
+        var resetDestination: String?
+        if transition.action == .sendReset {
+            // Every answer on file must have matched: given now, or filed as evidence on the case and not rejected.
+            if let onFile = try AccountStore.securityAnswers(email: record.accountEmail, on: connection) {
+                let filed = try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection)
+                let matched = filed.union(transition.givenAnswers?.matchedQuestionIDs ?? []).intersection(onFile.answers.keys)
+                context.allOnFileAnswersMatched = VerificationPolicy.allOnFileAnswersMatched(onFile: Set(onFile.answers.keys), matched: matched)
+                resetDestination = onFile.email
+            }
+        }
+        if transition.action == .verify {
+            context.verification = VerificationPolicy.evaluate(try EvidenceStore.factorEvidence(caseID: record.id, on: connection))
+        }
+        let decision: TransitionDecision
+        switch workflow.decide(transition.action, on: record.snapshot, actorTier: actorTier, context: context, now: now) {
+        case .success(let accepted): decision = accepted
+        case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
+        }
+        guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
+                                            now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.transition(decision), caseID: record.id, actor: actor, at: now, on: connection)
+        if decision.action == .sendReset, let resetDestination {
+            try CaseTimeline.append(.resetSent(to: resetDestination), caseID: record.id, actor: actor, at: now, on: connection)
+        }
+        return record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: record.version + 1)
+    }
+
+    // MARK: Notes
+
+    /// Adds a note (no version: notes do not change the case) with `note_added`.
+    public func addNote(_ number: CaseNumber, body: String, visibility: NoteVisibility, by actor: String, at now: Date,
+                        on connection: PostgresConnection) throws -> CaseNote {
+        let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty || text.count > NoteStore.maximumLength {
+            throw OperationError.invalid(field: "body", "A note has 1 to \(NoteStore.maximumLength) characters.")
+        }
+        let note = CaseNote(id: UUID(), body: text, visibility: visibility, author: actor, createdAt: now)
+        // The row lock orders this note's event after any concurrent change to the case.
+        let id = try lockID(number, on: connection)
+        try NoteStore.insert(note, caseID: id, on: connection)
+        try CaseTimeline.append(.noteAdded(noteID: note.id, visibility: visibility), caseID: id, actor: actor, at: note.createdAt, on: connection)
+        return note
+    }
+
+    // MARK: Assign and freeze
+
+    /// Hands the case to an active agent whose tier can hold it, with `assigned`.
+    public func assign(_ number: CaseNumber, expectedVersion: Int?, to agentID: UUID, actorTier: Tier, by actor: String, at now: Date,
+                       on connection: PostgresConnection) throws -> CaseRecord {
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        guard let assignee = try AgentStore.find(id: agentID, on: connection), !assignee.disabled else {
+            throw OperationError.invalid(field: "agent_id", "no such agent")
+        }
+        do {
+            try Workflow.checkAssignment(actorTier: actorTier, assigneeTier: assignee.tier, on: record.snapshot)
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        guard try CaseStore.assign(id: record.id, expectedVersion: record.version, agentID: assignee.id, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.assigned(agentID: assignee.id, previous: record.assigneeID), caseID: record.id, actor: actor, at: now, on: connection)
+        return record.with(assigneeID: assignee.id, assigneeName: assignee.name, assigneeTier: assignee.tier, updatedAt: now, version: record.version + 1)
+    }
+
+    /// Freezes the account of an open case (tier2+), with `frozen`.
+    public func freeze(_ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
+                       on connection: PostgresConnection) throws -> CaseRecord {
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        do {
+            try Workflow.checkFreeze(actorTier: actorTier, on: record.snapshot)
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        guard !record.frozen else { throw OperationError.alreadyFrozen }
+        guard try CaseStore.freeze(id: record.id, expectedVersion: record.version, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.frozen(accountEmail: record.accountEmail), caseID: record.id, actor: actor, at: now, on: connection)
+        return record.with(frozen: true, updatedAt: now, version: record.version + 1)
+    }
+
+    // MARK: Denials
+
+    /// Records a refused attempt on the case's timeline (in a transaction of its own: the refused one rolls back).
+    public func recordDenial(caseID: UUID, attempted: String, code: String, evidenceID: UUID? = nil, by actor: String, at now: Date,
+                             on connection: PostgresConnection) throws {
+        try CaseStore.lock(id: caseID, on: connection)
+        try CaseTimeline.append(.denied(attempted: attempted, code: code, evidenceID: evidenceID), caseID: caseID, actor: actor, at: now, on: connection)
+    }
+}
+
+/// The keyed hash stored for an access code (HMAC-SHA256 under the `access_code` key).
+public enum AccessCodeHash {
+    /// The hash of a code's symbols.
+    public static func compute(_ code: AccessCode, key: SymmetricKey) -> [UInt8] { compute(symbols: code.symbols, key: key) }
+
+    /// The hash of typed symbols (after parsing), for a look-up.
+    public static func compute(symbols: String, key: SymmetricKey) -> [UInt8] {
+        HMACSHA256.authenticate(message: Array(symbols.utf8), key: key)
+    }
+}
+
+extension CaseRecord {
+    /// The record after a change an operation made (saves re-reading the row).
+    public func with(snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
+                     assigneeTier: Tier? = nil, frozen: Bool? = nil, updatedAt: Date, version: Int) -> CaseRecord {
+        CaseRecord(id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
+                   snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
+                   customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
+                   assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
+                   assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
+                   updatedAt: updatedAt, version: version)
+    }
+}

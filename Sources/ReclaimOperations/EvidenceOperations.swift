@@ -1,0 +1,221 @@
+import Crypto
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// Typed evidence after validation (answers are filed through `AnswerCheck`; the card only until fingerprinted).
+public enum TypedEvidence: Sendable {
+    case card(CardNumber, CardExpiry)
+    case device(SerialNumber?, IMEI?)
+    case transcript(String)
+}
+
+/// Security answers given by the customer, checked against the hashes on file: which matched and how many did not.
+/// Never holds an answer.
+public struct AnswerCheck: Sendable, Equatable {
+    /// The questions answered, in the order given.
+    public let questionIDs: [String]
+    /// Those whose answer matched the account on file.
+    public let matchedQuestionIDs: Set<String>
+}
+
+/// The account's answer budget (9 wrong answers in 8 hours lock its answers for 8 hours, even right ones), shared by
+/// answers filed as evidence and answers given with `send_reset`.
+public enum AnswerBudget {
+    /// When the account's answers are locked until, if they are now.
+    public static func lockedUntil(accountEmail: String, now: Date, on connection: PostgresConnection) throws -> Date? {
+        try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(accountEmail)], now: now, on: connection)
+    }
+
+    /// Counts `failures` wrong answers.
+    public static func record(failures: Int, accountEmail: String, now: Date, on connection: PostgresConnection) throws {
+        guard failures > 0 else { return }
+        try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
+    }
+}
+
+extension CaseOperations {
+    /// At most this many answers in one filing.
+    public static let maximumAnswers = 20
+
+    /// Checks given answers (normalised) for the case's account: refused while its answers are locked; each answer
+    /// that does not match (an unknown question included, at the same cost) counts one failure, committed at once.
+    /// Runs argon2id per answer (~15 ms), so it takes the pool and holds no transaction while hashing: call it before
+    /// the operation's transaction, off the HTTP workers.
+    public func checkAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, hasher: PasswordHash,
+                             at now: Date, pool: PostgresPool) throws -> AnswerCheck {
+        if answers.count > Self.maximumAnswers { throw OperationError.invalid(field: "answers", "At most \(Self.maximumAnswers) answers.") }
+        let (accountEmail, onFile, lockedUntil) = try pool.withConnection { connection in
+            let record = try load(number, on: connection)
+            return (record.accountEmail, try AccountStore.securityAnswers(email: record.accountEmail, on: connection),
+                    try AnswerBudget.lockedUntil(accountEmail: record.accountEmail, now: now, on: connection))
+        }
+        if let lockedUntil { throw OperationError.answersLocked(until: lockedUntil, now: now) }
+        var matched = Set<String>()
+        var failures = 0
+        for answer in answers {
+            let hash = onFile?.answers[answer.questionID]
+            if hasher.verify(answer.normalized, against: hash ?? PasswordHash.dummyHash), hash != nil {
+                matched.insert(answer.questionID)
+            } else {
+                failures += 1
+            }
+        }
+        if failures > 0 {
+            try pool.withTransaction { try AnswerBudget.record(failures: failures, accountEmail: accountEmail, now: now, on: $0) }
+        }
+        return AnswerCheck(questionIDs: answers.map(\.questionID), matchedQuestionIDs: matched)
+    }
+
+    /// Files checked answers as `security_answers` evidence (which questions, which matched; never an answer).
+    public func fileAnswers(_ check: AnswerCheck, number: CaseNumber, by actor: String, at now: Date,
+                            on connection: PostgresConnection) throws -> EvidenceRecord {
+        let caseID = try lockID(number, on: connection)
+        let matched = check.questionIDs.filter(check.matchedQuestionIDs.contains)
+        return try insert(NewEvidence(id: UUID(), caseID: caseID, kind: .securityAnswers, matched: !matched.isEmpty,
+                                      summary: check.questionIDs.count == 1 ? "1 answer" : "\(check.questionIDs.count) answers",
+                                      details: ["question_ids": .array(check.questionIDs.map(JSONValue.string)),
+                                                "matched_question_ids": .array(matched.map(JSONValue.string))],
+                                      filedBy: actor, filedAt: now), on: connection)
+    }
+
+    /// Files a card (compared by fingerprint, only the masked form kept), a device (compared with the account on
+    /// file) or a transcript (sealed).
+    public func fileTyped(_ typed: TypedEvidence, number: CaseNumber, by actor: String, at now: Date,
+                          on connection: PostgresConnection) throws -> EvidenceRecord {
+        let keys = try requireKeys()
+        let id = UUID()
+        let record = try load(number, on: connection)
+        try CaseStore.lock(id: record.id, on: connection)
+        let new: NewEvidence
+        switch typed {
+        case .card(let card, let expiry):
+            let active = keys.activeKey(for: .cardFingerprint)
+            let matched = try EvidenceOnFile.cardMatches(card, accountEmail: record.accountEmail, keys: keys, on: connection)
+            let summary = card.summary
+            new = NewEvidence(id: id, caseID: record.id, kind: .card, matched: matched, summary: summary.masked,
+                              details: ["first_six": .string(summary.firstSix), "last_four": .string(summary.lastFour), "length": .int(Int64(summary.length)),
+                                        "exp_month": .int(Int64(expiry.month)), "exp_year": .int(Int64(expiry.year))],
+                              cardFingerprint: (CardFingerprint.compute(card, key: active.key), active.id), filedBy: actor, filedAt: now)
+        case .device(let serial, let imei):
+            let matched = try EvidenceOnFile.deviceMatches(serial: serial, imei: imei, accountEmail: record.accountEmail, on: connection)
+            let parts = [serial.map { "serial \($0.value)" }, imei.map { ($0.isSoftwareVersion ? "IMEISV " : "IMEI ") + $0.digits }].compactMap { $0 }
+            new = NewEvidence(id: id, caseID: record.id, kind: .device, matched: matched, summary: "Device " + parts.joined(separator: ", "),
+                              details: ["serial": .optional(serial?.value), "imei": .optional(imei?.digits)], filedBy: actor, filedAt: now)
+        case .transcript(let text):
+            let bytes = Array(text.utf8)
+            new = NewEvidence(id: id, caseID: record.id, kind: .transcript, matched: nil, summary: "Transcript, \(text.count) characters", details: [:],
+                              sealedContent: EvidenceSealing.seal(bytes, id: id, keys: keys), sha256: SHA256.hash(bytes), size: bytes.count,
+                              mediaType: "text/plain; charset=utf-8", filedBy: actor, filedAt: now)
+        }
+        return try insert(new, on: connection)
+    }
+
+    /// Files a document: sniffed (refused unless PDF/JPEG/PNG/HEIC and the type it was declared as), sealed, inserted.
+    public func fileDocument(type: DocumentType, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
+                             on connection: PostgresConnection) throws -> EvidenceRecord {
+        let keys = try requireKeys()
+        if bytes.isEmpty { throw OperationError.invalid(field: "file", "The file is empty.") }
+        if bytes.count > DocumentUpload.maximumBytes { throw OperationError.tooLarge(limit: DocumentUpload.maximumBytes) }
+        guard let sniffed = sniffMediaType(bytes) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
+        if let declaredType, !Self.declared(declaredType, agreesWith: sniffed) { throw OperationError.unsupportedMedia(declaredMismatch: true) }
+        let id = UUID()
+        // Sealing and hashing happen before the case's row lock, which is held only for the insert.
+        let sealedContent = EvidenceSealing.seal(bytes, id: id, keys: keys)
+        let digest = SHA256.hash(bytes)
+        let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
+        let summary = "\(name.prefix(1).uppercased() + name.dropFirst()), \(sniffed.label), \(Self.size(bytes.count))"
+        let caseID = try lockID(number, on: connection)
+        return try insert(NewEvidence(id: id, caseID: caseID, kind: type.evidenceKind, matched: nil, summary: summary, details: [:],
+                                      sealedContent: sealedContent, sha256: digest, size: bytes.count, mediaType: sniffed.rawValue,
+                                      filedBy: actor, filedAt: now), on: connection)
+    }
+
+    /// Inserts and appends `evidence_filed` (type and id only: never a value).
+    func insert(_ new: NewEvidence, on connection: PostgresConnection) throws -> EvidenceRecord {
+        try EvidenceStore.insert(new, on: connection)
+        try CaseTimeline.append(.evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)
+        return new.record
+    }
+
+    /// Whether a declared media type agrees with the sniffed one (`application/octet-stream` declares nothing).
+    static func declared(_ declared: String, agreesWith sniffed: MediaType) -> Bool {
+        switch declared {
+        case "", "application/octet-stream": true
+        case "image/jpg", "image/pjpeg": sniffed == .jpeg
+        case "image/heif": sniffed == .heic
+        default: declared == sniffed.rawValue
+        }
+    }
+
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes) / 1048576) : bytes >= 1024 ? "\(bytes / 1024) KiB" : "\(bytes) bytes"
+    }
+
+    // MARK: Review and reading
+
+    /// Records a review decision (tier2+ for typed evidence, tier3+ for documents and transcripts) with `evidence_reviewed`.
+    public func review(evidence id: UUID, decision: EvidenceStatus, reason: String, actorTier: Tier, by actor: String, at now: Date,
+                       on connection: PostgresConnection) throws -> EvidenceRecord {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard decision != .pending else { throw OperationError.invalid(field: "decision", "accepted or rejected") }
+        if reason.isEmpty || reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has 1 to 2000 characters.") }
+        guard let (record, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
+        guard actorTier.isAtLeast(record.kind.reviewMinimumTier) else { throw OperationError.reviewNeedsTier(record.kind.reviewMinimumTier, caseID: record.caseID) }
+        try CaseStore.lock(id: record.caseID, on: connection)
+        try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, reviewedBy: actor, reviewedAt: now), on: connection)
+        try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason),
+                                caseID: record.caseID, actor: actor, at: now, on: connection)
+        guard let (updated, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
+        return updated
+    }
+
+    /// The decrypted content of a document or transcript; the read is recorded on the timeline (`evidence_content_read`).
+    public func readContent(evidence id: UUID, by actor: String, at now: Date, on connection: PostgresConnection) throws -> (EvidenceRecord, [UInt8]) {
+        let keys = try requireKeys()
+        guard let (record, _) = try EvidenceStore.find(id: id, on: connection),
+              let sealed = try EvidenceStore.sealedContent(id: id, on: connection) else { throw OperationError.evidenceNotFound }
+        try CaseStore.lock(id: record.caseID, on: connection)
+        try CaseTimeline.append(.evidenceContentRead(evidenceID: id, kind: record.kind), caseID: record.caseID, actor: actor, at: now, on: connection)
+        guard let key = keys.key(id: sealed.keyID, purpose: .documents) else { throw OperationError.keysUnavailable }
+        return (record, try SecretBox.open(sealed.sealed, key: key, associatedData: EvidenceSealing.associatedData(id)))
+    }
+
+    /// The case an evidence id belongs to, nil when there is none (for recording a refused attempt on it).
+    public func caseID(ofEvidence id: UUID, on connection: PostgresConnection) throws -> UUID? {
+        try EvidenceStore.find(id: id, on: connection)?.record.caseID
+    }
+}
+
+/// What the customer must still send for the case's path, given the evidence that still counts (not rejected).
+public enum EvidenceRequirements {
+    public static func missing(_ record: CaseRecord, _ items: [EvidenceRecord]) -> [String] {
+        let have = Set(items.filter { $0.status != .rejected }.map(\.kind))
+        let s = record.snapshot
+        return missingEvidence(state: s.state, path: s.path, kind: s.kind, facts: s.facts, have: have)
+    }
+}
+
+/// Sealing of documents and transcripts: XChaCha20-Poly1305 under the active `documents` key.
+enum EvidenceSealing {
+    /// The associated data of sealed content: the evidence id, so sealed bytes cannot be moved to another row.
+    static func associatedData(_ id: UUID) -> [UInt8] { Array(id.uuidString.lowercased().utf8) }
+
+    static func seal(_ bytes: [UInt8], id: UUID, keys: KeyFile) -> (sealed: [UInt8], keyID: String) {
+        let key = keys.activeKey(for: .documents)
+        return (SecretBox.seal(bytes, key: key.key, associatedData: associatedData(id)), key.id)
+    }
+}
+
+extension MediaType {
+    /// A short name for summaries.
+    public var label: String {
+        switch self {
+        case .pdf: "PDF"
+        case .jpeg: "JPEG"
+        case .png: "PNG"
+        case .heic: "HEIC"
+        }
+    }
+}
