@@ -124,7 +124,6 @@ public struct DemoSeed: Sendable {
 
     private func seedAccounts(now: Date) throws -> [DemoAccount] {
         let year = Calendar(identifier: .gregorian).component(.year, from: now) + 3
-        let cardKey = keys.activeKey(for: .cardFingerprint)
         let hasher = PasswordHash()
         var accounts: [DemoAccount] = []
         for index in 0..<Self.cardNumbers.count {
@@ -141,15 +140,9 @@ public struct DemoSeed: Sendable {
             ]
             // The import's path: decode, validate, prepare (hash answers, fingerprint cards), insert.
             let decoded = try JSONDecoder().decode(AccountPayload.self, from: JSONSerialization.data(withJSONObject: payload))
-            let valid: ValidatedAccount
-            switch ValidatedAccount.validate(decoded) {
-            case .success(let value): valid = value
-            case .failure(let failure): throw DemoSeedError("demo account \(account.email): \(failure.issues.map(\.message).joined(separator: "; "))")
-            }
-            let prepared = try PreparedAccount(valid, hasher: hasher, cardKey: cardKey)
             do {
-                try pool.withTransaction { try AccountStore.insert(prepared, now: now, on: $0) }
-            } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
+                _ = try AccountOperations.putOnFile(try AccountOperations.validate(decoded), hasher: hasher, keys: keys, at: now, pool: pool)
+            } catch OperationError.accountExists {
                 // An earlier demo (under --force) put the same account on file: reuse it.
             }
             accounts.append(account)

@@ -37,6 +37,7 @@ enum OperationProblem {
         case .caseNotOpen:
             Problem(status: 409, code: "case_not_open",
                     detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
+        case .accountExists: Problem.conflict(code: "account_exists", detail: "An account with this e-mail is already on file.")
         case .keysUnavailable: Problem.internal
         }
     }

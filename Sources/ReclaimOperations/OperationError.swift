@@ -26,6 +26,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case tooLarge(limit: Int)
     /// The case is finished: nobody would see what is filed on it.
     case caseNotOpen
+    /// An account with this e-mail is already on file.
+    case accountExists
     /// The secret keys are not loaded (the service was started without them).
     case keysUnavailable
 
@@ -50,6 +52,7 @@ extension OperationError: CustomStringConvertible {
         case .unsupportedMedia(let mismatch): mismatch ? "the file's content is not the type it was declared as" : "only PDF, JPEG, PNG and HEIC files are accepted"
         case .tooLarge(let limit): "the content is larger than \(limit) bytes"
         case .caseNotOpen: "the case is finished"
+        case .accountExists: "an account with this e-mail is already on file"
         case .keysUnavailable: "the secret keys are not loaded"
         }
     }

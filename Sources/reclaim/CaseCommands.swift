@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Postgres
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 import Synchronization
 
@@ -24,7 +25,6 @@ func accountsCommand(arguments: [String]) -> Never {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     let pool = PostgresPool(connectionString: configuration.databaseURL, maximumConnections: max(1, ProcessInfo.processInfo.activeProcessorCount))
     defer { pool.close() }
-    let cardKey = keys.activeKey(for: .cardFingerprint)
     let hasher = PasswordHash()
     let problems = Mutex<[Int: String]>([:])
     let imported = Atomic<Int>(0)
@@ -41,19 +41,11 @@ func accountsCommand(arguments: [String]) -> Never {
             refuse("not an account object (\(describe(error)))")
             return
         }
-        let account: ValidatedAccount
-        switch ValidatedAccount.validate(payload) {
-        case .success(let valid): account = valid
-        case .failure(let failure):
-            refuse(failure.issues.map { "\($0.field): \($0.message)" }.joined(separator: "; "))
-            return
-        }
         do {
-            let prepared = try PreparedAccount(account, hasher: hasher, cardKey: cardKey)
-            try pool.withTransaction { try AccountStore.insert(prepared, now: Date(), on: $0) }
+            _ = try AccountOperations.putOnFile(try AccountOperations.validate(payload), hasher: hasher, keys: keys, at: Date(), pool: pool)
             imported.add(1, ordering: .relaxed)
-        } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
-            refuse("an account with this e-mail is already on file")
+        } catch let error as OperationError {
+            refuse(error.description)
         } catch {
             refuse("not stored: \(error)")
         }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Postgres
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 
 /// `POST /api/v1/accounts` (admin agents, API clients): an account on file, what identity is checked against.
@@ -23,26 +24,14 @@ final class AccountsController: Sendable {
         do {
             try context.authorize(.createAccount, request)
             guard context.keys != nil else { throw Problem.internal }
-            let payload = try request.decodeJSON(AccountPayload.self)
-            switch ValidatedAccount.validate(payload) {
-            case .success(let valid): account = valid
-            case .failure(let failure): throw CaseHTTP.problem(for: failure)
-            }
-            if account.questions.count > 10 || account.cards.count > 10 || account.devices.count > 20 {
-                throw Problem.unprocessable(errors: [FieldError(field: "security_questions", message: "At most 10 questions, 10 cards and 20 devices.")])
-            }
+            account = try AccountOperations.validate(try request.decodeJSON(AccountPayload.self))
         } catch {
             completion(.failure(error))
             return
         }
         let accepted = hashQueue.submit { [self] in
             completion(Result {
-                let prepared = try PreparedAccount(account, hasher: hasher, cardKey: context.keys!.activeKey(for: .cardFingerprint))
-                do {
-                    try context.pool.withTransaction { try AccountStore.insert(prepared, now: context.clock.now(), on: $0) }
-                } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
-                    throw Problem.conflict(code: "account_exists", detail: "An account with this e-mail is already on file.")
-                }
+                let prepared = try AccountOperations.putOnFile(account, hasher: hasher, keys: context.keys, at: context.clock.now(), pool: context.pool)
                 return CaseHTTP.json(prepared.json, status: 201)
             })
         }

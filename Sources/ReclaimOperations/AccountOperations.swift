@@ -1,0 +1,39 @@
+import Crypto
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// Putting an account on file (what identity is checked against): one path for the API, `reclaim accounts import`
+/// and the demo seed. Validation is cheap and runs first; storing hashes every answer (argon2id), so callers run it
+/// off the HTTP workers.
+public enum AccountOperations {
+    /// The most questions, cards and devices one account may carry.
+    public static let limits = (questions: 10, cards: 10, devices: 20)
+
+    /// Validates a decoded payload, every bad field at once.
+    public static func validate(_ payload: AccountPayload) throws -> ValidatedAccount {
+        let account: ValidatedAccount
+        switch ValidatedAccount.validate(payload) {
+        case .success(let valid): account = valid
+        case .failure(let failure): throw OperationError.invalid(failure)
+        }
+        if account.questions.count > limits.questions || account.cards.count > limits.cards || account.devices.count > limits.devices {
+            throw OperationError.invalid(field: "security_questions", "At most 10 questions, 10 cards and 20 devices.")
+        }
+        return account
+    }
+
+    /// Hashes the answers, fingerprints the cards and stores the account; `accountExists` when the e-mail is on file.
+    public static func putOnFile(_ account: ValidatedAccount, hasher: PasswordHash, keys: KeyFile?, at now: Date,
+                                 pool: PostgresPool) throws -> PreparedAccount {
+        guard let keys else { throw OperationError.keysUnavailable }
+        let prepared = try PreparedAccount(account, hasher: hasher, cardKey: keys.activeKey(for: .cardFingerprint))
+        do {
+            try pool.withTransaction { try AccountStore.insert(prepared, now: now, on: $0) }
+        } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
+            throw OperationError.accountExists
+        }
+        return prepared
+    }
+}
