@@ -39,6 +39,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "ReclaimCoreTests", dependencies: ["ReclaimCore"]),
         .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport", "Crypto", "Postgres", "ReclaimCore"]),
+        .testTarget(name: "ReclaimOperationsTests", dependencies: ["ReclaimOperations", "ReclaimTestSupport", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres"]),
         .testTarget(name: "ReclaimAPITests", dependencies: ["ReclaimAPI", "ReclaimTestSupport", "HTTPServer", "Postgres", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]
