@@ -68,9 +68,28 @@ func serve(arguments: [String]) -> Never {
         default: fail("serve: unknown option \(argument)\n\(usage)", code: exitUsage)
         }
     }
-    let configuration = loadConfiguration()
+    // `serve` writes JSON lines only, start-up failures included: its standard error is the log stream.
+    let startup = Logger(sink: StandardErrorSink())
+    func refuse(_ event: String, _ error: Any, code: Int32) -> Never {
+        startup.error(event, ["error": .string(String(describing: error))])
+        exit(code)
+    }
+    let configuration: ServiceConfiguration
+    do {
+        configuration = try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+    } catch {
+        refuse("configuration_invalid", error, code: exitConfiguration)
+    }
     let logger = makeLogger(configuration)
-    let keys = loadKeys(configuration)
+    guard let keyPath = configuration.keyFilePath else {
+        refuse("configuration_invalid", "RECLAIM_KEY_FILE: is not set (create one with `reclaim keys generate --output PATH`)", code: exitConfiguration)
+    }
+    let keys: KeyFile
+    do {
+        keys = try KeyFile.load(path: keyPath)
+    } catch {
+        refuse("configuration_invalid", "RECLAIM_KEY_FILE: \(error)", code: exitConfiguration)
+    }
 
     // Block the shutdown signals before any thread starts, so only sigwait below receives them.
     var signals = sigset_t()
@@ -85,11 +104,11 @@ func serve(arguments: [String]) -> Never {
         service = try ReclaimService(configuration: configuration, keys: keys, logger: logger, migrate: migrate)
         try service.start()
     } catch {
-        fail("cannot start: \(error)")
+        refuse("start_failed", error, code: 1)
     }
     let scheme = configuration.servesTLS ? "https" : "http"
     let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-    FileHandle.standardError.write(Data("reclaim: serving on \(scheme)://\(shownHost):\(service.port)/\n".utf8))
+    logger.info("serving", ["url": .string("\(scheme)://\(shownHost):\(service.port)/"), "version": .string(BuildInfo.version)])
 
     var received: Int32 = 0
     sigwait(&signals, &received)
@@ -99,7 +118,7 @@ func serve(arguments: [String]) -> Never {
         var waitFor = blocked
         var again: Int32 = 0
         sigwait(&waitFor, &again)
-        FileHandle.standardError.write(Data("reclaim: second signal, exiting now\n".utf8))
+        logger.warning("second_signal", ["action": "exiting now"])
         exit(1)
     }
     forced.start()

@@ -39,6 +39,46 @@ import Testing
         let lines = result.error.split(separator: "\n")
         #expect(lines.count == 1)
         #expect(result.error.contains("RECLAIM_THREADS"))
+        // `serve` writes its log stream only: even this refusal is one JSON line.
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(result.error.utf8)) as? [String: Any])
+        #expect(line["event"] as? String == "configuration_invalid")
+        #expect(line["level"] as? String == "error")
+    }
+
+    @Test func serveLogsItsStartAndStopAsJSONLinesOnly() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try Shell.capture([reclaim, "keys", "generate", "--output", directory + "/keys"], environment: environment([:])).status == 0)
+        let database = try TestDatabase.create()
+        defer { database.drop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: reclaim)
+        process.arguments = ["serve"]
+        process.environment = environment(["DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+                                           "RECLAIM_ADDRESS": "127.0.0.1:0"])
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Wait (bounded) for the banner, then stop the service as an operator would.
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains("\"event\":\"serving\""), Date() < deadline {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        text += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not a JSON line: \(line)")
+        }
+        let serving = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first { $0["event"] as? String == "serving" }
+        #expect((serving?["url"] as? String)?.hasPrefix("http://127.0.0.1:") == true)
+        #expect(process.terminationStatus == 0)
     }
 
     @Test func keyFileIsPrivateAndServeRefusesAReadableOne() throws {
