@@ -395,7 +395,7 @@ extension CaseStore {
                                      on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [(body: String, at: Date)]) {
         let rows = try connection.query("""
             SELECT \(unescaped: columns),
-                (SELECT max(t.locked_until) FROM status_throttle t
+                (SELECT max(t.locked_until) FROM throttles t
                  WHERE t.key = ANY(string_to_array(\(throttleKeys.joined(separator: "\u{1F}"))::text, chr(31))) AND t.locked_until > \(now)),
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
                  FROM case_notes n WHERE n.case_id = c.id AND n.visibility = 'customer')

@@ -262,7 +262,7 @@ final class CasesController: Sendable {
         let now = context.clock.now()
         let (onFile, lockedUntil, filedMatches) = try context.pool.withConnection { connection in
             (try AccountStore.securityAnswers(email: accountEmail, on: connection),
-             try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(accountEmail)], now: now, on: connection),
+             try ThrottleStore.lockedUntil(keys: [ThrottleStore.accountKey(accountEmail)], now: now, on: connection),
              try EvidenceStore.matchedQuestionIDs(caseID: caseID, on: connection))
         }
         if let lockedUntil { throw EvidenceFiling.answersLocked(until: lockedUntil, now: now) }
@@ -277,7 +277,7 @@ final class CasesController: Sendable {
         }
         if failures > 0 {
             try context.pool.withTransaction { connection in
-                try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
+                try ThrottleStore.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
             }
         }
         let all = VerificationPolicy.allOnFileAnswersMatched(onFile: Set(onFile.answers.keys), matched: matched)

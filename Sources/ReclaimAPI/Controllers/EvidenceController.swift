@@ -362,7 +362,7 @@ struct EvidenceFiling: Sendable {
         let (lockedUntil, onFile) = try context.pool.withConnection { connection in
             guard let email = try connection.query("SELECT account_email FROM cases WHERE case_number = \(number.digits)").first?
                 .decode(0, as: String.self) else { throw CaseHTTP.caseNotFound }
-            return (try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(email)], now: now, on: connection),
+            return (try ThrottleStore.lockedUntil(keys: [ThrottleStore.accountKey(email)], now: now, on: connection),
                     try AccountStore.securityAnswers(email: email, on: connection))
         }
         if let lockedUntil { throw Self.answersLocked(until: lockedUntil, now: now) }
@@ -380,7 +380,7 @@ struct EvidenceFiling: Sendable {
         let id = UUID()
         let record = try context.pool.withTransaction { connection -> EvidenceRecord in
             let (caseID, accountEmail) = try lockCase(number, on: connection)
-            try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
+            try ThrottleStore.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
             let new = NewEvidence(id: id, caseID: caseID, kind: .securityAnswers, matched: !matchedIDs.isEmpty,
                                   summary: answers.count == 1 ? "1 answer" : "\(answers.count) answers",
                                   details: ["question_ids": .array(answers.map { .string($0.questionID) }),
