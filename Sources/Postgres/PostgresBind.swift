@@ -23,6 +23,12 @@ enum OID {
     static let uuid: UInt32 = 2950
     static let void: UInt32 = 2278
     static let jsonb: UInt32 = 3802
+    static let boolArray: UInt32 = 1000
+    static let int4Array: UInt32 = 1007
+    static let textArray: UInt32 = 1009
+    static let int8Array: UInt32 = 1016
+    static let float8Array: UInt32 = 1022
+    static let uuidArray: UInt32 = 2951
 }
 
 /// One bind parameter ($n) of a query: its type and value. Its description never shows the value.
@@ -40,6 +46,8 @@ public struct PostgresBind: Sendable, CustomStringConvertible {
         case uuid(UUID)
         /// Microseconds since 2000-01-01 00:00:00 UTC (PostgreSQL's epoch).
         case timestamp(Int64)
+        /// A value that cannot be sent (an array holding text with a NUL): execution refuses it.
+        case unencodable
     }
 
     let value: Value
@@ -56,6 +64,30 @@ public struct PostgresBind: Sendable, CustomStringConvertible {
 
     /// A value in PostgreSQL's text format, typed by the server from context unless `typeOID` is given.
     public static func text(_ text: String, typeOID: UInt32 = 0) -> PostgresBind { PostgresBind(.text(text), typeOID: typeOID) }
+
+    /// A one-dimensional array in PostgreSQL's binary array format (`text[]`, `uuid[]`, `bigint[]`...), for `= ANY(...)`.
+    /// Its elements travel as they are: no quoting or separator can split or join them.
+    public static func array<Element: PostgresArrayElement>(_ elements: [Element]) -> PostgresBind {
+        // Header: dimensions, has-nulls flag, element type; then (size, lower bound) of the one dimension.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + elements.count * (4 + Element.postgresElementSize))
+        func append(_ value: Int32) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
+        append(elements.isEmpty ? 0 : 1)
+        append(0)
+        append(Int32(bitPattern: Element.postgresElementTypeOID))
+        if !elements.isEmpty {
+            append(Int32(elements.count))
+            append(1)
+        }
+        for element in elements {
+            let lengthAt = bytes.count
+            append(0)
+            guard element.appendPostgresBinary(to: &bytes) else { return PostgresBind(.unencodable, typeOID: Element.postgresArrayTypeOID) }
+            let length = Int32(bytes.count - lengthAt - 4).bigEndian
+            withUnsafeBytes(of: length) { for (i, byte) in $0.enumerated() { bytes[lengthAt + i] = byte } }
+        }
+        return PostgresBind(.bytes(bytes), typeOID: Element.postgresArrayTypeOID)
+    }
 
     /// True for SQL NULL.
     public var isNull: Bool { if case .null = value { true } else { false } }
@@ -81,6 +113,7 @@ public struct PostgresBind: Sendable, CustomStringConvertible {
         case .int32: 4
         case .bool: 1
         case .uuid: 16
+        case .unencodable: 0
         }
     }
 
@@ -90,6 +123,8 @@ public struct PostgresBind: Sendable, CustomStringConvertible {
         switch value {
         case .null:
             return 0
+        case .unencodable:
+            return nil
         case .text(let s):
             var s = s
             let count = s.withUTF8 { utf8 -> Int? in
@@ -123,5 +158,84 @@ public struct PostgresBind: Sendable, CustomStringConvertible {
             withUnsafeBytes(of: u.uuid) { out.copyMemory(from: $0.baseAddress!, byteCount: 16) }
             return 16
         }
+    }
+}
+
+/// A type that can be an element of an array bind parameter (`\(ids)` with `ids: [UUID]` binds one `uuid[]`).
+public protocol PostgresArrayElement: PostgresEncodable {
+    /// The array type's OID (`text[]` is 1009).
+    static var postgresArrayTypeOID: UInt32 { get }
+    /// The element type's OID written in the array (never 0: binary arrays must name it).
+    static var postgresElementTypeOID: UInt32 { get }
+    /// Bytes one element usually takes, to size the buffer.
+    static var postgresElementSize: Int { get }
+    /// Appends the element in PostgreSQL's binary format; false when it cannot be sent (text with a NUL).
+    func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool
+}
+
+extension PostgresArrayElement {
+    public static var postgresElementTypeOID: UInt32 { postgresTypeOID }
+}
+
+extension PostgresArrayElement where Self: FixedWidthInteger {
+    public static var postgresElementSize: Int { MemoryLayout<Self>.size }
+    public func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool {
+        withUnsafeBytes(of: bigEndian) { bytes.append(contentsOf: $0) }
+        return true
+    }
+}
+
+extension String: PostgresArrayElement {
+    /// Elements of a `[String]` are `text` (an untyped array cannot be sent in binary); cast for enums: `ANY(\(tiers)::tier[])`.
+    public static var postgresArrayTypeOID: UInt32 { OID.textArray }
+    public static var postgresElementTypeOID: UInt32 { OID.text }
+    public static var postgresElementSize: Int { 16 }
+    public func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool {
+        // PostgreSQL text cannot hold NUL: refuse rather than let the server cut or reject it.
+        if utf8.contains(0) { return false }
+        bytes.append(contentsOf: utf8)
+        return true
+    }
+}
+
+extension UUID: PostgresArrayElement {
+    public static var postgresArrayTypeOID: UInt32 { OID.uuidArray }
+    public static var postgresElementSize: Int { 16 }
+    public func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool {
+        withUnsafeBytes(of: uuid) { bytes.append(contentsOf: $0) }
+        return true
+    }
+}
+
+extension Int: PostgresArrayElement {
+    /// `bigint[]`, like a single `Int`.
+    public static var postgresArrayTypeOID: UInt32 { OID.int8Array }
+    public static var postgresElementSize: Int { 8 }
+    public func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool { Int64(self).appendPostgresBinary(to: &bytes) }
+}
+
+extension Int64: PostgresArrayElement {
+    public static var postgresArrayTypeOID: UInt32 { OID.int8Array }
+}
+
+extension Int32: PostgresArrayElement {
+    public static var postgresArrayTypeOID: UInt32 { OID.int4Array }
+}
+
+extension Bool: PostgresArrayElement {
+    public static var postgresArrayTypeOID: UInt32 { OID.boolArray }
+    public static var postgresElementSize: Int { 1 }
+    public func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool {
+        bytes.append(self ? 1 : 0)
+        return true
+    }
+}
+
+extension Double: PostgresArrayElement {
+    public static var postgresArrayTypeOID: UInt32 { OID.float8Array }
+    public static var postgresElementSize: Int { 8 }
+    public func appendPostgresBinary(to bytes: inout [UInt8]) -> Bool {
+        withUnsafeBytes(of: bitPattern.bigEndian) { bytes.append(contentsOf: $0) }
+        return true
     }
 }

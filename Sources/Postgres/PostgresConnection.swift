@@ -180,8 +180,8 @@ public final class PostgresConnection {
         }
     }
 
-    /// True inside `withTransaction` (the pool must not hand the connection to anyone else then).
-    var inTransaction: Bool { transactionDepth > 0 }
+    /// True inside `withTransaction` (the pool must not hand the connection to anyone else then; row locks last until it ends).
+    public var inTransaction: Bool { transactionDepth > 0 }
 
     /// True when the last `withTransaction` failed at BEGIN, before the body ran (the pool may retry then).
     private(set) var lastBeginFailed = false

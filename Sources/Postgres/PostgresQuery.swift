@@ -55,6 +55,13 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomS
             sql += String(binds.count)
         }
 
+        /// One array bind parameter (`$n`, e.g. `text[]`) holding every element: `WHERE key = ANY(\(keys))`.
+        public mutating func appendInterpolation<Element: PostgresArrayElement>(_ elements: [Element]) {
+            binds.append(.array(elements))
+            sql += "$"
+            sql += String(binds.count)
+        }
+
         /// Raw SQL text, inserted as is: never pass user input.
         public mutating func appendInterpolation(unescaped text: String) {
             sql += text

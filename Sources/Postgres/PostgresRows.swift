@@ -18,10 +18,16 @@ final class PostgresResult: @unchecked Sendable {
 
     deinit { PQclear(handle) }
 
-    /// Index of the column named exactly `name`, or nil.
-    func columnIndex(_ name: String) -> Int? {
-        name.withCString { wanted in
-            for column in 0..<columnCount where strcmp(PQfname(handle, Int32(column)), wanted) == 0 { return column }
+    /// Index of the column named exactly `name`, or nil; the search starts at `start` and wraps around, so
+    /// names looked up in select-list order cost one comparison each.
+    func columnIndex(_ name: String, from start: Int = 0) -> Int? {
+        guard columnCount > 0 else { return nil }
+        return name.withCString { wanted in
+            var column = start < columnCount ? max(start, 0) : 0
+            for _ in 0..<columnCount {
+                if strcmp(PQfname(handle, Int32(column)), wanted) == 0 { return column }
+                column = column + 1 == columnCount ? 0 : column + 1
+            }
             return nil
         }
     }
@@ -82,6 +88,20 @@ public struct PostgresRow: Sendable {
         return try decode(index, as: type)
     }
 
+    /// Decodes a column found by name once for this result (`PostgresRows.columns()`); as fast as an index.
+    public func decode<T: PostgresDecodable>(_ column: PostgresColumn, as type: T.Type = T.self) throws -> T {
+        guard column.result == ObjectIdentifier(result) else {
+            throw PostgresError(.misuse, message: "column \"\(column.name)\" was looked up in another result")
+        }
+        let cell = PostgresCell(result: result, row: Int32(row), column: Int32(column.index))
+        return cell.isNull ? try T.decodeNull(from: cell) : try T.decode(from: cell)
+    }
+
+    /// True when the column found by name is NULL.
+    public func isNull(_ column: PostgresColumn) -> Bool {
+        column.result == ObjectIdentifier(result) ? isNull(column.index) : true
+    }
+
     /// True when column `column` is NULL (or does not exist).
     public func isNull(_ column: Int) -> Bool {
         guard column >= 0, column < result.columnCount else { return true }
@@ -106,5 +126,41 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     public subscript(position: Int) -> PostgresRow {
         precondition(position >= 0 && position < endIndex, "row index out of range")
         return PostgresRow(result: result!, row: position)
+    }
+
+    /// Finds columns by name in this result, once, for every row to read by index:
+    ///
+    ///     var columns = rows.columns()
+    ///     let id = try columns("id"), name = try columns("name")
+    ///     for row in rows { ... try row.decode(id, as: UUID.self) ... }
+    ///
+    /// Adding, removing or reordering select-list columns then shifts nothing; a missing name throws `.misuse`.
+    public func columns() -> PostgresColumnLookup { PostgresColumnLookup(result: result) }
+}
+
+/// A result column found by name (`PostgresRows.columns()`); valid only for rows of that result.
+public struct PostgresColumn: Sendable {
+    /// The column's name in the result.
+    public let name: String
+    /// Its 0-based position in the result.
+    public let index: Int
+    let result: ObjectIdentifier
+}
+
+/// Looks up the columns of one result by name; each search starts after the previous match, so a decoder
+/// that names its columns in select-list order pays one comparison per column.
+public struct PostgresColumnLookup {
+    let result: PostgresResult?
+    private var next = 0
+
+    init(result: PostgresResult?) { self.result = result }
+
+    /// The column named exactly `name` (case-sensitive, as in the select list's aliases); throws `.misuse` when absent.
+    public mutating func callAsFunction(_ name: String) throws -> PostgresColumn {
+        guard let result, let index = result.columnIndex(name, from: next) else {
+            throw PostgresError(.misuse, message: "no column named \"\(name)\" in the result")
+        }
+        next = index + 1
+        return PostgresColumn(name: name, index: index, result: ObjectIdentifier(result))
     }
 }

@@ -25,13 +25,13 @@ public struct AnswerCheck: Sendable, Equatable {
 public enum AnswerBudget {
     /// When the account's answers are locked until, if they are now.
     public static func lockedUntil(accountEmail: String, now: Date, on connection: PostgresConnection) throws -> Date? {
-        try StatusThrottle.lockedUntil(keys: [StatusThrottle.accountKey(accountEmail)], now: now, on: connection)
+        try ThrottleStore.lockedUntil(keys: [ThrottleStore.accountKey(accountEmail)], now: now, on: connection)
     }
 
     /// Counts `failures` wrong answers.
     public static func record(failures: Int, accountEmail: String, now: Date, on connection: PostgresConnection) throws {
         guard failures > 0 else { return }
-        try StatusThrottle.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
+        try ThrottleStore.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
     }
 }
 

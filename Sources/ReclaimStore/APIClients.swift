@@ -26,11 +26,11 @@ public enum APIClientStore {
     /// The client whose API key hashes to `keyHash` (revoked ones too: the caller refuses them).
     public static func find(keyHash: [UInt8], on connection: PostgresConnection) throws -> APIClientRecord? {
         let rows = try connection.query("""
-            SELECT id, name, signing_secret, signing_key_id, revoked_at IS NOT NULL FROM api_clients WHERE key_hash = \(keyHash)
+            SELECT id, name, signing_secret, signing_key_id, revoked_at IS NOT NULL AS revoked FROM api_clients WHERE key_hash = \(keyHash)
             """)
         guard let row = rows.first else { return nil }
-        return APIClientRecord(id: try row.decode(0), name: try row.decode(1), sealedSigningSecret: try row.decode(2),
-                               signingKeyID: try row.decode(3), revoked: try row.decode(4))
+        return APIClientRecord(id: try row.decode("id"), name: try row.decode("name"), sealedSigningSecret: try row.decode("signing_secret"),
+                               signingKeyID: try row.decode("signing_key_id"), revoked: try row.decode("revoked"))
     }
 
     /// Revokes a client: its key is refused from now on. False when there is no such (unrevoked) client.

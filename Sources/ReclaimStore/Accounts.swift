@@ -204,10 +204,12 @@ public enum AccountStore {
             LEFT JOIN account_security_questions q ON q.account_id = a.id WHERE a.email_key = lower(\(email))
             """)
         guard let first = rows.first else { return nil }
+        var columns = rows.columns()
+        let email = try columns("email"), questionID = try columns("question_id"), answerHash = try columns("answer_hash")
         var answers: [String: String] = [:]
-        for row in rows where !row.isNull(1) {
-            answers[try row.decode(1, as: String.self)] = try row.decode(2, as: String.self)
+        for row in rows where !row.isNull(questionID) {
+            answers[try row.decode(questionID, as: String.self)] = try row.decode(answerHash, as: String.self)
         }
-        return (try first.decode(0, as: String.self), answers)
+        return (try first.decode(email, as: String.self), answers)
     }
 }

@@ -54,37 +54,39 @@ public enum AgentStore {
 
     /// The agent with this email, compared case-insensitively.
     public static func find(email: String, on connection: PostgresConnection) throws -> AgentRecord? {
-        try connection.query("SELECT \(unescaped: columns) FROM agents WHERE lower(email) = lower(\(email))")
-            .first.map(decode)
+        try decode(connection.query("SELECT \(unescaped: columns) FROM agents WHERE lower(email) = lower(\(email))")).first
     }
 
     /// Active agents of any of `tiers`, by name then id, at most `limit`: whom a case can be handed to.
     public static func colleagues(tiers: [Tier], limit: Int, on connection: PostgresConnection) throws -> [(id: UUID, name: String, tier: Tier)] {
-        let list = tiers.map(\.rawValue).joined(separator: ",")
-        return try connection.query("""
+        let rows = try connection.query("""
             SELECT id, name, tier FROM agents
-            WHERE NOT disabled AND tier = ANY(string_to_array(\(list)::text, ','))
+            WHERE NOT disabled AND tier = ANY(\(tiers.map(\.rawValue)))
             ORDER BY name, id LIMIT \(Int64(limit))
-            """).map { row in
-            (try row.decode(0, as: UUID.self), try row.decode(1, as: String.self), Tier(rawValue: try row.decode(2, as: String.self)) ?? .tier1)
+            """)
+        var columns = rows.columns()
+        let id = try columns("id"), name = try columns("name"), tier = try columns("tier")
+        return try rows.map { row in
+            (try row.decode(id, as: UUID.self), try row.decode(name, as: String.self), Tier(rawValue: try row.decode(tier, as: String.self)) ?? .tier1)
         }
     }
 
     /// Display names of the agents with these ids (disabled ones included: they still acted); unknown ids are left out.
     public static func names(ids: Set<UUID>, on connection: PostgresConnection) throws -> [UUID: String] {
         guard !ids.isEmpty else { return [:] }
-        let list = ids.map { $0.uuidString.lowercased() }.joined(separator: ",")
         var names: [UUID: String] = [:]
-        for row in try connection.query("SELECT id, name FROM agents WHERE id = ANY(string_to_array(\(list)::text, ',')::uuid[])") {
-            names[try row.decode(0, as: UUID.self)] = try row.decode(1, as: String.self)
+        let rows = try connection.query("SELECT id, name FROM agents WHERE id = ANY(\(Array(ids)))")
+        var columns = rows.columns()
+        let id = try columns("id"), name = try columns("name")
+        for row in rows {
+            names[try row.decode(id, as: UUID.self)] = try row.decode(name, as: String.self)
         }
         return names
     }
 
     /// The agent with this id.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> AgentRecord? {
-        try connection.query("SELECT \(unescaped: columns) FROM agents WHERE id = \(id)")
-            .first.map(decode)
+        try decode(connection.query("SELECT \(unescaped: columns) FROM agents WHERE id = \(id)")).first
     }
 
     /// Records `step` as used unless it (or a later one) already was: true when this call won, so a
@@ -117,13 +119,21 @@ public enum AgentStore {
         try connection.execute("UPDATE agents SET disabled = true, updated_at = \(now) WHERE id = \(agentID)") == 1
     }
 
-    private static func decode(_ row: PostgresRow) throws -> AgentRecord {
-        let tierText = try row.decode(3, as: String.self)
-        guard let tier = Tier(rawValue: tierText) else { throw PostgresError(.decoding, message: "agents.tier holds an unknown tier") }
-        let lastStep = try row.decode(9, as: Int64?.self)
-        return AgentRecord(
-            id: try row.decode(0), email: try row.decode(1), name: try row.decode(2), tier: tier,
-            isAdmin: try row.decode(4), disabled: try row.decode(5), passwordHash: try row.decode(6),
-            sealedTOTPSecret: try row.decode(7), totpKeyID: try row.decode(8), totpLastStep: lastStep.map { UInt64(max(0, $0)) })
+    /// The rows of a `SELECT \(columns)`, read by column name.
+    private static func decode(_ rows: PostgresRows) throws -> [AgentRecord] {
+        var columns = rows.columns()
+        let id = try columns("id"), email = try columns("email"), name = try columns("name"), tier = try columns("tier"),
+            isAdmin = try columns("is_admin"), disabled = try columns("disabled"), passwordHash = try columns("password_hash"),
+            totpSecret = try columns("totp_secret"), totpKeyID = try columns("totp_key_id"), totpLastStep = try columns("totp_last_step")
+        return try rows.map { row in
+            guard let tierValue = Tier(rawValue: try row.decode(tier, as: String.self)) else {
+                throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
+            }
+            let lastStep = try row.decode(totpLastStep, as: Int64?.self)
+            return AgentRecord(
+                id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,
+                isAdmin: try row.decode(isAdmin), disabled: try row.decode(disabled), passwordHash: try row.decode(passwordHash),
+                sealedTOTPSecret: try row.decode(totpSecret), totpKeyID: try row.decode(totpKeyID), totpLastStep: lastStep.map { UInt64(max(0, $0)) })
+        }
     }
 }

@@ -76,8 +76,8 @@ public enum CaseEventStore {
                               on connection: PostgresConnection) throws -> CaseEvent {
         let at = Timestamp.truncated(at)
         let last = try connection.query("SELECT seq, hash FROM case_events WHERE case_id = \(caseID) ORDER BY seq DESC LIMIT 1").first
-        let seq = (try last?.decode(0, as: Int.self) ?? 0) + 1
-        let previous: String? = try last?.decode(1, as: String.self)
+        let seq = (try last?.decode("seq", as: Int.self) ?? 0) + 1
+        let previous: String? = try last?.decode("hash", as: String.self)
         let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: data)
         try connection.execute("""
             INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
@@ -91,7 +91,7 @@ public enum CaseEventStore {
         try connection.query("""
             SELECT seq, at, actor, type, data, prev_hash, hash FROM case_events
             WHERE case_id = \(caseID) AND seq > \(afterSeq) ORDER BY seq LIMIT \(limit)
-            """).map(decode)
+            """).decodeEvents()
     }
 
     /// Recomputes every chain (or the one of `caseNumber`) and returns the first break of each broken case,
@@ -114,6 +114,9 @@ public enum CaseEventStore {
         var current: String?
         var events: [CaseEvent] = []
         var unreadable: CaseEventChain.Break?
+        var columns = rows.columns()
+        let caseNumberColumn = try columns("case_number")
+        let eventColumns = try EventColumns(rows)
         func finish() {
             guard let current else { return }
             cases += 1
@@ -127,19 +130,19 @@ public enum CaseEventStore {
             }
         }
         for row in rows {
-            let number: String = try row.decode(0)
+            let number: String = try row.decode(caseNumberColumn)
             if number != current {
                 finish()
                 current = number
                 events = []
                 unreadable = nil
             }
-            guard !row.isNull(1) else { continue }
+            guard !row.isNull(eventColumns.seq) else { continue }
             eventCount += 1
             do {
-                events.append(try decode(row, offset: 1))
+                events.append(try eventColumns.decode(row))
             } catch {
-                let seq = (try? row.decode(1, as: Int.self)) ?? 0
+                let seq = (try? row.decode(eventColumns.seq, as: Int.self)) ?? 0
                 if unreadable == nil { unreadable = CaseEventChain.Break(caseNumber: number, seq: seq, reason: "data is not valid JSON") }
             }
         }
@@ -147,11 +150,27 @@ public enum CaseEventStore {
         return (breaks, cases, eventCount)
     }
 
-    static func decode(_ row: PostgresRow) throws -> CaseEvent { try decode(row, offset: 0) }
+    /// The event columns (`seq, at, actor, type, data, prev_hash, hash`) of a result, found by name once.
+    struct EventColumns {
+        let seq, at, actor, type, data, prevHash, hash: PostgresColumn
 
-    static func decode(_ row: PostgresRow, offset: Int) throws -> CaseEvent {
-        CaseEvent(seq: try row.decode(offset), at: try row.decode(offset + 1), actor: try row.decode(offset + 2),
-                  type: try row.decode(offset + 3), data: try JSONValue.parse(try row.decode(offset + 4)),
-                  prevHash: try row.decode(offset + 5), hash: try row.decode(offset + 6))
+        init(_ rows: PostgresRows) throws {
+            var columns = rows.columns()
+            seq = try columns("seq"); at = try columns("at"); actor = try columns("actor"); type = try columns("type")
+            data = try columns("data"); prevHash = try columns("prev_hash"); hash = try columns("hash")
+        }
+
+        func decode(_ row: PostgresRow) throws -> CaseEvent {
+            CaseEvent(seq: try row.decode(seq), at: try row.decode(at), actor: try row.decode(actor), type: try row.decode(type),
+                      data: try JSONValue.parse(try row.decode(data)), prevHash: try row.decode(prevHash), hash: try row.decode(hash))
+        }
+    }
+}
+
+extension PostgresRows {
+    /// Every row as a `CaseEvent`, read by column name.
+    func decodeEvents() throws -> [CaseEvent] {
+        let columns = try CaseEventStore.EventColumns(self)
+        return try map(columns.decode)
     }
 }

@@ -226,12 +226,13 @@ public enum CaseSearch {
 
 /// The `cases` and `case_search` tables.
 public enum CaseStore {
+    // The select list `Columns` reads by name (joined columns aliased so no two share a name); order does not matter.
     static let columns = """
         c.id, c.case_number, c.access_code_hash, c.access_code_key_id, c.kind, c.state, c.tier, c.path,
         c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
-        c.account_email, c.customer_name, c.customer_contact_email, c.devices::text, c.summary,
-        c.assignee_id, a.name, a.tier, c.frozen, c.created_at, c.updated_at, c.version
+        c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
+        c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version
         """
     static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
 
@@ -253,16 +254,15 @@ public enum CaseStore {
                 \(new.createdBy), \(new.now), \(new.now), 1)
             """)
         let terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: new.devices).sorted()
-        // One statement for all terms: unit-separator-joined text split in SQL.
+        // One statement for all terms: one text[] parameter.
         try connection.execute("""
-            INSERT INTO case_search (term, case_id)
-            SELECT unnest(string_to_array(\(terms.joined(separator: "\u{1F}"))::text, chr(31))), \(new.id) ON CONFLICT DO NOTHING
+            INSERT INTO case_search (term, case_id) SELECT unnest(\(terms)), \(new.id) ON CONFLICT DO NOTHING
             """)
     }
 
     /// The case with this number, or nil.
     public static func find(number: String, on connection: PostgresConnection) throws -> CaseRecord? {
-        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)").first.map(decode)
+        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)").decodeCases().first
     }
 
     /// The id of the case with this number, or nil; `lock` takes its row lock for the rest of the transaction
@@ -271,7 +271,7 @@ public enum CaseStore {
         let rows = lock
             ? try connection.query("SELECT id FROM cases WHERE case_number = \(number) FOR UPDATE")
             : try connection.query("SELECT id FROM cases WHERE case_number = \(number)")
-        return try rows.first?.decode(0, as: UUID.self)
+        return try rows.first?.decode("id", as: UUID.self)
     }
 
     /// Takes the case's row lock for the rest of the transaction, before appending to its timeline.
@@ -281,7 +281,7 @@ public enum CaseStore {
 
     /// The case with this id, or nil.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> CaseRecord? {
-        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.id = \(id)").first.map(decode)
+        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.id = \(id)").decodeCases().first
     }
 
     /// Stores a decided transition if the case is still at `expectedVersion`; false when someone else changed it first.
@@ -357,34 +357,68 @@ public enum CaseStore {
         }
         sql += dated ? " ORDER BY c.due_at ASC, c.id ASC" : " ORDER BY c.id ASC"
         sql += " LIMIT \(bind(limit))"
-        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds)).map(decode)
+        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds)).decodeCases()
     }
 
-    static func decode(_ row: PostgresRow) throws -> CaseRecord {
-        let facts = CaseFacts(rescueEmailAdded: try row.decode(8), securityQuestionsChanged: try row.decode(9),
-                              twoStepEnabled: try row.decode(10), lostModeEnabled: try row.decode(11))
-        let clock = SLAClock(openedAt: try row.decode(12), stateEnteredAt: try row.decode(13), pathClockStartedAt: try row.decode(14),
-                             pausedSeconds: try row.decode(15), pausedSince: try row.decode(16))
-        let snapshot = CaseSnapshot(kind: try enumValue(row, 4), state: try enumValue(row, 5), tier: try enumValue(row, 6),
-                                    path: try enumValue(row, 7), facts: facts, clock: clock)
-        let devicesText: String = try row.decode(21)
-        var devices: [CaseDevice] = []
-        if case .array(let items)? = try? JSONValue.parse(devicesText) { devices = items.map(CaseDevice.init(json:)) }
-        let assigneeTier: String? = try row.decode(25)
-        return CaseRecord(
-            id: try row.decode(0), number: try row.decode(1), accessCodeHash: try row.decode(2), accessCodeKeyID: try row.decode(3),
-            snapshot: snapshot, dueAt: try row.decode(17), accountEmail: try row.decode(18), customerName: try row.decode(19),
-            customerContactEmail: try row.decode(20), devices: devices, summary: try row.decode(22), assigneeID: try row.decode(23),
-            assigneeName: try row.decode(24), assigneeTier: assigneeTier.flatMap(Tier.init(rawValue:)), frozen: try row.decode(26),
-            createdAt: try row.decode(27), updatedAt: try row.decode(28), version: try row.decode(29))
-    }
+    /// The columns of `columns` in a result, found by name once per result (in select-list order: one comparison each).
+    struct Columns {
+        let id, number, accessCodeHash, accessCodeKeyID, kind, state, tier, path: PostgresColumn
+        let rescueEmailAdded, securityQuestionsChanged, twoStepEnabled, lostModeEnabled: PostgresColumn
+        let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
+        let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
+        let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
 
-    static func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: Int) throws -> T where T.RawValue == String {
-        let raw: String = try row.decode(column)
-        guard let value = T(rawValue: raw) else {
-            throw PostgresError(.decoding, message: "column \(column) holds an unknown \(T.self)")
+        init(_ rows: PostgresRows) throws {
+            var c = rows.columns()
+            id = try c("id"); number = try c("case_number"); accessCodeHash = try c("access_code_hash"); accessCodeKeyID = try c("access_code_key_id")
+            kind = try c("kind"); state = try c("state"); tier = try c("tier"); path = try c("path")
+            rescueEmailAdded = try c("rescue_email_added"); securityQuestionsChanged = try c("security_questions_changed")
+            twoStepEnabled = try c("two_step_enabled"); lostModeEnabled = try c("lost_mode_enabled")
+            openedAt = try c("opened_at"); stateEnteredAt = try c("state_entered_at"); pathClockStartedAt = try c("path_clock_started_at")
+            pausedSeconds = try c("paused_seconds"); pausedSince = try c("paused_since"); dueAt = try c("due_at")
+            accountEmail = try c("account_email"); customerName = try c("customer_name"); customerContactEmail = try c("customer_contact_email")
+            devices = try c("devices"); summary = try c("summary")
+            assigneeID = try c("assignee_id"); assigneeName = try c("assignee_name"); assigneeTier = try c("assignee_tier")
+            frozen = try c("frozen"); createdAt = try c("created_at"); updatedAt = try c("updated_at"); version = try c("version")
         }
-        return value
+
+        func decode(_ row: PostgresRow) throws -> CaseRecord {
+            let facts = CaseFacts(rescueEmailAdded: try row.decode(rescueEmailAdded), securityQuestionsChanged: try row.decode(securityQuestionsChanged),
+                                  twoStepEnabled: try row.decode(twoStepEnabled), lostModeEnabled: try row.decode(lostModeEnabled))
+            let clock = SLAClock(openedAt: try row.decode(openedAt), stateEnteredAt: try row.decode(stateEnteredAt),
+                                 pathClockStartedAt: try row.decode(pathClockStartedAt), pausedSeconds: try row.decode(pausedSeconds),
+                                 pausedSince: try row.decode(pausedSince))
+            let snapshot = CaseSnapshot(kind: try enumValue(row, kind), state: try enumValue(row, state), tier: try enumValue(row, tier),
+                                        path: try enumValue(row, path), facts: facts, clock: clock)
+            let devicesText: String = try row.decode(devices)
+            var deviceList: [CaseDevice] = []
+            if case .array(let items)? = try? JSONValue.parse(devicesText) { deviceList = items.map(CaseDevice.init(json:)) }
+            let assigneeTierText: String? = try row.decode(assigneeTier)
+            return CaseRecord(
+                id: try row.decode(id), number: try row.decode(number), accessCodeHash: try row.decode(accessCodeHash),
+                accessCodeKeyID: try row.decode(accessCodeKeyID), snapshot: snapshot, dueAt: try row.decode(dueAt),
+                accountEmail: try row.decode(accountEmail), customerName: try row.decode(customerName),
+                customerContactEmail: try row.decode(customerContactEmail), devices: deviceList, summary: try row.decode(summary),
+                assigneeID: try row.decode(assigneeID), assigneeName: try row.decode(assigneeName),
+                assigneeTier: assigneeTierText.flatMap(Tier.init(rawValue:)), frozen: try row.decode(frozen),
+                createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version))
+        }
+
+        private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {
+            guard let value = T(rawValue: try row.decode(column, as: String.self)) else {
+                throw PostgresError(.decoding, message: "column \"\(column.name)\" holds an unknown \(T.self)")
+            }
+            return value
+        }
+    }
+}
+
+extension PostgresRows {
+    /// Every row of a `SELECT CaseStore.columns` as a `CaseRecord`, read by column name.
+    func decodeCases() throws -> [CaseRecord] {
+        guard !isEmpty else { return [] }
+        let columns = try CaseStore.Columns(self)
+        return try map(columns.decode)
     }
 }
 
@@ -395,17 +429,19 @@ extension CaseStore {
                                      on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [(body: String, at: Date)]) {
         let rows = try connection.query("""
             SELECT \(unescaped: columns),
-                (SELECT max(t.locked_until) FROM status_throttle t
-                 WHERE t.key = ANY(string_to_array(\(throttleKeys.joined(separator: "\u{1F}"))::text, chr(31))) AND t.locked_until > \(now)),
+                (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(\(throttleKeys)) AND t.locked_until > \(now)) AS locked_until,
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
-                 FROM case_notes n WHERE n.case_id = c.id AND n.visibility = 'customer')
+                 FROM case_notes n WHERE n.case_id = c.id AND n.visibility = 'customer') AS customer_notes
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
             """)
         guard let row = rows.first else { return (nil, nil, []) }
-        let locked: Date? = try row.decode(30)
-        let record = row.isNull(0) ? nil : try decode(row)
+        let columns = try Columns(rows)
+        var extra = rows.columns()
+        let lockedColumn = try extra("locked_until"), notesColumn = try extra("customer_notes")
+        let locked: Date? = try row.decode(lockedColumn)
+        let record = row.isNull(columns.id) ? nil : try columns.decode(row)
         var notes: [(body: String, at: Date)] = []
-        if let text = try row.decode(31, as: String?.self), case .array(let items) = try JSONValue.parse(text) {
+        if let text = try row.decode(notesColumn, as: String?.self), case .array(let items) = try JSONValue.parse(text) {
             for item in items {
                 guard case .array(let pair) = item, pair.count == 2, case .string(let body) = pair[0], case .int(let millis) = pair[1] else {
                     throw PostgresError(.decoding, message: "customer notes are not [body, milliseconds] pairs")

@@ -125,10 +125,10 @@ public struct EvidenceReview: Sendable, Equatable {
 
 /// The `evidence` and `evidence_reviews` tables.
 public enum EvidenceStore {
-    // The listed columns, with the status of the latest review; `e` is evidence.
+    // The listed columns, with the status of the latest review; `e` is evidence. `Columns` reads them by these names.
     private static let columns = """
         e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
-        COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending')
+        COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status
         """
 
     /// Inserts the evidence (the caller appends the `evidence_filed` event in the same transaction, holding the case's lock).
@@ -145,21 +145,22 @@ public enum EvidenceStore {
     /// Every piece of evidence on the case, oldest first.
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [EvidenceRecord] {
         try connection.query(PostgresQuery(unsafeSQL: "SELECT \(columns) FROM evidence e WHERE e.case_id = $1 ORDER BY e.filed_at, e.id",
-                                           binds: [caseID.postgresBind])).map(decode)
+                                           binds: [caseID.postgresBind])).decodeEvidence()
     }
 
     /// One piece of evidence and its case's number, or nil.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> (record: EvidenceRecord, caseNumber: String)? {
-        guard let row = try connection.query(PostgresQuery(unsafeSQL: """
+        let rows = try connection.query(PostgresQuery(unsafeSQL: """
             SELECT \(columns), c.case_number FROM evidence e JOIN cases c ON c.id = e.case_id WHERE e.id = $1
-            """, binds: [id.postgresBind])).first else { return nil }
-        return (try decode(row), try row.decode(11, as: String.self))
+            """, binds: [id.postgresBind]))
+        guard let row = rows.first else { return nil }
+        return (try Columns(rows).decode(row), try row.decode("case_number", as: String.self))
     }
 
     /// The sealed content and its key id, or nil for typed evidence without content.
     public static func sealedContent(id: UUID, on connection: PostgresConnection) throws -> (sealed: [UInt8], keyID: String)? {
         guard let row = try connection.query("SELECT content, content_key_id FROM evidence WHERE id = \(id) AND content IS NOT NULL").first else { return nil }
-        return (try row.decode(0, as: [UInt8].self), try row.decode(1, as: String.self))
+        return (try row.decode("content", as: [UInt8].self), try row.decode("content_key_id", as: String.self))
     }
 
     /// Records a review (the evidence's status becomes its decision).
@@ -178,24 +179,44 @@ public enum EvidenceStore {
     /// The question ids matched by the case's filed answers that were not rejected (for `send_reset` to read instead of answers in its body).
     public static func matchedQuestionIDs(caseID: UUID, on connection: PostgresConnection) throws -> Set<String> {
         let rows = try connection.query(PostgresQuery(unsafeSQL: """
-            SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e WHERE e.case_id = $1 AND e.kind = 'security_answers') x(id, case_id, kind, matched,
-                summary, sha256, size, media_type, filed_by, filed_at, status, details)
+            SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e WHERE e.case_id = $1 AND e.kind = 'security_answers') x
             CROSS JOIN LATERAL jsonb_array_elements_text(x.details -> 'matched_question_ids') AS q(id)
             WHERE x.status <> 'rejected'
             """, binds: [caseID.postgresBind]))
-        return Set(try rows.map { try $0.decode(0, as: String.self) })
+        var columns = rows.columns()
+        let id = try columns("id")
+        return Set(try rows.map { try $0.decode(id, as: String.self) })
     }
 
-    static func decode(_ row: PostgresRow) throws -> EvidenceRecord {
-        let kindText = try row.decode(2, as: String.self)
-        let statusText = try row.decode(10, as: String.self)
-        guard let kind = EvidenceKind(rawValue: kindText), let status = EvidenceStatus(rawValue: statusText) else {
-            throw PostgresError(.decoding, message: "unknown evidence kind or status")
+    /// The columns of `columns` in a result, found by name once.
+    struct Columns {
+        let id, caseID, kind, matched, summary, sha256, size, mediaType, filedBy, filedAt, status: PostgresColumn
+
+        init(_ rows: PostgresRows) throws {
+            var columns = rows.columns()
+            id = try columns("id"); caseID = try columns("case_id"); kind = try columns("kind"); matched = try columns("matched")
+            summary = try columns("summary"); sha256 = try columns("sha256"); size = try columns("size"); mediaType = try columns("media_type")
+            filedBy = try columns("filed_by"); filedAt = try columns("filed_at"); status = try columns("status")
         }
-        return EvidenceRecord(id: try row.decode(0, as: UUID.self), caseID: try row.decode(1, as: UUID.self), kind: kind, status: status,
-                              matched: try row.decode(3, as: Bool?.self), summary: try row.decode(4, as: String.self),
-                              sha256: try row.decode(5, as: [UInt8]?.self), size: try row.decode(6, as: Int?.self),
-                              mediaType: try row.decode(7, as: String?.self), filedBy: try row.decode(8, as: String.self),
-                              filedAt: try row.decode(9, as: Date.self))
+
+        func decode(_ row: PostgresRow) throws -> EvidenceRecord {
+            guard let kind = EvidenceKind(rawValue: try row.decode(kind, as: String.self)),
+                  let status = EvidenceStatus(rawValue: try row.decode(status, as: String.self)) else {
+                throw PostgresError(.decoding, message: "unknown evidence kind or status")
+            }
+            return EvidenceRecord(id: try row.decode(id, as: UUID.self), caseID: try row.decode(caseID, as: UUID.self), kind: kind, status: status,
+                                  matched: try row.decode(matched, as: Bool?.self), summary: try row.decode(summary, as: String.self),
+                                  sha256: try row.decode(sha256, as: [UInt8]?.self), size: try row.decode(size, as: Int?.self),
+                                  mediaType: try row.decode(mediaType, as: String?.self), filedBy: try row.decode(filedBy, as: String.self),
+                                  filedAt: try row.decode(filedAt, as: Date.self))
+        }
+    }
+}
+
+extension PostgresRows {
+    /// Every row as an `EvidenceRecord`, read by column name.
+    func decodeEvidence() throws -> [EvidenceRecord] {
+        let columns = try EvidenceStore.Columns(self)
+        return try map(columns.decode)
     }
 }

@@ -11,9 +11,11 @@ public enum EvidenceOnFile {
             SELECT k.fingerprint, k.fingerprint_key_id FROM account_cards k JOIN accounts a ON a.id = k.account_id
             WHERE a.email_key = lower(\(accountEmail))
             """)
+        var columns = rows.columns()
+        let fingerprint = try columns("fingerprint"), fingerprintKeyID = try columns("fingerprint_key_id")
         for row in rows {
-            let stored = try row.decode(0, as: [UInt8].self)
-            guard let key = keys.key(id: try row.decode(1, as: String.self), purpose: .cardFingerprint) else { continue }
+            let stored = try row.decode(fingerprint, as: [UInt8].self)
+            guard let key = keys.key(id: try row.decode(fingerprintKeyID, as: String.self), purpose: .cardFingerprint) else { continue }
             if ConstantTime.equals(CardFingerprint.compute(number, key: key), stored) { return true }
         }
         return false
@@ -24,9 +26,11 @@ public enum EvidenceOnFile {
         let rows = try connection.query("""
             SELECT d.serial, d.imei FROM account_devices d JOIN accounts a ON a.id = d.account_id WHERE a.email_key = lower(\(accountEmail))
             """)
+        var columns = rows.columns()
+        let serialColumn = try columns("serial"), imeiColumn = try columns("imei")
         for row in rows {
-            if let serial, let stored = try row.decode(0, as: String?.self), stored.uppercased() == serial.value { return true }
-            if let imei, let stored = try row.decode(1, as: String?.self), String(stored.prefix(14)) == imei.identity { return true }
+            if let serial, let stored = try row.decode(serialColumn, as: String?.self), stored.uppercased() == serial.value { return true }
+            if let imei, let stored = try row.decode(imeiColumn, as: String?.self), String(stored.prefix(14)) == imei.identity { return true }
         }
         return false
     }

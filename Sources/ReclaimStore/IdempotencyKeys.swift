@@ -28,13 +28,14 @@ public enum IdempotencyKeyStore {
                 """)
             if inserted.count == 1 { return .claimed }
             let rows = try connection.query("""
-                SELECT request_hash, state, response, response_key_id, expires_at <= \(now), state = 'running' AND created_at < \(abandonedBefore)
+                SELECT request_hash, state, response, response_key_id, expires_at <= \(now) AS expired,
+                    state = 'running' AND created_at < \(abandonedBefore) AS abandoned
                 FROM idempotency_keys WHERE client_id = \(clientID) AND key = \(key)
                 """)
             guard let row = rows.first else { continue }  // released meanwhile: try the insert again
-            let storedHash = try row.decode(0, as: [UInt8].self)
-            let expired = try row.decode(4, as: Bool.self)
-            let abandoned = try row.decode(5, as: Bool.self)
+            let storedHash = try row.decode("request_hash", as: [UInt8].self)
+            let expired = try row.decode("expired", as: Bool.self)
+            let abandoned = try row.decode("abandoned", as: Bool.self)
             if expired || abandoned {
                 // Delete exactly the row we looked at, then compete for the key again.
                 try connection.execute("""
@@ -43,7 +44,8 @@ public enum IdempotencyKeyStore {
                     """)
                 continue
             }
-            if try row.decode(1, as: String.self) == "done", let sealed = try row.decode(2, as: [UInt8]?.self), let keyID = try row.decode(3, as: String?.self) {
+            if try row.decode("state", as: String.self) == "done", let sealed = try row.decode("response", as: [UInt8]?.self),
+               let keyID = try row.decode("response_key_id", as: String?.self) {
                 return .completed(requestHash: storedHash, sealedResponse: sealed, keyID: keyID)
             }
             return .inProgress(requestHash: storedHash)

@@ -155,14 +155,17 @@ public struct Migrator: Sendable {
 
     /// Compares the database with the code without changing anything.
     public func check(_ connection: PostgresConnection) throws -> MigrationState {
-        let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL").first?.decode(0, as: Bool.self) ?? false
+        let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present").first?.decode("present", as: Bool.self) ?? false
         let pending = try pendingMigrations(applied: exists ? appliedMigrations(connection) : [])
         return pending.isEmpty ? .upToDate(latestVersion) : .pending(pending)
     }
 
     private func appliedMigrations(_ connection: PostgresConnection) throws -> [(version: Int, name: String, checksum: String)] {
-        try connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version").map { row in
-            (try row.decode(0, as: Int.self), try row.decode(1, as: String.self), try row.decode(2, as: String.self))
+        let rows = try connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+        var columns = rows.columns()
+        let version = try columns("version"), name = try columns("name"), checksum = try columns("checksum")
+        return try rows.map { row in
+            (try row.decode(version, as: Int.self), try row.decode(name, as: String.self), try row.decode(checksum, as: String.self))
         }
     }
 

@@ -54,9 +54,12 @@ public enum NoteStore {
     /// Every note of a case, oldest first (the customer's are read with the status look-up, `CaseStore.findForStatus`).
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [CaseNote] {
         let rows = try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) ORDER BY created_at, id")
+        var columns = rows.columns()
+        let id = try columns("id"), body = try columns("body"), visibility = try columns("visibility"), author = try columns("author"),
+            createdAt = try columns("created_at")
         return try rows.map { row in
-            CaseNote(id: try row.decode(0), body: try row.decode(1), visibility: NoteVisibility(rawValue: try row.decode(2)) ?? .internal,
-                     author: try row.decode(3), createdAt: try row.decode(4))
+            CaseNote(id: try row.decode(id), body: try row.decode(body), visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
+                     author: try row.decode(author), createdAt: try row.decode(createdAt))
         }
     }
 }

@@ -33,11 +33,15 @@ public enum SessionStore {
             WHERE s.token_hash = \(tokenHash) AND s.expires_at > \(now) AND s.last_seen_at > \(idleSince) AND NOT a.disabled
             """)
         guard let row = rows.first else { return nil }
-        guard let tier = Tier(rawValue: try row.decode(6, as: String.self)) else {
+        var columns = rows.columns()
+        let id = try columns("id"), agentID = try columns("agent_id"), lastSeenAt = try columns("last_seen_at"), expiresAt = try columns("expires_at"),
+            email = try columns("email"), name = try columns("name"), tierColumn = try columns("tier"), isAdmin = try columns("is_admin")
+        guard let tier = Tier(rawValue: try row.decode(tierColumn, as: String.self)) else {
             throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
         }
-        return SessionRecord(id: try row.decode(0), agentID: try row.decode(1), lastSeenAt: try row.decode(2), expiresAt: try row.decode(3),
-                             agentEmail: try row.decode(4), agentName: try row.decode(5), agentTier: tier, agentIsAdmin: try row.decode(7))
+        return SessionRecord(id: try row.decode(id), agentID: try row.decode(agentID), lastSeenAt: try row.decode(lastSeenAt),
+                             expiresAt: try row.decode(expiresAt), agentEmail: try row.decode(email), agentName: try row.decode(name),
+                             agentTier: tier, agentIsAdmin: try row.decode(isAdmin))
     }
 
     /// Moves the idle clock forward (called at most about once a minute per session, not per request).

@@ -252,7 +252,8 @@ import Testing
 /// Store-level access for throttle numbers the HTTP tests cannot reach cheaply.
 enum ReclaimStoreAccess {
     static func recordAddressFailure(_ connection: PostgresConnection, policy: IdentityPolicy, now: Date) throws -> Date? {
-        try LoginThrottleStore.recordFailure(key: "address:198.51.100.7", limit: policy.addressFailureLimit, lockout: policy.addressLockout,
-                                             window: policy.addressWindow, now: now, on: connection)
+        try ThrottleStore.recordFailure(key: "address:198.51.100.7", rule: ThrottleRule(limit: policy.addressFailureLimit, window: policy.addressWindow,
+                                                                                     lockout: policy.addressLockout), now: now, on: connection)
+            .lockedUntil(at: now)
     }
 }

@@ -100,7 +100,7 @@ import Testing
         #expect(try world.status("123456789012", "x").status == 429)
         let connection = try world.database()
         defer { connection.close() }
-        #expect(try connection.query("SELECT count(*) FROM status_throttle WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self) == 1)
+        #expect(try connection.query("SELECT count(*) FROM throttles WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self) == 1)
     }
 
     @Test func anAgentsSessionCookieDoesNotGetInTheWayOfTheStatusPage() throws {

@@ -5,7 +5,7 @@ import ReclaimCore
 import ReclaimTestSupport
 import Testing
 
-/// The identity tables' SQL: throttles, replay store, idempotency claims, agents, sessions.
+/// The identity tables' SQL: replay store, idempotency claims, agents, sessions.
 @Suite struct IdentityStoreTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -15,40 +15,6 @@ import Testing
         let connection = try database.connect()
         defer { connection.close() }
         try body(connection)
-    }
-
-    @Test func consecutiveFailuresLockAtTheLimitAndStartAfresh() throws {
-        try withDatabase { connection throws in
-            for attempt in 1...3 {
-                let locked = try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil,
-                                                                  now: Self.t0.addingTimeInterval(Double(attempt) * 3600), on: connection)
-                // Consecutive: hours apart still count.
-                #expect((locked != nil) == (attempt == 3))
-            }
-            let lockedAt = Self.t0.addingTimeInterval(3 * 3600)
-            #expect(try LoginThrottleStore.lockedUntil(key: "account:a", now: lockedAt.addingTimeInterval(899), on: connection) != nil)
-            #expect(try LoginThrottleStore.lockedUntil(key: "account:a", now: lockedAt.addingTimeInterval(901), on: connection) == nil)
-            // After the lock the count starts again from zero.
-            let after = lockedAt.addingTimeInterval(901)
-            #expect(try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil, now: after, on: connection) == nil)
-            try LoginThrottleStore.reset(key: "account:a", on: connection)
-            #expect(try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil, now: after, on: connection) == nil)
-            #expect(try LoginThrottleStore.recordFailure(key: "account:a", limit: 3, lockout: 900, window: nil, now: after, on: connection) == nil)
-        }
-    }
-
-    @Test func windowedFailuresForgetOldOnes() throws {
-        try withDatabase { connection throws in
-            let key = "address:203.0.113.9"
-            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: Self.t0, on: connection) == nil)
-            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: Self.t0.addingTimeInterval(10), on: connection) == nil)
-            // The window passed: this one starts a new count of 1.
-            let later = Self.t0.addingTimeInterval(700)
-            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: later, on: connection) == nil)
-            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: later, on: connection) == nil)
-            #expect(try LoginThrottleStore.recordFailure(key: key, limit: 3, lockout: 900, window: 600, now: later, on: connection) != nil)
-            #expect(try LoginThrottleStore.lockedUntil(keys: ["account:x", key], now: later, on: connection) == later.addingTimeInterval(900))
-        }
     }
 
     @Test func aSignatureIsRecordedOnceUntilItExpires() throws {

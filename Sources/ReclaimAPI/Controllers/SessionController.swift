@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Postgres
+import ReclaimCore
 import ReclaimStore
 
 /// `POST/GET/DELETE /api/v1/session`: agents sign in with email, password and a TOTP code.
@@ -79,10 +80,10 @@ public final class SessionController: Sendable {
     func authenticate(_ body: SignInRequest, _ request: HTTPRequest) throws -> HTTPResponse {
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
-        let accountKey = "account:" + SHA256.hexDigest(body.email.lowercased())
-        let addressKey = "address:" + request.clientAddress
+        let accountKey = ThrottleStore.signInAccountKey(email: body.email)
+        let addressKey = ThrottleStore.signInAddressKey(request.clientAddress)
         let (lockedUntil, found) = try context.pool.withConnection { connection in
-            (try LoginThrottleStore.lockedUntil(keys: [accountKey, addressKey], now: now, on: connection),
+            (try ThrottleStore.lockedUntil(keys: [accountKey, addressKey], now: now, on: connection),
              try AgentStore.find(email: body.email, on: connection))
         }
         if let lockedUntil {
@@ -113,7 +114,7 @@ public final class SessionController: Sendable {
             let signedIn = try context.pool.withTransaction { connection -> Bool in
                 // Conditional on the last used step, so the same code cannot open two sessions.
                 guard try AgentStore.consumeTOTPStep(agentID: agent.id, step: step, on: connection) else { return false }
-                try LoginThrottleStore.reset(key: accountKey, on: connection)
+                try ThrottleStore.reset(key: accountKey, on: connection)
                 try SessionStore.insert(id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
                                         expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
                 return true
@@ -133,11 +134,12 @@ public final class SessionController: Sendable {
         }
 
         let locked = try context.pool.withTransaction { connection -> Bool in
-            let account = try LoginThrottleStore.recordFailure(key: accountKey, limit: policy.accountFailureLimit, lockout: policy.accountLockout,
-                                                               window: nil, now: now, on: connection)
-            let address = try LoginThrottleStore.recordFailure(key: addressKey, limit: policy.addressFailureLimit, lockout: policy.addressLockout,
-                                                               window: policy.addressWindow, now: now, on: connection)
-            return account != nil || address != nil
+            // The account's failures count until a success (no window); the address's within its window.
+            let account = try ThrottleStore.recordFailure(key: accountKey, rule: ThrottleRule(limit: policy.accountFailureLimit, window: nil,
+                                                                                             lockout: policy.accountLockout), now: now, on: connection)
+            let address = try ThrottleStore.recordFailure(key: addressKey, rule: ThrottleRule(limit: policy.addressFailureLimit, window: policy.addressWindow,
+                                                                                             lockout: policy.addressLockout), now: now, on: connection)
+            return account.lockedUntil(at: now) != nil || address.lockedUntil(at: now) != nil
         }
         context.logger.warning("sign_in_failed", [
             "request_id": .string(request.requestID), "reason": .string(reason), "locked": .bool(locked),
@@ -149,7 +151,7 @@ public final class SessionController: Sendable {
     private func purgeExpired(_ now: Date) {
         _ = try? context.pool.withConnection { connection in
             try SessionStore.purgeExpired(now: now, idleTimeout: policy.sessionIdleTimeout, on: connection)
-            try LoginThrottleStore.purge(before: now.addingTimeInterval(-max(policy.addressWindow, policy.accountLockout) - 86400), now: now, on: connection)
+            try ThrottleStore.purge(before: now.addingTimeInterval(-max(policy.addressWindow, policy.accountLockout) - 86400), now: now, on: connection)
             try IdempotencyKeyStore.purgeExpired(now: now, on: connection)
         }
     }

@@ -84,18 +84,18 @@ final class StatusController: Sendable {
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
         let address = request.clientAddress
-        let addressKey = StatusThrottle.addressKey(address)
+        let addressKey = ThrottleStore.addressKey(address)
 
         guard let number = try? CaseNumber(parsing: body.caseNumber) else {
             try context.pool.withTransaction { connection in
-                if let until = try StatusThrottle.lockedUntil(keys: [addressKey], now: now, on: connection) { throw Self.locked(until: until, now: now) }
-                try StatusThrottle.recordFailure(caseNumber: nil, address: address, policy: policy, now: now, on: connection)
+                if let until = try ThrottleStore.lockedUntil(keys: [addressKey], now: now, on: connection) { throw Self.locked(until: until, now: now) }
+                try ThrottleStore.recordFailure(caseNumber: nil, address: address, policy: policy, now: now, on: connection)
             }
             throw Problem.notFound(code: "invalid_case_number", detail: "This is not a valid case number: check it for a typo.")
         }
 
         let (record, lockedUntil, notes) = try context.pool.withConnection { connection in
-            try CaseStore.findForStatus(number: number.digits, throttleKeys: [StatusThrottle.caseKey(number.digits), addressKey], now: now, on: connection)
+            try CaseStore.findForStatus(number: number.digits, throttleKeys: [ThrottleStore.caseKey(number.digits), addressKey], now: now, on: connection)
         }
         if let lockedUntil { throw Self.locked(until: lockedUntil, now: now) }
 
@@ -106,7 +106,7 @@ final class StatusController: Sendable {
         let matches = ConstantTime.equals(computed, record?.accessCodeHash ?? Self.dummyHash) && record != nil && symbols != "-"
         guard let record, matches else {
             try context.pool.withTransaction { connection in
-                try StatusThrottle.recordFailure(caseNumber: number.digits, address: address, policy: policy, now: now, on: connection)
+                try ThrottleStore.recordFailure(caseNumber: number.digits, address: address, policy: policy, now: now, on: connection)
             }
             throw Problem.notFound(detail: "No case matches this case number and access code.")
         }
