@@ -45,11 +45,13 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         typealias Value = ClaimedKey
     }
 
+    /// The client and key claimed for this request.
     struct ClaimedKey: Sendable {
         let clientID: UUID
         let key: String
     }
 
+    /// Claims the key (kept on the request for `after`), replays a stored answer, or refuses.
     public func before(_ request: HTTPRequest) throws -> HTTPResponse? {
         switch try begin(request) {
         case .passThrough: return nil
@@ -60,6 +62,7 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         }
     }
 
+    /// Stores the final answer of a request that claimed a key (or releases the key), deferred routes included.
     public func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
         // Only a keyed POST can hold a claim: others skip the storage lookup.
         guard request.method == .POST, request.header("idempotency-key") != nil, let claim = request[Claim.self] else { return response }

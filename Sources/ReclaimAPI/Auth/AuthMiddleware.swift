@@ -30,6 +30,7 @@ public struct AuthMiddleware: HTTPMiddleware {
         self.customerRoutes = customerRoutes
     }
 
+    /// Sets the request's principal, or refuses wrong credentials; never answers itself.
     public func before(_ request: HTTPRequest) throws -> HTTPResponse? {
         guard let keys = context.keys else { return nil }
         let route = request.routeKey
