@@ -4,7 +4,8 @@ import Synchronization
 /// Per-request state kept in MHD's `*con_cls` from the request line until MHD reports completion.
 ///
 /// `@unchecked Sendable`: MHD runs every callback for one connection on the worker thread that owns it,
-/// so the plain fields are never touched concurrently; the only cross-thread field, `answer`, is a Mutex.
+/// so the plain fields are never touched concurrently; the cross-thread fields, `answer` and `completed`, are a
+/// Mutex and an atomic.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// Request line seen; headers not yet processed.
@@ -26,6 +27,9 @@ final class RequestContext: @unchecked Sendable {
 
     /// The raw target from the request line, before MHD decodes it.
     let target: String
+    /// Where the target and its NUL were in MHD's buffer when the request line was parsed (see `RequestFraming`).
+    let targetStart: UInt
+    let targetEnd: UInt
     let startNanos: UInt64
     let requestID: String
     var phase = Phase.fresh
@@ -36,6 +40,8 @@ final class RequestContext: @unchecked Sendable {
     var decodedPath = ""
     var queryItems: [(name: String, value: String)] = []
     var headers: [(name: String, value: String)] = []
+    /// What the headers say about the body's length, noted as they are collected.
+    var framing = RequestFraming()
     var disposition = Disposition.problem(.notFound())
     /// The route pattern, "static" or "unmatched"; the only route text logs and metrics see.
     var routeLabel = "unmatched"
@@ -51,22 +57,29 @@ final class RequestContext: @unchecked Sendable {
     var holdsLargeBodySlot = false
     /// The MHD connection; valid until MHD reports the request complete. Used to resume from other threads.
     var connection: OpaquePointer?
-    /// Headers middleware added to the placeholder of a deferred route; copied onto the deferred answer.
-    var deferredHeaders: [(String, String)] = []
-    /// The deferred answer; `nil` until the completion (or shutdown) provides one.
-    let answer = Mutex<Result<HTTPResponse, any Error>?>(nil)
+    /// The deferred answer, final but for the server's own headers; `nil` until the completion (or shutdown) provides one.
+    let answer = Mutex<HTTPResponse?>(nil)
+    /// Set by a deferred handler's first completion; later calls are ignored.
+    private let completed = Atomic<Bool>(false)
 
-    init(target: String, startNanos: UInt64, requestID: String) {
+    init(target: String, targetStart: UInt, targetEnd: UInt, startNanos: UInt64, requestID: String) {
         self.target = target
+        self.targetStart = targetStart
+        self.targetEnd = targetEnd
         self.startNanos = startNanos
         self.requestID = requestID
     }
 
+    /// True for the first call only: a deferred handler's completion runs the `after` stages once.
+    func claimCompletion() -> Bool {
+        !completed.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
     /// Stores the deferred answer unless one is already there; true when this call stored it.
-    func provideAnswer(_ result: Result<HTTPResponse, any Error>) -> Bool {
+    func provideAnswer(_ response: HTTPResponse) -> Bool {
         answer.withLock { current in
             guard current == nil else { return false }
-            current = result
+            current = response
             return true
         }
     }

@@ -123,13 +123,13 @@ public struct Router: Sendable {
     }
 
     /// Matches decoded path segments; the server decodes each raw segment so `%2F` stays inside one segment.
-    func match(method: HTTPMethod, segments: [String]) -> RouteMatch {
+    /// A nil method (one the server does not route, such as TRACE) finds no route, only 405 or 404.
+    func match(method: HTTPMethod?, segments: [String]) -> RouteMatch {
         // First look for a pattern that accepts the method (a literal one that does not should not hide a
         // parameter one that does); failing that, any pattern for the path makes the answer 405.
-        let accepts: (Node) -> Bool = { node in
+        if let method, let node = find(segments, from: 0, at: 0, where: { node in
             node.methods[method] != nil || (method == .HEAD && node.methods[.GET] != nil)
-        }
-        if let node = find(segments, from: 0, at: 0, where: accepts) {
+        }) {
             let methods = nodes[node].methods
             let index = methods[method] ?? methods[.GET]!
             var parameters: [String: String] = [:]

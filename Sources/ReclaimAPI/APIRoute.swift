@@ -85,7 +85,7 @@ public struct APIRoute: Sendable {
     }
 }
 
-/// "METHOD /pattern": how middleware names the routes it treats specially (customer routes, deferred routes).
+/// "METHOD /pattern": how middleware names the routes it treats specially (customer routes).
 extension APIRoute {
     /// This route's key.
     var key: String { "\(method.rawValue) \(path)" }

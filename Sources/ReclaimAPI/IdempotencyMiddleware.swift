@@ -11,21 +11,17 @@ import ReclaimStore
 /// sealed with the `idempotency` key, for 24 hours; a retry with the same request gets those bytes
 /// again, a different request 422 `idempotency_mismatch`, a retry while the first still runs 409
 /// `idempotency_in_progress`. Errors are not stored: the claim is released so a retry runs again.
-/// Deferred routes get the same through `wrap(deferred:)`, which ReclaimService applies to each of them; the
-/// middleware passes those routes (`deferredRoutes`, "METHOD /pattern") through, so a key is claimed once.
+/// Deferred routes are no different: the server runs `after` on their real answer.
 public struct IdempotencyMiddleware: HTTPMiddleware {
     let context: ServiceContext
     let policy: IdentityPolicy
-    /// Routes whose idempotency `wrap(deferred:)` handles.
-    let deferredRoutes: Set<String>
 
     /// The response headers kept with a stored response.
     static let storedHeaders = ["Location", "ETag", "Content-Type"]
 
-    public init(context: ServiceContext, policy: IdentityPolicy = .standard, deferredRoutes: Set<String> = []) {
+    public init(context: ServiceContext, policy: IdentityPolicy = .standard) {
         self.context = context
         self.policy = policy
-        self.deferredRoutes = deferredRoutes
     }
 
     struct StoredResponse: Codable {
@@ -44,49 +40,34 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         case claimed(clientID: UUID, key: String)
     }
 
-    public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
-        if deferredRoutes.contains(request.routeKey) { return try next(request) }
+    /// The key a request holds between `before` and `after`.
+    enum Claim: RequestStorageKey {
+        typealias Value = ClaimedKey
+    }
+
+    /// The client and key claimed for this request.
+    struct ClaimedKey: Sendable {
+        let clientID: UUID
+        let key: String
+    }
+
+    /// Claims the key (kept on the request for `after`), replays a stored answer, or refuses.
+    public func before(_ request: HTTPRequest) throws -> HTTPResponse? {
         switch try begin(request) {
-        case .passThrough: return try next(request)
+        case .passThrough: return nil
         case .replay(let response): return response
         case .claimed(let clientID, let key):
-            let response: HTTPResponse
-            do {
-                response = try next(request)
-            } catch {
-                release(clientID, key)
-                throw error
-            }
-            // Without `deferredRoutes`, a deferred route's placeholder (status < 100) is released here and `wrap(deferred:)`
-            // claims again around its real answer.
-            finish(clientID: clientID, key: key, response: response, request: request)
-            return response
+            request[Claim.self] = ClaimedKey(clientID: clientID, key: key)
+            return nil
         }
     }
 
-    /// Idempotency for a deferred route (whose answer middleware cannot see): ReclaimService wraps every deferred route.
-    public func wrap(deferred handler: @escaping DeferredHTTPHandler) -> DeferredHTTPHandler {
-        { request, completion in
-            let outcome: Outcome
-            do {
-                outcome = try begin(request)
-            } catch {
-                completion(.failure(error))
-                return
-            }
-            switch outcome {
-            case .passThrough: handler(request, completion)
-            case .replay(let response): completion(.success(response))
-            case .claimed(let clientID, let key):
-                handler(request) { result in
-                    switch result {
-                    case .success(let response): finish(clientID: clientID, key: key, response: response, request: request)
-                    case .failure: release(clientID, key)
-                    }
-                    completion(result)
-                }
-            }
-        }
+    /// Stores the final answer of a request that claimed a key (or releases the key), deferred routes included.
+    public func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
+        // Only a keyed POST can hold a claim: others skip the storage lookup.
+        guard request.method == .POST, request.header("idempotency-key") != nil, let claim = request[Claim.self] else { return response }
+        finish(clientID: claim.clientID, key: claim.key, response: response, request: request)
+        return response
     }
 
     /// Claims the key, or answers from what is stored, or refuses (409/422/400).

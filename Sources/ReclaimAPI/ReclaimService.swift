@@ -89,15 +89,8 @@ public final class ReclaimService: Sendable {
         serverConfiguration.tlsCertificatePEM = tlsCertificate
         serverConfiguration.tlsKeyPEM = tlsKey
 
-        // Identity: idempotency for deferred routes is a wrapper (middleware cannot see their answer).
-        let deferredRoutes = Set(routes.filter { if case .deferred = $0.handler { true } else { false } }.map(\.key))
-        let idempotency = IdempotencyMiddleware(context: context, deferredRoutes: deferredRoutes)
         let router = Router(routes: routes.map { route in
-            // Identity: deferred routes (sign-in, accounts) answer from their own queues.
-            var served = switch route.handler {
-            case .deferred(let deferred): Route(route.method, route.path, bodyLimit: route.bodyLimit, deferred: idempotency.wrap(deferred: deferred))
-            case .immediate: Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
-            }
+            var served = Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
             // Evidence: document uploads parse forms while they arrive.
             if let limits = route.multipart { served = served.acceptingMultipart(limits) }
             return served
@@ -108,7 +101,7 @@ public final class ReclaimService: Sendable {
                                       }))
         // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
         let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))
-        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), idempotency]
+        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), IdempotencyMiddleware(context: context)]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: OperationProblem.map, logger: logger, metrics: metrics)
     }

@@ -112,9 +112,11 @@ struct NewNote: Codable, Sendable {
         #expect(notes.status == 405)
         #expect(notes.header("Allow") == "POST, DELETE")
 
+        // A method no route uses is refused like any other the path does not accept (api.md v1.1).
         let unknownMethod = try client.request("BREW", "/hello")
-        #expect(unknownMethod.status == 501)
-        #expect(try unknownMethod.json()["code"] as? String == "method_not_implemented")
+        #expect(unknownMethod.status == 405)
+        #expect(unknownMethod.header("Allow") == "GET, HEAD")
+        #expect(try unknownMethod.json()["code"] as? String == "method_not_allowed")
 
         // A trailing slash is a different path.
         #expect(try client.request("GET", "/hello/").status == 404)
@@ -302,12 +304,15 @@ struct NewNote: Codable, Sendable {
 
     @Test func middlewareWrapsRoutedRequests() throws {
         struct Tagging: HTTPMiddleware {
-            func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
+            func before(_ request: HTTPRequest) throws -> HTTPResponse? {
                 if request.header("X-Block") != nil { throw Problem.forbidden(detail: "blocked") }
                 request[Caller.self] = "agent-7"
-                var response = try next(request)
-                response.addHeader("X-Tagged", "yes")
-                return response
+                return nil
+            }
+            func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
+                var tagged = response
+                tagged.addHeader("X-Tagged", "yes")
+                return tagged
             }
         }
         enum Caller: RequestStorageKey { typealias Value = String }

@@ -176,10 +176,10 @@ import Testing
 
     @Test func deferredHandlersFreeTheWorkerThread() throws {
         struct Stamp: HTTPMiddleware {
-            func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
-                var response = try next(request)
-                response.addHeader("X-Stamp", "1")
-                return response
+            func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
+                var stamped = response
+                stamped.addHeader("X-Stamp", "1")
+                return stamped
             }
         }
         let queue = DispatchQueue(label: "deferred-test", attributes: .concurrent)
@@ -230,6 +230,62 @@ import Testing
             #expect(try #require(pending.wait(timeout: 5)).get().text == "later 1")
         }
         #expect(server.waitUntilIdle())
+    }
+
+    @Test func middlewareSeesTheRealAnswerOfADeferredRoute() throws {
+        /// Records what its `after` stage saw; answers 418 itself for `X-Short: 1`.
+        final class Witness: HTTPMiddleware, @unchecked Sendable {
+            let lock = NSLock()
+            var seen: [(status: Int, body: String)] = []
+            func before(_ request: HTTPRequest) throws -> HTTPResponse? {
+                request.header("X-Short") == nil ? nil : HTTPResponse.text("short", status: 418)
+            }
+            func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
+                lock.withLock { seen.append((response.status, response.body.text)) }
+                var seenResponse = response
+                seenResponse.addHeader("X-Seen-Status", String(response.status))
+                return seenResponse
+            }
+        }
+        let witness = Witness()
+        let handled = Atomic<Int>(0)
+        let queue = DispatchQueue(label: "deferred-witness")
+        let routes = [
+            Route(.POST, "/make", deferred: { request, complete in
+                handled.add(1, ordering: .relaxed)
+                let body = request.body.text
+                queue.asyncAfter(deadline: .now() + 0.1) {
+                    complete(.success(HTTPResponse(status: 201, headers: [("Content-Type", "text/plain")], body: Array("made \(body)".utf8))))
+                    complete(.success(.text("a second completion is ignored")))
+                }
+            }),
+            Route(.GET, "/refuse", deferred: { _, complete in
+                queue.async { complete(.failure(Problem.conflict(code: "taken", detail: "Already taken."))) }
+            }),
+        ]
+        let server = try TestServer(routes: routes, middleware: [witness])
+        defer { server.stop() }
+        let client = server.client()
+
+        let made = try client.request("POST", "/make", body: Array("box".utf8))
+        #expect(made.status == 201)
+        #expect(made.text == "made box")
+        #expect(made.header("X-Seen-Status") == "201")
+        let refused = try client.request("GET", "/refuse")
+        #expect(refused.status == 409)
+        #expect(refused.header("X-Seen-Status") == "409")
+        // A middleware answering in `before` keeps the deferred handler from running at all.
+        let short = try client.request("POST", "/make", headers: [("X-Short", "1")], body: [1])
+        #expect(short.status == 418)
+        #expect(short.header("X-Seen-Status") == nil)
+        #expect(handled.load(ordering: .relaxed) == 1)
+
+        Thread.sleep(forTimeInterval: 0.2)
+        let seen = witness.lock.withLock { witness.seen }
+        // Exactly the real answers, once each: never a placeholder, never the ignored second completion.
+        #expect(seen.map(\.status) == [201, 409])
+        #expect(seen.first?.body == "made box")
+        #expect(seen.last?.body.contains("\"code\":\"taken\"") == true)
     }
 
     @Test func tlsServesHTTPSWithHSTS() throws {

@@ -45,13 +45,13 @@ final class MiddlewareHarness: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.6)
                 return HTTPResponse.json(201, body: Array("{\"slow\":true}".utf8))
             },
-            // Deferred, wrapped exactly as ReclaimService wraps every deferred route.
-            Route(.POST, "/test/deferred", deferred: IdempotencyMiddleware(context: context).wrap(deferred: { request, completion in
+            // Deferred: answered from another queue, behind the same middleware as every route.
+            Route(.POST, "/test/deferred", deferred: { request, completion in
                 let n = count("deferred")
                 DispatchQueue.global().async {
                     completion(.success(HTTPResponse.json(201, body: Array("{\"run\":\(n),\"secret\":\"\(SecureRandom.token(byteCount: 12))\"}".utf8))))
                 }
-            })),
+            }),
             Route(.GET, "/test/whoami") { request in
                 HTTPResponse.text(request.principal?.actor ?? "nobody")
             },

@@ -30,13 +30,14 @@ public struct AuthMiddleware: HTTPMiddleware {
         self.customerRoutes = customerRoutes
     }
 
-    public func respond(to request: HTTPRequest, next: @Sendable (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
-        guard let keys = context.keys else { return try next(request) }
+    /// Sets the request's principal, or refuses wrong credentials; never answers itself.
+    public func before(_ request: HTTPRequest) throws -> HTTPResponse? {
+        guard let keys = context.keys else { return nil }
         let route = request.routeKey
-        if customerRoutes.contains(route) { return try next(request) }
+        if customerRoutes.contains(route) { return nil }
         if let authorization = request.header("authorization") {
             request.principal = .apiClient(try authenticateClient(authorization, request, keys))
-            return try next(request)
+            return nil
         }
         if let token = request.cookie(SessionCookie.name), !token.isEmpty, let agent = try resolveSession(token) {
             request.principal = .agent(agent)
@@ -48,7 +49,7 @@ public struct AuthMiddleware: HTTPMiddleware {
                 }
             }
         }
-        return try next(request)
+        return nil
     }
 
     /// The agent behind a cookie token, or nil when the session is unknown, expired or its agent disabled.

@@ -1,0 +1,193 @@
+import CMicroHTTPD
+import Foundation
+
+// Request assembly: from MHD's first call (request line and headers) to a whole `HTTPRequest`. Decides
+// what the request is (route, static file or problem), refuses early what must not be read (ambiguous
+// framing, bodies over the limit, too many large uploads), and gathers the body or hands it to the
+// multipart parser.
+extension HTTPServer {
+    /// First call, headers complete: decide what the request is, and refuse early what must not be read.
+    /// Anything else is answered on a later call (answering now would force `Connection: close`).
+    func begin(_ context: RequestContext, connection: OpaquePointer, method token: UnsafePointer<CChar>?,
+               version: UnsafePointer<CChar>?) -> MHD_Result {
+        context.connection = connection
+        context.phase = .reading
+        let method = token.flatMap(HTTPMethod.init(token:))
+        context.method = method
+        if let method { context.methodLabel = method.rawValue }
+        _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(context).toOpaque())
+
+        // Ambiguous framing closes the connection whether or not a body follows: the bytes after it are suspect.
+        guard let token, let version, !RequestFraming.requestLineHidesNUL(
+            method: token, targetStart: context.targetStart, targetEnd: context.targetEnd, version: version,
+            bufferLimit: configuration.connectionMemoryLimit
+        ) else {
+            return answerEarly(context, connection: connection,
+                               problem: .badRequest(code: "malformed_request_line", detail: "The request line holds a NUL byte."))
+        }
+        if let problem = context.framing.problem {
+            return answerEarly(context, connection: connection, problem: problem)
+        }
+
+        let target = context.target
+        let rawPath: Substring
+        if let question = target.firstIndex(of: "?") {
+            rawPath = target[..<question]
+            context.queryItems = PercentEncoding.queryItems(target[target.index(after: question)...])
+        } else {
+            rawPath = target[...]
+        }
+        context.rawPath = rawPath
+        context.decodedPath = PercentEncoding.decode(rawPath) ?? String(rawPath)
+
+        let contentLength = context.framing.contentLength
+        let hasBody = context.framing.announcesBody
+
+        guard rawPath.hasPrefix("/") else {
+            context.disposition = .problem(.badRequest(code: "bad_request_target", detail: "The request target must be an absolute path."))
+            return hasBody ? answerEarly(context, connection: connection) : .YES
+        }
+        var segments: [String] = []
+        for raw in PercentEncoding.rawSegments(of: rawPath) {
+            guard let segment = PercentEncoding.decode(raw) else {
+                context.disposition = .problem(.badRequest(code: "bad_request_target", detail: "The path has a malformed percent escape."))
+                return hasBody ? answerEarly(context, connection: connection) : .YES
+            }
+            segments.append(segment)
+        }
+
+        // A method no route uses (TRACE, say) still matches the path, so a routed path answers 405 with Allow.
+        switch router.match(method: method, segments: segments) {
+        case .found(let route, let parameters):
+            context.disposition = .route(route, parameters: parameters)
+            context.routeLabel = route.pattern
+            context.bodyLimit = route.bodyLimit ?? configuration.defaultBodyLimit
+            var formType: String?
+            if let limits = route.multipart, let type = header("content-type", in: context.headers), HTTPRequest.isMultipartFormData(type) {
+                formType = type
+                context.bodyLimit = limits.maxBodyBytes
+            }
+            if let contentLength {
+                if contentLength > context.bodyLimit {
+                    return answerEarly(context, connection: connection, problem: .payloadTooLarge(limit: context.bodyLimit))
+                }
+                if contentLength > configuration.largeBodyThreshold {
+                    guard acquireLargeBodySlot(context) else {
+                        return answerEarly(context, connection: connection, problem: Self.tooManyLargeBodies)
+                    }
+                }
+                // A large body holds a counted slot, so its announced size is reserved whole: one allocation, no
+                // doubling copies of megabytes. Smaller ones reserve at most 64 KiB: a client may announce a body
+                // and never send it, on every connection.
+                if formType == nil {
+                    context.body.reserveCapacity(context.holdsLargeBodySlot ? contentLength : min(contentLength, 64 * 1024))
+                }
+            }
+            if let limits = route.multipart, let formType {
+                context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength)
+                // Signed clients (Authorization) need the raw bytes too: the signature is over the body as sent.
+                if header("authorization", in: context.headers) != nil {
+                    context.retainsRawForm = true
+                    if let contentLength { context.body.reserveCapacity(min(contentLength, limits.maxBodyBytes)) }
+                }
+            }
+            return .YES
+        case .methodNotAllowed(let allowed):
+            context.disposition = .problem(.methodNotAllowed(allowed: allowed))
+        case .notFound:
+            if staticFiles != nil && (method == .GET || method == .HEAD) {
+                context.disposition = .staticFile
+                context.routeLabel = "static"
+            } else {
+                context.disposition = .problem(.notFound(detail: "Nothing is served at this path."))
+            }
+        }
+        // Unrouted requests never have their body read: answering now makes MHD close instead.
+        return hasBody ? answerEarly(context, connection: connection) : .YES
+    }
+
+    /// One body chunk of a routed request: counted against the limit, then buffered or parsed as a form.
+    func receive(_ data: UnsafePointer<CChar>?, count size: Int, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        guard case .route = context.disposition else { return .YES }
+        let received = context.bodyReceived + size
+        if received > context.bodyLimit {
+            // Chunked bodies have no Content-Length to check up front: refuse as soon as the limit is passed.
+            return answerMidBody(.payloadTooLarge(limit: context.bodyLimit), context: context, connection: connection)
+        }
+        context.bodyReceived = received
+        if received > configuration.largeBodyThreshold && !context.holdsLargeBodySlot {
+            // A chunked body just became large: count it, and give it room up to the limit at once.
+            guard acquireLargeBodySlot(context) else {
+                return answerMidBody(Self.tooManyLargeBodies, context: context, connection: connection)
+            }
+            if context.multipart == nil { context.body.reserveCapacity(min(context.bodyLimit, 64 << 20)) }
+        }
+        guard let data else { return .YES }
+        if let multipart = context.multipart {
+            if multipart.feed(data, count: size), let problem = multipart.failure {
+                return answerMidBody(problem, context: context, connection: connection)
+            }
+            if context.retainsRawForm {
+                context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+            }
+        } else {
+            context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        }
+        return .YES
+    }
+
+    static let tooManyLargeBodies = Problem.unavailable(
+        retryAfter: 1, code: "too_many_uploads", detail: "Too many large uploads are in progress; retry shortly."
+    )
+
+    /// Takes one of the `maxConcurrentLargeBodies` slots for this request; false when none is free.
+    private func acquireLargeBodySlot(_ context: RequestContext) -> Bool {
+        let cap = configuration.maxConcurrentLargeBodies
+        if cap > 0 && metrics.largeBodies.add(1, ordering: .relaxed).newValue > cap {
+            metrics.largeBodies.subtract(1, ordering: .relaxed)
+            return false
+        }
+        if cap <= 0 { metrics.largeBodies.add(1, ordering: .relaxed) }
+        context.holdsLargeBodySlot = true
+        return true
+    }
+
+    /// The whole request, once the body is in; the context gives up its body buffer to it.
+    func makeRequest(_ context: RequestContext, multipart: Result<MultipartForm, Problem>?) -> HTTPRequest {
+        let body = context.body
+        context.body = []
+        // The peer address is copied, not formatted: most handlers never ask for it.
+        var peer = PeerAddress.text("")
+        if let connection = context.connection, let address = reclaim_mhd_client_address(connection) {
+            peer = PeerAddress(address)
+        }
+        // Behind a trusted proxy the client is the one its X-Forwarded-For names (per-address limits key on it).
+        if !configuration.trustedProxies.isEmpty {
+            let forwarded = context.headers.filter { $0.name.equalsIgnoringASCIICase("x-forwarded-for") }.map(\.value)
+            if !forwarded.isEmpty { peer = .text(configuration.trustedProxies.client(peer: peer.text, forwardedFor: forwarded)) }
+        }
+        return HTTPRequest(
+            method: context.method ?? .GET, path: context.decodedPath, target: context.target, queryItems: context.queryItems,
+            headers: context.headers, body: body, requestID: context.requestID, peer: peer,
+            isSecure: configuration.usesTLS, multipartOutcome: multipart
+        )
+    }
+
+    private func header(_ name: String, in headers: [(name: String, value: String)]) -> String? {
+        for header in headers where header.name.equalsIgnoringASCIICase(name) {
+            return header.value
+        }
+        return nil
+    }
+}
+
+/// Appends each request header to the context `cls` points to (unretained), noting its framing on the way.
+private func headerCollector(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+    guard let cls, let key else { return .YES }
+    let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key)
+    let text = value.map { String(cString: $0) } ?? ""
+    context.framing.note(name: name, value: text)
+    context.headers.append((name, text))
+    return .YES
+}

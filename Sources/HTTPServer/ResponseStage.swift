@@ -1,0 +1,144 @@
+import CMicroHTTPD
+import Foundation
+import Logging
+
+// The response stage: every answer leaves through here. Errors become problem documents (in one place),
+// the final headers are added, the MHD response is queued (or, mid-body, written straight out), and the
+// request is counted and logged once.
+extension HTTPServer {
+    /// The response for a handler's or middleware's outcome.
+    func response(for outcome: Result<HTTPResponse, any Error>, context: RequestContext) -> HTTPResponse {
+        switch outcome {
+        case .success(let response): response
+        case .failure(let error): errorResponse(error, context: context)
+        }
+    }
+
+    /// A thrown problem renders as itself, other errors through the mapper, the rest as a logged 500.
+    func errorResponse(_ error: any Error, context: RequestContext) -> HTTPResponse {
+        if let problem = error as? any HTTPProblem {
+            return .problem(problem, requestID: context.requestID)
+        }
+        if let problem = errorMapper(error) {
+            return .problem(problem, requestID: context.requestID)
+        }
+        logger.error("unhandled_error", [
+            "request_id": .string(context.requestID), "route": .string(context.routeLabel),
+            "error_type": .string(String(reflecting: type(of: error))), "error": .string(String(describing: error)),
+        ])
+        return .problem(Problem.internal, requestID: context.requestID)
+    }
+
+    private static let contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+    /// The headers every response leaves with: the handler's own (minus framing, which MHD computes),
+    /// then the security headers it did not set itself, `Cache-Control: no-store` under /api, HSTS over
+    /// TLS, the request id, and `Connection: close` while draining.
+    private func finalHeaders(_ response: HTTPResponse, context: RequestContext) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(response.headers.count + 7)
+        var hasCSP = false, hasNoSniff = false, hasReferrer = false, hasCacheControl = false
+        for (name, value) in response.headers {
+            if name.equalsIgnoringASCIICase("content-length") || name.equalsIgnoringASCIICase("transfer-encoding") { continue }
+            if !hasCSP && name.equalsIgnoringASCIICase("content-security-policy") { hasCSP = true }
+            if !hasNoSniff && name.equalsIgnoringASCIICase("x-content-type-options") { hasNoSniff = true }
+            if !hasReferrer && name.equalsIgnoringASCIICase("referrer-policy") { hasReferrer = true }
+            if !hasCacheControl && name.equalsIgnoringASCIICase("cache-control") { hasCacheControl = true }
+            headers.append((name, value))
+        }
+        if !hasNoSniff { headers.append(("X-Content-Type-Options", "nosniff")) }
+        if !hasCSP { headers.append(("Content-Security-Policy", Self.contentSecurityPolicy)) }
+        if !hasReferrer { headers.append(("Referrer-Policy", "no-referrer")) }
+        if !hasCacheControl && (context.decodedPath == "/api" || context.decodedPath.hasPrefix("/api/")) {
+            headers.append(("Cache-Control", "no-store"))
+        }
+        if configuration.usesTLS { headers.append(("Strict-Transport-Security", "max-age=63072000; includeSubDomains")) }
+        headers.append(("X-Request-Id", context.requestID))
+        if draining.load(ordering: .relaxed) { headers.append(("Connection", "close")) }
+        return headers
+    }
+
+    /// Turns the response into an MHD response with the final headers, queues it, and logs the request.
+    func queue(_ response: HTTPResponse, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.phase = .answered
+        let mhdResponse: OpaquePointer?
+        var bytes = response.body.count
+        if let file = response.file {
+            bytes = file.size
+            let descriptor = file.take()
+            mhdResponse = MHD_create_response_from_fd(file.size, descriptor)
+            // On success MHD owns the descriptor and closes it with the response.
+            if mhdResponse == nil { close(descriptor) }
+        } else if response.body.isEmpty {
+            mhdResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+        } else {
+            mhdResponse = response.body.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        }
+        guard let mhdResponse else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in finalHeaders(response, context: context) where MHD_add_response_header(mhdResponse, name, value) == .NO {
+            // MHD refuses names or values with line breaks, among others: drop the header, keep the response.
+            logger.warning("response_header_rejected", ["request_id": .string(context.requestID), "header": .string(name)])
+        }
+        let result = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+        if result == .NO {
+            logger.warning("response_not_queued", ["request_id": .string(context.requestID), "status": .int(response.status)])
+        }
+        finish(context, status: response.status, bytes: bytes)
+        return result
+    }
+
+    /// Answers before (or instead of) reading the body, with `Connection: close` so MHD closes afterwards:
+    /// the problem given, else the one decided while assembling.
+    func answerEarly(_ context: RequestContext, connection: OpaquePointer, problem: Problem? = nil) -> MHD_Result {
+        if let problem { context.disposition = .problem(problem) }
+        guard case .problem(let problem) = context.disposition else {
+            // A static file asked for with a body: refuse rather than read a body nobody wants.
+            return answerEarly(context, connection: connection, problem: .badRequest(code: "unexpected_body", detail: "This request must not carry a body."))
+        }
+        var response = HTTPResponse.problem(problem, requestID: context.requestID)
+        response.setHeader("Connection", "close")
+        return queue(response, context: context, connection: connection)
+    }
+
+    /// Answers in the middle of a body, which MHD 0.9.75 cannot queue: on plain HTTP the response is
+    /// written straight to the socket; either way the handler then returns MHD_NO so MHD closes the
+    /// connection without reading further.
+    func answerMidBody(_ problem: Problem, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.phase = .answered
+        context.body = []
+        context.multipart = nil
+        var response = HTTPResponse.problem(problem, requestID: context.requestID)
+        response.setHeader("Connection", "close")
+        let descriptor = reclaim_mhd_connection_fd(connection)
+        if !configuration.usesTLS && descriptor >= 0 {
+            var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reasonPhrase(response.status))\r\n"
+            for (name, value) in finalHeaders(response, context: context) {
+                head += name + ": " + value + "\r\n"
+            }
+            head += "Date: \(HTTPDate.format(Int(time(nil))))\r\nContent-Length: \(response.body.count)\r\n\r\n"
+            let bytes = Array(head.utf8) + response.body
+            // Small enough for the socket buffer; a short or failed write just means the client sees the close.
+            _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            _ = Foundation.shutdown(descriptor, Int32(SHUT_WR))
+        }
+        finish(context, status: response.status, bytes: response.body.count)
+        return .NO
+    }
+
+    /// Metrics and the access-log line: method, route pattern, path (never the query), status, time, id, bytes.
+    private func finish(_ context: RequestContext, status: Int, bytes: Int) {
+        let nanos = monotonicNanos() &- context.startNanos
+        metrics.record(method: context.methodLabel, route: context.routeLabel, status: status, seconds: Double(nanos) / 1e9)
+        guard logsRequests else { return }
+        let sent = context.method == .HEAD || status == 304 ? 0 : bytes
+        let path = context.decodedPath.utf8.count > 256 ? String(context.decodedPath.prefix(256)) : context.decodedPath
+        logger.info("request", [
+            "method": .string(context.methodLabel), "route": .string(context.routeLabel), "path": .string(path),
+            "status": .int(status), "duration_ms": .double(Double(nanos / 1000) / 1000),
+            "request_id": .string(context.requestID), "bytes": .int(sent),
+        ])
+    }
+}
