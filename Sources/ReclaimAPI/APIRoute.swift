@@ -9,24 +9,28 @@ public enum RouteAuthentication: String, Sendable {
 public struct ResponseDoc: Sendable {
     /// What the response means.
     public let description: String
-    /// Media type and schema name in `components.schemas` (nil: no body).
-    public let content: (mediaType: String, schema: String?)?
+    /// Media types, each with a schema name in `components.schemas` or nil (none: no body documented).
+    public let content: [(mediaType: String, schema: String?)]
 
     /// A JSON body described by `schema`.
     public static func json(_ description: String, _ schema: String) -> ResponseDoc {
-        ResponseDoc(description: description, content: ("application/json", schema))
+        ResponseDoc(description: description, content: [("application/json", schema)])
     }
     /// A problem document.
     public static func problem(_ description: String) -> ResponseDoc {
-        ResponseDoc(description: description, content: ("application/problem+json", "Problem"))
+        ResponseDoc(description: description, content: [("application/problem+json", "Problem")])
     }
     /// A body of another type with no schema (HTML, Prometheus text).
     public static func other(_ description: String, mediaType: String) -> ResponseDoc {
-        ResponseDoc(description: description, content: (mediaType, nil))
+        ResponseDoc(description: description, content: [(mediaType, nil)])
+    }
+    /// A body in any of these media types, with no schema (stored documents).
+    public static func other(_ description: String, mediaTypes: [String]) -> ResponseDoc {
+        ResponseDoc(description: description, content: mediaTypes.map { ($0, nil) })
     }
     /// No body.
     public static func empty(_ description: String) -> ResponseDoc {
-        ResponseDoc(description: description, content: nil)
+        ResponseDoc(description: description, content: [])
     }
 }
 
@@ -125,7 +129,8 @@ public struct APIRoute: Sendable {
         var derived: [Int: ResponseDoc] = [
             400: .problem("Malformed request."),
             413: .problem("payload_too_large: the body exceeds the route's limit."),
-            431: .problem("Request header fields too large."),
+            // The transport (libmicrohttpd) answers this itself, before any route, with a body of its own.
+            431: .empty("Request header fields too large; answered before routing, so not a problem document."),
             503: .problem("unavailable, database_unavailable or database_busy: see Retry-After."),
         ]
         if authentication != .customer {

@@ -133,11 +133,11 @@ enum OpenAPIDocument {
             var responses: [String: Any] = [:]
             for (status, doc) in route.documentedResponses {
                 var response: [String: Any] = ["description": doc.description]
-                if let content = doc.content {
-                    var media: [String: Any] = [:]
-                    if let schema = content.schema { media["schema"] = ["$ref": "#/components/schemas/\(schema)"] }
-                    response["content"] = [content.mediaType: media]
+                var media: [String: Any] = [:]
+                for content in doc.content {
+                    media[content.mediaType] = content.schema.map { ["schema": ["$ref": "#/components/schemas/\($0)"]] } ?? [String: Any]()
                 }
+                if !media.isEmpty { response["content"] = media }
                 responses[String(status)] = response
             }
             operation["responses"] = responses
