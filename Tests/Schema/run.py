@@ -39,7 +39,8 @@ def schemathesis(service, label, extra, parameters=None):
     os.makedirs(report, exist_ok=True)
     config = os.path.join(report, 'schemathesis.toml')
     with open(config, 'w') as out:
-        out.write('[parameters]\n' + ''.join('"%s" = %s\n' % (k, json.dumps(v)) for k, v in (parameters or {}).items()))
+        # No state carried between runs (schemathesis would otherwise keep a cache in the work tree).
+        out.write('[cache]\nenabled = false\n[parameters]\n' + ''.join('"%s" = %s\n' % (k, json.dumps(v)) for k, v in (parameters or {}).items()))
     command = [executable, '--config-file', config, 'run', service.origin + '/openapi.json', '--url', service.origin,
                '--checks', CHECKS, '--max-examples', os.environ.get('SCHEMA_EXAMPLES', '25'),
                '--max-time', os.environ.get('SCHEMA_SECONDS', '90'), '--phases', 'examples,coverage,fuzzing',
