@@ -159,18 +159,34 @@ public final class HTTPRequest: @unchecked Sendable {
         set { storage.withLock { $0[ObjectIdentifier(key)] = newValue } }
     }
 
-    /// Decodes a JSON body: 415 `unsupported_media_type` unless `Content-Type: application/json`
-    /// (a UTF-8 charset parameter is allowed), 400 `malformed_json` when it does not parse or fit `T`.
+    /// Decodes a JSON body after `checkedJSONBody()`; a body that is JSON but does not fit `T` (a field missing,
+    /// of the wrong type, an unknown enum value) is 422 `validation_failed` naming the field.
     public func decodeJSON<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        guard let contentType = header("content-type"), Self.isJSONMediaType(contentType) else {
-            throw Problem.unsupportedMediaType(expected: "application/json")
-        }
-        guard !body.isEmpty else { throw Problem.malformedJSON("The request body is empty.") }
+        let body = try checkedJSONBody()
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(body))
         } catch let error as DecodingError {
             throw Self.problem(for: error)
         }
+    }
+
+    /// The body of a JSON request, with the checks every JSON route shares whatever parser it then uses:
+    /// 415 `unsupported_media_type` unless `Content-Type: application/json` (a UTF-8 charset parameter is allowed),
+    /// 400 `malformed_json` when empty or holding a raw NUL byte, 422 `validation_failed` naming each field whose string holds U+0000
+    /// (PostgreSQL text cannot store it, and no field of the service means anything with it).
+    public func checkedJSONBody() throws -> [UInt8] {
+        guard let contentType = header("content-type"), Self.isJSONMediaType(contentType) else {
+            throw Problem.unsupportedMediaType(expected: "application/json")
+        }
+        guard !body.isEmpty else { throw Problem.malformedJSON("The request body is empty.") }
+        // RFC 8259 allows no raw control character in a string, and NUL nowhere else; JSONDecoder would let it through.
+        guard !body.contains(0) else { throw Problem.malformedJSON("The request body is not valid JSON: it holds a NUL byte.") }
+        let fields = JSONInput.fieldsHoldingNUL(body)
+        if !fields.isEmpty {
+            throw Problem.unprocessable(detail: "A text field holds the character U+0000.",
+                                        errors: fields.map { FieldError(field: $0, message: "must not contain U+0000") })
+        }
+        return body
     }
 
     static func isJSONMediaType(_ value: String) -> Bool {
@@ -188,31 +204,30 @@ public final class HTTPRequest: @unchecked Sendable {
         return true
     }
 
-    /// Names the field at fault, never echoing the submitted values.
-    static func problem(for error: DecodingError) -> Problem {
-        func field(_ path: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
-            let keys = path + (last.map { [$0] } ?? [])
-            return keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+    /// The one mapping of decoding failures: 400 `malformed_json` for bytes that are not JSON, otherwise 422
+    /// `validation_failed` naming the field (`customer.contact_email`, `devices[0].imei`; "" for the body itself).
+    /// Never echoes the submitted values.
+    public static func problem(for error: DecodingError) -> Problem {
+        func invalid(_ path: [any CodingKey], _ message: String) -> Problem {
+            let name = JSONInput.fieldName(path)
+            return .unprocessable(detail: name.isEmpty ? "The request body does not have the expected shape." : "The field '\(name)' is not valid.",
+                                  errors: [FieldError(field: name, message: message)])
         }
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            // JSONDecoder reports syntax errors (and invalid UTF-8) at the root, before any field is read.
             return .malformedJSON("The request body is not valid JSON.")
         case .dataCorrupted(let context):
-            let name = field(context.codingPath)
-            return .malformedJSON("The field '\(name)' has an invalid value.", errors: [FieldError(field: name, message: "invalid value")])
+            // An unknown enum value, or a value a custom decoder refused (a case number, a date).
+            return invalid(context.codingPath, "invalid value")
         case .keyNotFound(let key, let context):
-            let name = field(context.codingPath, key)
-            return .malformedJSON("The field '\(name)' is required.", errors: [FieldError(field: name, message: "required")])
+            return invalid(context.codingPath + [key], "required")
         case .typeMismatch(let type, let context):
-            let name = field(context.codingPath)
-            let message = "expected \(Self.jsonTypeName(type))"
-            return .malformedJSON("The field '\(name)' has the wrong type.", errors: [FieldError(field: name, message: message)])
+            return invalid(context.codingPath, "expected \(Self.jsonTypeName(type))")
         case .valueNotFound(let type, let context):
-            let name = field(context.codingPath)
-            let message = "expected \(Self.jsonTypeName(type)), got null"
-            return .malformedJSON("The field '\(name)' must not be null.", errors: [FieldError(field: name, message: message)])
+            return invalid(context.codingPath, "expected \(Self.jsonTypeName(type)), got null")
         @unknown default:
-            return .malformedJSON("The request body does not have the expected shape.")
+            return invalid([], "does not have the expected shape")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import ReclaimCore
 
 /// Builds the OpenAPI 3.1 document from the route table, so it lists exactly the routes served.
 enum OpenAPIDocument {
@@ -36,6 +37,15 @@ enum OpenAPIDocument {
             "required": ["status", "schema_version"],
             "properties": ["status": ["type": "string", "const": "ready"], "schema_version": ["type": "integer"]],
         ],
+        // Evidence: an agent's or API client's document as a form (the customers' form is CustomerUpload).
+        "DocumentForm": [
+            "type": "object",
+            "required": ["type", "file"],
+            "properties": [
+                "type": ["type": "string", "enum": DocumentType.allCases.map(\.rawValue)],
+                "file": ["type": "string", "format": "binary", "description": "PDF, JPEG, PNG or HEIC, 10 MiB at most, sniffed from the bytes."],
+            ],
+        ],
         // Identity
         "SignIn": [
             "type": "object",
@@ -67,6 +77,12 @@ enum OpenAPIDocument {
         ],
     ]
 
+    /// Schemas of path parameters, by name (a case number also parses with spaces or dashes; anything else is a 404).
+    nonisolated(unsafe) static let pathParameterSchemas: [String: [String: Any]] = [  // immutable after initialisation
+        "case_number": ["type": "string", "pattern": "^[0-9]{12}$", "description": "12 digits, the last a Damm check digit."],
+        "id": ["type": "string", "format": "uuid"],
+    ]
+
     /// Static pages served from `Public/` under fixed paths, documented alongside the API.
     static let pages: [(path: String, summary: String)] = [
         ("/", "The agent dashboard (HTML)."),
@@ -81,16 +97,29 @@ enum OpenAPIDocument {
                 "summary": route.summary,
                 "tags": [route.tag],
             ]
-            let parameters = pathParameters(route.path).map { name -> [String: Any] in
-                ["name": name, "in": "path", "required": true, "schema": ["type": "string"]]
+            var parameters = pathParameters(route.path).map { name -> [String: Any] in
+                ["name": name, "in": "path", "required": true, "schema": pathParameterSchemas[name] ?? ["type": "string"]]
+            }
+            if route.requiresIfMatch {
+                parameters.append(["name": "If-Match", "in": "header", "required": true,
+                                   "description": "The case's current ETag (\"<version>\"); 428 without it, 412 when stale.",
+                                   "schema": ["type": "string"]])
+            }
+            if route.acceptsIdempotencyKey {
+                parameters.append(["name": "Idempotency-Key", "in": "header", "required": false,
+                                   "description": "API clients: the same key with the same request replays the first 2xx answer for 24 hours.",
+                                   "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"]])
             }
             if !parameters.isEmpty { operation["parameters"] = parameters }
-            if let schema = route.requestSchema {
-                var content: [String: Any] = ["application/json": ["schema": ["$ref": "#/components/schemas/\(schema)"]]]
-                // Evidence: upload routes also take multipart/form-data (and, for agents and clients, raw bytes with ?type=).
-                if route.multipart != nil {
-                    content["multipart/form-data"] = ["schema": ["type": "object", "properties": [
-                        "type": ["type": "string"], "file": ["type": "string", "contentMediaType": "application/octet-stream"]]]]
+            if !route.requestContent.isEmpty {
+                var content: [String: Any] = [:]
+                for accepted in route.requestContent {
+                    switch accepted {
+                    case .json(let schema): content["application/json"] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
+                    case .multipart(let schema): content["multipart/form-data"] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
+                    case .bytes(let mediaTypes):
+                        for type in mediaTypes { content[type] = ["schema": ["type": "string", "format": "binary"]] }
+                    }
                 }
                 operation["requestBody"] = ["required": true, "content": content]
             }
@@ -102,13 +131,13 @@ enum OpenAPIDocument {
             case .customer: operation["security"] = [[String: Any]]()
             }
             var responses: [String: Any] = [:]
-            for (status, doc) in route.responses {
+            for (status, doc) in route.documentedResponses {
                 var response: [String: Any] = ["description": doc.description]
-                if let content = doc.content {
-                    var media: [String: Any] = [:]
-                    if let schema = content.schema { media["schema"] = ["$ref": "#/components/schemas/\(schema)"] }
-                    response["content"] = [content.mediaType: media]
+                var media: [String: Any] = [:]
+                for content in doc.content {
+                    media[content.mediaType] = content.schema.map { ["schema": ["$ref": "#/components/schemas/\($0)"]] } ?? [String: Any]()
                 }
+                if !media.isEmpty { response["content"] = media }
                 responses[String(status)] = response
             }
             operation["responses"] = responses

@@ -1,7 +1,9 @@
 import HTTPServer
 import ReclaimCore
 
-/// The one route table of the service. The router and `/openapi.json` are both built from it.
+/// The one route table of the service. The router and `/openapi.json` are both built from it. Each route lists the
+/// answers particular to it; those that follow from its kind (401, 413, 415, 428, ...) are added by
+/// `APIRoute.documentedResponses`.
 /// Sections: operations, identity (sessions), cases, accounts, customers. Keep each section's
 /// routes together and add the controller it needs to `init`.
 struct Routes {
@@ -103,11 +105,11 @@ struct Routes {
             APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
                      summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file.",
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
-                     bodyLimit: 16 * 1024, deferred: cases.transitionRoute),
+                     bodyLimit: 16 * 1024, deferred: cases.transitionRoute).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
                      summary: "Take the case or hand it to a colleague of the case's tier or above (If-Match required).",
                      tag: "cases", authentication: .agent, requestSchema: "Assign", responses: changing,
-                     bodyLimit: 4096, handler: cases.assign),
+                     bodyLimit: 4096, handler: cases.assign).requiringIfMatch(),
             APIRoute(.GET, "/api/v1/agents", operationID: "listAssignees",
                      summary: "Active agents of ?tier= or above (all tiers without it), by name, at most 500: whom a case can be handed to (ids, names, tiers only).",
                      tag: "cases", authentication: .agent,
@@ -117,7 +119,7 @@ struct Routes {
             APIRoute(.POST, "/api/v1/cases/{case_number}/actions/freeze", operationID: "freezeCase",
                      summary: "Freeze the account's purchases and cloud operations while the case is open (tier2+, If-Match required).",
                      tag: "cases", authentication: .agent, responses: changing,
-                     bodyLimit: 4096, handler: cases.freeze),
+                     bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/notes", operationID: "addNote",
                      summary: "Add a note: internal (agents only) or customer (also on the status page).",
                      tag: "cases", authentication: .agent, requestSchema: "NewNote",
@@ -150,7 +152,9 @@ struct Routes {
                                  422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
                                  429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
                                  503: .problem("busy: too many answers being checked; see Retry-After.")],
-                     bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file).acceptingMultipart(),
+                     bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file)
+                .acceptingMultipart(schema: "DocumentForm")
+                .acceptingBytes(MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]),
             APIRoute(.GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
                      summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
                      tag: "evidence", authentication: .agent,
@@ -164,7 +168,8 @@ struct Routes {
             APIRoute(.GET, "/api/v1/evidence/{id}/content", operationID: "evidenceContent",
                      summary: "The decrypted bytes of a document or transcript (tier3+), as an attachment (?disposition=inline for a PDF, JPEG or PNG shown in the dashboard); the read is recorded on the timeline.",
                      tag: "evidence", authentication: .agent,
-                     responses: [200: .other("The bytes, with the sniffed media type.", mediaType: "application/octet-stream"),
+                     responses: [200: .other("The bytes, with the sniffed media type (a transcript as UTF-8 text).",
+                                             mediaTypes: MediaType.allCases.map(\.rawValue) + ["text/plain", "application/octet-stream"]),
                                  401: .problem("Not authenticated."), 403: .problem("Below tier3."), 404: .problem("No such evidence, or it has no content.")],
                      handler: evidence.content),
             APIRoute(.POST, "/api/v1/evidence/{id}/review", operationID: "reviewEvidence",
@@ -202,7 +207,7 @@ struct Routes {
             // Evidence: a customer's own document upload, under the same throttle as the status look-up.
             APIRoute(.POST, "/api/v1/status/evidence", operationID: "customerUploadEvidence",
                      summary: "A customer uploads a document: multipart fields case_number, access_code, type and file (PDF, JPEG, PNG or HEIC, 10 MiB at most).",
-                     tag: "customers", authentication: .customer, requestSchema: "CustomerUpload",
+                     tag: "customers", authentication: .customer,
                      responses: [201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
                                  400: .problem("Malformed form."),
                                  404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
@@ -211,7 +216,7 @@ struct Routes {
                                  415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC."),
                                  422: .problem("validation_failed: a field is missing."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
-                     handler: status.uploadEvidence).acceptingMultipart(),
+                     handler: status.uploadEvidence).acceptingMultipart(schema: "CustomerUpload"),
         ]
     }
 }

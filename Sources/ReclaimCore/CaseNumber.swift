@@ -6,8 +6,6 @@ public enum CaseNumberError: Error, Sendable, Equatable {
     case invalidCharacter
     /// Not 12 digits (the count found, capped for very long input).
     case wrongLength(digits: Int)
-    /// Starts with 0, which no issued number does.
-    case leadingZero
     /// The Damm check digit does not match: a typo.
     case checkDigitMismatch
 
@@ -15,7 +13,11 @@ public enum CaseNumberError: Error, Sendable, Equatable {
     public var code: String { "invalid_case_number" }
 }
 
-/// The customer's handle for a case: 12 digits, the first not zero, the last a Damm check digit.
+/// The customer's handle for a case: 12 digits, the last a Damm check digit.
+///
+/// Any such number parses (one starting with 0 is looked up like another, and simply not found); `generate`
+/// only issues numbers whose first digit is 1...9, so a spreadsheet or phone keypad that drops a leading zero
+/// cannot turn an issued number into a different one.
 ///
 /// Damm was chosen over Luhn because it catches every single-digit error and every adjacent
 /// transposition, so a mistyped number is refused without touching the database.
@@ -81,7 +83,6 @@ public struct CaseNumber: Sendable, Hashable, Codable, CustomStringConvertible, 
             }
         }
         guard values.count == Self.length else { throw .wrongLength(digits: values.count) }
-        guard values[0] != 0 else { throw .leadingZero }
         guard Self.dammCheckDigit(values) == 0 else { throw .checkDigitMismatch }
         self.init(unchecked: values)
     }

@@ -194,12 +194,12 @@ struct NewNote: Codable, Sendable {
         #expect(try invalid.json()["code"] as? String == "malformed_json")
 
         let missing = try client.request("POST", path, headers: [("Content-Type", "application/json; charset=utf-8")], body: Array("{\"text\":\"x\"}".utf8))
-        #expect(missing.status == 400)
+        #expect(missing.status == 422)
         let missingErrors = try missing.json()["errors"] as? [[String: String]]
         #expect(missingErrors?.first?["field"] == "pinned")
 
         let wrongField = try client.request("POST", path, headers: [("Content-Type", "application/json")], body: Array("{\"text\":5,\"pinned\":true}".utf8))
-        #expect(wrongField.status == 400)
+        #expect(wrongField.status == 422)
         #expect((try wrongField.json()["errors"] as? [[String: String]])?.first?["field"] == "text")
 
         let latin = try client.request("POST", path, headers: [("Content-Type", "application/json; charset=latin1")], body: Array("{}".utf8))

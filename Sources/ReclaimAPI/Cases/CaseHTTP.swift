@@ -154,23 +154,28 @@ enum CaseHTTP {
         raw("}")
     }
 
-    /// A JSON object body parsed with the small parser (cheaper than JSONDecoder on the hot status route):
-    /// 415 unless `Content-Type: application/json`, 400 `malformed_json` unless an object.
+    /// A JSON object body parsed with the small parser (cheaper than JSONDecoder on the hot status route), after the
+    /// checks every JSON body gets (`checkedJSONBody`: 415, 400 when empty, 422 for U+0000): 400 `malformed_json`
+    /// only when the bytes are not JSON, 422 `validation_failed` when they are JSON but not an object.
     static func jsonObject(_ request: HTTPRequest) throws -> [String: JSONValue] {
-        guard let type = request.header("content-type"),
-              type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
-            throw Problem.unsupportedMediaType(expected: "application/json")
+        let body = try request.checkedJSONBody()
+        var value = try? JSONValue.parse(String(decoding: body, as: UTF8.self))
+        if value == nil {
+            // The small parser refuses some JSON (fractions, exponents, deep nesting): JSONDecoder decides between 400
+            // (not JSON) and 422 naming the field it cannot hold, through the one DecodingError mapping.
+            value = try request.decodeJSON(ExactJSON.self).value
         }
-        guard case .object(let members)? = try? JSONValue.parse(String(decoding: request.body, as: UTF8.self)) else {
-            throw Problem.malformedJSON("The request body is not a JSON object.")
+        guard case .object(let members)? = value else {
+            throw Problem.unprocessable(detail: "The request body is not a JSON object.", errors: [FieldError(field: "", message: "expected an object")])
         }
         return members
     }
 
-    /// A required string member, or 400 naming the field.
+    /// A required string member, or 422 `validation_failed` naming the field.
     static func requiredString(_ members: [String: JSONValue], _ name: String) throws -> String {
         guard case .string(let value)? = members[name] else {
-            throw Problem.malformedJSON("The field '\(name)' is required and is a string.", errors: [FieldError(field: name, message: "expected a string")])
+            let message = members[name] == nil ? "required" : "expected a string"
+            throw Problem.unprocessable(detail: "The field '\(name)' is required and is a string.", errors: [FieldError(field: name, message: message)])
         }
         return value
     }
@@ -200,5 +205,37 @@ enum CaseHTTP {
     /// 422 from validation issues collected with ReclaimCore's validators.
     static func problem(for failure: ValidationFailure) -> Problem {
         Problem.unprocessable(errors: failure.issues.map { FieldError(field: $0.field, message: $0.message) })
+    }
+}
+
+/// Decodes JSON into a `JSONValue` as the small parser would, but through JSONDecoder and without `try?` between levels,
+/// so a value it cannot hold (a fraction, an exponent, an integer beyond Int64) fails at its own coding path.
+struct ExactJSON: Decodable {
+    let value: JSONValue
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let object = try? decoder.container(keyedBy: Key.self) {
+            var members: [String: JSONValue] = [:]
+            for key in object.allKeys { members[key.stringValue] = try object.decode(ExactJSON.self, forKey: key).value }
+            value = .object(members)
+        } else if var array = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !array.isAtEnd { items.append(try array.decode(ExactJSON.self).value) }
+            value = .array(items)
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() { value = .null }
+            else if let bool = try? single.decode(Bool.self) { value = .bool(bool) }
+            else if let int = try? single.decode(Int64.self) { value = .int(int) }
+            else if let string = try? single.decode(String.self) { value = .string(string) }
+            else { throw DecodingError.dataCorruptedError(in: single, debugDescription: "numbers here are integers") }
+        }
     }
 }

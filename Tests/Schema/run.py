@@ -1,0 +1,73 @@
+"""schemathesis over /openapi.json: `python3 Tests/Schema/run.py` (deploy/test calls this after the Swift tests).
+
+A real `reclaim serve` on its own freshly migrated database with the demo data (the browser harness's Service), on
+loopback only. Two runs, each bounded by examples per operation and by time: unauthenticated, then as a signed-in
+tier3 admin agent (session cookie and CSRF token; signing out is left out so the session lasts the run). Each fails
+on any 5xx, an undocumented status or media type, or a body that breaks its schema.
+
+Environment: RECLAIM_TEST_PG and RECLAIM_BIN as for the browser tests; SCHEMATHESIS (the executable; default
+.build/schema-venv/bin/schemathesis); SCHEMA_EXAMPLES (per operation, default 25); SCHEMA_SECONDS (per run, default 90).
+"""
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(ROOT, 'Tests', 'Browser'))
+from harness import Service  # noqa: E402  (the same start-up as the browser tests)
+
+CHECKS = 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance'
+
+
+def sign_in(service):
+    """A fresh tier3 admin agent's cookie and CSRF token, through the real sign-in route."""
+    agent = service.new_agent('tier3', admin=True)
+    body = json.dumps({'email': agent['email'], 'password': agent['password'], 'totp': service.totp(agent)}).encode()
+    request = urllib.request.Request(service.origin + '/api/v1/session', data=body, method='POST',
+                                     headers={'Content-Type': 'application/json'})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        cookie = response.headers['Set-Cookie'].split(';')[0]
+        return cookie, json.load(response)['csrf_token']
+
+
+def schemathesis(service, label, extra, parameters=None):
+    """One bounded run; `parameters` pins path parameters (a real case) through a config file."""
+    executable = os.environ.get('SCHEMATHESIS', os.path.join(ROOT, '.build', 'schema-venv', 'bin', 'schemathesis'))
+    report = os.path.join(ROOT, '.build', 'schema-report', label)
+    os.makedirs(report, exist_ok=True)
+    config = os.path.join(report, 'schemathesis.toml')
+    with open(config, 'w') as out:
+        # No state carried between runs (schemathesis would otherwise keep a cache in the work tree).
+        out.write('[cache]\nenabled = false\n[parameters]\n' + ''.join('"%s" = %s\n' % (k, json.dumps(v)) for k, v in (parameters or {}).items()))
+    command = [executable, '--config-file', config, 'run', service.origin + '/openapi.json', '--url', service.origin,
+               '--checks', CHECKS, '--max-examples', os.environ.get('SCHEMA_EXAMPLES', '25'),
+               '--max-time', os.environ.get('SCHEMA_SECONDS', '90'), '--phases', 'examples,coverage,fuzzing',
+               '--workers', '1', '--seed', '10', '--generation-database', 'none', '--request-timeout', '30',
+               '--suppress-health-check', 'all', '--no-color', '--report', 'junit', '--report-dir', report] + extra
+    print('schema: %s run' % label, flush=True)
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
+def main():
+    service = Service('schema').start()
+    try:
+        # Signed in first: the unauthenticated run's sign-in attempts lock this address out of signing in.
+        cookie, csrf = sign_in(service)
+        failures = 0
+        failures += schemathesis(service, 'unauthenticated', []) != 0
+        # The agent works on a real open case, so handlers get past the look-up.
+        case_number = service.case(state='new')['case_number']
+        failures += schemathesis(service, 'agent', [
+            '--header', 'Cookie: ' + cookie, '--header', 'X-CSRF-Token: ' + csrf,
+            '--exclude-operation-id', 'signOut',
+        ], {'path.case_number': case_number}) != 0
+        print('%d passed, %d failed' % (2 - failures, failures))
+        return 1 if failures else 0
+    finally:
+        service.stop()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
