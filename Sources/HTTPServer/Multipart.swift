@@ -90,7 +90,7 @@ public struct MultipartForm: Sendable {
 extension Problem {
     /// 400 `malformed_multipart`: the body is not a well-formed `multipart/form-data` form.
     public static func malformedMultipart(_ detail: String) -> Problem {
-        Problem(status: 400, code: "malformed_multipart", detail: detail)
+        Problem(HTTPProblemCode.malformedMultipart, detail: detail)
     }
 }
 
@@ -249,7 +249,7 @@ final class MultipartCollector {
             if !continues {
                 flush()
                 guard parts.count < limits.maxParts else {
-                    failure = Problem(status: 413, code: "payload_too_large", detail: "The form has more than \(limits.maxParts) parts.")
+                    failure = Problem(HTTPProblemCode.payloadTooLarge, detail: "The form has more than \(limits.maxParts) parts.")
                     return false
                 }
                 let type = contentType.map { String(cString: $0) }
@@ -267,7 +267,7 @@ final class MultipartCollector {
         let cap = part.isFile ? limits.maxFileBytes : limits.maxFieldBytes
         guard currentBytes.count + size <= cap else {
             let what = part.isFile ? "file" : "field"
-            failure = Problem(status: 413, code: "payload_too_large", detail: "The \(what) '\(part.name)' exceeds the limit of \(cap) bytes.")
+            failure = Problem(HTTPProblemCode.payloadTooLarge, detail: "The \(what) '\(part.name)' exceeds the limit of \(cap) bytes.")
             return false
         }
         currentBytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))

@@ -51,19 +51,17 @@ public struct Problem: HTTPProblem, Sendable, CustomStringConvertible {
     public var extraHeaders: [(String, String)]
     public var extraMembers: [String: any Sendable & Encodable]
 
-    /// A problem; `title` defaults to the status's reason phrase.
+    /// A problem of a declared kind: its status, code and title come from the catalogue.
     public init(
-        status: Int,
-        code: String,
-        title: String? = nil,
+        _ kind: some ProblemKind,
         detail: String? = nil,
         fieldErrors: [FieldError] = [],
         extraHeaders: [(String, String)] = [],
         extraMembers: [String: any Sendable & Encodable] = [:]
     ) {
-        self.status = status
-        self.code = code
-        self.title = title ?? HTTPStatus.reasonPhrase(status)
+        self.status = kind.status
+        self.code = kind.code
+        self.title = kind.title
         self.detail = detail
         self.fieldErrors = fieldErrors
         self.extraHeaders = extraHeaders
@@ -73,79 +71,79 @@ public struct Problem: HTTPProblem, Sendable, CustomStringConvertible {
     public var description: String { "Problem(\(status) \(code)\(detail.map { ": " + $0 } ?? ""))" }
 
     /// 400 with the given code.
-    public static func badRequest(code: String = "bad_request", detail: String? = nil) -> Problem {
-        Problem(status: 400, code: code, detail: detail)
+    public static func badRequest(code: some ProblemKind = HTTPProblemCode.badRequest, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail)
     }
 
     /// 400 `malformed_json`: the body is not JSON or does not have the expected shape.
     public static func malformedJSON(_ detail: String? = nil, errors: [FieldError] = []) -> Problem {
-        Problem(status: 400, code: "malformed_json", title: "Malformed JSON", detail: detail, fieldErrors: errors)
+        Problem(HTTPProblemCode.malformedJSON, detail: detail, fieldErrors: errors)
     }
 
     /// 401: not authenticated.
-    public static func unauthorized(code: String = "unauthenticated", detail: String? = nil) -> Problem {
-        Problem(status: 401, code: code, detail: detail)
+    public static func unauthorized(code: some ProblemKind = HTTPProblemCode.unauthenticated, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail)
     }
 
     /// 403: authenticated but not allowed.
-    public static func forbidden(code: String = "forbidden", detail: String? = nil) -> Problem {
-        Problem(status: 403, code: code, detail: detail)
+    public static func forbidden(code: some ProblemKind = HTTPProblemCode.forbidden, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail)
     }
 
     /// 404: also for things that exist but the caller may not know about.
-    public static func notFound(code: String = "not_found", detail: String? = nil) -> Problem {
-        Problem(status: 404, code: code, detail: detail)
+    public static func notFound(code: some ProblemKind = HTTPProblemCode.notFound, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail)
     }
 
     /// 405 with an `Allow` header listing what the path accepts.
     public static func methodNotAllowed(allowed: [HTTPMethod]) -> Problem {
         let list = allowed.map(\.rawValue).joined(separator: ", ")
-        return Problem(status: 405, code: "method_not_allowed", detail: "This resource accepts \(list).", extraHeaders: [("Allow", list)])
+        return Problem(HTTPProblemCode.methodNotAllowed, detail: "This resource accepts \(list).", extraHeaders: [("Allow", list)])
     }
 
     /// 409: conflicts with the current state.
-    public static func conflict(code: String = "conflict", detail: String? = nil) -> Problem {
-        Problem(status: 409, code: code, detail: detail)
+    public static func conflict(code: some ProblemKind = HTTPProblemCode.conflict, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail)
     }
 
     /// 412: a stale `If-Match`.
-    public static func preconditionFailed(code: String = "stale_version", detail: String? = nil) -> Problem {
-        Problem(status: 412, code: code, detail: detail)
+    public static func preconditionFailed(code: some ProblemKind = HTTPProblemCode.staleVersion, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail)
     }
 
     /// 413: the body is larger than the route accepts.
     public static func payloadTooLarge(limit: Int) -> Problem {
-        Problem(status: 413, code: "payload_too_large", detail: "The request body exceeds the limit of \(limit) bytes.")
+        Problem(HTTPProblemCode.payloadTooLarge, detail: "The request body exceeds the limit of \(limit) bytes.")
     }
 
     /// 415: the body's media type is not the one expected.
     public static func unsupportedMediaType(expected: String) -> Problem {
-        Problem(status: 415, code: "unsupported_media_type", detail: "Send the body as \(expected).")
+        Problem(HTTPProblemCode.unsupportedMediaType, detail: "Send the body as \(expected).")
     }
 
     /// 422: well-formed but invalid, with one entry per invalid field.
-    public static func unprocessable(code: String = "validation_failed", detail: String? = nil, errors: [FieldError]) -> Problem {
-        Problem(status: 422, code: code, detail: detail ?? "The request has invalid fields.", fieldErrors: errors)
+    public static func unprocessable(code: some ProblemKind = HTTPProblemCode.validationFailed, detail: String? = nil, errors: [FieldError]) -> Problem {
+        Problem(code, detail: detail ?? "The request has invalid fields.", fieldErrors: errors)
     }
 
     /// 428: this request needs an `If-Match` header.
-    public static func preconditionRequired(code: String = "if_match_required", detail: String? = nil) -> Problem {
-        Problem(status: 428, code: code, detail: detail ?? "Send If-Match with the current ETag.")
+    public static func preconditionRequired(code: some ProblemKind = HTTPProblemCode.ifMatchRequired, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail ?? "Send If-Match with the current ETag.")
     }
 
     /// 429 with `Retry-After` (whole seconds, at least 1).
-    public static func tooManyRequests(retryAfter: Int, code: String = "rate_limited", detail: String? = nil) -> Problem {
-        Problem(status: 429, code: code, detail: detail, extraHeaders: [("Retry-After", String(max(1, retryAfter)))])
+    public static func tooManyRequests(retryAfter: Int, code: some ProblemKind = HTTPProblemCode.rateLimited, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail, extraHeaders: [("Retry-After", String(max(1, retryAfter)))])
     }
 
     /// 503 with `Retry-After` (whole seconds, at least 1).
-    public static func unavailable(retryAfter: Int, code: String = "unavailable", detail: String? = nil) -> Problem {
-        Problem(status: 503, code: code, detail: detail, extraHeaders: [("Retry-After", String(max(1, retryAfter)))])
+    public static func unavailable(retryAfter: Int, code: some ProblemKind = HTTPProblemCode.unavailable, detail: String? = nil) -> Problem {
+        Problem(code, detail: detail, extraHeaders: [("Retry-After", String(max(1, retryAfter)))])
     }
 
     /// 500 `internal_error`; the cause goes to the log, never into the response.
     public static var `internal`: Problem {
-        Problem(status: 500, code: "internal_error", detail: "An unexpected error occurred. Quote the request id when reporting it.")
+        Problem(HTTPProblemCode.internalError, detail: "An unexpected error occurred. Quote the request id when reporting it.")
     }
 }
 

@@ -23,7 +23,7 @@ extension HTTPServer {
             bufferLimit: configuration.connectionMemoryLimit
         ) else {
             return answerEarly(context, connection: connection,
-                               problem: .badRequest(code: "malformed_request_line", detail: "The request line holds a NUL byte."))
+                               problem: .badRequest(code: HTTPProblemCode.malformedRequestLine, detail: "The request line holds a NUL byte."))
         }
         if let problem = context.framing.problem {
             return answerEarly(context, connection: connection, problem: problem)
@@ -44,13 +44,13 @@ extension HTTPServer {
         let hasBody = context.framing.announcesBody
 
         guard rawPath.hasPrefix("/") else {
-            context.disposition = .problem(.badRequest(code: "bad_request_target", detail: "The request target must be an absolute path."))
+            context.disposition = .problem(.badRequest(code: HTTPProblemCode.badRequestTarget, detail: "The request target must be an absolute path."))
             return hasBody ? answerEarly(context, connection: connection) : .YES
         }
         var segments: [String] = []
         for raw in PercentEncoding.rawSegments(of: rawPath) {
             guard let segment = PercentEncoding.decode(raw) else {
-                context.disposition = .problem(.badRequest(code: "bad_request_target", detail: "The path has a malformed percent escape."))
+                context.disposition = .problem(.badRequest(code: HTTPProblemCode.badRequestTarget, detail: "The path has a malformed percent escape."))
                 return hasBody ? answerEarly(context, connection: connection) : .YES
             }
             segments.append(segment)
@@ -137,7 +137,7 @@ extension HTTPServer {
     }
 
     static let tooManyLargeBodies = Problem.unavailable(
-        retryAfter: 1, code: "too_many_uploads", detail: "Too many large uploads are in progress; retry shortly."
+        retryAfter: 1, code: HTTPProblemCode.tooManyUploads, detail: "Too many large uploads are in progress; retry shortly."
     )
 
     /// Takes one of the `maxConcurrentLargeBodies` slots for this request; false when none is free.

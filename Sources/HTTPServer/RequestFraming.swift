@@ -48,17 +48,17 @@ struct RequestFraming {
     /// Why the request must be refused and its connection closed; nil when its framing is unambiguous.
     var problem: Problem? {
         if whitespaceInName {
-            return .badRequest(code: "malformed_header", detail: "A header name holds whitespace; none is allowed before the colon.")
+            return .badRequest(code: HTTPProblemCode.malformedHeader, detail: "A header name holds whitespace; none is allowed before the colon.")
         }
         if contentLengthHeaders > 0 && transferEncoding != nil {
-            return .badRequest(code: "ambiguous_length", detail: "A request must not carry both Content-Length and Transfer-Encoding.")
+            return .badRequest(code: HTTPProblemCode.ambiguousLength, detail: "A request must not carry both Content-Length and Transfer-Encoding.")
         }
         if lengthsDisagree {
-            return .badRequest(code: "ambiguous_length", detail: "The Content-Length values disagree.")
+            return .badRequest(code: HTTPProblemCode.ambiguousLength, detail: "The Content-Length values disagree.")
         }
         if let coding = transferEncoding, !coding.trimmingCharacters(in: .whitespaces).equalsIgnoringASCIICase("chunked") {
             // MHD decodes chunked alone: any other coding would leave the body's end unknown.
-            return Problem(status: 501, code: "unsupported_transfer_coding", detail: "Only the chunked transfer coding is accepted.")
+            return Problem(HTTPProblemCode.unsupportedTransferCoding, detail: "Only the chunked transfer coding is accepted.")
         }
         return nil
     }

@@ -96,7 +96,7 @@ extension HTTPServer {
         if let problem { context.disposition = .problem(problem) }
         guard case .problem(let problem) = context.disposition else {
             // A static file asked for with a body: refuse rather than read a body nobody wants.
-            return answerEarly(context, connection: connection, problem: .badRequest(code: "unexpected_body", detail: "This request must not carry a body."))
+            return answerEarly(context, connection: connection, problem: .badRequest(code: HTTPProblemCode.unexpectedBody, detail: "This request must not carry a body."))
         }
         var response = HTTPResponse.problem(problem, requestID: context.requestID)
         response.setHeader("Connection", "close")

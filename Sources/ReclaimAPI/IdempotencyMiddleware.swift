@@ -77,7 +77,7 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
             return .passThrough
         }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
-            throw Problem.badRequest(code: "invalid_idempotency_key", detail: "Idempotency-Key must be 1 to 255 visible ASCII characters.")
+            throw Problem.badRequest(code: ErrorCode.invalidIdempotencyKey, detail: "Idempotency-Key must be 1 to 255 visible ASCII characters.")
         }
         let requestHash = Self.requestHash(request)
         let now = context.clock.now()
@@ -90,7 +90,7 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
             return .claimed(clientID: client.id, key: key)
         case .inProgress(let storedHash):
             guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
-            throw Problem(status: 409, code: "idempotency_in_progress", detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
+            throw Problem(ErrorCode.idempotencyInProgress, detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
                           extraHeaders: [("Retry-After", "1")])
         case .completed(let storedHash, let sealed, let keyID):
             guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
@@ -127,7 +127,7 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         }
     }
 
-    static let mismatch = Problem(status: 422, code: "idempotency_mismatch",
+    static let mismatch = Problem(ErrorCode.idempotencyMismatch,
                                   detail: "This Idempotency-Key was used with a different request; use a new key for a new request.")
 
     /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding.

@@ -15,7 +15,11 @@ enum OpenAPIDocument {
                 "title": ["type": "string"],
                 "status": ["type": "integer"],
                 "detail": ["type": "string"],
-                "code": ["type": "string", "description": "Stable machine word, e.g. validation_failed, stale_version, not_found."],
+                "code": [
+                    "type": "string", "enum": ErrorCode.everyKind.map(\.code),
+                    "description": "Stable machine word; x-codes lists each with the status and title it is always answered with.",
+                    "x-codes": Dictionary(uniqueKeysWithValues: ErrorCode.everyKind.map { ($0.code, ["status": $0.status, "title": $0.title] as [String: Any]) }),
+                ],
                 "request_id": ["type": "string"],
                 "errors": [
                     "type": "array",

@@ -19,25 +19,25 @@ enum OperationProblem {
         case .caseNotFound: CaseHTTP.caseNotFound
         case .evidenceNotFound: Problem.notFound(detail: "No evidence has this id.")
         case .stale(let current):
-            Problem(status: 412, code: "stale_version", detail: "The case changed (now at version \(current)); reload it and try again.",
+            Problem(HTTPProblemCode.staleVersion, detail: "The case changed (now at version \(current)); reload it and try again.",
                     extraHeaders: [("ETag", "\"\(current)\"")])
         case .refused(let refusal, _): CaseHTTP.problem(for: refusal)
         case .invalid(let failure): CaseHTTP.problem(for: failure)
         case .answersLocked(let until, let now):
-            Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: "locked_out",
+            Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
                                     detail: "Too many wrong answers for this account. Try again later.")
-        case .alreadyFrozen: Problem.conflict(code: "already_frozen", detail: "The account is already frozen.")
+        case .alreadyFrozen: Problem.conflict(code: ErrorCode.alreadyFrozen, detail: "The account is already frozen.")
         case .reviewNeedsTier(let tier, _):
-            Problem(status: 403, code: "insufficient_tier", detail: "Reviewing this evidence needs \(tier.rawValue) or above.",
+            Problem(ErrorCode.insufficientTier, detail: "Reviewing this evidence needs \(tier.rawValue) or above.",
                     extraMembers: ["required_tier": tier.rawValue])
         case .unsupportedMedia(let mismatch):
-            Problem(status: 415, code: "unsupported_media_type",
+            Problem(HTTPProblemCode.unsupportedMediaType,
                     detail: mismatch ? "The file's content is not the type it was declared as." : "Only PDF, JPEG, PNG and HEIC files are accepted.")
         case .tooLarge(let limit): Problem.payloadTooLarge(limit: limit)
         case .caseNotOpen:
-            Problem(status: 409, code: "case_not_open",
+            Problem(ErrorCode.caseNotOpen,
                     detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
-        case .accountExists: Problem.conflict(code: "account_exists", detail: "An account with this e-mail is already on file.")
+        case .accountExists: Problem.conflict(code: ErrorCode.accountExists, detail: "An account with this e-mail is already on file.")
         case .keysUnavailable: Problem.internal
         }
     }

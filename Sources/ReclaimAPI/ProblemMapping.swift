@@ -10,30 +10,30 @@ enum DatabaseProblem {
     @Sendable static func map(_ error: Error) -> (any HTTPProblem)? {
         guard let error = error as? PostgresError else { return nil }
         if error.isConnectionError {
-            return Problem(status: 503, code: "database_unavailable", title: "Service Unavailable",
+            return Problem(ErrorCode.databaseUnavailable,
                            detail: "The database cannot be reached. Try again shortly.",
                            extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
         }
         switch error.sqlState {
         case "23505":
-            return Problem(status: 409, code: "conflict", title: "Conflict", detail: "A resource with the same identity already exists.")
+            return Problem(HTTPProblemCode.conflict, detail: "A resource with the same identity already exists.")
         case "23503":
-            return Problem(status: 409, code: "conflict", title: "Conflict", detail: "The request refers to a resource that does not exist or is still referenced.")
+            return Problem(HTTPProblemCode.conflict, detail: "The request refers to a resource that does not exist or is still referenced.")
         case "23502", "23514", "22001", "22003", "22007", "22008", "22P02":
-            return Problem(status: 422, code: "validation_failed", title: "Unprocessable Content", detail: "A value was refused by the database's rules.")
+            return Problem(HTTPProblemCode.validationFailed, detail: "A value was refused by the database's rules.")
         case "42501":
-            return Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "The service may not perform this operation.")
+            return Problem(HTTPProblemCode.forbidden, detail: "The service may not perform this operation.")
         case "40001", "40P01", "55P03":
             // Already retried by PostgresPool.withTransaction; the client may try again.
-            return Problem(status: 503, code: "database_busy", title: "Service Unavailable",
+            return Problem(ErrorCode.databaseBusy,
                            detail: "The request collided with another change. Try again.",
                            extraHeaders: [("Retry-After", "1")])
         case "57014":
-            return Problem(status: 503, code: "database_timeout", title: "Service Unavailable",
+            return Problem(ErrorCode.databaseTimeout,
                            detail: "The database took too long to answer. Try again shortly.",
                            extraHeaders: [("Retry-After", "2")])
         case "53300", "53200", "53100":
-            return Problem(status: 503, code: "database_overloaded", title: "Service Unavailable",
+            return Problem(ErrorCode.databaseOverloaded,
                            detail: "The database is out of resources. Try again shortly.",
                            extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
         default:

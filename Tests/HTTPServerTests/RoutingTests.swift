@@ -56,7 +56,7 @@ struct NewNote: Codable, Sendable {
     ]
 
     static let mapper: @Sendable (any Error) -> (any HTTPProblem)? = { error in
-        error is LockedError ? Problem.conflict(code: "case_locked", detail: "The case is locked.") : nil
+        error is LockedError ? Problem.conflict(code: TestProblem.caseLocked, detail: "The case is locked.") : nil
     }
 
     func makeServer(middleware: [any HTTPMiddleware] = []) throws -> TestServer {

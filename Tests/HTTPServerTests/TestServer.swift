@@ -93,3 +93,12 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
 extension Array where Element == UInt8 {
     var text: String { String(decoding: self, as: UTF8.self) }
 }
+
+/// Problem codes the tests' own handlers answer (the service declares its own in ErrorCode).
+enum TestProblem: String, ProblemKind {
+    case busy, taken
+    case caseLocked = "case_locked"
+    var code: String { rawValue }
+    var status: Int { 409 }
+    var title: String { "Conflict" }
+}

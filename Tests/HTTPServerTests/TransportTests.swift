@@ -192,7 +192,7 @@ import Testing
                 }
             }),
             Route(.GET, "/later-fails", deferred: { _, complete in
-                queue.asyncAfter(deadline: .now() + 0.05) { complete(.failure(Problem.conflict(code: "busy"))) }
+                queue.asyncAfter(deadline: .now() + 0.05) { complete(.failure(Problem.conflict(code: TestProblem.busy))) }
             }),
             Route(.GET, "/at-once", deferred: { _, complete in
                 complete(.success(.text("at once")))
@@ -260,7 +260,7 @@ import Testing
                 }
             }),
             Route(.GET, "/refuse", deferred: { _, complete in
-                queue.async { complete(.failure(Problem.conflict(code: "taken", detail: "Already taken."))) }
+                queue.async { complete(.failure(Problem.conflict(code: TestProblem.taken, detail: "Already taken."))) }
             }),
         ]
         let server = try TestServer(routes: routes, middleware: [witness])

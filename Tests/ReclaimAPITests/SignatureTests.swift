@@ -36,7 +36,7 @@ final class MiddlewareHarness: @unchecked Sendable {
                 _ = try context.requirePrincipal(request)
                 _ = count("flaky")
                 let status = state.flakyStatus.withLock { $0 }
-                if status >= 400 { throw Problem(status: status, code: "test_failure") }
+                if status >= 400 { throw Problem(TestFailure(status: status)) }
                 return HTTPResponse.json(status, body: Array("{\"ok\":true}".utf8))
             },
             Route(.POST, "/test/slow") { request in
@@ -196,4 +196,11 @@ final class HarnessState: Sendable {
         #expect(RequestSignature.parse("v1=\(expected)") == nil)
         #expect(RequestSignature.parse("t=1,v1=abcd") == nil)
     }
+}
+
+/// A problem of any status, for the test route that fails on request.
+struct TestFailure: ProblemKind {
+    let status: Int
+    var code: String { "test_failure" }
+    var title: String { "Test failure" }
 }

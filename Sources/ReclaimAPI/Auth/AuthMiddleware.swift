@@ -45,7 +45,7 @@ public struct AuthMiddleware: HTTPMiddleware {
                 guard let presented = request.header("x-csrf-token"), CSRFToken.verify(presented, sessionID: agent.sessionID, keys: keys) else {
                     context.logger.warning("csrf_failed", ["request_id": .string(request.requestID), "actor": .string(Principal.agent(agent).actor),
                                                            "route": .string(request.route ?? "unmatched")])
-                    throw Problem.forbidden(code: "csrf_failed", detail: "Send the session's CSRF token as X-CSRF-Token.")
+                    throw Problem.forbidden(code: ErrorCode.csrfFailed, detail: "Send the session's CSRF token as X-CSRF-Token.")
                 }
             }
         }
@@ -87,14 +87,14 @@ public struct AuthMiddleware: HTTPMiddleware {
                                                    target: request.target, body: request.body, now: now, window: policy.signatureWindow)
             switch verified {
             case .failure(.invalid):
-                throw signatureProblem("invalid_signature", "Reclaim-Signature is missing, malformed or does not match the request.", request, identity)
+                throw signatureProblem(.invalidSignature, "Reclaim-Signature is missing, malformed or does not match the request.", request, identity)
             case .failure(.stale):
-                throw signatureProblem("stale_signature", "The signature's timestamp is more than \(Int(policy.signatureWindow)) s from the server's time.", request, identity)
+                throw signatureProblem(.staleSignature, "The signature's timestamp is more than \(Int(policy.signatureWindow)) s from the server's time.", request, identity)
             case .success(let (mac, timestamp)):
                 let expiresAt = Date(timeIntervalSince1970: Double(timestamp) + policy.signatureWindow + 1)
                 let fresh = try SignatureReplayStore.record(clientID: client.id, signatureHash: SHA256.hash(mac), expiresAt: expiresAt, now: now, on: connection)
                 guard fresh else {
-                    throw signatureProblem("replayed_signature", "This signature was already used; sign each request afresh.", request, identity)
+                    throw signatureProblem(.replayedSignature, "This signature was already used; sign each request afresh.", request, identity)
                 }
                 // Forget old signatures now and then, on the request path but rarely (1 in 256).
                 if UInt8.random(in: 0...255) == 0 { try SignatureReplayStore.purgeExpired(now: now, on: connection) }
@@ -103,14 +103,14 @@ public struct AuthMiddleware: HTTPMiddleware {
         }
     }
 
-    private func signatureProblem(_ code: String, _ detail: String, _ request: HTTPRequest, _ client: ClientIdentity) -> Problem {
+    private func signatureProblem(_ code: ErrorCode, _ detail: String, _ request: HTTPRequest, _ client: ClientIdentity) -> Problem {
         context.logger.warning("signature_refused", ["request_id": .string(request.requestID), "actor": .string(Principal.apiClient(client).actor),
-                                                     "route": .string(request.route ?? "unmatched"), "code": .string(code)])
-        return Problem(status: 401, code: code, title: "Unauthorized", detail: detail)
+                                                     "route": .string(request.route ?? "unmatched"), "code": .string(code.code)])
+        return Problem(code, detail: detail)
     }
 
     static func unauthenticated(_ detail: String) -> Problem {
-        Problem(status: 401, code: "unauthenticated", detail: detail, extraHeaders: [("WWW-Authenticate", "Bearer")])
+        Problem(HTTPProblemCode.unauthenticated, detail: detail, extraHeaders: [("WWW-Authenticate", "Bearer")])
     }
 }
 

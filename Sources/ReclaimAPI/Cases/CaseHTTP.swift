@@ -23,7 +23,7 @@ enum CaseHTTP {
         do {
             return try CaseNumber(parsing: text)
         } catch {
-            throw Problem.notFound(code: "invalid_case_number", detail: "This is not a valid case number: check it for a typo.")
+            throw Problem.notFound(code: ErrorCode.invalidCaseNumber, detail: "This is not a valid case number: check it for a typo.")
         }
     }
 
@@ -43,7 +43,7 @@ enum CaseHTTP {
 
     /// 412 `stale_version`.
     static func stale(current: Int) -> Problem {
-        Problem(status: 412, code: "stale_version", detail: "The case changed (now at version \(current)); reload it and try again.",
+        Problem(HTTPProblemCode.staleVersion, detail: "The case changed (now at version \(current)); reload it and try again.",
                 extraHeaders: [("ETag", "\"\(current)\"")])
     }
 
@@ -52,17 +52,12 @@ enum CaseHTTP {
 
     /// The problem for a workflow refusal: forbidden 403, conflict 409, invalid 422.
     static func problem(for refusal: WorkflowRefusal) -> Problem {
-        let status = switch refusal.category {
-        case .forbidden: 403
-        case .conflict: 409
-        case .invalid: 422
-        }
         var members: [String: any Sendable & Encodable] = [:]
         if case .verificationFailed(let outcome) = refusal {
             members["factors"] = Dictionary(uniqueKeysWithValues: outcome.factors.map { ($0.key.rawValue, $0.value.rawValue) })
         }
         if case .insufficientTier(let required) = refusal { members["required_tier"] = required.rawValue }
-        return Problem(status: status, code: refusal.code, detail: refusal.message, extraMembers: members)
+        return Problem(ErrorCode(refusal), detail: refusal.message, extraMembers: members)
     }
 
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).

@@ -36,7 +36,7 @@ final class AccountsController: Sendable {
             })
         }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: "busy", detail: "Too many accounts being stored at once; try again in a moment.")))
+            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many accounts being stored at once; try again in a moment.")))
         }
     }
 }

@@ -155,7 +155,7 @@ final class CasesController: Sendable {
         }
         let accepted = hashQueue.submit { [self] in completion(Result { try transition(request) }) }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: "busy", detail: "Too many answers being checked at once; try again in a moment.")))
+            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")))
         }
     }
 
@@ -272,7 +272,7 @@ final class CasesController: Sendable {
         let principal = try context.requirePrincipal(request)
         if PermissionTable.allows(permission, principal), case .agent(let agent) = principal { return (principal, agent) }
         if let id = try context.pool.withConnection({ try CaseStore.id(number: number.digits, on: $0) }) {
-            try context.recordDenial(caseID: id, attempted: attempted, code: "forbidden", by: principal, request)
+            try context.recordDenial(caseID: id, attempted: attempted, code: HTTPProblemCode.forbidden.code, by: principal, request)
         }
         return (try context.authorize(permission, request), try context.requireAgent(request))
     }

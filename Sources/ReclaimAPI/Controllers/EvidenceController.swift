@@ -77,7 +77,7 @@ final class EvidenceController: Sendable {
             })
         }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: "busy", detail: "Too many answers being checked at once; try again in a moment.")))
+            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")))
         }
     }
 
@@ -183,7 +183,7 @@ final class EvidenceController: Sendable {
         let principal = try context.requirePrincipal(request)
         if PermissionTable.allows(permission, principal) { return principal }
         if let caseID = try context.pool.withConnection({ try operations.caseID(ofEvidence: id, on: $0) }) {
-            try context.recordDenial(caseID: caseID, attempted: attempted, code: "forbidden", evidenceID: id, by: principal, request)
+            try context.recordDenial(caseID: caseID, attempted: attempted, code: HTTPProblemCode.forbidden.code, evidenceID: id, by: principal, request)
         }
         return try context.authorize(permission, request)
     }

@@ -33,12 +33,12 @@ final class OperationsController: Sendable {
         let version = schemaVersion
         let applied = try pool.withConnection { try Migrator.appliedChecksum(version: version, on: $0) }
         guard let applied else {
-            throw Problem(status: 503, code: "not_migrated", title: "Service Unavailable",
+            throw Problem(ErrorCode.notMigrated,
                           detail: "The database schema is not at version \(version); run `reclaim migrate`.",
                           extraHeaders: [("Retry-After", "5")])
         }
         guard applied == schemaChecksum else {
-            throw Problem(status: 503, code: "schema_mismatch", title: "Service Unavailable",
+            throw Problem(ErrorCode.schemaMismatch,
                           detail: "Migration \(version) in the database differs from this build's.",
                           extraHeaders: [("Retry-After", "5")])
         }

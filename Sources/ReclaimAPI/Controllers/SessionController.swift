@@ -52,7 +52,7 @@ public final class SessionController: Sendable {
     }
 
     /// The one answer to every failed sign-in (the request id differs, nothing else).
-    static let invalidCredentials = Problem(status: 401, code: "invalid_credentials", title: "Unauthorized",
+    static let invalidCredentials = Problem(ErrorCode.invalidCredentials,
                                             detail: "The email, password or one-time code is not correct.")
 
     // MARK: Sign in
@@ -61,7 +61,7 @@ public final class SessionController: Sendable {
     public func signIn(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
         let body: SignInRequest
         do {
-            guard context.keys != nil else { throw Problem.unavailable(retryAfter: 60, code: "not_configured", detail: "The service has no key file.") }
+            guard context.keys != nil else { throw Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.") }
             body = try request.decodeJSON(SignInRequest.self)
         } catch {
             completion(.failure(error))
@@ -72,7 +72,7 @@ public final class SessionController: Sendable {
         }
         if !accepted {
             context.logger.warning("sign_in_busy", ["request_id": .string(request.requestID), "queue_depth": .int(hashQueue.depth)])
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: "busy", detail: "Too many sign-ins at once; try again in a moment.")))
+            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many sign-ins at once; try again in a moment.")))
         }
     }
 
@@ -89,7 +89,7 @@ public final class SessionController: Sendable {
         if let lockedUntil {
             context.logger.warning("sign_in_locked_out", ["request_id": .string(request.requestID), "agent": .string(found.map { $0.id.uuidString.lowercased() } ?? "unknown")])
             let seconds = Int(lockedUntil.timeIntervalSince(now).rounded(.up))
-            throw Problem.tooManyRequests(retryAfter: seconds, code: "locked_out", detail: "Too many failed sign-ins. Try again later.")
+            throw Problem.tooManyRequests(retryAfter: seconds, code: ErrorCode.lockedOut, detail: "Too many failed sign-ins. Try again later.")
         }
 
         // The same argon2id work whether or not the account exists.

@@ -91,7 +91,7 @@ final class StatusController: Sendable {
                 if let until = try ThrottleStore.lockedUntil(keys: [addressKey], now: now, on: connection) { throw Self.locked(until: until, now: now) }
                 try ThrottleStore.recordFailure(caseNumber: nil, address: address, policy: policy, now: now, on: connection)
             }
-            throw Problem.notFound(code: "invalid_case_number", detail: "This is not a valid case number: check it for a typo.")
+            throw Problem.notFound(code: ErrorCode.invalidCaseNumber, detail: "This is not a valid case number: check it for a typo.")
         }
 
         let (record, lockedUntil, notes) = try context.pool.withConnection { connection in
@@ -114,7 +114,7 @@ final class StatusController: Sendable {
     }
 
     static func locked(until: Date, now: Date) -> Problem {
-        Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: "locked_out",
+        Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
                                 detail: "Too many failed attempts. Try again later.")
     }
 }
