@@ -135,3 +135,10 @@ public struct CaseFacts: Sendable, Hashable, Codable {
         lostModeEnabled = try c.decodeIfPresent(Bool.self, forKey: .lostModeEnabled) ?? false
     }
 }
+
+/// The customer's language: for the status page and every message sent to them (api.md v1.1).
+public enum CustomerLanguage: String, Sendable, Codable, CaseIterable {
+    case english = "en"
+    case simplifiedChinese = "zh-Hans"
+    case traditionalChinese = "zh-Hant"
+}

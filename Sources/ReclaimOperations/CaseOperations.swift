@@ -65,9 +65,12 @@ public struct CaseOperations: Sendable {
         public var devices: [Device]
         public var facts: CaseFacts
         public var summary: String
+        /// The address the thief added, when known (implies `facts.rescueEmailAdded`).
+        public var rescueEmail: String?
+        public var language: CustomerLanguage
 
         public init(kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
-                    facts: CaseFacts = CaseFacts(), summary: String = "") {
+                    facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage = .english) {
             self.kind = kind
             self.accountEmail = accountEmail
             self.customerName = customerName
@@ -75,6 +78,8 @@ public struct CaseOperations: Sendable {
             self.devices = devices
             self.facts = facts
             self.summary = summary
+            self.rescueEmail = rescueEmail
+            self.language = language
         }
     }
 
@@ -102,11 +107,14 @@ public struct CaseOperations: Sendable {
         if opening.devices.count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
         let summary = opening.summary.trimmingCharacters(in: .whitespacesAndNewlines)
         if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
+        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: "facts.rescue_email")) }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
+        var facts = opening.facts
+        if rescueEmail != nil { facts.rescueEmailAdded = true }
 
         let codeKey = try requireKeys().activeKey(for: .accessCode)
         let code = AccessCode(entropy: SecureRandom.bytes(10))
-        let snapshot = workflow.opening(kind: opening.kind, facts: opening.facts, at: now)
+        let snapshot = workflow.opening(kind: opening.kind, facts: facts, at: now)
         let dueAt = workflow.dueAt(snapshot)
         var generator = SystemRandomNumberGenerator()  // getrandom(2): unpredictable numbers
         var attempt = 0
@@ -115,7 +123,8 @@ public struct CaseOperations: Sendable {
             let new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator),
                               accessCodeHash: AccessCodeHash.compute(code, key: codeKey.key), accessCodeKeyID: codeKey.id,
                               snapshot: snapshot, dueAt: dueAt, accountEmail: accountEmail!.value, customerName: name,
-                              customerContactEmail: contactEmail!.value, devices: devices, summary: summary, createdBy: actor, now: now)
+                              customerContactEmail: contactEmail!.value, devices: devices, summary: summary, createdBy: actor, now: now,
+                              rescueEmail: rescueEmail?.value, language: opening.language)
             do {
                 // A savepoint, so a taken number (1 in 10^11 per existing case) costs a new draw, not the transaction.
                 try connection.withTransaction { connection in
@@ -129,7 +138,8 @@ public struct CaseOperations: Sendable {
             let record = CaseRecord(id: new.id, number: new.number.digits, accessCodeHash: new.accessCodeHash, accessCodeKeyID: codeKey.id,
                                     snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
                                     customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
-                                    assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1)
+                                    assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
+                                    rescueEmail: new.rescueEmail, language: new.language)
             return Opened(record: record, accessCode: code)
         }
     }
@@ -272,6 +282,6 @@ extension CaseRecord {
                    customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
                    assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
                    assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
-                   updatedAt: updatedAt, version: version)
+                   updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language)
     }
 }

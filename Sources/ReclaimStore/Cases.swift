@@ -67,11 +67,16 @@ public struct CaseRecord: Sendable {
     public let updatedAt: Date
     /// Optimistic-concurrency version (the ETag).
     public let version: Int
+    /// The rescue address the thief added, when known: nothing is ever sent to it.
+    public let rescueEmail: String?
+    /// The customer's language.
+    public let language: CustomerLanguage
 
     /// A record from its fields.
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
-                assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int) {
+                assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
+                rescueEmail: String? = nil, language: CustomerLanguage = .english) {
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash
@@ -90,6 +95,8 @@ public struct CaseRecord: Sendable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.version = version
+        self.rescueEmail = rescueEmail
+        self.language = language
     }
 }
 
@@ -121,11 +128,15 @@ public struct NewCase: Sendable {
     public var createdBy: String
     /// See `CaseRecord`.
     public var now: Date
+    /// See `CaseRecord`.
+    public var rescueEmail: String?
+    /// See `CaseRecord`.
+    public var language: CustomerLanguage
 
     /// A case from its parts.
     public init(id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
-                createdBy: String, now: Date) {
+                createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage = .english) {
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash
@@ -139,6 +150,8 @@ public struct NewCase: Sendable {
         self.summary = summary
         self.createdBy = createdBy
         self.now = now
+        self.rescueEmail = rescueEmail
+        self.language = language
     }
 }
 
@@ -232,7 +245,8 @@ public enum CaseStore {
         c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
         c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
-        c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version
+        c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
+        c.rescue_email, c.language
         """
     static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
 
@@ -245,13 +259,13 @@ public enum CaseStore {
                 rescue_email_added, security_questions_changed, two_step_enabled, lost_mode_enabled,
                 account_email, customer_name, customer_contact_email, devices, summary,
                 opened_at, state_entered_at, path_clock_started_at, paused_seconds, paused_since, due_at,
-                created_by, created_at, updated_at, version)
+                created_by, created_at, updated_at, version, rescue_email, language)
             VALUES (\(new.id), \(new.number.digits), \(new.accessCodeHash), \(new.accessCodeKeyID), \(s.kind.rawValue), \(s.state.rawValue),
                 \(s.tier.rawValue), \(s.path.rawValue), \(s.facts.rescueEmailAdded), \(s.facts.securityQuestionsChanged),
                 \(s.facts.twoStepEnabled), \(s.facts.lostModeEnabled), \(new.accountEmail), \(new.customerName),
                 \(new.customerContactEmail), \(devices)::jsonb, \(new.summary), \(s.clock.openedAt), \(s.clock.stateEnteredAt),
                 \(s.clock.pathClockStartedAt), \(s.clock.pausedSeconds), \(s.clock.pausedSince), \(new.dueAt),
-                \(new.createdBy), \(new.now), \(new.now), 1)
+                \(new.createdBy), \(new.now), \(new.now), 1, \(new.rescueEmail), \(new.language.rawValue))
             """)
         let terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: new.devices).sorted()
         // One statement for all terms: one text[] parameter.
@@ -367,6 +381,7 @@ public enum CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
+        let rescueEmail, language: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
@@ -380,6 +395,7 @@ public enum CaseStore {
             devices = try c("devices"); summary = try c("summary")
             assigneeID = try c("assignee_id"); assigneeName = try c("assignee_name"); assigneeTier = try c("assignee_tier")
             frozen = try c("frozen"); createdAt = try c("created_at"); updatedAt = try c("updated_at"); version = try c("version")
+            rescueEmail = try c("rescue_email"); language = try c("language")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
@@ -401,7 +417,8 @@ public enum CaseStore {
                 customerContactEmail: try row.decode(customerContactEmail), devices: deviceList, summary: try row.decode(summary),
                 assigneeID: try row.decode(assigneeID), assigneeName: try row.decode(assigneeName),
                 assigneeTier: assigneeTierText.flatMap(Tier.init(rawValue:)), frozen: try row.decode(frozen),
-                createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version))
+                createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version),
+                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language))
         }
 
         private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {

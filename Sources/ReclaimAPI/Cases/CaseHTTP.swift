@@ -64,6 +64,7 @@ enum CaseHTTP {
     static func representation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date) -> JSONValue {
         let s = record.snapshot
         let facts: JSONValue = [
+            "rescue_email": .optional(record.rescueEmail),
             "rescue_email_added": .bool(s.facts.rescueEmailAdded), "security_questions_changed": .bool(s.facts.securityQuestionsChanged),
             "two_step_enabled": .bool(s.facts.twoStepEnabled), "lost_mode_enabled": .bool(s.facts.lostModeEnabled),
         ]
@@ -75,6 +76,7 @@ enum CaseHTTP {
         return [
             "case_number": .string(record.number),
             "kind": .string(s.kind.rawValue),
+            "language": .string(record.language.rawValue),
             "state": .string(s.state.rawValue),
             "tier": .string(s.tier.rawValue),
             "path": .string(s.path.rawValue),
@@ -134,11 +136,13 @@ enum CaseHTTP {
         }
         raw("],\"due_at\":"); time(record.dueAt)
         raw(",\"facts\":{\"lost_mode_enabled\":"); bool(s.facts.lostModeEnabled)
+        raw(",\"rescue_email\":"); optional(record.rescueEmail)
         raw(",\"rescue_email_added\":"); bool(s.facts.rescueEmailAdded)
         raw(",\"security_questions_changed\":"); bool(s.facts.securityQuestionsChanged)
         raw(",\"two_step_enabled\":"); bool(s.facts.twoStepEnabled)
         raw("},\"frozen\":"); bool(record.frozen)
         raw(",\"kind\":"); quoted(s.kind.rawValue)
+        raw(",\"language\":"); quoted(record.language.rawValue)
         raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":"); quoted(s.path.rawValue)
         raw(",\"state\":"); quoted(s.state.rawValue)

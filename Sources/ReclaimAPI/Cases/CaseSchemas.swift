@@ -1,3 +1,5 @@
+import ReclaimCore
+
 /// OpenAPI schemas of cases, accounts on file and customer status (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
     nonisolated(unsafe) private static let string: [String: Any] = ["type": "string"]
@@ -13,12 +15,18 @@ extension OpenAPIDocument {
     ]
     nonisolated(unsafe) private static let facts: [String: Any] = [
         "type": "object",
-        "properties": ["rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
+        "properties": ["rescue_email": ["type": ["string", "null"], "description": "The address the thief added, when known; nothing is ever sent to it."],
+                       "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
                        "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
+    ]
+    nonisolated(unsafe) private static let language: [String: Any] = [
+        "type": "string", "enum": CustomerLanguage.allCases.map(\.rawValue),
+        "description": "The customer's language for the status page and every message sent; default en.",
     ]
     nonisolated(unsafe) private static let caseProperties: [String: Any] = [
         "case_number": caseNumber,
         "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+        "language": language,
         "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed"]],
         "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
         "path": ["type": "string", "enum": ["undetermined", "reset", "verified_identity", "documents", "activation_lock"]],
@@ -36,7 +44,7 @@ extension OpenAPIDocument {
         "updated_at": dateTime,
         "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
     ]
-    private static let caseRequired = ["case_number", "kind", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
+    private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
                                        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version"]
 
     /// The schemas, by name.
@@ -51,6 +59,7 @@ extension OpenAPIDocument {
                 "devices": ["type": "array", "items": device],
                 "facts": facts,
                 "summary": string,
+                "language": language,
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],

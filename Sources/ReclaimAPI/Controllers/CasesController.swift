@@ -38,9 +38,21 @@ final class CasesController: Sendable {
         var accountEmail: String
         var customer: Customer
         var devices: [AccountPayload.Device]?
-        var facts: CaseFacts?
+        var facts: Facts?
         var summary: String?
-        enum CodingKeys: String, CodingKey { case kind, accountEmail = "account_email", customer, devices, facts, summary }
+        var language: CustomerLanguage?
+        enum CodingKeys: String, CodingKey { case kind, accountEmail = "account_email", customer, devices, facts, summary, language }
+
+        /// The workflow's facts and the rescue address the thief added, when known.
+        struct Facts: Decodable {
+            var facts: CaseFacts
+            var rescueEmail: String?
+            enum CodingKeys: String, CodingKey { case rescueEmail = "rescue_email" }
+            init(from decoder: any Decoder) throws {
+                facts = try CaseFacts(from: decoder)
+                rescueEmail = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .rescueEmail)
+            }
+        }
     }
 
     /// `POST /api/v1/cases`: 201 with `Location`, `ETag` and the case plus its `access_code`, shown this once.
@@ -50,7 +62,8 @@ final class CasesController: Sendable {
         let opening = CaseOperations.Opening(
             kind: body.kind, accountEmail: body.accountEmail, customerName: body.customer.name, customerContactEmail: body.customer.contactEmail,
             devices: (body.devices ?? []).map { .init(serial: $0.serial, imei: $0.imei, model: $0.model) },
-            facts: body.facts ?? CaseFacts(), summary: body.summary ?? "")
+            facts: body.facts?.facts ?? CaseFacts(), summary: body.summary ?? "", rescueEmail: body.facts?.rescueEmail,
+            language: body.language ?? .english)
         let now = self.now
         let opened = try context.pool.withTransaction { try operations.open(opening, by: principal.actor, at: now, on: $0) }
         guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
