@@ -15,6 +15,7 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case evidenceReviewed = "evidence_reviewed"
     case evidenceContentRead = "evidence_content_read"
     case denied
+    case mailRefused = "mail_refused"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -32,6 +33,8 @@ public enum CaseEventEntry: Sendable {
     case evidenceContentRead(evidenceID: UUID, kind: EvidenceKind)
     /// An attempt refused for want of permission: what was tried, never the request's body.
     case denied(attempted: String, code: String, evidenceID: UUID?)
+    /// A mail not sent because its address is the rescue address the thief added (never the address itself).
+    case mailRefused(kind: String, reason: String)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -46,6 +49,7 @@ public enum CaseEventEntry: Sendable {
         case .evidenceReviewed: .evidenceReviewed
         case .evidenceContentRead: .evidenceContentRead
         case .denied: .denied
+        case .mailRefused: .mailRefused
         }
     }
 
@@ -84,6 +88,8 @@ public enum CaseEventEntry: Sendable {
             var data: [String: JSONValue] = ["attempted": .string(attempted), "code": .string(code)]
             if let evidenceID { data["evidence_id"] = .string(evidenceID.lowercased) }
             return .object(data)
+        case let .mailRefused(kind, reason):
+            return ["mail": .string(kind), "reason": .string(reason)]
         }
     }
 }

@@ -140,7 +140,9 @@ public struct CaseOperations: Sendable {
                                     customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
                                     assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
                                     rescueEmail: new.rescueEmail, language: new.language)
-            return Opened(record: record, accessCode: code)
+            let opened = Opened(record: record, accessCode: code)
+            try CaseMessages.opened(opened, keys: keys, at: now, on: connection)
+            return opened
         }
     }
 
@@ -194,7 +196,9 @@ public struct CaseOperations: Sendable {
         if decision.action == .sendReset, let resetDestination {
             try CaseTimeline.append(.resetSent(to: resetDestination), caseID: record.id, actor: actor, at: now, on: connection)
         }
-        return record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: record.version + 1)
+        let updated = record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: record.version + 1)
+        try CaseMessages.transitioned(updated, decision, keys: keys, at: now, on: connection)
+        return updated
     }
 
     // MARK: Notes
@@ -211,6 +215,12 @@ public struct CaseOperations: Sendable {
         let id = try lockID(number, on: connection)
         try NoteStore.insert(note, caseID: id, on: connection)
         try CaseTimeline.append(.noteAdded(noteID: note.id, visibility: visibility), caseID: id, actor: actor, at: note.createdAt, on: connection)
+        // An internal note never leaves the service; a customer note is news for the customer and the partners.
+        if visibility == .customer, let record = try CaseStore.find(id: id, on: connection) {
+            try CaseMessages.mail(.customerNote, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection)
+            try CaseMessages.webhook(.noteAdded, for: record, state: record.snapshot.state, data: ["note_id": .string(note.id.lowercased)],
+                                     at: now, on: connection)
+        }
         return note
     }
 

@@ -136,6 +136,10 @@ extension CaseOperations {
     func insert(_ new: NewEvidence, on connection: PostgresConnection) throws -> EvidenceRecord {
         try EvidenceStore.insert(new, on: connection)
         try CaseTimeline.append(.evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)
+        if let record = try CaseStore.find(id: new.caseID, on: connection) {
+            try CaseMessages.webhook(.evidenceFiled, for: record, state: record.snapshot.state,
+                                     data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
+        }
         return new.record
     }
 
@@ -168,6 +172,11 @@ extension CaseOperations {
         try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason),
                                 caseID: record.caseID, actor: actor, at: now, on: connection)
         guard let (updated, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
+        if let caseRecord = try CaseStore.find(id: record.caseID, on: connection) {
+            try CaseMessages.webhook(.evidenceReviewed, for: caseRecord, state: caseRecord.snapshot.state,
+                                     data: ["evidence_id": .string(id.lowercased), "type": .string(record.kind.rawValue), "decision": .string(decision.rawValue)],
+                                     at: now, on: connection)
+        }
         return updated
     }
 

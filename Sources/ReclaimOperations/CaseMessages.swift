@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// The mails the customer receives, by template name (stored in `outbox.kind`).
+public enum CustomerMailKind: String, Sendable, CaseIterable {
+    /// The case number, the access code and the status link: the only mail with a secret.
+    case caseOpened = "case_opened"
+    /// A new access code (an agent re-issued it): a secret too.
+    case accessCodeReissued = "access_code_reissued"
+    case stateChanged = "state_changed"
+    case documentsRequested = "documents_requested"
+    case customerNote = "customer_note"
+    case merged
+
+    /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
+    public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
+}
+
+/// The webhook events of Standard Webhooks deliveries (api.md v1.1 "Notifications").
+public enum WebhookEvent: String, Sendable, CaseIterable {
+    case caseOpened = "case.opened"
+    case caseStateChanged = "case.state_changed"
+    case caseMerged = "case.merged"
+    case evidenceFiled = "evidence.filed"
+    case evidenceReviewed = "evidence.reviewed"
+    case noteAdded = "note.added"
+}
+
+/// Writes the messages a change causes into the outbox, in the operation's transaction: commit and message are one.
+/// Every operation with a customer-visible effect calls one of these once.
+public enum CaseMessages {
+    /// Associated data of a sealed outbox secret: the message id, so a sealed code cannot be moved to another message.
+    public static func secretAssociatedData(_ messageID: UUID) -> [UInt8] { Array("outbox:\(messageID.lowercased)".utf8) }
+
+    /// Whether `address` is the thief's (the rescue address on the case), compared without case or spaces.
+    public static func isRescueAddress(_ address: String, of record: CaseRecord) -> Bool {
+        guard let rescue = record.rescueEmail else { return false }
+        func canonical(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
+        return canonical(address) == canonical(rescue)
+    }
+
+    /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address.
+    /// A code-carrying mail seals the code with the `documents` key; the queued row never holds it in clear.
+    public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, accessCode: AccessCode? = nil, keys: KeyFile?,
+                            at now: Date, on connection: PostgresConnection) throws {
+        let recipient = record.customerContactEmail
+        if isRescueAddress(recipient, of: record) {
+            try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
+            return
+        }
+        let id = UUID()
+        var sealed: (bytes: [UInt8], keyID: String)?
+        if kind.carriesAccessCode {
+            guard let accessCode, let keys else { throw OperationError.keysUnavailable }
+            let key = keys.activeKey(for: .documents)
+            sealed = (SecretBox.seal(Array(accessCode.symbols.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
+        }
+        let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "language": .string(record.language.rawValue)]
+        try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
+                                                payload: payload, sealedSecret: sealed), now: now, on: connection)
+    }
+
+    /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.
+    /// The body is fixed here (`{"type", "timestamp", "data"}`), so every attempt signs the same bytes.
+    public static func webhook(_ event: WebhookEvent, for record: CaseRecord, state: CaseState, data extra: [String: JSONValue] = [:],
+                               at now: Date, on connection: PostgresConnection) throws {
+        var data = extra
+        data["case_number"] = .string(record.number)
+        data["state"] = .string(state.rawValue)
+        let body: JSONValue = ["type": .string(event.rawValue), "timestamp": Timestamp.json(now), "data": .object(data)]
+        try OutboxStore.insertWebhooks(event: event.rawValue, caseID: record.id, body: body.canonical, now: now, on: connection)
+    }
+
+    /// The messages of an opened case: the mail with its number, access code and link; `case.opened`.
+    static func opened(_ opened: CaseOperations.Opened, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+        let state = opened.record.snapshot.state
+        try mail(.caseOpened, for: opened.record, state: state, accessCode: opened.accessCode, keys: keys, at: now, on: connection)
+        try webhook(.caseOpened, for: opened.record, state: state, at: now, on: connection)
+    }
+
+    /// The messages of a transition: a mail when the state the customer sees changed (documents requested has its
+    /// own); `case.state_changed` with the previous state.
+    static func transitioned(_ record: CaseRecord, _ decision: TransitionDecision, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+        let before = decision.before.state, after = decision.after.state
+        guard before != after else { return }
+        let kind: CustomerMailKind = after == .awaitingDocuments ? .documentsRequested : .stateChanged
+        try mail(kind, for: record, state: after, keys: keys, at: now, on: connection)
+        try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+}
