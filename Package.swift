@@ -13,6 +13,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // JSON-lines logging, passed in to every library that logs.
         .target(name: "Logging"),
@@ -21,13 +22,17 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CPostgres"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Logging"]),
         .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"]),
+        // HTTP POST and SMTP send over libcurl; the only importer of CCurl.
+        .target(name: "Curl", dependencies: ["CCurl"]),
 
         // The domain (no I/O), storage, the HTTP API and the executable.
         .target(name: "ReclaimCore"),
         .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
         // One function per case operation (load, decide with ReclaimCore, store, append typed events); domain errors only.
         .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres"]),
-        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "HTTPServer", "Crypto", "Postgres", "Logging"]),
+        // The outbox's delivery worker: mail (MIME over SMTP, or .eml files) and Standard Webhooks, over Curl.
+        .target(name: "Notifications", dependencies: ["Curl", "HTTPServer", "ReclaimCore", "ReclaimStore", "ReclaimOperations", "Crypto", "Postgres", "Logging"]),
+        .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "Notifications", "HTTPServer", "Crypto", "Postgres", "Logging"]),
         .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres", "Logging"]),
 
         // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client.
@@ -40,6 +45,7 @@ let package = Package(
         .testTarget(name: "ReclaimCoreTests", dependencies: ["ReclaimCore"]),
         .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport", "Crypto", "Postgres", "ReclaimCore"]),
         .testTarget(name: "ReclaimOperationsTests", dependencies: ["ReclaimOperations", "ReclaimTestSupport", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres"]),
+        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "Curl", "ReclaimTestSupport", "ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres", "Logging"]),
         .testTarget(name: "ReclaimAPITests", dependencies: ["ReclaimAPI", "ReclaimTestSupport", "HTTPServer", "Postgres", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,330 @@
+import Crypto
+import Curl
+import Foundation
+import Logging
+import Postgres
+import ReclaimCore
+import ReclaimOperations
+import ReclaimStore
+import Synchronization
+
+/// How messages leave: SMTP or .eml files, retry schedules, the webhook rules, the worker's pace.
+public struct NotificationSettings: Sendable {
+    /// `smtp://host:port` or `smtps://user:pass@host` (`RECLAIM_SMTP_URL`); nil writes .eml files to `mailDirectory`.
+    public var smtpURL: String?
+    /// The sender (`RECLAIM_MAIL_FROM`).
+    public var mailFrom: String
+    /// The service's public base URL, for the status link (`RECLAIM_PUBLIC_URL`).
+    public var publicURL: String
+    /// Where .eml files go without SMTP (`<data directory>/mail`).
+    public var mailDirectory: String
+    /// Waits between mail attempts (`RECLAIM_MAIL_RETRY_SCHEDULE`).
+    public var mailSchedule: RetrySchedule
+    /// Waits between webhook attempts (`RECLAIM_WEBHOOK_RETRY_SCHEDULE`; Standard Webhooks' by default).
+    public var webhookSchedule: RetrySchedule
+    /// Destinations exempt from the SSRF rules (`RECLAIM_WEBHOOK_ALLOW`).
+    public var webhookAllow: WebhookAllowList
+    /// A receiver that has not answered in this long has failed (the contract's 15 s).
+    public var webhookTimeout: TimeInterval = 15
+    /// SMTP's limits on connecting and on the whole exchange.
+    public var smtpTimeouts = CurlTimeouts(connectSeconds: 10, totalSeconds: 60)
+    /// Delivery threads in this instance (`RECLAIM_DELIVERY_THREADS`, default 1).
+    public var threads: Int = 1
+    /// How long an idle worker waits before looking again.
+    public var pollInterval: TimeInterval = 1
+    /// How long a claim keeps other workers off a message: longer than any transfer may take.
+    public var lease: TimeInterval = 120
+    /// Messages claimed at once.
+    public var batchSize: Int = 10
+
+    public init(smtpURL: String?, mailFrom: String, publicURL: String, mailDirectory: String, mailSchedule: RetrySchedule,
+                webhookSchedule: RetrySchedule, webhookAllow: WebhookAllowList) {
+        self.smtpURL = smtpURL
+        self.mailFrom = mailFrom
+        self.publicURL = publicURL
+        self.mailDirectory = mailDirectory
+        self.mailSchedule = mailSchedule
+        self.webhookSchedule = webhookSchedule
+        self.webhookAllow = webhookAllow
+    }
+}
+
+/// What one attempt came to.
+enum AttemptOutcome {
+    case delivered(status: Int?)
+    /// Try again (after at least `retryAfter` seconds when the receiver said so).
+    case failed(status: Int?, error: String, retryAfter: TimeInterval?)
+    /// Never again (410 Gone, a deleted endpoint, a message that cannot be rendered).
+    case abandoned(status: Int?, error: String, disableEndpoint: Bool)
+}
+
+/// The outbox's delivery worker: threads of its own (never the HTTP workers) that claim due messages with
+/// `FOR UPDATE SKIP LOCKED` under a lease, deliver them, and record each attempt. Every instance runs one; together
+/// they deliver each message at least once, with its stable id, and a crash only delays a claimed message.
+public final class DeliveryWorker: Sendable {
+    public let settings: NotificationSettings
+    let pool: PostgresPool
+    let keys: KeyFile?
+    let logger: Logger
+    let now: @Sendable () -> Date
+    private let state = Mutex(RunState())
+    private let finished = DispatchGroup()
+
+    private struct RunState {
+        var running = false
+        var stopping = false
+    }
+
+    public init(settings: NotificationSettings, pool: PostgresPool, keys: KeyFile?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.settings = settings
+        self.pool = pool
+        self.keys = keys
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Starts the delivery threads; returns at once.
+    public func start() {
+        let start = state.withLock { state -> Bool in
+            guard !state.running else { return false }
+            state.running = true
+            state.stopping = false
+            return true
+        }
+        guard start else { return }
+        if settings.smtpURL == nil {
+            logger.info("mail_to_files", ["directory": .string(settings.mailDirectory)])
+        }
+        for index in 0..<max(1, settings.threads) {
+            finished.enter()
+            let thread = Thread { [self] in
+                loop()
+                finished.leave()
+            }
+            thread.name = "reclaim-delivery-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Asks the threads to stop and waits for each to finish its current message (a transfer ends within its timeout).
+    public func stop() {
+        let wasRunning = state.withLock { state -> Bool in
+            let was = state.running
+            state.stopping = true
+            state.running = false
+            return was
+        }
+        if wasRunning { finished.wait() }
+    }
+
+    private var stopping: Bool { state.withLock { $0.stopping } }
+
+    private func loop() {
+        while !stopping {
+            var delivered = 0
+            do {
+                delivered = try runOnce()
+            } catch {
+                logger.warning("delivery_claim_failed", ["error": .string(String(describing: error))])
+            }
+            if delivered == 0 { sleepUnlessStopping(settings.pollInterval) }
+        }
+    }
+
+    private func sleepUnlessStopping(_ seconds: TimeInterval) {
+        let end = Date().addingTimeInterval(seconds)
+        while !stopping && Date() < end { Thread.sleep(forTimeInterval: min(0.05, seconds)) }
+    }
+
+    /// Claims one batch and delivers it; the number of messages attempted.
+    @discardableResult
+    public func runOnce() throws -> Int {
+        let claimed = try pool.withTransaction { try OutboxStore.claim(limit: settings.batchSize, now: now(), lease: settings.lease, on: $0) }
+        for message in claimed {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let outcome = attempt(message)
+            let milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+            do {
+                try record(outcome, of: message, milliseconds: milliseconds)
+            } catch {
+                // The lease will run out and another attempt follow: at least once, never lost.
+                logger.warning("delivery_record_failed", ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
+            }
+        }
+        return claimed.count
+    }
+
+    private func record(_ outcome: AttemptOutcome, of message: OutboxMessage, milliseconds: Int) throws {
+        let at = now()
+        let id = message.id.uuidString.lowercased()
+        let schedule = message.channel == .mail ? settings.mailSchedule : settings.webhookSchedule
+        try pool.withTransaction { connection in
+            switch outcome {
+            case .delivered(let status):
+                try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: nil, on: connection)
+                try OutboxStore.markSent(id: message.id, attempt: message.attempt, now: at, on: connection)
+                logger.info("message_sent", ["message_id": .string(id), "channel": .string(message.channel.rawValue), "kind": .string(message.kind),
+                                             "attempt": .int(message.attempt)])
+            case let .failed(status, error, retryAfter):
+                try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
+                if let delay = schedule.delay(after: message.attempt, retryAfter: retryAfter) {
+                    try OutboxStore.reschedule(id: message.id, attempt: message.attempt, at: at.addingTimeInterval(delay), error: error, on: connection)
+                    logger.warning("message_retry", ["message_id": .string(id), "attempt": .int(message.attempt), "error": .string(error),
+                                                     "retry_in_seconds": .double(delay)])
+                } else {
+                    try OutboxStore.markFailed(id: message.id, attempt: message.attempt, error: error, on: connection)
+                    logger.error("message_dead_lettered", ["message_id": .string(id), "attempts": .int(message.attempt), "error": .string(error)])
+                }
+            case let .abandoned(status, error, disableEndpoint):
+                try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
+                try OutboxStore.markFailed(id: message.id, attempt: message.attempt, error: error, on: connection)
+                if disableEndpoint, let endpoint = message.endpointID {
+                    try WebhookEndpointStore.disable(id: endpoint, now: at, on: connection)
+                    logger.warning("webhook_endpoint_disabled", ["endpoint_id": .string(endpoint.uuidString.lowercased())])
+                }
+                logger.error("message_abandoned", ["message_id": .string(id), "error": .string(error)])
+            }
+        }
+    }
+
+    func attempt(_ message: OutboxMessage) -> AttemptOutcome {
+        switch message.channel {
+        case .mail: deliverMail(message)
+        case .webhook: deliverWebhook(message)
+        }
+    }
+
+    // MARK: Mail
+
+    /// The rendered mail, its secret opened only here (never logged, never stored in clear).
+    func renderMail(_ message: OutboxMessage) throws -> MIMEMessage {
+        guard case .object(let payload) = try JSONValue.parse(message.payload), case .string(let number)? = payload["case_number"],
+              case .string(let stateName)? = payload["state"], let state = CaseState(rawValue: stateName),
+              let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
+            throw DeliveryError("the message cannot be rendered")
+        }
+        var language = CustomerLanguage.english
+        if case .string(let name)? = payload["language"], let parsed = CustomerLanguage(rawValue: name) { language = parsed }
+        var code: String?
+        if let sealed = message.sealedSecret, let keyID = message.secretKeyID {
+            guard let key = keys?.key(id: keyID, purpose: .documents) else { throw DeliveryError("the key that sealed the message is not in the key file") }
+            let symbols = try SecretBox.open(sealed, key: key, associatedData: CaseMessages.secretAssociatedData(message.id))
+            code = AccessCode(normalizing: String(decoding: symbols, as: UTF8.self))?.display
+        }
+        let display = (try? CaseNumber(parsing: number).description) ?? number
+        let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
+        let link = "\(base)/status?case=\(number)"
+        return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
+                           body: MailText.body(kind, caseNumber: display, state: state, accessCode: code, statusURL: link, language: language),
+                           messageID: message.id, date: message.createdAt)
+    }
+
+    func deliverMail(_ message: OutboxMessage) -> AttemptOutcome {
+        let mail: MIMEMessage
+        do {
+            mail = try renderMail(message)
+        } catch {
+            return .abandoned(status: nil, error: String(describing: error), disableEndpoint: false)
+        }
+        guard let smtpURL = settings.smtpURL else { return writeFile(mail) }
+        do {
+            try Curl.sendMail(url: smtpURL, from: settings.mailFrom, to: [mail.to], message: mail.rendered(), timeouts: settings.smtpTimeouts)
+            return .delivered(status: nil)
+        } catch {
+            return .failed(status: nil, error: error.description, retryAfter: nil)
+        }
+    }
+
+    /// The embedded default: one .eml file per message id (a retry rewrites the same file), written then renamed.
+    func writeFile(_ mail: MIMEMessage) -> AttemptOutcome {
+        let directory = URL(fileURLWithPath: settings.mailDirectory)
+        let name = mail.messageID.uuidString.lowercased() + ".eml"
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let temporary = directory.appendingPathComponent("." + name + ".tmp")
+            try Data(mail.rendered()).write(to: temporary)
+            _ = try FileManager.default.replaceItemAt(directory.appendingPathComponent(name), withItemAt: temporary)
+            logger.info("mail_written", ["file": .string(directory.appendingPathComponent(name).path), "to": .string(mail.to)])
+            return .delivered(status: nil)
+        } catch {
+            return .failed(status: nil, error: "cannot write \(name): \(error.localizedDescription)", retryAfter: nil)
+        }
+    }
+
+    // MARK: Webhooks
+
+    func deliverWebhook(_ message: OutboxMessage) -> AttemptOutcome {
+        guard let endpointID = message.endpointID else { return .abandoned(status: nil, error: "no endpoint", disableEndpoint: false) }
+        let endpoint: WebhookEndpointRecord
+        do {
+            guard let found = try pool.withConnection({ try WebhookEndpointStore.find(id: endpointID, on: $0) }) else {
+                return .abandoned(status: nil, error: "endpoint not found", disableEndpoint: false)
+            }
+            endpoint = found
+        } catch {
+            return .failed(status: nil, error: "database: \(error)", retryAfter: nil)
+        }
+        if endpoint.deleted { return .abandoned(status: nil, error: "endpoint deleted", disableEndpoint: false) }
+        if endpoint.disabledAt != nil { return .abandoned(status: nil, error: "endpoint disabled (410 Gone)", disableEndpoint: false) }
+        let secret: [UInt8]
+        do {
+            guard let key = keys?.key(id: endpoint.secretKeyID, purpose: .signing) else { throw DeliveryError("the key that sealed the secret is not in the key file") }
+            secret = try SecretBox.open(endpoint.sealedSecret, key: key, associatedData: WebhookSecrets.associatedData(endpoint.id))
+        } catch {
+            return .abandoned(status: nil, error: String(describing: error), disableEndpoint: false)
+        }
+        let checked: WebhookDestination.Checked
+        do {
+            checked = try WebhookDestination.check(endpoint.url, allow: settings.webhookAllow)
+        } catch {
+            return .failed(status: nil, error: "destination refused: \(error)", retryAfter: nil)
+        }
+        let body = Array(message.payload.utf8)
+        let id = message.id.uuidString.lowercased()
+        let timestamp = Int(now().timeIntervalSince1970)
+        let headers = [("Content-Type", "application/json"), ("webhook-id", id), ("webhook-timestamp", String(timestamp)),
+                       ("webhook-signature", WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secret: secret))]
+        do {
+            let response = try Curl.post(url: endpoint.url, headers: headers, body: body,
+                                         timeouts: CurlTimeouts(connectSeconds: min(5, settings.webhookTimeout), totalSeconds: settings.webhookTimeout),
+                                         pin: checked.pin)
+            switch response.status {
+            case 200..<300: return .delivered(status: response.status)
+            case 410: return .abandoned(status: 410, error: "410 Gone: endpoint disabled", disableEndpoint: true)
+            default:
+                return .failed(status: response.status, error: "HTTP \(response.status)", retryAfter: response.header("retry-after").flatMap(Self.retryAfter))
+            }
+        } catch {
+            return .failed(status: nil, error: error.timedOut ? "no answer within \(Int(settings.webhookTimeout)) s" : error.description, retryAfter: nil)
+        }
+    }
+
+    /// `Retry-After` as seconds (delta-seconds or an HTTP date).
+    static func retryAfter(_ value: String) -> TimeInterval? {
+        if let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: value).map { max(0, $0.timeIntervalSinceNow) }
+    }
+}
+
+/// A delivery that cannot proceed, in words for the attempt log (never a secret).
+struct DeliveryError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Webhook secrets at rest: sealed with the `signing` key, bound to the endpoint id.
+public enum WebhookSecrets {
+    /// The associated data of an endpoint's sealed secret.
+    public static func associatedData(_ endpointID: UUID) -> [UInt8] { Array("webhook:\(endpointID.uuidString.lowercased())".utf8) }
+
+    /// A new secret, shown once, and its sealed form for the database.
+    public static func make(endpointID: UUID, keys: KeyFile) -> (text: String, sealed: [UInt8], keyID: String) {
+        let secret = WebhookSignature.newSecret()
+        let key = keys.activeKey(for: .signing)
+        return (secret.text, SecretBox.seal(secret.bytes, key: key.key, associatedData: associatedData(endpointID)), key.id)
+    }
+}

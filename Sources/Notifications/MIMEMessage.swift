@@ -1,0 +1,76 @@
+import Foundation
+
+/// An RFC 5322 / MIME message with one UTF-8 text/plain part: the subject as an RFC 2047 encoded word, the body
+/// base64 (safe for any script and any line length), a `Message-ID` from the outbox id, so a retried message is
+/// recognisably the same one.
+public struct MIMEMessage: Sendable {
+    public var from: String
+    public var to: String
+    public var subject: String
+    public var body: String
+    /// The stable message id (`<id@domain>` is built from it).
+    public var messageID: UUID
+    public var date: Date
+    /// The domain of the Message-ID (the sender's).
+    public var domain: String
+
+    public init(from: String, to: String, subject: String, body: String, messageID: UUID, date: Date) {
+        self.from = from
+        self.to = to
+        self.subject = subject
+        self.body = body
+        self.messageID = messageID
+        self.date = date
+        domain = from.split(separator: "@").last.map(String.init) ?? "reclaim.invalid"
+    }
+
+    /// The Message-ID header's value.
+    public var messageIDHeader: String { "<\(messageID.uuidString.lowercased())@\(domain)>" }
+
+    /// RFC 5322 date-time in UTC, e.g. `Tue, 01 Dec 2026 10:37:33 +0000`.
+    public static func rfc5322Date(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
+        return formatter.string(from: date)
+    }
+
+    /// An RFC 2047 encoded word (`=?UTF-8?B?…?=`) when the text is not plain ASCII, split to keep lines short.
+    public static func encodedWord(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) && text.count < 70 { return text }
+        // Whole characters per word (never a split UTF-8 sequence), at most 45 bytes each (60 base64 characters).
+        var words: [String] = []
+        var chunk: [UInt8] = []
+        for character in text {
+            let bytes = Array(String(character).utf8)
+            if chunk.count + bytes.count > 45 {
+                words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=")
+                chunk = []
+            }
+            chunk += bytes
+        }
+        if !chunk.isEmpty { words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=") }
+        return words.joined(separator: "\r\n ")
+    }
+
+    /// The whole message, CRLF line ends, ready for SMTP DATA or an .eml file.
+    public func rendered() -> [UInt8] {
+        // Header values come from the configuration and validated addresses; a line break would forge headers.
+        func clean(_ value: String) -> String { value.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "") }
+        let normalizedBody = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
+        let encodedBody = Data(normalizedBody.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
+        let headers = [
+            "From: \(clean(from))",
+            "To: \(clean(to))",
+            "Subject: \(Self.encodedWord(clean(subject)))",
+            "Date: \(Self.rfc5322Date(date))",
+            "Message-ID: \(messageIDHeader)",
+            "MIME-Version: 1.0",
+            "Content-Type: text/plain; charset=UTF-8",
+            "Content-Transfer-Encoding: base64",
+            "Auto-Submitted: auto-generated",
+        ]
+        return Array((headers.joined(separator: "\r\n") + "\r\n\r\n" + encodedBody + "\r\n").utf8)
+    }
+}

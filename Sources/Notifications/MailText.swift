@@ -1,0 +1,138 @@
+import ReclaimCore
+import ReclaimOperations
+
+/// Every sentence a customer mail contains, once per language (en, zh-Hans, zh-Hant): the one place to translate.
+/// Mails after the first carry no secret and nothing about the case beyond its state.
+public enum MailText {
+    /// The subject line of a mail.
+    public static func subject(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage) -> String {
+        switch (kind, language) {
+        case (.caseOpened, .english): "Your case \(caseNumber) is open"
+        case (.caseOpened, .simplifiedChinese): "您的案件 \(caseNumber) 已受理"
+        case (.caseOpened, .traditionalChinese): "您的案件 \(caseNumber) 已受理"
+        case (.accessCodeReissued, .english): "A new access code for case \(caseNumber)"
+        case (.accessCodeReissued, .simplifiedChinese): "案件 \(caseNumber) 的新访问码"
+        case (.accessCodeReissued, .traditionalChinese): "案件 \(caseNumber) 的新存取碼"
+        case (.stateChanged, .english), (.merged, .english): "Your case \(caseNumber) has moved"
+        case (.stateChanged, .simplifiedChinese), (.merged, .simplifiedChinese): "您的案件 \(caseNumber) 有了进展"
+        case (.stateChanged, .traditionalChinese), (.merged, .traditionalChinese): "您的案件 \(caseNumber) 有了進展"
+        case (.documentsRequested, .english): "Case \(caseNumber): we need documents from you"
+        case (.documentsRequested, .simplifiedChinese): "案件 \(caseNumber)：我们需要您提供文件"
+        case (.documentsRequested, .traditionalChinese): "案件 \(caseNumber)：我們需要您提供文件"
+        case (.customerNote, .english): "Case \(caseNumber): a new message for you"
+        case (.customerNote, .simplifiedChinese): "案件 \(caseNumber)：您有一条新消息"
+        case (.customerNote, .traditionalChinese): "案件 \(caseNumber)：您有一則新訊息"
+        }
+    }
+
+    /// The greeting line.
+    static func greeting(_ language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Hello,"
+        case .simplifiedChinese: "您好："
+        case .traditionalChinese: "您好："
+        }
+    }
+
+    /// The sentence that says what happened.
+    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage) -> String {
+        switch (kind, language) {
+        case (.caseOpened, .english): "We have opened case \(caseNumber) to recover your account."
+        case (.caseOpened, .simplifiedChinese): "我们已为您开立案件 \(caseNumber)，以恢复您的账户。"
+        case (.caseOpened, .traditionalChinese): "我們已為您開立案件 \(caseNumber)，以恢復您的帳戶。"
+        case (.accessCodeReissued, .english): "An agent has issued a new access code for case \(caseNumber). The old code no longer works."
+        case (.accessCodeReissued, .simplifiedChinese): "客服人员已为案件 \(caseNumber) 签发新的访问码，旧访问码已失效。"
+        case (.accessCodeReissued, .traditionalChinese): "客服人員已為案件 \(caseNumber) 簽發新的存取碼，舊存取碼已失效。"
+        case (.stateChanged, .english): "There is news on case \(caseNumber)."
+        case (.stateChanged, .simplifiedChinese): "案件 \(caseNumber) 有了新进展。"
+        case (.stateChanged, .traditionalChinese): "案件 \(caseNumber) 有了新進展。"
+        case (.merged, .english): "Case \(caseNumber) has been joined with another case of yours; your access code still works."
+        case (.merged, .simplifiedChinese): "案件 \(caseNumber) 已与您的另一个案件合并，您的访问码仍然有效。"
+        case (.merged, .traditionalChinese): "案件 \(caseNumber) 已與您的另一個案件合併，您的存取碼仍然有效。"
+        case (.documentsRequested, .english): "To continue with case \(caseNumber) we need documents from you. The status page lists them."
+        case (.documentsRequested, .simplifiedChinese): "为继续处理案件 \(caseNumber)，我们需要您提供文件，状态页面列出了所需文件。"
+        case (.documentsRequested, .traditionalChinese): "為繼續處理案件 \(caseNumber)，我們需要您提供文件，狀態頁面列出了所需文件。"
+        case (.customerNote, .english): "Our support team has left a message for you on case \(caseNumber). Read it on the status page."
+        case (.customerNote, .simplifiedChinese): "客服团队在案件 \(caseNumber) 中给您留了言，请在状态页面查看。"
+        case (.customerNote, .traditionalChinese): "客服團隊在案件 \(caseNumber) 中給您留了言，請在狀態頁面查看。"
+        }
+    }
+
+    /// Where the case stands, in the customer's words.
+    public static func state(_ state: CaseState, language: CustomerLanguage) -> String {
+        switch (state, language) {
+        case (_, .english): plainState(state)
+        case (.new, .simplifiedChinese): "我们已收到您的案件"
+        case (.new, .traditionalChinese): "我們已收到您的案件"
+        case (.identityCheck, .simplifiedChinese): "我们正在核实您的身份"
+        case (.identityCheck, .traditionalChinese): "我們正在核實您的身分"
+        case (.awaitingDocuments, .simplifiedChinese): "我们正在等待您的文件"
+        case (.awaitingDocuments, .traditionalChinese): "我們正在等待您的文件"
+        case (.documentReview, .simplifiedChinese): "我们正在审核您的文件"
+        case (.documentReview, .traditionalChinese): "我們正在審核您的文件"
+        case (.engineering, .simplifiedChinese): "我们的工程师正在恢复您的访问权限"
+        case (.engineering, .traditionalChinese): "我們的工程師正在恢復您的存取權限"
+        case (.resolved, .simplifiedChinese): "您的案件已解决"
+        case (.resolved, .traditionalChinese): "您的案件已解決"
+        case (.rejected, .simplifiedChinese): "我们无法确认您是所有者"
+        case (.rejected, .traditionalChinese): "我們無法確認您是所有者"
+        case (.closed, .simplifiedChinese): "您的案件已结案"
+        case (.closed, .traditionalChinese): "您的案件已結案"
+        }
+    }
+
+    /// "Status: …" line.
+    static func stateLine(_ text: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Status: \(text)."
+        case .simplifiedChinese: "当前状态：\(text)。"
+        case .traditionalChinese: "目前狀態：\(text)。"
+        }
+    }
+
+    /// The access code line (only in the mails that carry it).
+    static func accessCodeLine(_ code: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Your access code: \(code)\nKeep it private: with the case number it shows your case."
+        case .simplifiedChinese: "您的访问码：\(code)\n请妥善保管：凭案件编号和访问码即可查看您的案件。"
+        case .traditionalChinese: "您的存取碼：\(code)\n請妥善保管：憑案件編號和存取碼即可查看您的案件。"
+        }
+    }
+
+    /// The status link line.
+    static func linkLine(_ url: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Follow your case here: \(url)"
+        case .simplifiedChinese: "在此查看案件进度：\(url)"
+        case .traditionalChinese: "在此查看案件進度：\(url)"
+        }
+    }
+
+    /// The warning every mail ends with: the thief asks for money.
+    static func warning(_ language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Never pay whoever locked your device or account. We will never ask you for money or for your password."
+        case .simplifiedChinese: "切勿向锁定您设备或账户的人付款。我们绝不会向您索要钱款或密码。"
+        case .traditionalChinese: "切勿向鎖定您裝置或帳戶的人付款。我們絕不會向您索取款項或密碼。"
+        }
+    }
+
+    /// The sign-off.
+    static func signature(_ language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Reclaim support (this message was sent automatically)"
+        case .simplifiedChinese: "Reclaim 客服（本邮件为系统自动发送）"
+        case .traditionalChinese: "Reclaim 客服（本郵件為系統自動發送）"
+        }
+    }
+
+    /// The whole plain-text body.
+    public static func body(_ kind: CustomerMailKind, caseNumber: String, state: CaseState, accessCode: String?, statusURL: String,
+                            language: CustomerLanguage) -> String {
+        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
+                     stateLine(Self.state(state, language: language), language: language)]
+        if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }
+        lines += ["", linkLine(statusURL, language: language), "", warning(language), "", "-- ", signature(language)]
+        return lines.joined(separator: "\n")
+    }
+}
