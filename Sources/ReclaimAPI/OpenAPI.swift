@@ -165,7 +165,8 @@ enum OpenAPIDocument {
             ],
             "paths": paths,
             "components": [
-                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first },  // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift
+                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first }
+                    .merging(notificationSchemas) { first, _ in first },  // Notifications: NotificationSchemas.swift  // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

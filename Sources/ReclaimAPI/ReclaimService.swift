@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPServer
 import Logging
+import Notifications
 import Postgres
 import ReclaimStore
 
@@ -18,6 +19,8 @@ public final class ReclaimService: Sendable {
     public let server: HTTPServer
     public let metrics: RequestMetrics
     public let routes: [APIRoute]
+    /// The outbox's delivery worker (nil with `RECLAIM_DELIVERY_THREADS=0`); its threads start with the server.
+    public let deliveryWorker: DeliveryWorker?
     let logger: Logger
 
     /// Connects, applies or checks migrations, and builds the server; `start()` begins serving.
@@ -64,6 +67,9 @@ public final class ReclaimService: Sendable {
                                               openAPIDocument: { documentBox.bytes })
         let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
         self.context = context
+        deliveryWorker = configuration.deliveryThreads > 0
+            ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
+            : nil
         let routes = Routes(context: context, operations: operations).all
         self.routes = routes
         documentBox.bytes = OpenAPIDocument.render(routes: routes)
@@ -109,6 +115,7 @@ public final class ReclaimService: Sendable {
     /// Starts listening; returns at once.
     public func start() throws {
         try server.start()
+        deliveryWorker?.start()
         logger.info("listening", ["address": .string(configuration.host), "port": .int(server.boundPort), "tls": .bool(configuration.servesTLS)])
     }
 
@@ -119,6 +126,7 @@ public final class ReclaimService: Sendable {
     public func shutdown() {
         logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
         server.shutdown()
+        deliveryWorker?.stop()
         pool.close()
         logger.info("stopped")
     }

@@ -14,6 +14,7 @@ struct Routes {
     let accounts: AccountsController
     let status: StatusController
     let evidence: EvidenceController
+    let webhooks: WebhooksController  // Notifications
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -23,6 +24,7 @@ struct Routes {
         self.accounts = AccountsController(context: context)
         self.status = StatusController(context: context)
         self.evidence = EvidenceController(context: context)
+        self.webhooks = WebhooksController(context: context)  // Notifications
     }
 
     var all: [APIRoute] {
@@ -32,6 +34,7 @@ struct Routes {
             + evidenceRoutes
             + accountRoutes
             + customerRoutes
+            + notificationRoutes
     }
 
     // MARK: Operations
@@ -217,6 +220,39 @@ struct Routes {
                                  422: .problem("validation_failed: a field is missing."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
                      handler: status.uploadEvidence).acceptingMultipart(schema: "CustomerUpload"),
+        ]
+    }
+
+    // MARK: Notifications
+    var notificationRoutes: [APIRoute] {
+        let notFound: ResponseDoc = .problem("not_found: the caller has no such endpoint (or delivery).")
+        return [
+            APIRoute(.POST, "/api/v1/webhooks", operationID: "createWebhook",
+                     summary: "Register a Standard Webhooks endpoint (API clients): https only, no loopback/private/link-local destination unless RECLAIM_WEBHOOK_ALLOW lists it; 201 with the whsec_ secret, shown this once.",
+                     tag: "notifications", authentication: .apiClient, requestSchema: "NewWebhook",
+                     responses: [201: .json("The endpoint and its secret.", "CreatedWebhook"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
+                                 403: .problem("Not an API client."), 422: .problem("validation_failed: a refused URL or an unknown event.")],
+                     bodyLimit: 8 * 1024, handler: webhooks.create),
+            APIRoute(.GET, "/api/v1/webhooks", operationID: "listWebhooks", summary: "The caller's endpoints (never a secret).",
+                     tag: "notifications", authentication: .apiClient,
+                     responses: [200: .json("The endpoints.", "WebhookList"), 401: .problem("Not authenticated."), 403: .problem("Not an API client.")],
+                     handler: webhooks.list),
+            APIRoute(.DELETE, "/api/v1/webhooks/{id}", operationID: "deleteWebhook", summary: "Delete an endpoint: nothing more is sent to it.",
+                     tag: "notifications", authentication: .apiClient,
+                     responses: [204: .empty("Deleted."), 401: .problem("Not authenticated."), 403: .problem("Not an API client."), 404: notFound],
+                     handler: webhooks.delete),
+            APIRoute(.GET, "/api/v1/webhooks/{id}/deliveries", operationID: "listWebhookDeliveries",
+                     summary: "The endpoint's latest 100 messages, newest first, each with every attempt: time, status, duration, error.",
+                     tag: "notifications", authentication: .apiClient,
+                     responses: [200: .json("The deliveries.", "WebhookDeliveryList"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
+                                 404: notFound],
+                     handler: webhooks.deliveries),
+            APIRoute(.POST, "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry", operationID: "retryWebhookDelivery",
+                     summary: "Queue a delivery again, due now, with the same webhook-id.",
+                     tag: "notifications", authentication: .apiClient,
+                     responses: [202: .json("Queued.", "WebhookRetry"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
+                                 404: notFound, 409: .problem("endpoint_disabled: the receiver answered 410 Gone.")],
+                     handler: webhooks.retry),
         ]
     }
 }

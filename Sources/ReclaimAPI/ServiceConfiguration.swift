@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Notifications
 
 /// A configuration value that failed validation; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -48,6 +49,24 @@ public struct ServiceConfiguration: Sendable {
     /// Who may read `/metrics` (`RECLAIM_METRICS_ALLOW`: addresses or CIDR ranges; default this machine only).
     public var metricsAllowed: AddressRanges = .loopback
 
+    /// Where the service keeps files of its own (`RECLAIM_DATA_DIR`, default `data`): .eml files go to `mail/` in it.
+    public var dataDirectory: String = "data"
+    /// SMTP server for customer mail (`RECLAIM_SMTP_URL`, `smtp://host:port` or `smtps://user:pass@host`); nil writes .eml files.
+    public var smtpURL: String?
+    /// The sender of customer mail (`RECLAIM_MAIL_FROM`, default `reclaim@localhost`).
+    public var mailFrom: String = "reclaim@localhost"
+    /// The public base URL for links in mail (`RECLAIM_PUBLIC_URL`, default `http://<RECLAIM_ADDRESS>`).
+    public var publicURL: String = "http://127.0.0.1:8080"
+    /// Seconds between mail attempts (`RECLAIM_MAIL_RETRY_SCHEDULE`).
+    public var mailRetrySchedule: [Double] = [5, 30, 60, 300, 1800, 7200, 18000, 36000]
+    /// Seconds between webhook attempts (`RECLAIM_WEBHOOK_RETRY_SCHEDULE`, Standard Webhooks' by default).
+    public var webhookRetrySchedule: [Double] = [5, 300, 1800, 7200, 18000, 36000, 36000]
+    /// Webhook destinations exempt from the https and public-address rules (`RECLAIM_WEBHOOK_ALLOW`: hosts, IPs, CIDR ranges).
+    public var webhookAllow: String = ""
+    /// Outbox delivery threads of this instance (`RECLAIM_DELIVERY_THREADS`, default 1; 0 delivers nothing, for a
+    /// read-only or maintenance instance).
+    public var deliveryThreads: Int = 1
+
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
 
@@ -69,6 +88,14 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
+        ("RECLAIM_DATA_DIR", "the service's own files; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
+        ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
+        ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
+        ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
+        ("RECLAIM_MAIL_RETRY_SCHEDULE", "seconds between mail attempts, comma-separated (default 5,30,60,300,1800,7200,18000,36000)"),
+        ("RECLAIM_WEBHOOK_RETRY_SCHEDULE", "seconds between webhook attempts, comma-separated (default Standard Webhooks': 5,300,1800,7200,18000,36000,36000)"),
+        ("RECLAIM_WEBHOOK_ALLOW", "webhook destinations allowed despite being http, loopback, private or link-local: hosts, IPs or CIDR ranges"),
+        ("RECLAIM_DELIVERY_THREADS", "outbox delivery threads in this instance, 0 = none (default 1)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -141,12 +168,49 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
         }
 
-        return ServiceConfiguration(
+        let smtpURL = value("RECLAIM_SMTP_URL")
+        if let smtpURL {
+            let lower = smtpURL.lowercased()
+            guard lower.hasPrefix("smtp://") || lower.hasPrefix("smtps://"), URLComponents(string: smtpURL)?.host?.isEmpty == false else {
+                throw ConfigurationError(variable: "RECLAIM_SMTP_URL", problem: "must be smtp://host:port or smtps://user:pass@host")
+            }
+        }
+        let mailFrom = value("RECLAIM_MAIL_FROM") ?? "reclaim@localhost"
+        if mailFrom.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" || $0 == " " }) || !mailFrom.contains("@") {
+            throw ConfigurationError(variable: "RECLAIM_MAIL_FROM", problem: "must be a bare address such as reclaim@example.org")
+        }
+        let publicURL = value("RECLAIM_PUBLIC_URL") ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        guard let publicComponents = URLComponents(string: publicURL), ["http", "https"].contains(publicComponents.scheme?.lowercased() ?? ""),
+              publicComponents.host?.isEmpty == false else {
+            throw ConfigurationError(variable: "RECLAIM_PUBLIC_URL", problem: "must be an http(s) URL such as https://reclaim.example.org")
+        }
+        func schedule(_ name: String, default fallback: [Double]) throws(ConfigurationError) -> [Double] {
+            guard let text = value(name) else { return fallback }
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard !parts.isEmpty, parts.allSatisfy({ $0 != nil && $0! >= 0 && $0! <= 7 * 86400 }) else {
+                throw ConfigurationError(variable: name, problem: "must be comma-separated seconds such as 1,1,2, got \"\(text)\"")
+            }
+            return parts.map { $0! }
+        }
+        let mailSchedule = try schedule("RECLAIM_MAIL_RETRY_SCHEDULE", default: [5, 30, 60, 300, 1800, 7200, 18000, 36000])
+        let webhookSchedule = try schedule("RECLAIM_WEBHOOK_RETRY_SCHEDULE", default: [5, 300, 1800, 7200, 18000, 36000, 36000])
+        let deliveryThreads = try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+
+        var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
             tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed)
+        configuration.dataDirectory = value("RECLAIM_DATA_DIR") ?? "data"
+        configuration.smtpURL = smtpURL
+        configuration.mailFrom = mailFrom
+        configuration.publicURL = publicURL
+        configuration.mailRetrySchedule = mailSchedule
+        configuration.webhookRetrySchedule = webhookSchedule
+        configuration.webhookAllow = value("RECLAIM_WEBHOOK_ALLOW") ?? ""
+        configuration.deliveryThreads = deliveryThreads
+        return configuration
     }
 
     /// Splits `host:port` (IPv6 as `[::1]:8080`).
@@ -171,5 +235,17 @@ public struct ServiceConfiguration: Sendable {
         var v6 = in6_addr()
         guard inet_pton(AF_INET, String(host), &v4) == 1 || inet_pton(AF_INET6, String(host), &v6) == 1 else { throw bad }
         return (String(host), port)
+    }
+}
+
+extension ServiceConfiguration {
+    /// What the delivery worker needs, from this configuration.
+    public var notificationSettings: NotificationSettings {
+        var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,
+                                            mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
+                                            mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
+                                            webhookAllow: WebhookAllowList(parsing: webhookAllow))
+        settings.threads = deliveryThreads
+        return settings
     }
 }

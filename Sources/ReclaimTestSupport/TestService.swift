@@ -29,6 +29,7 @@ public final class TestService: @unchecked Sendable {
             "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
             "RECLAIM_THREADS": "2",
             "RECLAIM_LOG_LEVEL": "debug",
+            "RECLAIM_DATA_DIR": directory,
         ])
         configure(&configuration)
         log = MemorySink()

@@ -21,6 +21,7 @@ public enum Permission: String, CaseIterable, Sendable {
     case createAccount = "account.create"
     case readStatus = "status.read"
     case uploadAsCustomer = "status.upload"
+    case manageWebhooks = "webhook.manage"
 }
 
 /// Who a permission is granted to.
@@ -54,6 +55,8 @@ public enum PermissionTable {
         .createAccount: Grant(agentTier: nil, admins: true, apiClients: true, customers: false),
         .readStatus: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
         .uploadAsCustomer: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
+        // Notifications: an API client registers and watches its own endpoints.
+        .manageWebhooks: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
     ]
 
     /// Whether `principal` holds `permission`.

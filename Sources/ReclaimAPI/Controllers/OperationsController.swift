@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import Logging
 import Postgres
@@ -53,6 +54,8 @@ final class OperationsController: Sendable {
         }
         var text = metrics.renderPrometheus()
         let stats = pool.statistics
+        // Read from the table: the counts of every instance sharing the database, not only this one's.
+        let outbox = try pool.withConnection { try OutboxStore.statistics(now: Date(), on: $0) }
         text += """
         # HELP reclaim_db_connections_open PostgreSQL connections currently open.
         # TYPE reclaim_db_connections_open gauge
@@ -69,6 +72,14 @@ final class OperationsController: Sendable {
         # HELP reclaim_db_reconnects_total Connections re-opened after the database went away.
         # TYPE reclaim_db_reconnects_total counter
         reclaim_db_reconnects_total \(stats.reconnectsTotal)
+        # HELP reclaim_outbox_messages Messages in the outbox by state (queued: waiting or retrying; failed: dead-lettered).
+        # TYPE reclaim_outbox_messages gauge
+        reclaim_outbox_messages{state="queued"} \(outbox.queued)
+        reclaim_outbox_messages{state="sent"} \(outbox.sent)
+        reclaim_outbox_messages{state="failed"} \(outbox.failed)
+        # HELP reclaim_outbox_oldest_queued_seconds Age of the oldest message still waiting for delivery.
+        # TYPE reclaim_outbox_oldest_queued_seconds gauge
+        reclaim_outbox_oldest_queued_seconds \(outbox.oldestQueuedSeconds)
         # HELP reclaim_build_info Build of the running service.
         # TYPE reclaim_build_info gauge
         reclaim_build_info{version="\(BuildInfo.version)",schema_version="\(schemaVersion)"} 1
