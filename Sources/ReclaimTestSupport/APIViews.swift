@@ -50,7 +50,11 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public let state: String
     public let tier: String
     public let path: String
+    /// The boolean facts, by their JSON names (the rescue address is `rescueEmail`).
     public let facts: [String: Bool]
+    /// `facts.rescue_email`: the address the thief added, when known (sent as null otherwise).
+    public let rescueEmail: String?
+    public let language: String
     public let accountEmail: String
     public let customer: Customer
     public let devices: [Device]
@@ -90,7 +94,7 @@ public struct CaseView: Decodable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case caseNumber = "case_number", kind, state, tier, path, facts, accountEmail = "account_email", customer, devices, summary
+        case caseNumber = "case_number", kind, language, state, tier, path, facts, accountEmail = "account_email", customer, devices, summary
         case assignee, frozen, dueAt = "due_at", overdue, allowedActions = "allowed_actions", createdAt = "created_at"
         case updatedAt = "updated_at", version, accessCode = "access_code"
     }
@@ -102,7 +106,17 @@ public struct CaseView: Decodable, Sendable, Equatable {
         state = try c.decode(String.self, forKey: .state)
         tier = try c.decode(String.self, forKey: .tier)
         path = try c.decode(String.self, forKey: .path)
-        facts = try c.decode([String: Bool].self, forKey: .facts)
+        let factsDecoder = try c.superDecoder(forKey: .facts)
+        let factMembers = try factsDecoder.container(keyedBy: AnyKey.self)
+        var flags: [String: Bool] = [:]
+        var rescue: String??
+        for key in factMembers.allKeys {
+            if key.stringValue == "rescue_email" { rescue = .some(try factMembers.decode(String?.self, forKey: key)) } else { flags[key.stringValue] = try factMembers.decode(Bool.self, forKey: key) }
+        }
+        guard let rescue else { throw DecodingError.keyNotFound(AnyKey(stringValue: "rescue_email"), .init(codingPath: factsDecoder.codingPath, debugDescription: "always sent")) }
+        facts = flags
+        rescueEmail = rescue
+        language = try c.decode(String.self, forKey: .language)
         accountEmail = try c.decode(String.self, forKey: .accountEmail)
         customer = try c.decode(Customer.self, forKey: .customer)
         devices = try c.decode([Device].self, forKey: .devices)
@@ -292,4 +306,12 @@ public struct ProblemView: Decodable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case type, title, status, detail, code, requestID = "request_id", errors, factors, requiredTier = "required_tier"
     }
+}
+
+/// A coding key for members whose names are data.
+struct AnyKey: CodingKey {
+    let stringValue: String
+    init(stringValue: String) { self.stringValue = stringValue }
+    var intValue: Int? { nil }
+    init?(intValue: Int) { nil }
 }

@@ -10,7 +10,7 @@ import Testing
         {"account_email":"a@example.com","allowed_actions":["escalate"],"assignee":null,"case_number":"123456789018",
          "created_at":"2026-01-01T00:00:00.000Z","customer":{"contact_email":"c@example.net","name":"Ada"},
          "devices":[{"imei":null,"model":null,"serial":"C02XK1ZJH3QD"}],"due_at":null,
-         "facts":{"rescue_email_added":true},"frozen":false,"kind":"account_takeover","overdue":false,"path":"undetermined",
+         "facts":{"rescue_email":null,"rescue_email_added":true},"frozen":false,"kind":"account_takeover","language":"en","overdue":false,"path":"undetermined",
          "state":"new","summary":"s","tier":"tier1","updated_at":"2026-01-01T00:00:00.000Z","version":1}
         """
 
