@@ -130,6 +130,12 @@ public final class TestHTTPClient {
         return try request(method, target, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
     }
 
+    /// JSON convenience: encodes `value` with JSONEncoder as the body with `Content-Type: application/json`.
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], encoded value: some Encodable) throws -> TestHTTPResponse {
+        let body = try JSONEncoder().encode(value)
+        return try request(method, target, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
+    }
+
     /// Writes `bytes` as-is on a fresh connection and reads one response; nil when the server closed
     /// the connection (or stayed silent for `readTimeout`) without answering.
     public func sendRaw(_ bytes: [UInt8], readTimeout: Double = 5) throws -> TestHTTPResponse? {

@@ -51,7 +51,7 @@ import Testing
     @Test func nulInANoteOrNestedCaseFieldIs422NamingThePath() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
-        let number = try #require(try world.openCase(as: tier1)["case_number"] as? String)
+        let number = try world.openCase(as: tier1).caseNumber
         let note = try Self.post(world, "/api/v1/cases/\(number)/notes", #"{"body":"call back\u0000later","visibility":"internal"}"#, as: tier1)
         #expect(note.status == 422)
         #expect(try Self.problem(note).fields == ["body"])
@@ -72,7 +72,7 @@ import Testing
         #expect(status.status == 422)
         #expect(try Self.problem(status) == ("validation_failed", ["case_number"]))
         let tier1 = try world.agent(.tier1)
-        let number = try #require(try world.openCase(as: tier1)["case_number"] as? String)
+        let number = try world.openCase(as: tier1).caseNumber
         let transcript = try Self.post(world, "/api/v1/cases/\(number)/evidence", #"{"type":"transcript","text":"he said \u0000"}"#, as: tier1)
         #expect(transcript.status == 422)
         #expect(try Self.problem(transcript).fields == ["text"])
@@ -211,7 +211,7 @@ import Testing
         let json = try world.client.request("POST", "/api/v1/status/evidence", json: ["case_number": "482109375512", "access_code": "x"])
         #expect(json.status == 415)
         let tier3 = try world.agent(.tier3)
-        let number = try #require(try world.openCase(as: tier3)["case_number"] as? String)
+        let number = try world.openCase(as: tier3).caseNumber
         let declared = Set(world.service.service.routes.filter(\.requiresIfMatch).map(\.path))
         for route in world.service.service.routes where route.method == .POST && route.path.hasPrefix("/api/v1/cases/{case_number}/") {
             let path = route.path.replacingOccurrences(of: "{case_number}", with: number)

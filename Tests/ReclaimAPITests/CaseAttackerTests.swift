@@ -11,16 +11,16 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
         let refused = try world.act(number, "request_documents", as: tier1, version: 1, extra: ["reason": "try"])
         #expect(refused.status == 403)
-        #expect(try refused.json()["code"] as? String == "insufficient_tier")
+        #expect(try refused.problem().code == "insufficient_tier")
         // Freezing needs tier 2 (the permission table refuses before the workflow is asked).
         #expect(try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier1, json: [:] as [String: Any], ifMatch: 1).status == 403)
-        let denied = try world.events(number, as: tier1).filter { $0["type"] as? String == "denied" }
+        let denied = try world.events(number, as: tier1).filter { $0.type == "denied" }
         #expect(denied.count == 2)
-        #expect(denied.allSatisfy { ($0["actor"] as? String) == "agent:\(tier1.agentID.uuidString.lowercased())" })
-        #expect((denied.first?["data"] as? [String: Any])?["attempted"] as? String == "request_documents")
+        #expect(denied.allSatisfy { $0.actor == "agent:\(tier1.agentID.uuidString.lowercased())" })
+        #expect(denied.first?.data["attempted"] == "request_documents")
         // Nothing changed.
         #expect(try world.get("/api/v1/cases/\(number)", as: tier1).header("ETag") == "\"1\"")
     }
@@ -29,25 +29,25 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
-        let number = try world.openCase(as: tier1)["case_number"] as! String
+        let number = try world.openCase(as: tier1).caseNumber
         let missing = try world.act(number, "escalate", as: tier1, version: nil)
         #expect(missing.status == 428)
-        #expect(try missing.json()["code"] as? String == "if_match_required")
+        #expect(try missing.problem().code == "if_match_required")
         try world.must(number, "escalate", as: tier1, version: 1)
         let stale = try world.act(number, "request_documents", as: tier2, version: 1, extra: ["reason": "x"])
         #expect(stale.status == 412)
-        #expect(try stale.json()["code"] as? String == "stale_version")
+        #expect(try stale.problem().code == "stale_version")
         #expect(stale.header("ETag") == "\"2\"")
         #expect(try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier2, json: [:] as [String: Any]).status == 428)
         #expect(try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier2, json: [:] as [String: Any], ifMatch: 1).status == 412)
         let frozen = try world.post("/api/v1/cases/\(number)/actions/freeze", as: tier2, json: [:] as [String: Any], ifMatch: 2)
         #expect(frozen.status == 200)
-        #expect(try frozen.json()["frozen"] as? Bool == true)
+        #expect(try frozen.decode(CaseView.self).frozen == true)
         #expect(frozen.header("ETag") == "\"3\"")
         #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString]).status == 428)
         let assigned = try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString], ifMatch: 3)
         #expect(assigned.status == 200)
-        #expect((try assigned.json()["assignee"] as? [String: Any])?["id"] as? String == tier2.agentID.uuidString.lowercased())
+        #expect(try assigned.decode(CaseView.self).assignee?.id == tier2.agentID.uuidString.lowercased())
         // Handing a tier-2 case to a tier-1 agent is refused: they could not act on it.
         let handOff = try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier1.agentID.uuidString], ifMatch: 4)
         #expect(handOff.status == 403)
@@ -62,12 +62,12 @@ import Testing
         _ = try world.service.identityAdministration.disableAgent(email: gone.email, now: Date())
         let response = try world.get("/api/v1/agents?tier=tier2", as: tier1)
         #expect(response.status == 200)
-        let items = try response.json()["items"] as? [[String: Any]] ?? []
-        #expect(items.map { $0["name"] as? String } == ["Bea Tier2", "Cy Tier3"])  // by name; tier 1 and the disabled agent left out
-        #expect(items.first?["id"] as? String == tier2.agentID.uuidString.lowercased())
-        #expect(items.last?["tier"] as? String == "tier3")
+        let items = try response.decode(ListView<ColleagueView>.self).items
+        #expect(items.map(\.name) == ["Bea Tier2", "Cy Tier3"])  // by name; tier 1 and the disabled agent left out
+        #expect(items.first?.id == tier2.agentID.uuidString.lowercased())
+        #expect(items.last?.tier == "tier3")
         #expect(!response.text.contains("@") && !response.text.contains(tier3.email))
-        #expect((try world.get("/api/v1/agents", as: tier1).json()["items"] as? [Any])?.count == 3)
+        #expect(try world.get("/api/v1/agents", as: tier1).decode(ListView<ColleagueView>.self).items.count == 3)
         #expect(try world.get("/api/v1/agents?tier=boss", as: tier1).status == 422)
         #expect(try world.get("/api/v1/agents", as: nil).status == 401)
         let client = try world.service.addClient()
@@ -76,10 +76,10 @@ import Testing
         #expect(asClient.status == 403)
 
         // Handed over: the timeline names the new holder, who has not acted yet.
-        let number = try world.openCase(as: tier1)["case_number"] as! String
+        let number = try world.openCase(as: tier1).caseNumber
         try world.must(number, "escalate", as: tier1, version: 1)
         #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier3.agentID.uuidString], ifMatch: 2).status == 200)
-        let actors = try world.get("/api/v1/cases/\(number)/events", as: tier1).json()["actors"] as? [String: String]
+        let actors = try world.get("/api/v1/cases/\(number)/events", as: tier1).decode(ListView<EventView>.self).actors
         #expect(actors?["agent:\(tier3.agentID.uuidString.lowercased())"] == "Cy Tier3")
         #expect(actors?["agent:\(tier2.agentID.uuidString.lowercased())"] == "Bea Tier2")
     }
@@ -89,7 +89,7 @@ import Testing
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         for _ in 0..<5 {
-            let number = try world.openCase(as: tier1)["case_number"] as! String
+            let number = try world.openCase(as: tier1).caseNumber
             let port = world.service.service.port
             let statuses = Mutex<[Int]>([])
             let start = DispatchSemaphore(value: 0)
@@ -112,7 +112,7 @@ import Testing
             #expect(statuses.withLock { $0.sorted() } == [200, 412])
             let read = try world.get("/api/v1/cases/\(number)", as: tier2)
             #expect(read.header("ETag") == "\"2\"")
-            #expect(try world.events(number, as: tier2).filter { $0["type"] as? String == "transition" }.count == 1)
+            #expect(try world.events(number, as: tier2).filter { $0.type == "transition" }.count == 1)
         }
     }
 
@@ -120,7 +120,7 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
         let secret = "Caller sounded like the thief; voice did not match."
         let internalNote = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": secret, "visibility": "internal"])
         #expect(internalNote.status == 201)
@@ -130,14 +130,14 @@ import Testing
         // Notes do not change the case's version.
         #expect(try world.get("/api/v1/cases/\(number)", as: tier1).header("ETag") == "\"1\"")
 
-        let status = try world.status(number, created["access_code"] as! String)
+        let status = try world.status(number, created.accessCode!)
         #expect(status.status == 200)
         #expect(!status.text.contains(secret))
-        #expect((try status.json()["notes"] as? [[String: Any]])?.map { $0["body"] as? String } == ["We received your request."])
+        #expect(try status.decode(StatusView.self).notes.map(\.body) == ["We received your request."])
         let all = try world.get("/api/v1/cases/\(number)/notes", as: tier1)
-        #expect((try all.json()["items"] as? [Any])?.count == 2)
+        #expect(try all.decode(ListView<NoteView>.self).items.count == 2)
         // Agents see who wrote each note by name; the status page never sees names or authors.
-        #expect((try all.json()["actors"] as? [String: String]) == ["agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent"])
+        #expect(try all.decode(ListView<NoteView>.self).actors == ["agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent"])
         #expect(!status.text.contains("Test Agent") && !status.text.contains("author"))
     }
 }

@@ -5,108 +5,37 @@ import ReclaimCore
 import ReclaimTestSupport
 import Testing
 
-struct CaseTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// A running service with helpers for the case API (shared by the case, workflow, queue, status and timeline tests).
-final class CaseWorld {
-    let service: TestService
-    let client: TestHTTPClient
-
-    init(configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
-        service = try TestService(configure: configure)
-        client = service.client()
-    }
-
-    deinit { service.stop() }
-
-    func agent(_ tier: Tier, admin: Bool = false) throws -> AgentSession { try service.signIn(tier: tier, admin: admin) }
-
-    func post(_ path: String, as session: AgentSession?, json: Any, ifMatch: Int? = nil) throws -> TestHTTPResponse {
-        var headers = session?.headers ?? []
-        if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
-        return try client.request("POST", path, headers: headers, json: json)
-    }
-
-    func get(_ path: String, as session: AgentSession?) throws -> TestHTTPResponse {
-        try client.request("GET", path, headers: session.map { [("Cookie", $0.cookie)] } ?? [])
-    }
-
-    static func caseBody(kind: String = "account_takeover", accountEmail: String = "victim@example.com", contactEmail: String = "victim.home@example.net",
-                         facts: [String: Bool] = ["rescue_email_added": true], devices: [[String: String]] = [["serial": "C02XK1ZJH3QD", "imei": "490154203237518", "model": "Phone 12"]]) -> [String: Any] {
-        ["kind": kind, "account_email": accountEmail, "customer": ["name": "Ada Victim", "contact_email": contactEmail],
-         "devices": devices, "facts": facts, "summary": "Credential stuffing; rescue address added."]
-    }
-
-    /// Opens a case as `session` and returns its body (with `access_code`).
-    func openCase(as session: AgentSession, _ body: [String: Any] = CaseWorld.caseBody()) throws -> [String: Any] {
-        let response = try post("/api/v1/cases", as: session, json: body)
-        guard response.status == 201 else { throw CaseTestError( "create answered \(response.status): \(response.text)") }
-        return try response.json()
-    }
-
-    /// Takes an action; returns the response.
-    func act(_ number: String, _ action: String, as session: AgentSession, version: Int?, extra: [String: Any] = [:]) throws -> TestHTTPResponse {
-        var body: [String: Any] = ["action": action]
-        body.merge(extra) { $1 }
-        return try post("/api/v1/cases/\(number)/transitions", as: session, json: body, ifMatch: version)
-    }
-
-    /// Takes an action that must succeed; returns the new case.
-    @discardableResult
-    func must(_ number: String, _ action: String, as session: AgentSession, version: Int, extra: [String: Any] = [:]) throws -> [String: Any] {
-        let response = try act(number, action, as: session, version: version, extra: extra)
-        guard response.status == 200 else { throw CaseTestError( "\(action) answered \(response.status): \(response.text)") }
-        return try response.json()
-    }
-
-    func events(_ number: String, as session: AgentSession) throws -> [[String: Any]] {
-        let response = try get("/api/v1/cases/\(number)/events?limit=200", as: session)
-        guard response.status == 200 else { throw CaseTestError( "events answered \(response.status)") }
-        return try response.json()["items"] as? [[String: Any]] ?? []
-    }
-
-    func status(_ number: String, _ code: String, forwardedFor: String? = nil) throws -> TestHTTPResponse {
-        try client.request("POST", "/api/v1/status", headers: forwardedFor.map { [("X-Forwarded-For", $0)] } ?? [],
-                           json: ["case_number": number, "access_code": code])
-    }
-
-    func database() throws -> PostgresConnection { try service.database.connect() }
-}
-
 @Suite(.serialized) struct CaseTests {
     @Test func createAnswers201WithLocationETagAndAccessCodeOnce() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
-        let response = try world.post("/api/v1/cases", as: tier1, json: CaseWorld.caseBody())
+        let response = try world.post("/api/v1/cases", as: tier1, encoded: CaseWorld.caseBody())
         #expect(response.status == 201)
-        let created = try response.json()
-        let number = try #require(created["case_number"] as? String)
+        let created = try response.decode(CaseView.self)
+        let number = created.caseNumber
         #expect(CaseNumber.isValid(number))
         #expect(response.header("Location") == "/api/v1/cases/\(number)")
         #expect(response.header("ETag") == "\"1\"")
-        let code = try #require(created["access_code"] as? String)
+        let code = try #require(created.accessCode)
         #expect(AccessCode.normalize(code) != nil && code.count == 19)
-        #expect(created["state"] as? String == "new")
-        #expect(created["tier"] as? String == "tier1")
-        #expect(created["path"] as? String == "undetermined")
-        #expect(created["version"] as? Int == 1)
-        #expect(created["overdue"] as? Bool == false)
-        #expect(created["due_at"] is String)
-        #expect(created["allowed_actions"] as? [String] == ["send_reset", "escalate"])
+        #expect(created.state == "new")
+        #expect(created.tier == "tier1")
+        #expect(created.path == "undetermined")
+        #expect(created.version == 1)
+        #expect(created.overdue == false)
+        #expect(created.dueAt != nil)
+        #expect(created.allowedActions == ["send_reset", "escalate"])
+        let members = try response.value()
         for field in ["kind", "facts", "customer", "devices", "assignee", "frozen", "created_at", "updated_at"] {
-            #expect(created[field] != nil, "missing \(field)")
+            #expect(members[field] != nil, "missing \(field)")
         }
 
         let read = try world.get("/api/v1/cases/\(number)", as: tier1)
         #expect(read.status == 200)
         #expect(read.header("ETag") == "\"1\"")
-        let body = try read.json()
-        #expect(body["access_code"] == nil)
+        #expect(try read.value()["access_code"] == nil)  // absent, not null
         #expect(!read.text.contains(code))
-        #expect(body["case_number"] as? String == number)
+        #expect(try read.decode(CaseView.self).caseNumber == number)
 
         // Stored only as a keyed hash: the code is nowhere in the row.
         let connection = try world.database()
@@ -122,54 +51,54 @@ final class CaseWorld {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
         // Swap two adjacent digits: the Damm check catches it.
         var digits = Array(number)
         let index = digits.indices.dropLast().first { digits[$0] != digits[$0 + 1] }!
         digits.swapAt(index, index + 1)
         let mistyped = try world.get("/api/v1/cases/\(String(digits))", as: tier1)
         #expect(mistyped.status == 404)
-        #expect(try mistyped.json()["code"] as? String == "invalid_case_number")
+        #expect(try mistyped.problem().code == "invalid_case_number")
         #expect(try world.get("/api/v1/cases/12345", as: tier1).status == 404)
 
         var generator = SystemRandomNumberGenerator()
         let unknown = CaseNumber.generate(using: &generator).digits
         let missing = try world.get("/api/v1/cases/\(unknown)", as: tier1)
         #expect(missing.status == 404)
-        #expect(try missing.json()["code"] as? String == "not_found")
+        #expect(try missing.problem().code == "not_found")
     }
 
     @Test func validationAndAuthentication() throws {
         let world = try CaseWorld()
-        #expect(try world.post("/api/v1/cases", as: nil, json: CaseWorld.caseBody()).status == 401)
+        #expect(try world.post("/api/v1/cases", as: nil, encoded: CaseWorld.caseBody()).status == 401)
         let tier1 = try world.agent(.tier1)
-        var body = CaseWorld.caseBody(accountEmail: "not-an-email", devices: [["imei": "490154203237519"]])
-        let bad = try world.post("/api/v1/cases", as: tier1, json: body)
+        var body = CaseWorld.caseBody(accountEmail: "not-an-email", devices: [.init(imei: "490154203237519")])
+        let bad = try world.post("/api/v1/cases", as: tier1, encoded: body)
         #expect(bad.status == 422)
-        let fields = (try bad.json()["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
+        let fields = try bad.problem().fields
         #expect(fields.contains("account_email"))
         #expect(fields.contains("devices[0].imei"))
         body = CaseWorld.caseBody()
-        body["kind"] = "stolen_bike"
-        #expect(try world.post("/api/v1/cases", as: tier1, json: body).status == 422)  // an unknown kind: JSON, but invalid
+        body.kind = "stolen_bike"
+        #expect(try world.post("/api/v1/cases", as: tier1, encoded: body).status == 422)  // an unknown kind: JSON, but invalid
     }
 
     @Test func apiClientsMayOpenCasesButNotRead() throws {
         let world = try CaseWorld()
         let client = try world.service.addClient()
-        let body = Array(try JSONSerialization.data(withJSONObject: CaseWorld.caseBody()))
+        let body = try CaseWorld.caseBody().bytes
         let response = try world.client.request("POST", "/api/v1/cases", headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body) + [("Content-Type", "application/json")], body: body)
         #expect(response.status == 201, "\(response.text)")
-        let created = try response.json()
-        #expect(created["allowed_actions"] as? [String] == [])
-        #expect(created["access_code"] is String)
+        let created = try response.decode(CaseView.self)
+        #expect(created.allowedActions == [])
+        #expect(created.accessCode != nil)
     }
 
     /// api.md: the access code is never shown again, except in an idempotent replay of the very request that created it.
     @Test func anIdempotentReplayReturnsTheSameCaseAndCodeAndCreatesNothing() throws {
         let world = try CaseWorld()
         let client = try world.service.addClient()
-        let body = Array(try JSONSerialization.data(withJSONObject: CaseWorld.caseBody()))
+        let body = try CaseWorld.caseBody().bytes
         func send() throws -> TestHTTPResponse {
             try world.client.request("POST", "/api/v1/cases",
                                      headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body)

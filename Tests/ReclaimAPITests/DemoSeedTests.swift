@@ -71,13 +71,11 @@ import Testing
 
         let seeded = try Shell.capture([reclaim, "demo", "seed", "--json"], environment: environment)
         #expect(seeded.status == 0, "\(seeded.error)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(seeded.output.utf8)) as? [String: Any])
-        let agents = try #require(object["agents"] as? [[String: Any]])
-        #expect(Set(agents.compactMap { $0["tier"] as? String }) == Set(Tier.allCases.map(\.rawValue)))
-        #expect(agents.allSatisfy { ($0["totp_uri"] as? String)?.hasPrefix("otpauth://totp/") == true && !($0["password"] as? String ?? "").isEmpty })
-        let cases = try #require(object["cases"] as? [[String: Any]])
-        #expect(cases.count >= 40)
-        #expect(cases.allSatisfy { ($0["access_code"] as? String)?.count == 19 })
+        let printed = try JSONDecoder().decode(PrintedSeed.self, from: Data(seeded.output.utf8))
+        #expect(Set(printed.agents.map(\.tier)) == Set(Tier.allCases.map(\.rawValue)))
+        #expect(printed.agents.allSatisfy { $0.totpURI.hasPrefix("otpauth://totp/") && !$0.password.isEmpty })
+        #expect(printed.cases.count >= 40)
+        #expect(printed.cases.allSatisfy { $0.accessCode.count == 19 })
 
         let audit = try Shell.capture([reclaim, "audit", "verify"], environment: environment)
         #expect(audit.status == 0 && audit.output.contains("every chain holds"), "\(audit.output)")
@@ -86,4 +84,20 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.error.contains("--force"))
     }
+}
+
+/// What `reclaim demo seed --json` prints (the parts the test reads).
+private struct PrintedSeed: Decodable {
+    struct Agent: Decodable {
+        let tier: String
+        let totpURI: String
+        let password: String
+        enum CodingKeys: String, CodingKey { case tier, totpURI = "totp_uri", password }
+    }
+    struct Case: Decodable {
+        let accessCode: String
+        enum CodingKeys: String, CodingKey { case accessCode = "access_code" }
+    }
+    let agents: [Agent]
+    let cases: [Case]
 }

@@ -23,9 +23,8 @@ import Testing
         #expect(try w.upload(type: "invoice", bytes: document).status == 201)
         // The customer's upload and a tier-3 read go through the same paths.
         let tier3 = try w.world.agent(.tier3)
-        let items = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [[String: Any]] ?? []
-        for item in items where item["sha256"] is String {
-            #expect(try w.world.get("/api/v1/evidence/\(item["id"] as! String)/content", as: tier3).status == 200)
+        for item in try w.evidenceList().items where item.sha256 != nil {
+            #expect(try w.world.get("/api/v1/evidence/\(item.id)/content", as: tier3).status == 200)
         }
 
         let dump = try Shell.run(["pg_dump", "--no-owner", "--dbname=\(w.world.service.database.connectionString)"])

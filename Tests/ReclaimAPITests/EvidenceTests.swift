@@ -31,8 +31,9 @@ final class EvidenceWorld {
         let added = try world.post("/api/v1/accounts", as: admin, json: account)
         guard added.status == 201 else { throw CaseTestError("account answered \(added.status): \(added.text)") }
         let opened = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: email, devices: []))
-        number = opened["case_number"] as! String
-        accessCode = opened["access_code"] as! String
+        guard let code = opened.accessCode else { throw CaseTestError("create answered without access_code") }
+        number = opened.caseNumber
+        accessCode = code
     }
 
     func file(_ json: [String: Any], as session: AgentSession? = nil) throws -> TestHTTPResponse {
@@ -40,16 +41,21 @@ final class EvidenceWorld {
     }
 
     @discardableResult
-    func mustFile(_ json: [String: Any]) throws -> [String: Any] {
+    func mustFile(_ json: [String: Any]) throws -> EvidenceView {
         let response = try file(json)
         guard response.status == 201 else { throw CaseTestError("evidence answered \(response.status): \(response.text)") }
-        return try response.json()
+        return try response.decode(EvidenceView.self)
     }
 
-    func verification() throws -> [String: Any] {
+    func verification() throws -> VerificationView {
         let response = try world.get("/api/v1/cases/\(number)/verification", as: tier1)
         guard response.status == 200 else { throw CaseTestError("verification answered \(response.status): \(response.text)") }
-        return try response.json()
+        return try response.decode(VerificationView.self)
+    }
+
+    /// The agents' evidence list of this case.
+    func evidenceList() throws -> ListView<EvidenceView> {
+        try world.get("/api/v1/cases/\(number)/evidence", as: tier1).decode(ListView<EvidenceView>.self)
     }
 
     static func form(_ fields: [(String, String)], file: (bytes: [UInt8], contentType: String)?) -> [UInt8] {
@@ -95,16 +101,16 @@ final class EvidenceWorld {
         // An IMEISV (16 digits, no check digit) is accepted.
         let imeisv = try w.file(["type": "device", "imei": "4901542032375101"])
         #expect(imeisv.status == 201, "\(imeisv.text)")
-        #expect(try imeisv.json()["summary"] as? String == "Device IMEISV 4901542032375101")
+        #expect(try imeisv.decode(EvidenceView.self).summary == "Device IMEISV 4901542032375101")
         // A non-UnionPay card failing Luhn: 422; a UnionPay card failing Luhn: 201, summary masked.
         let badCard = try w.file(["type": "card", "number": "4111111111111112", "exp_month": 12, "exp_year": 2031])
         #expect(badCard.status == 422)
         #expect(badCard.text.contains("\"field\":\"number\""))
         let unionPay = try w.file(["type": "card", "number": "6234567890123456", "exp_month": 12, "exp_year": 2031])
         #expect(unionPay.status == 201, "\(unionPay.text)")
-        let unionPayBody = try unionPay.json()
-        #expect(unionPayBody["summary"] as? String == "623456******3456")
-        #expect(unionPayBody["status"] as? String == "pending")
+        let unionPayBody = try unionPay.decode(EvidenceView.self)
+        #expect(unionPayBody.summary == "623456******3456")
+        #expect(unionPayBody.status == "pending")
         #expect(!unionPay.text.contains("6234567890123456"))
         // An expired card: 422 on exp_year.
         let expired = try w.file(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 1, "exp_year": 2020])
@@ -114,16 +120,16 @@ final class EvidenceWorld {
         #expect(try w.file(["type": "device", "serial": "C02-XK"]).status == 422)
         // A transcript is stored sealed and summarised by its length.
         let transcript = try w.mustFile(["type": "transcript", "text": "Pay 500 or never see your phone again."])
-        #expect(transcript["media_type"] as? String == "text/plain; charset=utf-8")
-        #expect((transcript["sha256"] as? String)?.count == 64)
+        #expect(transcript.mediaType == "text/plain; charset=utf-8")
+        #expect(transcript.sha256?.count == 64)
         // Answers show as a count.
         let answers = try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "rex"]]])
-        #expect(answers["summary"] as? String == "2 answers")
+        #expect(answers.summary == "2 answers")
         // The list holds summaries only, and what is still missing.
         let list = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1)
         #expect(list.status == 200)
-        #expect(try (list.json()["items"] as? [[String: Any]])?.count == 5)
-        #expect(try list.json()["missing"] is [String])
+        #expect(try list.decode(ListView<EvidenceView>.self).items.count == 5)
+        #expect(try list.decode(ListView<EvidenceView>.self).missing != nil)
         #expect(!list.text.contains("6234567890123456") && !list.text.lowercased().contains("new york"))
         // Unknown type, documents as JSON.
         #expect(try w.file(["type": "invoice"]).status == 422)
@@ -146,11 +152,11 @@ final class EvidenceWorld {
     @Test func answersMatchAcrossCaseSpacingAndFullWidth() throws {
         let w = try EvidenceWorld()
         try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "  ＮＥＷ\u{3000}  yORK "]]])
-        #expect(try w.verification()["factors"] as? [String: String] == ["security_answer": "matched", "card": "missing", "device": "missing"])
+        #expect(try w.verification().factors == ["security_answer": "matched", "card": "missing", "device": "missing"])
 
         let other = try EvidenceWorld(email: "other@example.com")
         try other.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "Newark"]]])
-        #expect(try other.verification()["factors"] as? [String: String] == ["security_answer": "mismatched", "card": "missing", "device": "missing"])
+        #expect(try other.verification().factors == ["security_answer": "mismatched", "card": "missing", "device": "missing"])
     }
 
     @Test func everyCombinationOfTheThreeFactorsDecidesVerify() throws {
@@ -167,7 +173,7 @@ final class EvidenceWorld {
             ]
             #expect(try w.world.post("/api/v1/accounts", as: admin, json: account).status == 201)
             let opened = try w.world.openCase(as: w.tier1, CaseWorld.caseBody(accountEmail: email, devices: []))
-            let number = opened["case_number"] as! String
+            let number = opened.caseNumber
             func file(_ json: [String: Any]) throws {
                 let response = try w.world.post("/api/v1/cases/\(number)/evidence", as: w.tier1, json: json)
                 #expect(response.status == 201, "\(response.text)")
@@ -177,15 +183,15 @@ final class EvidenceWorld {
             try file(["type": "card", "number": mask & 2 != 0 ? EvidenceWorld.onFileCard : "5555555555554444", "exp_month": 12, "exp_year": 2031])
             try file(["type": "device", "serial": mask & 4 != 0 ? EvidenceWorld.onFileSerial : "ZZZZ99998888"])
             let matches = [1, 2, 4].filter { mask & $0 != 0 }.count
-            let outcome = try w.world.get("/api/v1/cases/\(number)/verification", as: w.tier1).json()
-            #expect(outcome["verified"] as? Bool == (matches >= 2), "mask \(mask)")
-            let factors = outcome["factors"] as? [String: String]
-            #expect(factors?["security_answer"] == (mask & 1 != 0 ? "matched" : "mismatched"))
-            #expect(factors?["card"] == (mask & 2 != 0 ? "matched" : "mismatched"))
-            #expect(factors?["device"] == (mask & 4 != 0 ? "matched" : "mismatched"))
+            let outcome = try w.world.get("/api/v1/cases/\(number)/verification", as: w.tier1).decode(VerificationView.self)
+            #expect(outcome.verified == (matches >= 2), "mask \(mask)")
+            let factors = outcome.factors
+            #expect(factors["security_answer"] == (mask & 1 != 0 ? "matched" : "mismatched"))
+            #expect(factors["card"] == (mask & 2 != 0 ? "matched" : "mismatched"))
+            #expect(factors["device"] == (mask & 4 != 0 ? "matched" : "mismatched"))
 
             let escalated = try w.world.must(number, "escalate", as: w.tier1, version: 1)
-            let verify = try w.world.act(number, "verify", as: tier2, version: escalated["version"] as! Int)
+            let verify = try w.world.act(number, "verify", as: tier2, version: escalated.version)
             #expect(verify.status == (matches >= 2 ? 200 : 409), "mask \(mask): \(verify.text)")
             if matches < 2 { #expect(verify.text.contains("verification_failed")) }
         }
@@ -195,22 +201,22 @@ final class EvidenceWorld {
         let w = try EvidenceWorld()
         let card = try w.mustFile(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031])
         try w.mustFile(["type": "device", "imei": EvidenceWorld.onFileIMEI])
-        #expect(try w.verification()["verified"] as? Bool == true)
-        let id = card["id"] as! String
+        #expect(try w.verification().verified == true)
+        let id = card.id
         // Tier 1 may not review; tier 2 may review typed evidence.
         #expect(try w.world.post("/api/v1/evidence/\(id)/review", as: w.tier1, json: ["decision": "rejected", "reason": "x"]).status == 403)
         let tier2 = try w.world.agent(.tier2)
         #expect(try w.world.post("/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "maybe", "reason": "x"]).status == 422)
         let reviewed = try w.world.post("/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "rejected", "reason": "Card reported stolen."])
         #expect(reviewed.status == 200, "\(reviewed.text)")
-        #expect(try reviewed.json()["status"] as? String == "rejected")
+        #expect(try reviewed.decode(EvidenceView.self).status == "rejected")
         let outcome = try w.verification()
-        #expect(outcome["verified"] as? Bool == false)
-        #expect((outcome["factors"] as? [String: String])?["card"] == "missing")
-        #expect(try w.world.events(w.number, as: w.tier1).contains { $0["type"] as? String == "evidence_reviewed" })
+        #expect(outcome.verified == false)
+        #expect(outcome.factors["card"] == "missing")
+        #expect(try w.world.events(w.number, as: w.tier1).contains { $0.type == "evidence_reviewed" })
         // Documents need tier 3 to review.
         let doc = try w.upload(type: "invoice", bytes: EvidenceWorld.png("invoice"))
-        let docID = try doc.json()["id"] as! String
+        let docID = try doc.decode(EvidenceView.self).id
         #expect(try w.world.post("/api/v1/evidence/\(docID)/review", as: tier2, json: ["decision": "accepted", "reason": "ok"]).status == 403)
         let tier3 = try w.world.agent(.tier3)
         #expect(try w.world.post("/api/v1/evidence/\(docID)/review", as: tier3, json: ["decision": "accepted", "reason": "Matches the serial."]).status == 200)
@@ -229,7 +235,7 @@ final class EvidenceWorld {
         #expect(locked.text.contains("locked_out"))
         #expect(locked.header("retry-after") != nil)
         // The refused answer was not filed.
-        #expect(try (w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [Any])?.count == 9)
+        #expect(try w.evidenceList().items.count == 9)
     }
 
     @Test func documentsAreSniffedSealedAndReadByTier3OnTheRecord() throws {
@@ -237,15 +243,15 @@ final class EvidenceWorld {
         let png = EvidenceWorld.png("box photo")
         let uploaded = try w.upload(type: "box_photo", bytes: png)
         #expect(uploaded.status == 201, "\(uploaded.text)")
-        let body = try uploaded.json()
-        #expect(body["media_type"] as? String == "image/png")
-        #expect(body["size"] as? Int == png.count)
-        let id = body["id"] as! String
+        let body = try uploaded.decode(EvidenceView.self)
+        #expect(body.mediaType == "image/png")
+        #expect(body.size == png.count)
+        let id = body.id
 
         // Tier 1 may not read content; the attempt is on the timeline.
         #expect(try w.world.get("/api/v1/evidence/\(id)/content", as: w.tier1).status == 403)
-        let denied = try w.world.events(w.number, as: w.tier1).filter { $0["type"] as? String == "denied" }
-        #expect((denied.last?["data"] as? [String: Any])?["attempted"] as? String == "evidence_content")
+        let denied = try w.world.events(w.number, as: w.tier1).filter { $0.type == "denied" }
+        #expect(denied.last?.data["attempted"] == "evidence_content")
         let tier3 = try w.world.agent(.tier3)
         let download = try w.world.get("/api/v1/evidence/\(id)/content", as: tier3)
         #expect(download.status == 200)
@@ -260,10 +266,10 @@ final class EvidenceWorld {
         #expect(inline.header("content-disposition")?.hasPrefix("inline") == true)
         #expect(inline.header("content-security-policy")?.contains("sandbox") == true)
         #expect(try w.world.get("/api/v1/evidence/\(id)/content?disposition=render", as: tier3).status == 422)
-        let reads = try w.world.events(w.number, as: w.tier1).filter { $0["type"] as? String == "evidence_content_read" }
+        let reads = try w.world.events(w.number, as: w.tier1).filter { $0.type == "evidence_content_read" }
         #expect(reads.count == 2)
-        #expect((reads.first?["data"] as? [String: Any])?["evidence_id"] as? String == id)
-        #expect(reads.first?["actor"] as? String == "agent:\(tier3.agentID.uuidString.lowercased())")
+        #expect(reads.first?.data["evidence_id"] == .string(id))
+        #expect(reads.first?.actor == "agent:\(tier3.agentID.uuidString.lowercased())")
 
         // Raw bytes with ?type=.
         let raw = try w.uploadRaw(type: "invoice", bytes: png, contentType: "image/png")
@@ -309,10 +315,10 @@ final class EvidenceWorld {
         #expect(uploaded.status == 201, "\(uploaded.text)")
         let status = try w.world.status(w.number, w.accessCode)
         #expect(status.status == 200)
-        let evidence = try status.json()["evidence"] as? [[String: Any]]
-        #expect(evidence?.count == 1)
-        #expect(evidence?.first?["type"] as? String == "lock_screen_photo")
-        #expect(evidence?.first?["status"] as? String == "pending")
+        let evidence = try status.decode(StatusView.self).evidence
+        #expect(evidence.count == 1)
+        #expect(evidence.first?.type == "lock_screen_photo")
+        #expect(evidence.first?.status == "pending")
         // A wrong code: the same 404 as an unknown case.
         let wrong = EvidenceWorld.form([("case_number", w.number), ("access_code", "AAAA-AAAA-AAAA-AAAA"), ("type", "invoice")], file: (png, "image/png"))
         #expect(try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: wrong).status == 404)
@@ -322,8 +328,8 @@ final class EvidenceWorld {
         }
         #expect(try w.world.status(w.number, w.accessCode).status == 429)
         // Agents see it filed by the customer.
-        let items = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [[String: Any]]
-        #expect(items?.first?["filed_by"] as? String == "customer")
+        let items = try w.evidenceList().items
+        #expect(items.first?.filedBy == "customer")
     }
 
     @Test func apiClientsFileEvidence() throws {
@@ -334,7 +340,7 @@ final class EvidenceWorld {
         let response = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: raw)
                                                       + [("Content-Type", "application/json")], body: raw)
         #expect(response.status == 201, "\(response.text)")
-        #expect(try response.json()["filed_by"] as? String == "client:\(client.id.uuidString.lowercased())")
+        #expect(try response.decode(EvidenceView.self).filedBy == "client:\(client.id.uuidString.lowercased())")
         // Documents from API clients: raw bytes with ?type= (the signature covers them).
         let png = EvidenceWorld.png("client upload")
         let rawTarget = target + "?type=imei_photo"
@@ -370,6 +376,6 @@ final class EvidenceWorld {
         try w.mustFile(["type": "security_answers", "answers": [["question_id": "q2", "answer": "REX"]]])
         let reset = try w.world.act(w.number, "send_reset", as: w.tier1, version: 1)
         #expect(reset.status == 200, "\(reset.text)")
-        #expect(try reset.json()["state"] as? String == "resolved")
+        #expect(try reset.decode(CaseView.self).state == "resolved")
     }
 }

@@ -17,7 +17,7 @@ import Testing
     func object(_ text: String) throws -> [String: String] {
         let lines = text.split(separator: "\n")
         #expect(lines.count == 1, "--json prints exactly one line")
-        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+        return try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
     }
 
     @Test func anAgentAddedOnTheCommandLineSignsInWithThePrintedSecrets() throws {

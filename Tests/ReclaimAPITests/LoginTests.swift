@@ -28,10 +28,10 @@ import Testing
     }
 
     /// The problem body without its request id, which differs per request.
-    static func bodyWithoutRequestID(_ response: TestHTTPResponse) throws -> [String: String] {
-        var object = try response.json()
+    static func bodyWithoutRequestID(_ response: TestHTTPResponse) throws -> [String: JSONValue] {
+        var object = try #require(try response.value().objectValue)
         object.removeValue(forKey: "request_id")
-        return object.mapValues { "\($0)" }
+        return object
     }
 
     @Test func signInSetsAHostCookieAndReturnsTheAgentWithPermissions() throws {
@@ -47,13 +47,13 @@ import Testing
         let token = String(cookie.split(separator: ";")[0].dropFirst("__Host-reclaim_session=".count))
         #expect(token.count == 43)  // 256 bits, base64url
         #expect(response.header("Cache-Control") == "no-store")
-        let body = try response.json()
-        let shown = try #require(body["agent"] as? [String: Any])
-        #expect(shown["id"] as? String == agent.id.uuidString.lowercased())
-        #expect(shown["tier"] as? String == "tier2")
-        #expect(shown["admin"] as? Bool == false)
-        #expect((body["csrf_token"] as? String)?.count == 64)
-        let permissions = try #require(body["permissions"] as? [String])
+        let body = try response.decode(SessionView.self)
+        let shown = body.agent
+        #expect(shown.id == agent.id.uuidString.lowercased())
+        #expect(shown.tier == "tier2")
+        #expect(shown.admin == false)
+        #expect(body.csrfToken.count == 64)
+        let permissions = body.permissions
         #expect(permissions.contains("case.freeze"))
         #expect(!permissions.contains("evidence.content"))
     }
@@ -64,10 +64,10 @@ import Testing
         let session = try service.signIn(tier: .tier3, admin: true)
         let current = try service.client().request("GET", "/api/v1/session", headers: [("Cookie", session.cookie)])
         #expect(current.status == 200)
-        let body = try current.json()
-        #expect(body["csrf_token"] as? String == session.csrfToken)
-        #expect((body["agent"] as? [String: Any])?["admin"] as? Bool == true)
-        #expect((body["permissions"] as? [String])?.contains("account.create") == true)
+        let body = try current.decode(SessionView.self)
+        #expect(body.csrfToken == session.csrfToken)
+        #expect(body.agent.admin == true)
+        #expect(body.permissions.contains("account.create"))
     }
 
     @Test func everyFailureAnswersTheSameBody() throws {
@@ -119,7 +119,7 @@ import Testing
         #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: code).status == 201)
         let reused = try Self.signIn(service, email: agent.email, password: agent.password, totp: code)
         #expect(reused.status == 401)
-        #expect(try reused.json()["code"] as? String == "invalid_credentials")
+        #expect(try reused.problem().code == "invalid_credentials")
         // The previous step's code is older than the one used: also refused.
         #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: -30)).status == 401)
         // The next step's code is fresh.
@@ -163,7 +163,7 @@ import Testing
         // Locked: even the right password and code are refused, before any hashing.
         let locked = try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service))
         #expect(locked.status == 429)
-        #expect(try locked.json()["code"] as? String == "locked_out")
+        #expect(try locked.problem().code == "locked_out")
         let retryAfter = try #require(locked.header("Retry-After").flatMap(Int.init))
         #expect(retryAfter > 14 * 60 && retryAfter <= 15 * 60)
         // An unknown email locks the same way, so a lockout does not reveal who exists.
@@ -198,7 +198,7 @@ import Testing
         let agent = try Self.makeAgent(service)
         let refused = try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service))
         #expect(refused.status == 429)
-        #expect(try refused.json()["code"] as? String == "locked_out")
+        #expect(try refused.problem().code == "locked_out")
     }
 
     @Test func aDisabledAgentCannotSignInAndLosesItsSessions() throws {

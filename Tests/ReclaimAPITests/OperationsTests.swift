@@ -13,11 +13,11 @@ import Testing
         let client = service.client()
         let health = try client.request("GET", "/healthz")
         #expect(health.status == 200)
-        #expect(try health.json()["status"] as? String == "ok")
+        #expect(try health.value()["status"] == "ok")
         let ready = try client.request("GET", "/readyz")
         #expect(ready.status == 200)
         let latest = try Migrator.load(directory: RepositoryPaths.root + "/Migrations").count
-        #expect(try ready.json()["schema_version"] as? Int == latest)
+        #expect(try ready.value()["schema_version"]?.intValue == latest)
     }
 
     @Test func readinessFailsWhenTheSchemaIsBehind() throws {
@@ -30,7 +30,7 @@ import Testing
         #expect(ready.status == 503)
         #expect(ready.header("Retry-After") != nil)
         #expect(ready.header("Content-Type")?.hasPrefix("application/problem+json") == true)
-        #expect(try ready.json()["code"] as? String == "not_migrated")
+        #expect(try ready.problem().code == "not_migrated")
     }
 
     @Test func readinessFailsWhenTheAppliedFileDiffers() throws {
@@ -41,7 +41,7 @@ import Testing
         try connection.execute("UPDATE schema_migrations SET checksum = 'edited' WHERE version = (SELECT max(version) FROM schema_migrations)")
         let ready = try service.client().request("GET", "/readyz")
         #expect(ready.status == 503)
-        #expect(try ready.json()["code"] as? String == "schema_mismatch")
+        #expect(try ready.problem().code == "schema_mismatch")
     }
 
     @Test func metricsCountRequestsByRouteAndStatus() throws {
@@ -85,19 +85,19 @@ import Testing
         defer { service.stop() }
         let response = try service.client().request("GET", "/openapi.json")
         #expect(response.status == 200)
-        let document = try response.json()
-        #expect(document["openapi"] as? String == "3.1.0")
-        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let document = try response.value()
+        #expect(document["openapi"] == "3.1.0")
+        let paths = try #require(document["paths"]?.objectValue)
         var documented = Set<String>()
         for (path, operations) in paths {
-            for method in operations.keys { documented.insert(method.uppercased() + " " + path) }
+            for method in try #require(operations.objectValue).keys { documented.insert(method.uppercased() + " " + path) }
         }
         var routed = Set(service.service.server.router.routes.map { $0.method.rawValue + " " + $0.pattern })
         for page in OpenAPIDocument.pages { routed.insert("GET " + page.path) }
         #expect(documented == routed, "documented but not routed: \(documented.subtracting(routed)); routed but not documented: \(routed.subtracting(documented))")
 
         // Every $ref resolves to a schema that exists.
-        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let schemas = try #require(document["components"]?["schemas"]?.objectValue)
         let text = String(decoding: response.body, as: UTF8.self)
         let regex = try NSRegularExpression(pattern: "#/components/schemas/([A-Za-z0-9_]+)")
         for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
@@ -106,10 +106,10 @@ import Testing
         }
         // Every operation has an id and at least one response.
         for (_, operations) in paths {
-            for (_, operation) in operations {
-                let operation = try #require(operation as? [String: Any])
-                #expect(operation["operationId"] is String)
-                #expect(!((operation["responses"] as? [String: Any]) ?? [:]).isEmpty)
+            for (_, operation) in try #require(operations.objectValue) {
+                let operation = try #require(operation.objectValue)
+                #expect(operation["operationId"]?.stringValue != nil)
+                #expect(operation["responses"]?.objectValue?.isEmpty == false)
             }
         }
     }
@@ -130,8 +130,8 @@ import Testing
         let api = try client.request("GET", "/api/v1/nothing-here")
         #expect(api.status == 404)
         #expect(api.header("Cache-Control") == "no-store")
-        #expect(try api.json()["code"] as? String == "not_found")
-        #expect(try api.json()["request_id"] as? String == api.header("X-Request-Id"))
+        #expect(try api.problem().code == "not_found")
+        #expect(try api.problem().requestID == api.header("X-Request-Id"))
     }
 
     @Test func accessLogHasNoSecrets() throws {

@@ -6,12 +6,11 @@ import Testing
 
 /// The queue: order, filters, search and a keyset cursor that neither repeats nor skips while cases change.
 @Suite(.serialized) struct QueueTests {
-    func page(_ world: CaseWorld, _ session: AgentSession, _ query: String) throws -> (numbers: [String], items: [[String: Any]], next: String?) {
+    func page(_ world: CaseWorld, _ session: AgentSession, _ query: String) throws -> (numbers: [String], items: [CaseView], next: String?) {
         let response = try world.get("/api/v1/cases?\(query)", as: session)
         #expect(response.status == 200, "\(response.text)")
-        let body = try response.json()
-        let items = body["items"] as? [[String: Any]] ?? []
-        return (items.compactMap { $0["case_number"] as? String }, items, body["next_cursor"] as? String)
+        let body = try response.decode(ListView<CaseView>.self)
+        return (body.items.map(\.caseNumber), body.items, body.nextCursor)
     }
 
     @Test func oldestDueFirstNullsLastAndFilters() throws {
@@ -20,7 +19,7 @@ import Testing
         let tier2 = try world.agent(.tier2)
         var opened: [String] = []
         for _ in 0..<4 {
-            opened.append(try world.openCase(as: tier1)["case_number"] as! String)
+            opened.append(try world.openCase(as: tier1).caseNumber)
             world.service.clock.advance(by: 60)
         }
         // One waits for documents (null due date), one is escalated (due in 2 days, later than the new ones).
@@ -36,7 +35,7 @@ import Testing
         let later = try world.agent(.tier1)  // the first session idled out meanwhile
         #expect(try page(world, later, "overdue=true").numbers == [opened[2], opened[3]])
         #expect(try page(world, later, "overdue=false").numbers == [opened[0], opened[1]])
-        #expect((try page(world, later, "overdue=true").items.first?["overdue"] as? Bool) == true)
+        #expect((try page(world, later, "overdue=true").items.first?.overdue) == true)
         #expect(try world.get("/api/v1/cases?state=lost", as: later).status == 422)
         #expect(try world.get("/api/v1/cases?limit=500", as: later).status == 422)
         #expect(try world.get("/api/v1/cases?cursor=garbage", as: later).status == 422)
@@ -46,8 +45,8 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let mine = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "Ada.Lovelace@Example.org",
-                                                                   devices: [["serial": "F17ZK2ABCD", "imei": "356938035643809"]]))["case_number"] as! String
-        let other = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "someone@example.org", devices: []))["case_number"] as! String
+                                                                   devices: [.init(serial: "F17ZK2ABCD", imei: "356938035643809")])).caseNumber
+        let other = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "someone@example.org", devices: [])).caseNumber
         for q in [mine, String(mine.prefix(4)) + "%20" + String(mine.dropFirst(4)), "ada.lovelace%40example.org", "f17zk2abcd", "35-693803-564380-9"] {
             #expect(try page(world, tier1, "q=\(q)").numbers == [mine], "q=\(q)")
         }
@@ -62,7 +61,7 @@ import Testing
         let tier1 = try world.agent(.tier1)
         var initial: [String] = []
         for index in 0..<25 {
-            initial.append(try world.openCase(as: tier1)["case_number"] as! String)
+            initial.append(try world.openCase(as: tier1).caseNumber)
             if index % 5 == 0 { world.service.clock.advance(by: 1) }  // several cases share a due date: ties broken by id
         }
         // Five wait for documents: null due dates, listed last.

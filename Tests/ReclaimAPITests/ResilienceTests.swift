@@ -31,7 +31,7 @@ import Testing
             let response = try client.request("GET", "/readyz")
             #expect(response.status == 503)
             #expect(response.header("Retry-After") != nil)
-            #expect(try response.json()["code"] as? String == "database_unavailable")
+            #expect(try response.problem().code == "database_unavailable")
             #expect(Date().timeIntervalSince(started) < 3.5, "a dead database must not hang requests")
         }
         #expect(try client.request("GET", "/healthz").status == 200)

@@ -51,7 +51,7 @@ import Testing
         #expect(signIn.status == 201)
         let cookie = try #require(signIn.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         let sessionToken = String(cookie.dropFirst("__Host-reclaim_session=".count))
-        let csrf = try #require(try signIn.json()["csrf_token"] as? String)
+        let csrf = try signIn.decode(SessionView.self).csrfToken
         #expect(try service.client().request("GET", "/api/v1/session", headers: [("Cookie", cookie)]).status == 200)
 
         // An API client with canary credentials, making a signed, idempotent request and a refused one.

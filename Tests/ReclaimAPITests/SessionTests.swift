@@ -21,7 +21,7 @@ import Testing
         // The old cookie, replayed as an attacker who copied it would: refused.
         let replayed = try client.request("GET", "/api/v1/session", headers: [("Cookie", session.cookie)])
         #expect(replayed.status == 401)
-        #expect(try replayed.json()["code"] as? String == "unauthenticated")
+        #expect(try replayed.problem().code == "unauthenticated")
         #expect(try client.request("DELETE", "/api/v1/session", headers: session.headers).status == 401)
     }
 
@@ -33,7 +33,7 @@ import Testing
         let client = service.client()
         let missing = try client.request("DELETE", "/api/v1/session", headers: [("Cookie", session.cookie)])
         #expect(missing.status == 403)
-        #expect(try missing.json()["code"] as? String == "csrf_failed")
+        #expect(try missing.problem().code == "csrf_failed")
         // Another session's token is not this session's token.
         let foreign = try client.request("DELETE", "/api/v1/session", headers: [("Cookie", session.cookie), ("X-CSRF-Token", other.csrfToken)])
         #expect(foreign.status == 403)
@@ -55,7 +55,7 @@ import Testing
         #expect(again.status == 201)
         let cookie = try #require(again.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         #expect(cookie != first.cookie)
-        #expect(try again.json()["csrf_token"] as? String != first.csrfToken)
+        #expect(try again.decode(SessionView.self).csrfToken != first.csrfToken)
     }
 
     @Test func sessionsExpireAfterThirtyIdleMinutesAndTwelveHoursInAll() throws {
@@ -98,8 +98,8 @@ import Testing
         let tier1 = try service.signIn(tier: .tier1)
         let tier2 = try service.signIn(tier: .tier2)
         // The permissions the dashboard sees come from the same table authorize() reads.
-        let shown = try service.client().request("GET", "/api/v1/session", headers: [("Cookie", tier1.cookie)]).json()["permissions"] as? [String]
-        #expect(shown?.contains("case.freeze") == false)
+        let shown = try service.client().request("GET", "/api/v1/session", headers: [("Cookie", tier1.cookie)]).decode(SessionView.self).permissions
+        #expect(shown.contains("case.freeze") == false)
 
         let context = service.service.context
         func request(_ cookie: String) throws -> HTTPRequest {

@@ -107,7 +107,7 @@ final class HarnessState: Sendable {
         let client = try harness.service.addClient()
         let response = try harness.post(client, "/test/create?source=app&x=%20y", body: #"{"a":1}"#)
         #expect(response.status == 201)
-        #expect(try response.json()["actor"] as? String == "client:\(client.id.uuidString.lowercased())")
+        #expect(try response.value()["actor"] == .string("client:\(client.id.uuidString.lowercased())"))
         // GETs need only the key.
         let whoami = try harness.client().request("GET", "/test/whoami", headers: [("Authorization", "Bearer \(client.apiKey)")])
         #expect(whoami.text == "client:\(client.id.uuidString.lowercased())")
@@ -119,23 +119,23 @@ final class HarnessState: Sendable {
         let client = try harness.service.addClient()
         let body = try harness.post(client, "/test/create", body: #"{"amount":1000}"#, signatureFor: #"{"amount":10}"#)
         #expect(body.status == 401)
-        #expect(try body.json()["code"] as? String == "invalid_signature")
+        #expect(try body.problem().code == "invalid_signature")
         // Signed for one target, sent to another (query changed).
         let t = Int64(harness.service.clock.now().timeIntervalSince1970)
         let signature = RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: t, method: "POST", target: "/test/create?a=1", body: [])
         let target = try harness.client().request("POST", "/test/create?a=2", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", signature)])
-        #expect(try target.json()["code"] as? String == "invalid_signature")
+        #expect(try target.problem().code == "invalid_signature")
         // Missing and malformed headers.
         let missing = try harness.client().request("POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)")])
         #expect(missing.status == 401)
-        #expect(try missing.json()["code"] as? String == "invalid_signature")
+        #expect(try missing.problem().code == "invalid_signature")
         let malformed = try harness.client().request("POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", "t=abc,v1=zz")])
-        #expect(try malformed.json()["code"] as? String == "invalid_signature")
+        #expect(try malformed.problem().code == "invalid_signature")
         // Another client's secret.
         let other = try harness.service.addClient(name: "Other")
         let foreign = RequestSignature.header(secret: Array(other.signingSecret.utf8), timestamp: t, method: "POST", target: "/test/create", body: [])
         let wrongSecret = try harness.client().request("POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", foreign)])
-        #expect(try wrongSecret.json()["code"] as? String == "invalid_signature")
+        #expect(try wrongSecret.problem().code == "invalid_signature")
         #expect(harness.runCount("create") == 0)
     }
 
@@ -146,10 +146,10 @@ final class HarnessState: Sendable {
         let now = Int64(harness.service.clock.now().timeIntervalSince1970)
         let old = try harness.post(client, "/test/create", body: "{}", timestamp: now - 301)
         #expect(old.status == 401)
-        #expect(try old.json()["code"] as? String == "stale_signature")
+        #expect(try old.problem().code == "stale_signature")
         let ahead = try harness.post(client, "/test/create", body: "{}", timestamp: now + 301)
         #expect(ahead.status == 401)
-        #expect(try ahead.json()["code"] as? String == "stale_signature")
+        #expect(try ahead.problem().code == "stale_signature")
         // Just inside the window either way.
         #expect(try harness.post(client, "/test/create", body: "{}", timestamp: now - 295).status == 201)
         #expect(try harness.post(client, "/test/create", body: "{}", timestamp: now + 295).status == 201)
@@ -163,11 +163,11 @@ final class HarnessState: Sendable {
         #expect(try harness.client().request("POST", "/test/create", headers: headers, body: Array("{}".utf8)).status == 201)
         let replay = try harness.client().request("POST", "/test/create", headers: headers, body: Array("{}".utf8))
         #expect(replay.status == 401)
-        #expect(try replay.json()["code"] as? String == "replayed_signature")
+        #expect(try replay.problem().code == "replayed_signature")
         // Even after the window has passed, the same request is stale, never accepted again.
         harness.service.clock.advance(by: 302)
         let later = try harness.client().request("POST", "/test/create", headers: headers, body: Array("{}".utf8))
-        #expect(try later.json()["code"] as? String == "stale_signature")
+        #expect(try later.problem().code == "stale_signature")
         #expect(harness.runCount("create") == 1)
     }
 
@@ -177,11 +177,11 @@ final class HarnessState: Sendable {
         let client = try harness.service.addClient()
         let unknown = try harness.client().request("GET", "/test/whoami", headers: [("Authorization", "Bearer rk_not-a-real-key")])
         #expect(unknown.status == 401)
-        #expect(try unknown.json()["code"] as? String == "unauthenticated")
+        #expect(try unknown.problem().code == "unauthenticated")
         try harness.service.identityAdministration.revokeClient(id: client.id, now: harness.service.clock.now())
         let revoked = try harness.post(client, "/test/create", body: "{}")
         #expect(revoked.status == 401)
-        #expect(try revoked.json()["code"] as? String == "unauthenticated")
+        #expect(try revoked.problem().code == "unauthenticated")
         let notBearer = try harness.client().request("GET", "/test/whoami", headers: [("Authorization", "Basic abc")])
         #expect(notBearer.status == 401)
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Postgres
 import ReclaimCore
+import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
@@ -11,22 +12,21 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
-        let code = created["access_code"] as! String
+        let number = created.caseNumber
+        let code = created.accessCode!
         let typed = code.lowercased().replacingOccurrences(of: "-", with: " ")
         let response = try world.status(number.prefix(4) + " " + number.dropFirst(4), typed)
         #expect(response.status == 200)
-        let body = try response.json()
-        #expect(body["case_number"] as? String == number)
-        #expect(body["state"] as? String == "new")
-        #expect(body["stage"] as? String == plainState(.new))
-        #expect((body["next_step"] as? String)?.isEmpty == false)
-        let progress = body["progress"] as? [[String: Any]] ?? []
-        #expect(progress.map { $0["key"] as? String } == ["received", "identity_check", "restoring", "finished"])
-        #expect(progress.map { $0["mark"] as? String } == ["current", "upcoming", "upcoming", "upcoming"])
-        #expect(body["due_at"] is String)
-        #expect(body["evidence"] as? [Any] != nil)
-        #expect(body["missing"] as? [String] == ["security_answer", "card", "device"])
+        let body = try response.decode(StatusView.self)
+        #expect(body.caseNumber == number)
+        #expect(body.state == "new")
+        #expect(body.stage == plainState(.new))
+        #expect(!body.nextStep.isEmpty)
+        #expect(body.progress.map(\.key) == ["received", "identity_check", "restoring", "finished"])
+        #expect(body.progress.map(\.mark) == ["current", "upcoming", "upcoming", "upcoming"])
+        #expect(body.dueAt != nil)
+        #expect(body.evidence.isEmpty)  // an array (decoding proves it), and nothing filed yet
+        #expect(body.missing == ["security_answer", "card", "device"])
         // Nothing an agent sees beyond that: no account e-mail, no devices.
         #expect(!response.text.contains("victim@example.com"))
         #expect(!response.text.contains("C02XK1ZJH3QD"))
@@ -36,44 +36,44 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
         var generator = SystemRandomNumberGenerator()
         let unknown = CaseNumber.generate(using: &generator).digits
         let otherCode = AccessCode.generate(using: &generator).display
         let wrong = try world.status(number, otherCode)
         let missing = try world.status(unknown, otherCode)
         #expect(wrong.status == 404 && missing.status == 404)
-        func strip(_ response: TestHTTPResponse) throws -> [String: String] {
-            var body = try response.json()
+        func strip(_ response: TestHTTPResponse) throws -> [String: JSONValue] {
+            var body = try #require(try response.value().objectValue)
             body["request_id"] = nil
-            return body.mapValues { "\($0)" }
+            return body
         }
         #expect(try strip(wrong) == strip(missing))
         #expect(wrong.headers.map(\.name).sorted() == missing.headers.map(\.name).sorted())
 
         let mistyped = try world.status(String(number.dropLast()) + String((Int(String(number.last!))! + 1) % 10), otherCode)
         #expect(mistyped.status == 404)
-        #expect(try mistyped.json()["code"] as? String == "invalid_case_number")
+        #expect(try mistyped.problem().code == "invalid_case_number")
     }
 
     @Test func nineFailuresLockTheNumberForEightHoursEvenToTheRightCode() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
-        let code = created["access_code"] as! String
+        let number = created.caseNumber
+        let code = created.accessCode!
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<9 {
             #expect(try world.status(number, AccessCode.generate(using: &generator).display).status == 404)
         }
         let locked = try world.status(number, code)
         #expect(locked.status == 429)
-        #expect(try locked.json()["code"] as? String == "locked_out")
+        #expect(try locked.problem().code == "locked_out")
         let retryAfter = Int(locked.header("Retry-After") ?? "") ?? 0
         #expect(retryAfter > 7 * 3600 && retryAfter <= 8 * 3600)
         // Another case is unaffected.
         let other = try world.openCase(as: tier1)
-        #expect(try world.status(other["case_number"] as! String, other["access_code"] as! String).status == 200)
+        #expect(try world.status(other.caseNumber, other.accessCode!).status == 200)
 
         world.service.clock.advance(by: 8 * 3600 + 1)
         #expect(try world.status(number, code).status == 200)
@@ -109,8 +109,8 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
-        let code = created["access_code"] as! String
+        let number = created.caseNumber
+        let code = created.accessCode!
         let look = try world.client.request("POST", "/api/v1/status", headers: [("Cookie", tier1.cookie)],
                                             json: ["case_number": number, "access_code": code])
         #expect(look.status == 200, "\(look.text)")
@@ -120,7 +120,7 @@ import Testing
             ("Cookie", tier1.cookie), ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
         #expect(upload.status == 201, "\(upload.text)")
         let filed = try world.events(number, as: tier1).last
-        #expect(filed?["type"] as? String == "evidence_filed" && filed?["actor"] as? String == "customer")
+        #expect(filed?.type == "evidence_filed" && filed?.actor == "customer")
         // Agent routes still insist on the token.
         #expect(try world.client.request("POST", "/api/v1/cases/\(number)/notes", headers: [("Cookie", tier1.cookie)],
                                          json: ["body": "x", "visibility": "internal"]).status == 403)
@@ -136,8 +136,8 @@ import Testing
         let late = try w.world.client.request("POST", "/api/v1/status/evidence", headers: [
             ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
         #expect(late.status == 409)
-        #expect(try late.json()["code"] as? String == "case_not_open")
-        #expect((try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).json()["items"] as? [Any])?.isEmpty == true)
+        #expect(try late.problem().code == "case_not_open")
+        #expect(try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).decode(ListView<EvidenceView>.self).items.isEmpty)
     }
 
     @Test func behindATrustedProxyTheBudgetIsPerClientNotPerProxy() throws {
@@ -151,7 +151,7 @@ import Testing
         // ...and cannot pick another address by writing its own header: the proxy appends the real one.
         #expect(try world.status("123456789012", "x", forwardedFor: "192.0.2.1, 203.0.113.9").status == 429)
         // Another customer through the same proxy still gets in.
-        let other = try world.status(created["case_number"] as! String, created["access_code"] as! String, forwardedFor: "198.51.100.4")
+        let other = try world.status(created.caseNumber, created.accessCode!, forwardedFor: "198.51.100.4")
         #expect(other.status == 200)
     }
 }

@@ -54,7 +54,7 @@ private indirect enum TestJSON: Decodable {
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
         try world.must(number, "escalate", as: tier1, version: 1)
         _ = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "Quote \" backslash \\ tab \t newline \n ünïcödé 🙂", "visibility": "internal"])
         _ = try world.act(number, "reopen", as: tier1, version: 2, extra: ["reason": "x"])  // 403 (reopen is tier2+): recorded as denied
@@ -82,7 +82,7 @@ private indirect enum TestJSON: Decodable {
             previous = hash
         }
         // Names of the agents who acted come beside the events, so every event stays exactly what its hash covers.
-        let actors = try response.json()["actors"] as? [String: String]
+        let actors = try response.decode(ListView<EventView>.self).actors
         #expect(actors == ["agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent", "agent:\(tier2.agentID.uuidString.lowercased())": "Test Agent"])
         let types = items.compactMap { item -> String? in if case .object(let e) = item, case .string(let t)? = e["type"] { t } else { nil } }
         #expect(types == ["case_opened", "transition", "note_added", "denied", "denied", "transition"])
@@ -109,8 +109,8 @@ private indirect enum TestJSON: Decodable {
     @Test func auditVerifyNamesTheFirstBrokenLink() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
-        let first = try world.openCase(as: tier1)["case_number"] as! String
-        let second = try world.openCase(as: tier1)["case_number"] as! String
+        let first = try world.openCase(as: tier1).caseNumber
+        let second = try world.openCase(as: tier1).caseNumber
         try world.must(first, "escalate", as: tier1, version: 1)
         _ = try world.post("/api/v1/cases/\(first)/notes", as: tier1, json: ["body": "n", "visibility": "internal"])
 

@@ -30,36 +30,36 @@ import Testing
         let tier1 = try world.agent(.tier1)
         let thief = "rescue.thief@evil.example"
         let created = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "victim@example.com", contactEmail: thief))
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
 
         // One wrong answer: refused, nothing changes.
         let wrong = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
             ["question_id": "q1", "answer": "rex the dog"], ["question_id": "q2", "answer": "Paris"]]])
         #expect(wrong.status == 409)
-        #expect(try wrong.json()["code"] as? String == "answers_not_matched")
+        #expect(try wrong.problem().code == "answers_not_matched")
         // Only one of two answers: refused too.
         let partial = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [["question_id": "q1", "answer": "Rex the Dog"]]])
-        #expect(try partial.json()["code"] as? String == "answers_not_matched")
+        #expect(try partial.problem().code == "answers_not_matched")
 
         // Normalised: case, spacing and full-width letters do not matter.
         let resolved = try world.must(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
             ["question_id": "q1", "answer": "  REX   the dog "], ["question_id": "q2", "answer": "ＢＥＲＬＩＮ"]]])
-        #expect(resolved["state"] as? String == "resolved")
-        #expect(resolved["path"] as? String == "reset")
-        #expect(resolved["version"] as? Int == 2)
-        #expect(resolved["due_at"] is NSNull)
+        #expect(resolved.state == "resolved")
+        #expect(resolved.path == "reset")
+        #expect(resolved.version == 2)
+        #expect(resolved.dueAt == nil)
 
         let events = try world.events(number, as: tier1)
-        let resets = events.filter { $0["type"] as? String == "reset_sent" }
+        let resets = events.filter { $0.type == "reset_sent" }
         #expect(resets.count == 1)
-        #expect((resets.first?["data"] as? [String: Any])?["to"] as? String == "Victim@example.com")  // the domain is lower-cased on file
+        #expect(resets.first?.data["to"] == "Victim@example.com")  // the domain is lower-cased on file
         // The rescue address appears in no event: nothing was ever sent there.
         let timeline = try world.get("/api/v1/cases/\(number)/events?limit=200", as: tier1).text
         #expect(!timeline.contains(thief))
 
-        let status = try world.status(number, created["access_code"] as! String)
+        let status = try world.status(number, created.accessCode!)
         #expect(status.status == 200)
-        #expect(try status.json()["next_step"] as? String ?? "" == customerNextStep(state: .resolved, path: .reset, dueAt: nil))
+        #expect(try status.decode(StatusView.self).nextStep == customerNextStep(state: .resolved, path: .reset, dueAt: nil))
         #expect(!status.text.contains(thief))
     }
 
@@ -70,21 +70,21 @@ import Testing
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
+        let number = created.caseNumber
         let escalated = try world.must(number, "escalate", as: tier1, version: 1)
-        #expect(escalated["state"] as? String == "identity_check")
-        #expect(escalated["tier"] as? String == "tier2")
-        #expect(escalated["allowed_actions"] as? [String] == [])  // tier 1 holds nothing at tier 2
+        #expect(escalated.state == "identity_check")
+        #expect(escalated.tier == "tier2")
+        #expect(escalated.allowedActions == [])  // tier 1 holds nothing at tier 2
 
         let refused = try world.act(number, "verify", as: tier2, version: 2)
         #expect(refused.status == 409)
-        let problem = try refused.json()
-        #expect(problem["code"] as? String == "verification_failed")
-        #expect(problem["factors"] as? [String: String] == ["security_answer": "missing", "card": "missing", "device": "missing"])
+        let problem = try refused.problem()
+        #expect(problem.code == "verification_failed")
+        #expect(problem.factors == ["security_answer": "missing", "card": "missing", "device": "missing"])
         let after = try world.get("/api/v1/cases/\(number)", as: tier2)
         #expect(after.header("ETag") == "\"2\"")
-        #expect(try after.json()["state"] as? String == "identity_check")
-        #expect(try after.json()["allowed_actions"] as? [String] == ["send_reset", "verify", "request_documents"])
+        #expect(try after.decode(CaseView.self).state == "identity_check")
+        #expect(try after.decode(CaseView.self).allowedActions == ["send_reset", "verify", "request_documents"])
     }
 
     /// 3. Not verified: documents, review, approval, engineering removes the rescue address; then closed.
@@ -95,36 +95,36 @@ import Testing
         let tier3 = try world.agent(.tier3)
         let engineer = try world.agent(.engineering)
         let created = try world.openCase(as: tier1)
-        let number = created["case_number"] as! String
-        let code = created["access_code"] as! String
+        let number = created.caseNumber
+        let code = created.accessCode!
         try world.must(number, "escalate", as: tier1, version: 1)
         // request_documents needs a reason.
         #expect(try world.act(number, "request_documents", as: tier2, version: 2).status == 422)
         let awaiting = try world.must(number, "request_documents", as: tier2, version: 2, extra: ["reason": "Answers and card did not match."])
-        #expect(awaiting["state"] as? String == "awaiting_documents")
-        #expect(awaiting["path"] as? String == "documents")
-        #expect(awaiting["due_at"] is NSNull)  // the customer's turn: clock paused
-        let status = try world.status(number, code).json()
-        #expect(status["missing"] as? [String] == ["proof_of_purchase", "imei_photo"])
-        #expect((status["next_step"] as? String)?.hasPrefix("Please upload") == true)
+        #expect(awaiting.state == "awaiting_documents")
+        #expect(awaiting.path == "documents")
+        #expect(awaiting.dueAt == nil)  // the customer's turn: clock paused
+        let status = try world.status(number, code).decode(StatusView.self)
+        #expect(status.missing == ["proof_of_purchase", "imei_photo"])
+        #expect(status.nextStep.hasPrefix("Please upload"))
 
         let review = try world.must(number, "begin_review", as: tier3, version: 3)
-        #expect(review["state"] as? String == "document_review")
-        #expect(review["due_at"] is String)
+        #expect(review.state == "document_review")
+        #expect(review.dueAt != nil)
         let approved = try world.must(number, "approve", as: tier3, version: 4)
-        #expect(approved["state"] as? String == "engineering")
-        #expect(approved["tier"] as? String == "engineering")
+        #expect(approved.state == "engineering")
+        #expect(approved.tier == "engineering")
         // Only engineering completes, and it must say what it undid.
         #expect(try world.act(number, "complete", as: tier3, version: 5).status == 403)
         #expect(try world.act(number, "complete", as: engineer, version: 5).status == 422)
         let done = try world.must(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
-        #expect(done["state"] as? String == "resolved")
-        #expect(done["tier"] as? String == "engineering")  // keeps the tier that held it last
+        #expect(done.state == "resolved")
+        #expect(done.tier == "engineering")  // keeps the tier that held it last
         let closed = try world.must(number, "close", as: tier1, version: 6, extra: ["reason": "Customer confirmed access."])
-        #expect(closed["state"] as? String == "closed")
-        #expect(closed["allowed_actions"] as? [String] == [])
+        #expect(closed.state == "closed")
+        #expect(closed.allowedActions == [])
 
-        let types = try world.events(number, as: tier1).map { $0["type"] as? String ?? "" }
+        let types = try world.events(number, as: tier1).map(\.type)
         #expect(types.filter { $0 == "transition" }.count == 6)
         #expect(types.contains("denied"))  // tier 3's attempt at complete
     }
@@ -137,25 +137,25 @@ import Testing
         let tier3 = try world.agent(.tier3)
         let engineer = try world.agent(.engineering)
         let created = try world.openCase(as: tier1, CaseWorld.caseBody(facts: ["two_step_enabled": true, "lost_mode_enabled": true]))
-        let number = created["case_number"] as! String
-        #expect(created["path"] as? String == "activation_lock")
-        #expect(created["allowed_actions"] as? [String] == ["escalate"])  // no reset for a device-only case
+        let number = created.caseNumber
+        #expect(created.path == "activation_lock")
+        #expect(created.allowedActions == ["escalate"])  // no reset for a device-only case
         let reset = try world.act(number, "send_reset", as: tier1, version: 1)
         #expect(reset.status == 409)
-        #expect(try reset.json()["code"] as? String == "not_recoverable")
+        #expect(try reset.problem().code == "not_recoverable")
         try world.must(number, "escalate", as: tier1, version: 1)
         #expect(try world.act(number, "verify", as: tier2, version: 2).status == 409)
         try world.must(number, "request_documents", as: tier2, version: 2, extra: ["reason": "Two-step is on: device only."])
         try world.must(number, "begin_review", as: tier3, version: 3)
         let approved = try world.must(number, "approve", as: tier3, version: 4)
-        #expect(approved["path"] as? String == "activation_lock")
+        #expect(approved.path == "activation_lock")
         let wrongUnlock = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
         #expect(wrongUnlock.status == 422)
-        #expect(try wrongUnlock.json()["code"] as? String == "unlock_not_allowed")
+        #expect(try wrongUnlock.problem().code == "unlock_not_allowed")
         let done = try world.must(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_activation_lock"])
-        #expect(done["state"] as? String == "resolved")
-        let status = try world.status(number, created["access_code"] as! String).json()
-        #expect(status["next_step"] as? String == customerNextStep(state: .resolved, path: .activationLock, dueAt: nil))
+        #expect(done.state == "resolved")
+        let status = try world.status(number, created.accessCode!).decode(StatusView.self)
+        #expect(status.nextStep == customerNextStep(state: .resolved, path: .activationLock, dueAt: nil))
     }
 
     /// Guessing answers through send_reset spends the account's budget: after 9 wrong answers even the right ones wait 8 hours.
@@ -163,7 +163,7 @@ import Testing
         let world = try CaseWorld()
         try putAccountOnFile(world)
         let tier1 = try world.agent(.tier1)
-        let number = try world.openCase(as: tier1)["case_number"] as! String
+        let number = try world.openCase(as: tier1).caseNumber
         for guess in 0..<5 {  // two wrong answers a try: 10 failures
             let response = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
                 ["question_id": "q1", "answer": "guess \(guess)"], ["question_id": "q2", "answer": "city \(guess)"]]])
@@ -172,11 +172,11 @@ import Testing
         let right = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
             ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"]]])
         #expect(right.status == 429)
-        #expect(try right.json()["code"] as? String == "locked_out")
+        #expect(try right.problem().code == "locked_out")
         world.service.clock.advance(by: 8 * 3600 + 1)
         let later = try world.agent(.tier1)
         let resolved = try world.must(number, "send_reset", as: later, version: 1, extra: ["answers": [
             ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"]]])
-        #expect(resolved["state"] as? String == "resolved")
+        #expect(resolved.state == "resolved")
     }
 }
