@@ -243,7 +243,10 @@ public final class DeliveryWorker: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let temporary = directory.appendingPathComponent("." + name + ".tmp")
             try Data(mail.rendered()).write(to: temporary)
-            _ = try FileManager.default.replaceItemAt(directory.appendingPathComponent(name), withItemAt: temporary)
+            // rename(2) replaces atomically: a reader never sees half a message, a retry overwrites the same file.
+            guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
+                throw DeliveryError("rename failed: errno \(errno)")
+            }
             logger.info("mail_written", ["file": .string(directory.appendingPathComponent(name).path), "to": .string(mail.to)])
             return .delivered(status: nil)
         } catch {

@@ -56,10 +56,10 @@ public enum WebhookDestinationRefusal: Error, Sendable, Equatable, CustomStringC
 /// non-public) address, unless the allow list names it. The checked address is pinned for the transfer, so the
 /// name cannot resolve elsewhere between check and connection.
 public enum WebhookDestination {
-    /// Non-public ranges (RFC 6890 and friends): loopback, private, CGNAT, link-local, multicast, reserved, mapped.
+    /// Non-public ranges (RFC 6890 and friends): loopback, private, CGNAT, link-local, multicast, reserved (IPv4-mapped IPv6 is read as IPv4 by AddressRanges).
     static let forbidden = try! AddressRanges(parsing: """
         0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.168.0.0/16, \
-        198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4, ::/128, ::1/128, ::ffff:0:0/96, 64:ff9b::/96, fc00::/7, fe80::/10, ff00::/8
+        198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4, ::/128, ::1/128, 64:ff9b::/96, fc00::/7, fe80::/10, ff00::/8
         """)
 
     /// A checked destination: the `CURLOPT_RESOLVE` pin (`host:port:address`).

@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+import Notifications
+import ReclaimCore
+import ReclaimOperations
+import Testing
+
+/// The pure parts: MIME, signing, the SSRF rules, the retry schedule, the mail catalogue.
+@Suite struct NotificationUnitTests {
+    @Test func mimeHasEveryHeaderAndUTF8SubjectAndBody() throws {
+        let id = UUID()
+        let mail = MIMEMessage(from: "reclaim@reclaim.test", to: "ada@example.net", subject: "您的案件 1234 已受理", body: "您好：\n第二行",
+                               messageID: id, date: Date(timeIntervalSince1970: 1_800_000_000))
+        let text = String(decoding: mail.rendered(), as: UTF8.self)
+        #expect(text.contains("Message-ID: <\(id.uuidString.lowercased())@reclaim.test>\r\n"))
+        #expect(text.contains("Date: Fri, 15 Jan 2027 08:00:00 +0000\r\n"))
+        #expect(text.contains("MIME-Version: 1.0\r\n"))
+        #expect(text.contains("Content-Type: text/plain; charset=UTF-8\r\n"))
+        #expect(text.contains("Subject: =?UTF-8?B?"))
+        #expect(!text.contains("您"))  // nothing but ASCII on the wire
+        let received = ReceivedMail(raw: text, recipients: [])
+        #expect(received.subject == "您的案件 1234 已受理")
+        #expect(received.body == "您好：\r\n第二行")
+    }
+
+    @Test func headerInjectionIsRemoved() {
+        let mail = MIMEMessage(from: "reclaim@reclaim.test", to: "ada@example.net\r\nBcc: thief@evil.test", subject: "Hi\r\nBcc: x@evil.test", body: "",
+                               messageID: UUID(), date: Date())
+        let text = String(decoding: mail.rendered(), as: UTF8.self)
+        #expect(!text.contains("\r\nBcc:"))
+    }
+
+    @Test func signatureIsStandardWebhooks() {
+        // The example of the Standard Webhooks specification.
+        let secret = Array(Data(base64Encoded: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!)
+        let body = Array(#"{"test": 2432232314}"#.utf8)
+        #expect(WebhookSignature.sign(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1614265330, body: body, secret: secret)
+                == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+        let fresh = WebhookSignature.newSecret()
+        #expect(fresh.text.hasPrefix("whsec_"))
+        #expect(Data(base64Encoded: String(fresh.text.dropFirst(6)))?.count == 24)
+    }
+
+    @Test(arguments: [
+        ("http://example.com/hook", WebhookDestinationRefusal.notHTTPS),
+        ("https://127.0.0.1/hook", .forbiddenAddress(host: "127.0.0.1", address: "127.0.0.1")),
+        ("https://10.1.2.3/hook", .forbiddenAddress(host: "10.1.2.3", address: "10.1.2.3")),
+        ("https://192.168.1.1/hook", .forbiddenAddress(host: "192.168.1.1", address: "192.168.1.1")),
+        ("https://172.16.0.5/hook", .forbiddenAddress(host: "172.16.0.5", address: "172.16.0.5")),
+        ("https://169.254.169.254/latest/meta-data", .forbiddenAddress(host: "169.254.169.254", address: "169.254.169.254")),
+        ("https://[::1]/hook", .forbiddenAddress(host: "::1", address: "::1")),
+        ("https://[fe80::1]/hook", .forbiddenAddress(host: "fe80::1", address: "fe80::1")),
+        ("https://[::ffff:127.0.0.1]/hook", .forbiddenAddress(host: "::ffff:127.0.0.1", address: "::ffff:127.0.0.1")),
+        ("https://0.0.0.0/hook", .forbiddenAddress(host: "0.0.0.0", address: "0.0.0.0")),
+        ("https://localhost/hook", .forbiddenAddress(host: "localhost", address: "127.0.0.1")),
+        ("ftp://example.com/", .invalidURL),
+        ("https://user:pw@example.com/", .invalidURL),
+    ])
+    func ssrfDestinationsAreRefused(url: String, refusal: WebhookDestinationRefusal) {
+        #expect(throws: refusal) { try WebhookDestination.check(url, allow: .none) }
+    }
+
+    @Test func allowListAdmitsLoopbackAndHTTP() throws {
+        let allow = WebhookAllowList(parsing: "127.0.0.0/8, receiver.internal")
+        let checked = try WebhookDestination.check("http://127.0.0.1:9999/hook", allow: allow)
+        #expect(checked.pin == "127.0.0.1:9999:127.0.0.1")
+        #expect(throws: WebhookDestinationRefusal.notHTTPS) { try WebhookDestination.check("http://10.0.0.1/hook", allow: allow) }
+        #expect(throws: WebhookDestinationRefusal.self) { try WebhookDestination.check("https://10.0.0.1/hook", allow: allow) }
+    }
+
+    @Test func retryScheduleHasJitterRetryAfterAndAnEnd() throws {
+        let schedule = try #require(RetrySchedule(parsing: "1,1,2"))
+        #expect(schedule.delay(after: 1, jitter: 0) == 1)
+        #expect(schedule.delay(after: 3, jitter: 0.1)! > 2.19)
+        #expect(schedule.delay(after: 3, jitter: -0.1)! < 1.81)
+        #expect(schedule.delay(after: 2, retryAfter: 30, jitter: 0) == 30)
+        #expect(schedule.delay(after: 4) == nil)  // dead letter
+        #expect(RetrySchedule(parsing: "1,x") == nil)
+        #expect(RetrySchedule.standardWebhooks.delays == [5, 300, 1800, 7200, 18000, 36000, 36000])
+    }
+
+    @Test func onlyTheFirstMailsCarryTheCodeAndEveryLanguageHasEveryMail() {
+        for language in CustomerLanguage.allCases {
+            for kind in CustomerMailKind.allCases {
+                let body = MailText.body(kind, caseNumber: "1234", state: .identityCheck, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
+                                         statusURL: "https://reclaim.test/status", language: language)
+                #expect(body.contains("1234"))
+                #expect(body.contains("https://reclaim.test/status"))
+                #expect(body.contains("AAAA-BBBB") == kind.carriesAccessCode)
+                #expect(!MailText.subject(kind, caseNumber: "1234", language: language).isEmpty)
+            }
+        }
+        #expect(MailText.state(.engineering, language: .traditionalChinese) != MailText.state(.engineering, language: .simplifiedChinese))
+    }
+}

@@ -1,0 +1,202 @@
+import Crypto
+import Foundation
+import Logging
+import Notifications
+import Postgres
+import ReclaimCore
+import ReclaimOperations
+import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+/// The outbox on a real database with a real SMTP server (aiosmtpd): what each operation queues, that no secret
+/// sits in clear, that nothing reaches the rescue address, and that delivery is once per message id.
+@Suite(.serialized) final class OutboxTests {
+    let database: TestDatabase
+    let pool: PostgresPool
+    let keys = KeyFile.generate()
+    let operations: CaseOperations
+    let agent = "agent:00000000-0000-0000-0000-000000000001"
+    let directory: String
+
+    init() throws {
+        database = try TestDatabase.create()
+        pool = database.makePool()
+        operations = CaseOperations(keys: keys)
+        directory = try temporaryDirectory()
+    }
+
+    deinit {
+        pool.close()
+        database.drop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func open(_ opening: CaseOperations.Opening = opening(), by actor: String? = nil) throws -> CaseOperations.Opened {
+        try pool.withTransaction { try operations.open(opening, by: actor ?? agent, at: Date(), on: $0) }
+    }
+
+    func messages(_ record: CaseRecord) throws -> [OutboxEntry] {
+        try pool.withConnection { try OutboxStore.list(caseID: record.id, on: $0) }
+    }
+
+    func worker(_ settings: NotificationSettings, pool: PostgresPool? = nil) -> DeliveryWorker {
+        DeliveryWorker(settings: settings, pool: pool ?? self.pool, keys: keys, logger: .discard)
+    }
+
+    func statistics() throws -> OutboxStatistics { try pool.withConnection { try OutboxStore.statistics(now: Date(), on: $0) } }
+
+    @Test func openingQueuesTheCodeSealedAndARefusedRescueAddressIsRecorded() throws {
+        let opened = try open()
+        let queued = try messages(opened.record)
+        #expect(queued.map(\.kind) == ["case_opened"])
+        #expect(queued.first?.recipient == "ada@example.net")
+        // Nowhere in the row, in any form the customer sees it.
+        let raw = try pool.withConnection { connection in
+            try connection.query("SELECT payload, encode(coalesce(secret_sealed, ''), 'escape') AS sealed, recipient FROM outbox").map { row in
+                (try row.decode("payload", as: String.self)) + (try row.decode("sealed", as: String.self))
+            }.joined()
+        }
+        #expect(!raw.contains(opened.accessCode.symbols))
+        #expect(!raw.contains(opened.accessCode.display))
+
+        let thief = try open(opening(contact: "Thief@Evil.test", rescue: "thief@evil.test"))
+        #expect(try messages(thief.record).isEmpty)
+        let events = try pool.withConnection { try CaseEventStore.list(caseID: thief.record.id, on: $0) }
+        #expect(events.contains { $0.type == "mail_refused" })
+        #expect(!events.contains { $0.data.canonical.contains("evil.test") && $0.type == "mail_refused" })
+    }
+
+    @Test func transitionsAndCustomerNotesQueueMailInternalNotesDoNot() throws {
+        let opened = try open()
+        let number = try CaseNumber(parsing: opened.record.number)
+        _ = try pool.withTransaction { try operations.addNote(number, body: "internal only", visibility: .internal, by: agent, at: Date(), on: $0) }
+        #expect(try messages(opened.record).count == 1)
+        _ = try pool.withTransaction { try operations.addNote(number, body: "Please call us", visibility: .customer, by: agent, at: Date(), on: $0) }
+        _ = try pool.withTransaction {
+            try operations.transition(number, expectedVersion: nil, .init(action: .escalate), actorTier: .tier1, by: agent, at: Date(), on: $0)
+        }
+        #expect(try messages(opened.record).map(\.kind) == ["case_opened", "customer_note", "state_changed"])
+        // Later messages carry nothing but the number, the state and the language.
+        let payloads = try pool.withConnection { connection in
+            try connection.query("SELECT payload, secret_sealed IS NULL AS clear FROM outbox WHERE kind <> 'case_opened'").map {
+                (try $0.decode("payload", as: String.self), try $0.decode("clear", as: Bool.self))
+            }
+        }
+        for (payload, clear) in payloads {
+            #expect(clear)
+            #expect(!payload.contains("Please call us"))
+            #expect(!payload.contains("victim@example.com"))
+        }
+    }
+
+    @Test func everyMailArrivesOverSMTPInItsLanguageWithNoSecretWhereNoneBelongs() throws {
+        let inbox = directory + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let smtp = try PythonHelper("smtp_sink.py", [inbox])
+        defer { smtp.stop() }
+        var opened: [CaseOperations.Opened] = []
+        for language in CustomerLanguage.allCases {
+            let one = try open(opening(contact: "ada-\(language.rawValue.lowercased())@example.net", language: language))
+            let number = try CaseNumber(parsing: one.record.number)
+            _ = try pool.withTransaction {
+                try operations.transition(number, expectedVersion: nil, .init(action: .escalate), actorTier: .tier1, by: agent, at: Date(), on: $0)
+            }
+            opened.append(one)
+        }
+        let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(smtp.port)"))
+        delivery.start()
+        defer { delivery.stop() }
+        #expect(eventually { receivedMails(in: inbox).count == 6 })
+        let mails = receivedMails(in: inbox)
+        #expect(Set(mails.compactMap { $0.header("Message-ID") }).count == 6)
+        for (one, language) in zip(opened, CustomerLanguage.allCases) {
+            let address = "ada-\(language.rawValue.lowercased())@example.net"
+            let theirs = mails.filter { $0.recipients == [address] }
+            #expect(theirs.count == 2)
+            let first = try #require(theirs.first { $0.body.contains(one.accessCode.display) })
+            #expect(first.body.contains("https://reclaim.test/status?case=\(one.record.number)"))
+            #expect(first.header("Date") != nil && first.header("MIME-Version") == "1.0")
+            let later = try #require(theirs.first { !$0.body.contains(one.accessCode.display) })
+            #expect(!later.body.contains(one.accessCode.symbols))
+            switch language {
+            case .english: #expect(first.subject.contains("is open") && later.body.contains("checking your identity"))
+            case .simplifiedChinese: #expect(first.subject.contains("已受理") && later.body.contains("核实"))
+            case .traditionalChinese: #expect(first.subject.contains("已受理") && later.body.contains("核實"))
+            }
+        }
+        #expect(!mails.contains { $0.recipients.contains("thief@evil.test") })
+        let stats = try statistics()
+        #expect(stats.sent == 6 && stats.queued == 0)
+    }
+
+    @Test func anSMTPServerDownThenUpDeliversEachMessageOnce() throws {
+        let inbox = directory + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let port = freePort()
+        for index in 0..<5 { _ = try open(opening(contact: "c\(index)@example.net")) }
+        let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(port)", schedule: [0.2, 0.2, 0.5, 0.5, 1, 1, 1, 1, 1, 1]))
+        delivery.start()
+        defer { delivery.stop() }
+        // Down: attempts fail and are rescheduled, nothing is lost or dead yet.
+        #expect(try eventually { try self.pool.withConnection { try $0.query("SELECT 1 FROM outbox_attempts").count } >= 5 })
+        #expect(try statistics().queued == 5)
+        #expect(try statistics().oldestQueuedSeconds > 0)
+        let smtp = try PythonHelper("smtp_sink.py", [inbox, String(port)])
+        defer { smtp.stop() }
+        #expect(try eventually { try self.statistics().sent == 5 })
+        Thread.sleep(forTimeInterval: 0.5)
+        let ids = receivedMails(in: inbox).compactMap { $0.header("Message-ID") }
+        #expect(ids.count == 5 && Set(ids).count == 5)
+    }
+
+    @Test func twoInstancesDeliverEachMessageExactlyOnce() throws {
+        let inbox = directory + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let smtp = try PythonHelper("smtp_sink.py", [inbox])
+        defer { smtp.stop() }
+        for index in 0..<30 { _ = try open(opening(contact: "c\(index)@example.net")) }
+        var settings = testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(smtp.port)")
+        settings.threads = 2
+        settings.batchSize = 2
+        let otherPool = database.makePool()
+        defer { otherPool.close() }
+        let first = worker(settings), second = worker(settings, pool: otherPool)
+        first.start()
+        second.start()
+        defer { first.stop(); second.stop() }
+        #expect(try eventually { try self.statistics().sent == 30 })
+        Thread.sleep(forTimeInterval: 0.5)
+        let ids = receivedMails(in: inbox).compactMap { $0.header("Message-ID") }
+        #expect(ids.count == 30)
+        #expect(Set(ids).count == 30)
+        #expect(try pool.withConnection { try $0.query("SELECT 1 FROM outbox_attempts").count } == 30)
+    }
+
+    @Test func aWorkerThatDiesMidDeliveryLosesNothing() throws {
+        let opened = try open()
+        // A worker claims the message and dies before delivering (kill -9 between claim and send).
+        let claimed = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 1, on: $0) }
+        #expect(claimed.count == 1)
+        // A restarted instance (a new pool, a new worker) writes it once the lease has run out.
+        let restartedPool = database.makePool()
+        defer { restartedPool.close() }
+        let delivery = worker(testSettings(directory: directory), pool: restartedPool)
+        delivery.start()
+        defer { delivery.stop() }
+        let file = directory + "/mail/\(claimed[0].id.uuidString.lowercased()).eml"
+        #expect(eventually(10) { FileManager.default.fileExists(atPath: file) })
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(ReceivedMail(raw: text, recipients: []).body.contains(opened.accessCode.display))
+        #expect(try messages(opened.record).first?.state == .sent)
+    }
+
+    @Test func aMessageThatCannotBeDeliveredIsDeadLettered() throws {
+        _ = try open()
+        let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(freePort())", schedule: [0.05, 0.05]))
+        delivery.start()
+        defer { delivery.stop() }
+        #expect(try eventually { try self.statistics().failed == 1 })
+        #expect(try pool.withConnection { try $0.query("SELECT 1 FROM outbox_attempts").count } == 3)
+    }
+}

@@ -1,0 +1,59 @@
+"""A webhook receiver for the notification tests: verifies every request with the Standard Webhooks
+reference library (PyPI `standardwebhooks`) and records what it got.
+
+Usage: webhook_receiver.py SECRETS_FILE LOG_FILE. Prints its port. SECRETS_FILE holds one whsec_ secret
+per line (re-read on each request; any may match). Each request appends a JSON line to LOG_FILE:
+{"path", "id", "verified", "body"}. The path decides the answer: /ok → 204 when verified (401 when not),
+/fail → 500, /gone → 410, /slow → sleeps 3 s then 204, /retry-after → 503 with Retry-After: 2.
+"""
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from standardwebhooks.webhooks import Webhook
+
+SECRETS, LOG = sys.argv[1], sys.argv[2]
+lock = threading.Lock()
+
+
+def verified(body, headers):
+    try:
+        secrets = [line.strip() for line in open(SECRETS) if line.strip()]
+    except FileNotFoundError:
+        secrets = []
+    for secret in secrets:
+        try:
+            Webhook(secret).verify(body, headers)
+            return True
+        except Exception:
+            pass
+    return False
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        ok = verified(body, headers)
+        with lock, open(LOG, "a") as f:
+            f.write(json.dumps({"path": self.path, "id": headers.get("webhook-id"), "verified": ok,
+                                "body": body.decode("utf-8", "replace")}) + "\n")
+        if self.path == "/slow":
+            time.sleep(3)
+        status, extra = {"/ok": (204 if ok else 401, {}), "/fail": (500, {}), "/gone": (410, {}),
+                         "/slow": (204, {}), "/retry-after": (503, {"Retry-After": "2"})}.get(self.path, (404, {}))
+        self.send_response(status)
+        for k, v in extra.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
