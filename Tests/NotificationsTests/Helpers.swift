@@ -40,8 +40,9 @@ final class PythonHelper: @unchecked Sendable {
     }
 
     func stop() {
+        // SIGKILL: the helper inherits the test process's signal mask, in which SIGTERM may be blocked.
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
