@@ -99,9 +99,11 @@ public final class ReclaimService: Sendable {
                                       aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
                                           (page.path, page.path == "/" ? "index.html" : "status.html")
                                       }))
-        // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
+        // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs (and agents' on notes).
         let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))
-        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), IdempotencyMiddleware(context: context)]
+        let agentKeyRoutes = Set(routes.filter(\.acceptsAgentIdempotencyKey).map(\.key))
+        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes),
+                                                IdempotencyMiddleware(context: context, agentRoutes: agentKeyRoutes)]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: OperationProblem.map, logger: logger, metrics: metrics)
     }
