@@ -85,6 +85,8 @@ public final class ReclaimService: Sendable {
         serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerIP
         serverConfiguration.trustedProxies = configuration.trustedProxies
         serverConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
+        serverConfiguration.headTimeoutSeconds = Double(configuration.headerTimeoutSeconds)
+        serverConfiguration.bodyTimeoutSeconds = Double(configuration.bodyTimeoutSeconds)
         serverConfiguration.shutdownGraceSeconds = Double(configuration.shutdownGraceSeconds)
         serverConfiguration.tlsCertificatePEM = tlsCertificate
         serverConfiguration.tlsKeyPEM = tlsKey
@@ -116,6 +118,9 @@ public final class ReclaimService: Sendable {
 
     /// The port actually bound (useful when configured as 0).
     public var port: Int { server.boundPort }
+
+    /// HTTP connections open right now (slow-client tests, metrics).
+    public var openConnections: Int { server.openConnections }
 
     /// Stops accepting, lets in-flight requests finish within the grace period, then closes the database.
     public func shutdown() {
