@@ -162,7 +162,7 @@ public struct APIRoute: Sendable {
         }
         if acceptsIdempotencyKey {
             derived[400] = .problem("malformed_json, a malformed form, or invalid_idempotency_key.")
-            derived[409] = .problem("idempotency_in_progress: the first request with this Idempotency-Key is still running.")
+            derived[409] = .problem("idempotency_in_progress: the first request with this Idempotency-Key still runs after the retry waited 5 s.")
             derived[422] = .problem("validation_failed, or idempotency_mismatch: the Idempotency-Key was used with another request.")
         }
         return derived.merging(responses) { _, own in own }
