@@ -111,7 +111,9 @@ enum OpenAPIDocument {
             }
             if route.acceptsIdempotencyKey {
                 parameters.append(["name": "Idempotency-Key", "in": "header", "required": false,
-                                   "description": "API clients: the same key with the same request replays the first 2xx answer for 24 hours.",
+                                   "description": route.acceptsAgentIdempotencyKey
+                                    ? "Agents and API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once."
+                                    : "API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once.",
                                    "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"]])
             }
             if !parameters.isEmpty { operation["parameters"] = parameters }

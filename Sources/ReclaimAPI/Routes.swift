@@ -125,7 +125,7 @@ struct Routes {
                      tag: "cases", authentication: .agent, requestSchema: "NewNote",
                      responses: [201: .json("The note.", "Note"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
                                  404: caseNumber404, 422: .problem("validation_failed.")],
-                     bodyLimit: 64 * 1024, handler: notes.add),
+                     bodyLimit: 64 * 1024, handler: notes.add).acceptingAgentIdempotencyKey(),
             APIRoute(.GET, "/api/v1/cases/{case_number}/notes", operationID: "listNotes", summary: "Every note on the case, oldest first.",
                      tag: "cases", authentication: .agent,
                      responses: [200: .json("The notes.", "NoteList"), 401: .problem("Not authenticated."), 404: caseNumber404],

@@ -30,10 +30,15 @@ public struct ServiceConfiguration: Sendable {
     public var databaseConnections: Int
     /// Most simultaneous HTTP connections (`RECLAIM_MAX_CONNECTIONS`, default 1024).
     public var maxConnections: Int
-    /// Most simultaneous connections from one address (`RECLAIM_MAX_CONNECTIONS_PER_IP`, default 0 = no limit; set it when not behind a proxy).
+    /// Most simultaneous connections from one address (`RECLAIM_MAX_CONNECTIONS_PER_IP`; 0 = no limit; default 64
+    /// without `RECLAIM_TRUSTED_PROXIES`, 0 with them, since every client behind a proxy shares its address).
     public var maxConnectionsPerIP: Int
     /// Seconds an idle or silent connection is kept (`RECLAIM_CONNECTION_TIMEOUT`, default 15).
     public var connectionTimeoutSeconds: Int
+    /// Seconds a request's head may take to arrive, keep-alive waits included (`RECLAIM_HEADER_TIMEOUT`, default 10).
+    public var headerTimeoutSeconds: Int = 10
+    /// Seconds a request's body may take to arrive after its head (`RECLAIM_BODY_TIMEOUT`, default 60).
+    public var bodyTimeoutSeconds: Int = 60
     /// Seconds in-flight requests get to finish at shutdown (`RECLAIM_SHUTDOWN_GRACE`, default 10).
     public var shutdownGraceSeconds: Int
     /// PEM certificate file for TLS (`RECLAIM_TLS_CERT`); TLS is on when both it and the key are set.
@@ -60,9 +65,11 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default Migrations/)"),
         ("RECLAIM_THREADS", "HTTP worker threads (default: number of cores)"),
         ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: threads + 4)"),
-        ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections (default 1024)"),
-        ("RECLAIM_MAX_CONNECTIONS_PER_IP", "most connections from one address, 0 = no limit (default 0)"),
+        ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections; a few more are answered 503 at once, the rest closed at once (default 1024)"),
+        ("RECLAIM_MAX_CONNECTIONS_PER_IP", "most connections from one address, 0 = no limit (default 64, or 0 with RECLAIM_TRUSTED_PROXIES)"),
         ("RECLAIM_CONNECTION_TIMEOUT", "seconds before an idle connection is closed (default 15)"),
+        ("RECLAIM_HEADER_TIMEOUT", "seconds a request's head may take to arrive, keep-alive wait included (default 10)"),
+        ("RECLAIM_BODY_TIMEOUT", "seconds a request's body may take to arrive after its head (default 60)"),
         ("RECLAIM_SHUTDOWN_GRACE", "seconds in-flight requests get at shutdown (default 10)"),
         ("RECLAIM_TLS_CERT", "PEM certificate; with RECLAIM_TLS_KEY turns TLS (and HSTS) on"),
         ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
@@ -98,8 +105,9 @@ public struct ServiceConfiguration: Sendable {
         let threads = try integer("RECLAIM_THREADS", default: max(1, cores), range: 1...256)
         let databaseConnections = try integer("RECLAIM_DB_CONNECTIONS", default: threads + 4, range: 1...1000)
         let maxConnections = try integer("RECLAIM_MAX_CONNECTIONS", default: 1024, range: 1...100_000)
-        let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: 0, range: 0...100_000)
         let timeout = try integer("RECLAIM_CONNECTION_TIMEOUT", default: 15, range: 1...3600)
+        let headerTimeout = try integer("RECLAIM_HEADER_TIMEOUT", default: 10, range: 1...3600)
+        let bodyTimeout = try integer("RECLAIM_BODY_TIMEOUT", default: 60, range: 1...3600)
         let grace = try integer("RECLAIM_SHUTDOWN_GRACE", default: 10, range: 0...600)
 
         let certificate = value("RECLAIM_TLS_CERT")
@@ -130,6 +138,8 @@ public struct ServiceConfiguration: Sendable {
         }
         let trustedProxies = try ranges("RECLAIM_TRUSTED_PROXIES", default: .none)
         let metricsAllowed = try ranges("RECLAIM_METRICS_ALLOW", default: .loopback)
+        // On by default when clients connect directly: 2,000 connections from one address must not starve the rest.
+        let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: trustedProxies.isEmpty ? 64 : 0, range: 0...100_000)
 
         let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
         var isDirectory: ObjCBool = false
@@ -141,12 +151,15 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
         }
 
-        return ServiceConfiguration(
+        var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
             tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed)
+        configuration.headerTimeoutSeconds = headerTimeout
+        configuration.bodyTimeoutSeconds = bodyTimeout
+        return configuration
     }
 
     /// Splits `host:port` (IPv6 as `[::1]:8080`).

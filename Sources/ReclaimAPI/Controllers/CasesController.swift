@@ -65,14 +65,16 @@ final class CasesController: Sendable {
             facts: body.facts?.facts ?? CaseFacts(), summary: body.summary ?? "", rescueEmail: body.facts?.rescueEmail,
             language: body.language ?? .english)
         let now = self.now
-        let opened = try context.pool.withTransaction { try operations.open(opening, by: principal.actor, at: now, on: $0) }
-        guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
-            throw Problem.internal
+        return try context.transaction(for: request) { connection in
+            let opened = try operations.open(opening, by: principal.actor, at: now, on: connection)
+            guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
+                throw Problem.internal
+            }
+            members["access_code"] = .string(opened.accessCode.display)
+            return CaseHTTP.json(.object(members), status: 201, headers: [
+                ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
+            ])
         }
-        members["access_code"] = .string(opened.accessCode.display)
-        return CaseHTTP.json(.object(members), status: 201, headers: [
-            ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
-        ])
     }
 
     // MARK: Read

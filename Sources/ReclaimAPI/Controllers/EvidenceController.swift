@@ -38,10 +38,11 @@ final class EvidenceController: Sendable {
                 guard let body = try EvidenceInput.parse(try CaseHTTP.jsonObject(request), now: context.clock.now()) else { throw Problem.internal }
                 switch body {
                 case .answers(let answers):
-                    fileAnswers(answers, number: number, principal: principal, completion)
+                    fileAnswers(answers, number: number, principal: principal, request, completion)
                 case .typed(let typed):
-                    let record = try context.pool.withTransaction { try operations.fileTyped(typed, number: number, by: principal.actor, at: now, on: $0) }
-                    completion(.success(CaseHTTP.json(record.json, status: 201)))
+                    completion(.success(try context.transaction(for: request) { connection in
+                        CaseHTTP.json(try operations.fileTyped(typed, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
+                    }))
                 }
                 return
             }
@@ -55,11 +56,10 @@ final class EvidenceController: Sendable {
                 }
                 document = (type, request.body, media.isEmpty ? nil : media)
             }
-            let record = try context.pool.withTransaction { connection in
-                try operations.fileDocument(type: document.0, bytes: document.1, declaredType: document.2, number: number, by: principal.actor,
-                                            at: now, on: connection)
-            }
-            completion(.success(CaseHTTP.json(record.json, status: 201)))
+            completion(.success(try context.transaction(for: request) { connection in
+                CaseHTTP.json(try operations.fileDocument(type: document.0, bytes: document.1, declaredType: document.2, number: number,
+                                                          by: principal.actor, at: now, on: connection).json, status: 201)
+            }))
         } catch {
             completion(.failure(error))
         }
@@ -67,13 +67,14 @@ final class EvidenceController: Sendable {
 
     /// Security answers: checked on the hash queue; each mismatch counts against the account on file.
     private func fileAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, principal: Principal,
-                             _ completion: @escaping HTTPResponder.Completion) {
+                             _ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
         let accepted = hashQueue.submit { [self] in
             completion(Result {
                 let now = context.now
                 let check = try operations.checkAnswers(answers, number: number, hasher: hasher, at: now, pool: context.pool)
-                let record = try context.pool.withTransaction { try operations.fileAnswers(check, number: number, by: principal.actor, at: now, on: $0) }
-                return CaseHTTP.json(record.json, status: 201)
+                return try context.transaction(for: request) { connection in
+                    CaseHTTP.json(try operations.fileAnswers(check, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
+                }
             })
         }
         if !accepted {
