@@ -130,6 +130,7 @@ with lock:
         kinds[str(a[2])] = kinds.get(str(a[2]), 0) + 1
     answered_503 = [a for a in failed_total if a[2] == 503]
     last_failure = max((a[1] for a in failed_total), default=None)
+    durations = sorted(a[1] - a[0] for a in failed_total if a[2] != 409)
     timeline = {}
     for a in attempts:
         second = int(a[0] - kill_at[0]) if a[0] >= kill_at[0] else -1
@@ -155,6 +156,9 @@ report = {
     "409_in_progress": kinds.get("409", 0),
     "503_with_retry_after": "%d of %d" % (sum(1 for a in answered_503 if a[3]), len(answered_503)),
     "attempts_total": len(attempts),
+    # How long a failed attempt took to be answered (a 503 must come at once, not after a hang).
+    "failed_answer_ms": {"median": round(1000 * durations[len(durations) // 2]) if durations else None,
+                         "max": round(1000 * durations[-1]) if durations else None},
     # Seconds after the kill (by when the attempt was sent) -> answers, to see the outage's shape.
     "timeline": timeline,
 }
