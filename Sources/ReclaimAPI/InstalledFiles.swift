@@ -8,7 +8,9 @@ import Foundation
 public enum InstalledFiles {
     /// The directories the service may need; each command asks only for the ones it reads.
     public struct Needs: OptionSet, Sendable {
+        /// The set's bits.
         public let rawValue: Int
+        /// A set from its bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// `Migrations/`: `serve`, `migrate`, `demo seed`.
         public static let migrations = Needs(rawValue: 1)

@@ -10,9 +10,13 @@ import ReclaimCore
 /// file and (so expiry tests stay possible) one clock. Whatever one instance remembers outside
 /// PostgreSQL, the others cannot see: that is what the cluster tests look for.
 public final class TestCluster: @unchecked Sendable {
+    /// The one database every instance uses.
     public let database: TestDatabase
+    /// The running services, each on its own loopback port.
     public let instances: [ReclaimService]
+    /// The key file every instance shares (as a real cluster must).
     public let keys: KeyFile
+    /// Scratch directory holding the key file.
     public let directory: String
     /// The clock every instance reads.
     public let clock = ServiceClock()
