@@ -20,9 +20,9 @@ public struct ServiceConfiguration: Sendable {
     public var port: Int
     /// The secret key file (`RECLAIM_KEY_FILE`).
     public var keyFilePath: String?
-    /// Static files for the dashboard and the status page (`RECLAIM_PUBLIC_DIR`, default `Public/`).
+    /// Static files for the dashboard and the status page (`RECLAIM_PUBLIC_DIR`, default: found by `InstalledFiles`).
     public var publicDirectory: String
-    /// The forward-only SQL migrations (`RECLAIM_MIGRATIONS_DIR`, default `Migrations/`).
+    /// The forward-only SQL migrations (`RECLAIM_MIGRATIONS_DIR`, default: found by `InstalledFiles`).
     public var migrationsDirectory: String
     /// HTTP worker threads (`RECLAIM_THREADS`, default: the number of cores).
     public var threads: Int
@@ -61,8 +61,8 @@ public struct ServiceConfiguration: Sendable {
         ("DATABASE_URL", "libpq connection string or URI (required)"),
         ("RECLAIM_ADDRESS", "host:port to listen on (default 127.0.0.1:8080)"),
         ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
-        ("RECLAIM_PUBLIC_DIR", "static files (default Public/)"),
-        ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default Migrations/)"),
+        ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
+        ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default PREFIX/share/reclaim/Migrations, or the checkout's Migrations/)"),
         ("RECLAIM_THREADS", "HTTP worker threads (default: number of cores)"),
         ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: threads + 4)"),
         ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections; a few more are answered 503 at once, the rest closed at once (default 1024)"),
@@ -79,7 +79,10 @@ public struct ServiceConfiguration: Sendable {
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
-    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
+    /// `needs` names the directories the command reads (admin commands need none); `executablePath` anchors their defaults.
+    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true,
+                                       needs: InstalledFiles.Needs = .all,
+                                       executablePath: String? = InstalledFiles.executablePath) throws(ConfigurationError) -> ServiceConfiguration {
         func value(_ name: String) -> String? {
             guard let raw = environment[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
@@ -141,15 +144,20 @@ public struct ServiceConfiguration: Sendable {
         // On by default when clients connect directly: 2,000 connections from one address must not starve the rest.
         let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: trustedProxies.isEmpty ? 64 : 0, range: 0...100_000)
 
-        let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw ConfigurationError(variable: "RECLAIM_PUBLIC_DIR", problem: "\(publicDirectory) is not a directory")
+        func directory(_ variable: String, _ name: String, needed: Bool) throws(ConfigurationError) -> String {
+            if let path = value(variable) {
+                guard needed else { return path }
+                guard InstalledFiles.isDirectory(path) else { throw ConfigurationError(variable: variable, problem: "\(path) is not a directory") }
+                return path
+            }
+            if let found = InstalledFiles.locate(name, executablePath: executablePath) { return found }
+            guard needed else { return "" }
+            let searched = InstalledFiles.candidates(for: name, executablePath: executablePath)
+            throw ConfigurationError(variable: variable, problem: "is not set and no \(name) directory was found"
+                                     + (searched.isEmpty ? "" : " at " + searched.joined(separator: " or ")) + " (install with deploy/install PREFIX)")
         }
-        let migrationsDirectory = value("RECLAIM_MIGRATIONS_DIR") ?? "Migrations/"
-        if !FileManager.default.fileExists(atPath: migrationsDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
-        }
+        let publicDirectory = try directory("RECLAIM_PUBLIC_DIR", "Public", needed: needs.contains(.publicFiles))
+        let migrationsDirectory = try directory("RECLAIM_MIGRATIONS_DIR", "Migrations", needed: needs.contains(.migrations))
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
