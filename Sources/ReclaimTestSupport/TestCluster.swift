@@ -24,19 +24,8 @@ public final class TestCluster: @unchecked Sendable {
     /// Starts `count` instances on one fresh database.
     public init(instances count: Int = 3) throws {
         database = try TestDatabase.create()
-        directory = NSTemporaryDirectory() + "reclaim-cluster-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        keys = KeyFile.generate()
-        try keys.write(to: directory + "/keys")
-        let configuration = try ServiceConfiguration.fromEnvironment([
-            "DATABASE_URL": database.connectionString,
-            "RECLAIM_ADDRESS": "127.0.0.1:0",
-            "RECLAIM_KEY_FILE": directory + "/keys",
-            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-            "RECLAIM_THREADS": "2",
-            "RECLAIM_DB_CONNECTIONS": "4",
-        ])
+        (directory, keys) = try TestService.keyDirectory("reclaim-cluster-")
+        let configuration = try TestService.configuration(database: database, directory: directory, extra: ["RECLAIM_DB_CONNECTIONS": "4"])
         var started: [ReclaimService] = []
         do {
             for _ in 0..<count {

@@ -17,23 +17,33 @@ public final class TestService: @unchecked Sendable {
     /// Starts a service; `configure` may adjust the configuration first.
     public init(configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
         database = try TestDatabase.create()
-        directory = NSTemporaryDirectory() + "reclaim-test-" + UUID().uuidString
+        (directory, keys) = try TestService.keyDirectory("reclaim-test-")
+        var configuration = try TestService.configuration(database: database, directory: directory, extra: ["RECLAIM_LOG_LEVEL": "debug"])
+        configure(&configuration)
+        log = MemorySink()
+        service = try ReclaimService(configuration: configuration, keys: keys, logger: Logger(sink: log, minimumLevel: .debug), clock: clock)
+        try service.start()
+    }
+
+    /// A scratch directory holding a new key file (mode 0600), as every test service and cluster needs.
+    static func keyDirectory(_ prefix: String) throws -> (String, KeyFile) {
+        let directory = NSTemporaryDirectory() + prefix + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        keys = KeyFile.generate()
+        let keys = KeyFile.generate()
         try keys.write(to: directory + "/keys")
-        var configuration = try ServiceConfiguration.fromEnvironment([
+        return (directory, keys)
+    }
+
+    /// The configuration of a test instance on `database`, serving on a free loopback port.
+    static func configuration(database: TestDatabase, directory: String, extra: [String: String] = [:]) throws -> ServiceConfiguration {
+        try ServiceConfiguration.fromEnvironment([
             "DATABASE_URL": database.connectionString,
             "RECLAIM_ADDRESS": "127.0.0.1:0",
             "RECLAIM_KEY_FILE": directory + "/keys",
             "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
             "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
             "RECLAIM_THREADS": "2",
-            "RECLAIM_LOG_LEVEL": "debug",
-        ])
-        configure(&configuration)
-        log = MemorySink()
-        service = try ReclaimService(configuration: configuration, keys: keys, logger: Logger(sink: log, minimumLevel: .debug), clock: clock)
-        try service.start()
+        ].merging(extra) { $1 })
     }
 
     /// A client for this service.
