@@ -19,7 +19,7 @@ import Testing
         let body = try response.json()
         #expect(body["case_number"] as? String == number)
         #expect(body["state"] as? String == "new")
-        #expect(body["stage"] as? String == plainState(.new))
+        #expect(body["stage"] as? String == CustomerText.stageReceived.text(.english, contact: ""))
         #expect((body["next_step"] as? String)?.isEmpty == false)
         let progress = body["progress"] as? [[String: Any]] ?? []
         #expect(progress.map { $0["key"] as? String } == ["received", "identity_check", "restoring", "finished"])
