@@ -163,21 +163,21 @@ public func sniffTranscriptMediaType(_ bytes: [UInt8]) -> TranscriptMediaType? {
 
 // RFC 5322: header fields (name, colon, value; folded lines start with white space) up to the first empty line.
 private func looksLikeEmail(_ bytes: [UInt8]) -> Bool {
-    let head = String(decoding: bytes.prefix(64 * 1024), as: UTF8.self)
+    // Bytes, not Characters: "\r\n" is one Character in Swift and would never split on "\n".
     var names = Set<String>()
-    var sawEnd = false
-    for line in head.split(separator: "\n", omittingEmptySubsequences: false) {
-        let line = line.hasSuffix("\r") ? line.dropLast() : line[...]
-        if line.isEmpty { sawEnd = true; break }
-        if line.first == " " || line.first == "\t" {
+    for rawLine in bytes.prefix(64 * 1024).split(separator: 0x0A, omittingEmptySubsequences: false) {
+        let line = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
+        if line.isEmpty { return names.contains("from") && !names.isDisjoint(with: ["date", "subject", "to", "message-id"]) }
+        if line.first == 0x20 || line.first == 0x09 {
             if names.isEmpty { return false }
             continue
         }
-        guard let colon = line.firstIndex(of: ":"), colon > line.startIndex,
-              line[..<colon].allSatisfy({ $0.isASCII && $0 > " " && $0 != ":" && $0 != "\u{7F}" }) else { return false }
-        names.insert(line[..<colon].lowercased())
+        // A field name is printable US-ASCII without the colon (RFC 5322 section 2.2).
+        guard let colon = line.firstIndex(of: 0x3A), colon > line.startIndex,
+              line[..<colon].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+        names.insert(String(decoding: line[..<colon], as: UTF8.self).lowercased())
     }
-    return sawEnd && names.contains("from") && !names.isDisjoint(with: ["date", "subject", "to", "message-id"])
+    return false
 }
 
 /// What an upload files: a document of one type, or the ransom conversation (`transcript`).
