@@ -103,7 +103,7 @@ class StatusPageTest(BrowserTestCase):
         # Meanwhile a document arrives (as if from another device).
         self.upload_by_api(case, 'box_photo')
         browser.click('#refresh')
-        browser.wait_for_text('#evidence', 'Photo of the box')
+        browser.wait_for_text('#evidence', 'Photo of the back of the box')
         self.assertEqual(self.status_requests(browser), 2)
         self.assertEqual(self.active_id(browser), 'stage')
 
@@ -196,6 +196,11 @@ class StatusPageTest(BrowserTestCase):
             self.look_up(browser, case['case_number'], case['access_code'])
             browser.wait_for('#stage')
             self.assertFalse(browser.find('#upload').is_displayed(), state)
+            # Every finished case says how to reach support (RECLAIM_SUPPORT_CONTACT; the default here).
+            self.assertIn('support@reclaim.example', browser.find('#notices').text, state)
+            self.assertNotIn('Waiting for review', browser.find('#evidence').text, 'nobody reviews a finished case')
+            if state == 'resolved' and case['path'] != 'activation_lock':
+                self.assertIn('turn on two-step verification', browser.find('#notices').text)
             if state != 'resolved':  # a refused or closed case says whom to contact with more proof
                 self.assertIn('quoting your case number', browser.find('#next-step').text)
 
