@@ -141,7 +141,8 @@ function renderProgress(steps) {
       h('span', { class: 'label' },
         step.label,
         mark === 'current' ? h('span', { class: 'now', text: t('mark.now') }) : null,
-        h('span', { class: 'visually-hidden', text: ` ${t(`mark.${mark}`)}` })));
+        ' ',
+        h('span', { class: 'visually-hidden', text: t(`mark.${mark}`) })));
   });
 }
 
@@ -314,7 +315,7 @@ uploadForm.addEventListener('submit', async (event) => {
       const status = await load(credentials);
       uploadForm.reset();
       if (status) preselectUpload(status.missing);
-      announce(uploadMessage, t('upload.thanks', { what: t(`evidence.${data?.type ?? type}`), size: formatSize(data?.size ?? file.size) }), 'ok');
+      announce(uploadMessage, t('upload.thanks', { size: formatSize(data?.size ?? file.size) }), 'ok');
     } catch (error) {
       announce(uploadMessage, uploadProblemWords(error, type), 'error');
     }

@@ -180,7 +180,7 @@ class StatusPageTest(BrowserTestCase):
         Select(browser.find('#doc-type')).select_by_value('imei_photo')
         browser.find('#doc-file').send_keys(self.file_with(png_bytes(), '.png'))
         browser.click('#upload-submit')
-        browser.wait_for_text('#upload-message', 'we received “Photo of the serial number or IMEI”')
+        browser.wait_for_text('#upload-message', 'Thank you: we received your file')
         self.assertEqual(browser.find('#upload-message').get_attribute('data-kind'), 'ok')
         received = browser.wait_for_text('#evidence', 'Photo of the serial number or IMEI')
         self.assertIn('Waiting for review', received.text)
