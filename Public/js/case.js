@@ -374,7 +374,8 @@ function loadEvidence() {
 }
 
 function evidenceItem(item) {
-  const previewable = app.can('evidence.content') && item.media_type && (item.media_type.startsWith('image/') && item.media_type !== 'image/heic' || item.media_type === 'application/pdf');
+  const previewable = app.can('evidence.content') && item.media_type && (item.media_type.startsWith('image/') && item.media_type !== 'image/heic'
+    || item.media_type === 'application/pdf' || isTextual(item.media_type));
   const slot = h('div', { class: 'preview-slot' });
   const reviewable = app.can('evidence.review') && item.status === 'pending';
   return h('li', { dataset: { evidence: item.id, type: item.type } },
@@ -394,6 +395,10 @@ function evidenceItem(item) {
 function preview(item, slot, button) {
   const source = `/api/v1/evidence/${item.id}/content?disposition=inline`;
   const alt = `${label(EVIDENCE_TYPES, item.type)} filed ${formatDateTime(item.filed_at)}`;
+  if (isTextual(item.media_type)) {
+    previewText(source, alt, slot, button);
+    return;
+  }
   const element = item.media_type === 'application/pdf'
     ? h('iframe', { src: source, title: alt, class: 'preview pdf' })
     : h('img', { src: source, alt, class: 'preview' });
@@ -402,6 +407,28 @@ function preview(item, slot, button) {
   element.addEventListener('load', () => loadTimeline(), { once: true });
   replace(slot, element);
   button.remove();
+}
+
+/** Text and saved e-mails (a transcript of the conversation with the thief). */
+function isTextual(mediaType) {
+  return mediaType.startsWith('text/plain') || mediaType === 'message/rfc822';
+}
+
+/** Shows a text or e-mail transcript as text: fetched, decoded and put in a <pre> with textContent, so a message
+ *  holding HTML or script is read, never rendered (the endpoint also serves it as an attachment with nosniff). */
+async function previewText(source, alt, slot, button) {
+  button.disabled = true;
+  try {
+    const response = await fetch(source, { credentials: 'same-origin', headers: { Accept: 'text/plain, message/rfc822' } });
+    if (!response.ok) throw new Error(String(response.status));
+    const words = new TextDecoder('utf-8').decode(await response.arrayBuffer());
+    replace(slot, h('pre', { class: 'preview text', tabindex: '0', 'aria-label': alt, text: words }));
+    button.remove();
+    loadTimeline();
+  } catch {
+    replace(slot, h('p', { class: 'field-error' }, 'The document could not be shown.'));
+    button.disabled = false;
+  }
 }
 
 function reviewForm(item, slot) {

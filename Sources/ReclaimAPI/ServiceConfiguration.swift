@@ -52,6 +52,12 @@ public struct ServiceConfiguration: Sendable {
     public var trustedProxies: AddressRanges = .none
     /// Who may read `/metrics` (`RECLAIM_METRICS_ALLOW`: addresses or CIDR ranges; default this machine only).
     public var metricsAllowed: AddressRanges = .loopback
+    /// How a customer reaches support, shown on finished cases and wherever the page says "contact us"
+    /// (`RECLAIM_SUPPORT_CONTACT`: an address, a phone number or a URL; default `support@reclaim.example`).
+    public var supportContact: String = ServiceConfiguration.defaultSupportContact
+
+    /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
+    public static let defaultSupportContact = "support@reclaim.example"
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -76,6 +82,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
+        ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -144,6 +151,13 @@ public struct ServiceConfiguration: Sendable {
         // On by default when clients connect directly: 2,000 connections from one address must not starve the rest.
         let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: trustedProxies.isEmpty ? 64 : 0, range: 0...100_000)
 
+        let supportContact = value("RECLAIM_SUPPORT_CONTACT") ?? defaultSupportContact
+        // Shown inside a sentence in every language: one line of printable text.
+        if supportContact.count > 200 || supportContact.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw ConfigurationError(variable: "RECLAIM_SUPPORT_CONTACT", problem: "must be one line of at most 200 characters")
+        }
+
+
         func directory(_ variable: String, _ name: String, needed: Bool) throws(ConfigurationError) -> String {
             if let path = value(variable) {
                 guard needed else { return path }
@@ -164,7 +178,8 @@ public struct ServiceConfiguration: Sendable {
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
-            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed)
+            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed,
+            supportContact: supportContact)
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.bodyTimeoutSeconds = bodyTimeout
         return configuration

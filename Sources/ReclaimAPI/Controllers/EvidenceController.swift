@@ -139,6 +139,7 @@ final class EvidenceController: Sendable {
         case MediaType.jpeg.rawValue: "jpg"
         case MediaType.png.rawValue: "png"
         case MediaType.heic.rawValue: "heic"
+        case TranscriptMediaType.email.rawValue: "eml"
         default: "txt"
         }
         let showable = [MediaType.pdf.rawValue, MediaType.jpeg.rawValue, MediaType.png.rawValue].contains(mediaType)
@@ -291,6 +292,18 @@ enum EvidenceInput {
     }
 
     /// The document part of a form: fields `type` and `file`.
+    /// A customer's upload form: `type` (a document type or `transcript`) and `file`.
+    static func uploadFromForm(_ form: MultipartForm) throws -> (UploadKind, [UInt8], String?) {
+        var errors: [FieldError] = []
+        let type = form.field("type").flatMap(UploadKind.init(rawValue:))
+        if type == nil { errors.append(FieldError(field: "type", message: UploadKind.allRawValues.joined(separator: ", "))) }
+        let file = form.file("file")
+        if file == nil { errors.append(FieldError(field: "file", message: "Attach the file as the part named file.")) }
+        guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
+        let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        return (type, file.bytes, declared)
+    }
+
     static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, [UInt8], String?) {
         var errors: [FieldError] = []
         let type = form.field("type").flatMap(DocumentType.init(rawValue:))
