@@ -53,18 +53,8 @@ public final class TestCluster: @unchecked Sendable {
 
     /// Creates an agent and signs it in over HTTP on instance `index`.
     public func signIn(on index: Int, tier: Tier, admin: Bool = false) throws -> AgentSession {
-        let address = "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
-        let agent = try identityAdministration.addAgent(email: address, name: "Cluster Agent", tier: tier, isAdmin: admin, now: clock.now())
-        let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
-        let response = try client(index, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                              json: ["email": agent.email, "password": agent.password, "totp": code])
-        guard response.status == 201 else { throw TestSignInError(description: "sign-in on instance \(index) answered \(response.status): \(response.text)") }
-        guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
-              let csrf = try response.json()["csrf_token"] as? String else {
-            throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
-        }
-        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
-                            totpSecret: agent.totpSecret)
+        try AgentSession.signIn(identityAdministration, port: instances[index].port, clock: clock, tier: tier, admin: admin, email: nil,
+                                name: "Cluster Agent")
     }
 
     /// Creates an API client (as `reclaim client add` does).

@@ -101,6 +101,26 @@ public struct TestSignInError: Error, CustomStringConvertible {
     public let description: String
 }
 
+extension AgentSession {
+    /// Creates an agent through `administration` and signs it in at the service on `port` with a computed TOTP code.
+    static func signIn(_ administration: IdentityAdministration, port: Int, clock: ServiceClock, tier: Tier, admin: Bool, email: String?,
+                       name: String) throws -> AgentSession {
+        let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
+        let agent = try administration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
+        let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
+        // A generous timeout: sign-in hashes on low-priority threads, which a busy test machine serves last.
+        let response = try TestHTTPClient(host: "127.0.0.1", port: port, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+                                                                                             json: ["email": agent.email, "password": agent.password, "totp": code])
+        guard response.status == 201 else { throw TestSignInError(description: "sign-in on port \(port) answered \(response.status): \(response.text)") }
+        guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
+              let csrf = try response.json()["csrf_token"] as? String else {
+            throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
+        }
+        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
+                            totpSecret: agent.totpSecret)
+    }
+}
+
 extension TestService {
     /// The administration code path the command line uses, on this service's database and keys.
     public var identityAdministration: IdentityAdministration {
@@ -109,19 +129,7 @@ extension TestService {
 
     /// Creates an agent (as `reclaim agent add` does) and signs it in over HTTP with a computed TOTP code.
     public func signIn(tier: Tier, admin: Bool = false, email: String? = nil, name: String = "Test Agent") throws -> AgentSession {
-        let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
-        let agent = try identityAdministration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
-        let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
-        // A generous timeout: sign-in hashes on low-priority threads, which a busy test machine serves last.
-        let response = try TestHTTPClient(host: "127.0.0.1", port: service.port, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                            json: ["email": agent.email, "password": agent.password, "totp": code])
-        guard response.status == 201 else { throw TestSignInError(description: "sign-in answered \(response.status): \(response.text)") }
-        guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
-              let csrf = try response.json()["csrf_token"] as? String else {
-            throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
-        }
-        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
-                            totpSecret: agent.totpSecret)
+        try AgentSession.signIn(identityAdministration, port: service.port, clock: clock, tier: tier, admin: admin, email: email, name: name)
     }
 
     /// Creates an API client (as `reclaim client add` does).
