@@ -30,6 +30,9 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case reasonRequired = "reason_required"
     case alreadyFrozen = "already_frozen"
     case accountExists = "account_exists"
+    // Administration
+    case agentExists = "agent_exists"
+    case adminLockout = "admin_lockout"
     // Capacity and the database
     case busy
     case databaseUnavailable = "database_unavailable"
@@ -48,7 +51,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .csrfFailed, .insufficientTier: 403
         case .invalidCaseNumber: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
-             .accountExists: 409
+             .accountExists, .agentExists, .adminLockout: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503

@@ -165,7 +165,9 @@ enum OpenAPIDocument {
             ],
             "paths": paths,
             "components": [
-                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first },  // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift
+                // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift; Administration: Admin/AdminSchemas.swift
+                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first }
+                    .merging(adminSchemas) { first, _ in first },
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

@@ -71,8 +71,10 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
     ]
 
-    /// Builds and validates the configuration from `environment`; the first bad value throws.
-    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
+    /// Builds and validates the configuration from `environment`; the first bad value throws. `requireDirectories: false`
+    /// (commands that neither serve nor migrate) skips the checks of RECLAIM_PUBLIC_DIR and RECLAIM_MIGRATIONS_DIR.
+    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true,
+                                       requireDirectories: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
         func value(_ name: String) -> String? {
             guard let raw = environment[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
@@ -133,11 +135,11 @@ public struct ServiceConfiguration: Sendable {
 
         let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
         var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+        if requireDirectories, !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
             throw ConfigurationError(variable: "RECLAIM_PUBLIC_DIR", problem: "\(publicDirectory) is not a directory")
         }
         let migrationsDirectory = value("RECLAIM_MIGRATIONS_DIR") ?? "Migrations/"
-        if !FileManager.default.fileExists(atPath: migrationsDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+        if requireDirectories, !FileManager.default.fileExists(atPath: migrationsDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
             throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
         }
 

@@ -35,10 +35,12 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
     exit(code)
 }
 
-/// Reads the configuration or stops with a one-line message naming the variable.
-func loadConfiguration(requireDatabase: Bool = true) -> ServiceConfiguration {
+/// Reads the configuration or stops with a one-line message naming the variable. Only `migrate` needs the
+/// migrations directory, and no command but `serve` (which reads its own) needs `Public/`: the others run from anywhere.
+func loadConfiguration(requireDatabase: Bool = true, requireDirectories: Bool = false) -> ServiceConfiguration {
     do {
-        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, requireDatabase: requireDatabase)
+        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, requireDatabase: requireDatabase,
+                                                        requireDirectories: requireDirectories)
     } catch {
         fail("configuration: \(error)", code: exitConfiguration)
     }
@@ -128,7 +130,7 @@ func serve(arguments: [String]) -> Never {
 
 func migrate(arguments: [String]) -> Never {
     guard arguments.isEmpty else { fail("migrate takes no options\n\(usage)", code: exitUsage) }
-    let configuration = loadConfiguration()
+    let configuration = loadConfiguration(requireDirectories: true)
     let logger = makeLogger(configuration)
     do {
         let migrator = Migrator(migrations: try Migrator.load(directory: configuration.migrationsDirectory))

@@ -115,6 +115,7 @@ public final class SessionController: Sendable {
                 // Conditional on the last used step, so the same code cannot open two sessions.
                 guard try AgentStore.consumeTOTPStep(agentID: agent.id, step: step, on: connection) else { return false }
                 try ThrottleStore.reset(key: accountKey, on: connection)
+                try AgentStore.recordSignIn(agentID: agent.id, now: now, on: connection)  // Administration: the admin list shows it
                 try SessionStore.insert(id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
                                         expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
                 return true

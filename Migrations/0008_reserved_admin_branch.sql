@@ -1,0 +1,3 @@
+-- Placeholder on the admin branch only, so 0009 has no gap before the other branches' 0008 is merged.
+-- The lead: drop this file when merging (the real 0008 replaces it).
+SELECT 1;

@@ -1,0 +1,65 @@
+import ReclaimCore
+
+/// The `/openapi.json` schemas of the admin routes (merged into `components.schemas` by `OpenAPIDocument`).
+extension OpenAPIDocument {
+    nonisolated(unsafe) private static let tier: [String: Any] = ["type": "string", "enum": Tier.allCases.map(\.rawValue)]
+    nonisolated(unsafe) private static let moment: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
+    nonisolated(unsafe) private static let uuid: [String: Any] = ["type": "string", "format": "uuid"]
+    nonisolated(unsafe) private static let agentProperties: [String: Any] = [
+        "id": uuid, "email": ["type": "string", "format": "email"], "name": ["type": "string"], "tier": tier,
+        "admin": ["type": "boolean"], "active": ["type": "boolean"], "last_sign_in_at": moment, "created_at": ["type": "string", "format": "date-time"],
+    ]
+    nonisolated(unsafe) private static let clientProperties: [String: Any] = [
+        "id": uuid, "name": ["type": "string"], "active": ["type": "boolean"], "created_at": ["type": "string", "format": "date-time"],
+        "revoked_at": moment, "rotated_at": moment,
+        "previous_secret_valid_until": ["type": ["string", "null"], "format": "date-time", "description": "Until when the secret before the last rotation still signs."],
+    ]
+    private static let agentRequired = ["id", "email", "name", "tier", "admin", "active", "last_sign_in_at", "created_at"]
+    private static let clientRequired = ["id", "name", "active", "created_at", "revoked_at", "rotated_at", "previous_secret_valid_until"]
+
+    /// Administration (issue 14).
+    nonisolated(unsafe) static let adminSchemas: [String: Any] = [  // immutable after initialisation
+        "AdminNewAgent": [
+            "type": "object", "required": ["email", "name", "tier"],
+            "properties": ["email": ["type": "string", "format": "email"], "name": ["type": "string", "minLength": 1, "maxLength": 200], "tier": tier,
+                           "admin": ["type": "boolean", "default": false]],
+        ],
+        "AdminAgentChange": [
+            "type": "object", "description": "At least one member; deactivating ends the agent's sessions.",
+            "properties": ["tier": tier, "active": ["type": "boolean"], "admin": ["type": "boolean"]],
+        ],
+        "AdminNewClient": [
+            "type": "object", "required": ["name"], "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200]],
+        ],
+        "AdminAgent": ["type": "object", "required": agentRequired, "properties": agentProperties],
+        "AdminCreatedAgent": [
+            "type": "object", "required": agentRequired + ["password", "totp_uri"],
+            "properties": agentProperties.merging(["password": ["type": "string", "description": "Shown this once."],
+                                                   "totp_uri": ["type": "string", "description": "otpauth://totp/… URI, shown this once."]]) { a, _ in a },
+        ],
+        "AdminAgentList": [
+            "type": "object", "required": ["items", "next_cursor"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminAgent"]], "next_cursor": ["type": ["string", "null"]]],
+        ],
+        "AdminPasswordReset": [
+            "type": "object", "required": ["id", "password"], "properties": ["id": uuid, "password": ["type": "string", "description": "Shown this once."]],
+        ],
+        "AdminTOTPReset": [
+            "type": "object", "required": ["id", "totp_uri"], "properties": ["id": uuid, "totp_uri": ["type": "string", "description": "Shown this once."]],
+        ],
+        "AdminClient": ["type": "object", "required": clientRequired, "properties": clientProperties],
+        "AdminCreatedClient": [
+            "type": "object", "required": clientRequired + ["api_key", "signing_secret"],
+            "properties": clientProperties.merging(["api_key": ["type": "string", "description": "Shown this once."],
+                                                    "signing_secret": ["type": "string", "description": "Shown this once."]]) { a, _ in a },
+        ],
+        "AdminRotatedClient": [
+            "type": "object", "required": clientRequired + ["signing_secret"],
+            "properties": clientProperties.merging(["signing_secret": ["type": "string", "description": "The new secret, shown this once."]]) { a, _ in a },
+        ],
+        "AdminClientList": [
+            "type": "object", "required": ["items", "next_cursor"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminClient"]], "next_cursor": ["type": ["string", "null"]]],
+        ],
+    ]
+}
