@@ -30,6 +30,7 @@ function adopt(session) {
   app.api.csrf = session.csrf_token;
   byId('agent-name').textContent = session.agent.name;
   byId('agent-tier').textContent = TIERS[session.agent.tier] + (session.agent.admin ? ' · admin' : '');
+  show(byId('admin-link'), app.can('admin.manage'));  // Administration: /admin, for admins
   show(byId('whoami'));
   return previous;
 }

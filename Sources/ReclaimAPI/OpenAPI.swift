@@ -91,6 +91,7 @@ enum OpenAPIDocument {
     static let pages: [(path: String, summary: String)] = [
         ("/", "The agent dashboard (HTML)."),
         ("/status", "The customer status page (HTML)."),
+        ("/admin", "The administration page for admin agents (HTML): agents, API clients, the audit log."),
     ]
 
     static func render(routes: [APIRoute]) -> [UInt8] {
