@@ -37,3 +37,11 @@ CREATE TRIGGER admin_events_append_only BEFORE UPDATE OR DELETE ON admin_events
     FOR EACH ROW EXECUTE FUNCTION admin_events_refuse_change();
 CREATE TRIGGER admin_events_no_truncate BEFORE TRUNCATE ON admin_events
     FOR EACH STATEMENT EXECUTE FUNCTION admin_events_refuse_change();
+
+-- Supervision (GET /api/v1/reports/summary, /metrics): each figure reads an index, never the whole table.
+-- The backlog by state and tier: an index-only scan over open cases alone (finished ones, the bulk, are not in it).
+CREATE INDEX cases_open_state_tier ON cases (state, tier) WHERE state NOT IN ('resolved', 'rejected', 'closed');
+-- Cases opened per day of the window.
+CREATE INDEX cases_opened_at ON cases (opened_at);
+-- Cases resolved in the window (a resolved case entered that state when it was resolved), with what the figures need.
+CREATE INDEX cases_resolved_at ON cases (state_entered_at) INCLUDE (opened_at, path, paused_seconds) WHERE state = 'resolved';

@@ -15,6 +15,7 @@ struct Routes {
     let status: StatusController
     let evidence: EvidenceController
     let admin: AdminController
+    let reports: ReportsController
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -25,6 +26,7 @@ struct Routes {
         self.status = StatusController(context: context)
         self.evidence = EvidenceController(context: context)
         self.admin = AdminController(context: context)
+        self.reports = ReportsController(context: context)
     }
 
     var all: [APIRoute] {
@@ -35,6 +37,7 @@ struct Routes {
             + accountRoutes
             + customerRoutes
             + adminRoutes
+            + reportRoutes
     }
 
     // MARK: Operations
@@ -281,6 +284,19 @@ struct Routes {
                      tag: "administration", authentication: .agent,
                      responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
                      handler: admin.audit),
+        ]
+    }
+
+    // MARK: Supervision
+    var reportRoutes: [APIRoute] {
+        [
+            APIRoute(.GET, "/api/v1/reports/summary", operationID: "reportSummary",
+                     summary: "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
+                     tag: "reports", authentication: .agent,
+                     responses: [200: ResponseDoc(description: "The figures, as JSON or as CSV (one figure a line).",
+                                                  content: [("application/json", "ReportSummary"), ("text/csv", nil)]),
+                                 403: .problem("forbidden: below tier2 and not an admin."), 422: .problem("validation_failed: days or format.")],
+                     handler: reports.summary),
         ]
     }
 }

@@ -1,6 +1,6 @@
 import ReclaimCore
 
-/// The `/openapi.json` schemas of the admin routes (merged into `components.schemas` by `OpenAPIDocument`).
+/// The `/openapi.json` schemas of the admin and report routes (merged into `components.schemas` by `OpenAPIDocument`).
 extension OpenAPIDocument {
     nonisolated(unsafe) private static let tier: [String: Any] = ["type": "string", "enum": Tier.allCases.map(\.rawValue)]
     nonisolated(unsafe) private static let moment: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
@@ -56,6 +56,28 @@ extension OpenAPIDocument {
         "AdminRotatedClient": [
             "type": "object", "required": clientRequired + ["signing_secret"],
             "properties": clientProperties.merging(["signing_secret": ["type": "string", "description": "The new secret, shown this once."]]) { a, _ in a },
+        ],
+        // Supervision
+        "ReportSummary": [
+            "type": "object", "required": ["days", "from", "to", "open", "overdue", "paths", "time_to_resolve", "trend"],
+            "properties": [
+                "days": ["type": "integer"], "from": ["type": "string", "format": "date-time"], "to": ["type": "string", "format": "date-time"],
+                "open": ["type": "object", "required": ["total", "by_state_and_tier"], "properties": [
+                    "total": ["type": "integer"],
+                    "by_state_and_tier": ["type": "array", "items": ["type": "object", "required": ["state", "tier", "count"],
+                                                                     "properties": ["state": ["type": "string"], "tier": tier, "count": ["type": "integer"]]]],
+                ]],
+                "overdue": ["type": "integer"],
+                "paths": ["type": "array", "items": ["type": "object", "required": ["path", "target_seconds", "resolved", "within_target", "within_target_percent"],
+                                                     "properties": ["path": ["type": "string"], "target_seconds": ["type": "integer"], "resolved": ["type": "integer"],
+                                                                    "within_target": ["type": "integer"],
+                                                                    "within_target_percent": ["type": ["integer", "null"], "description": "Rounded down; null when none was resolved."]]]],
+                "time_to_resolve": ["type": "object", "required": ["resolved", "p50_seconds", "p90_seconds"], "properties": [
+                    "resolved": ["type": "integer"], "p50_seconds": ["type": ["integer", "null"]], "p90_seconds": ["type": ["integer", "null"]],
+                ]],
+                "trend": ["type": "array", "items": ["type": "object", "required": ["date", "opened", "resolved"],
+                                                     "properties": ["date": ["type": "string", "format": "date"], "opened": ["type": "integer"], "resolved": ["type": "integer"]]]],
+            ],
         ],
         "AdminClientList": [
             "type": "object", "required": ["items", "next_cursor"],
