@@ -31,6 +31,7 @@ function adopt(session) {
   byId('agent-name').textContent = session.agent.name;
   byId('agent-tier').textContent = TIERS[session.agent.tier] + (session.agent.admin ? ' · admin' : '');
   show(byId('admin-link'), app.can('admin.manage'));  // Administration: /admin, for admins
+  show(byId('reports-link'), app.can('reports.read'));  // Supervision: /reports, tier2+ and admins
   show(byId('whoami'));
   return previous;
 }

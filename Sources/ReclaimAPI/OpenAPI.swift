@@ -92,6 +92,7 @@ enum OpenAPIDocument {
         ("/", "The agent dashboard (HTML)."),
         ("/status", "The customer status page (HTML)."),
         ("/admin", "The administration page for admin agents (HTML): agents, API clients, the audit log."),
+        ("/reports", "The reports page for tier2+ and admins (HTML): backlog, overdue, targets, time to resolve, trend."),
     ]
 
     static func render(routes: [APIRoute]) -> [UInt8] {
