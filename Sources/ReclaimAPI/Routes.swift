@@ -16,10 +16,13 @@ struct Routes {
     let evidence: EvidenceController
     let admin: AdminController
     let reports: ReportsController
+    let passkeys: PasskeyController
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
-        self.session = SessionController(context: context)  // Identity
+        let session = SessionController(context: context)  // Identity
+        self.session = session
+        self.passkeys = PasskeyController(context: context, sessions: session)
         self.cases = CasesController(context: context)
         self.notes = NotesController(context: context)
         self.accounts = AccountsController(context: context)
@@ -38,6 +41,7 @@ struct Routes {
             + customerRoutes
             + adminRoutes
             + reportRoutes
+            + passkeyRoutes
     }
 
     // MARK: Operations
@@ -297,6 +301,41 @@ struct Routes {
                                                   content: [("application/json", "ReportSummary"), ("text/csv", nil)]),
                                  403: .problem("forbidden: below tier2 and not an admin."), 422: .problem("validation_failed: days or format.")],
                      handler: reports.summary),
+        ]
+    }
+
+    // MARK: Passkeys
+    var passkeyRoutes: [APIRoute] {
+        let refused: ResponseDoc = .problem("passkey_refused: the client data, authenticator data or challenge did not pass (the reason is in detail).")
+        return [
+            APIRoute(.POST, "/api/v1/passkeys/registration-options", operationID: "passkeyRegistrationOptions",
+                     summary: "A fresh challenge (single use, 5 minutes) and the options for navigator.credentials.create: ES256, attestation none, user verification required.",
+                     tag: "identity", authentication: .agent,
+                     responses: [200: .json("The options, base64url where the API takes bytes.", "PasskeyRegistrationOptions")],
+                     bodyLimit: 4096, handler: passkeys.registrationOptions),
+            APIRoute(.POST, "/api/v1/passkeys", operationID: "registerPasskey",
+                     summary: "Register a passkey: the browser's client_data_json and attestation_object (base64url); origin, RP ID hash, user presence and verification, challenge checked.",
+                     tag: "identity", authentication: .agent, requestSchema: "PasskeyRegistration",
+                     responses: [201: .json("The passkey.", "Passkey"), 409: .problem("passkey_exists."), 422: refused],
+                     bodyLimit: 16 * 1024, handler: passkeys.register),
+            APIRoute(.GET, "/api/v1/passkeys", operationID: "listPasskeys", summary: "The signed-in agent's passkeys.",
+                     tag: "identity", authentication: .agent, responses: [200: .json("The passkeys.", "PasskeyList")],
+                     handler: passkeys.list),
+            APIRoute(.DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
+                     tag: "identity", authentication: .agent,
+                     responses: [204: .empty("Removed."), 404: .problem("No such passkey of yours."),
+                                 409: .problem("admin_lockout: a passkey is required of you and this is your last.")],
+                     handler: passkeys.remove),
+            APIRoute(.POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
+                     summary: "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get.",
+                     tag: "identity", responses: [200: .json("The options.", "PasskeySignInOptions")],
+                     bodyLimit: 4096, handler: passkeys.signInOptions),
+            APIRoute(.POST, "/api/v1/session/passkey", operationID: "signInWithPasskey",
+                     summary: "Sign in with a passkey instead of password and TOTP: the assertion (base64url); challenge, origin, RP ID hash, user presence and verification, ES256 signature and sign count checked. Sets the session cookie.",
+                     tag: "identity", requestSchema: "PasskeyAssertion",
+                     responses: [201: .json("Signed in; the cookie is set.", "Session"),
+                                 401: .problem("invalid_credentials: the same answer for every refusal (a sign-count regression is also recorded in the admin audit log).")],
+                     bodyLimit: 16 * 1024, handler: passkeys.signIn),
         ]
     }
 }

@@ -47,6 +47,11 @@ public struct ServiceConfiguration: Sendable {
     public var trustedProxies: AddressRanges = .none
     /// Who may read `/metrics` (`RECLAIM_METRICS_ALLOW`: addresses or CIDR ranges; default this machine only).
     public var metricsAllowed: AddressRanges = .loopback
+    /// Passkeys: the origin the dashboard is served from (`RECLAIM_WEBAUTHN_ORIGIN`, e.g. `https://reclaim.example`);
+    /// its host is the relying-party id. Unset: only `http(s)://localhost[:port]` (development and tests).
+    public var webAuthnOrigin: String? = nil
+    /// The relying-party id passkeys are bound to: the configured origin's host, or `localhost`.
+    public var webAuthnRPID: String { webAuthnOrigin.flatMap { URLComponents(string: $0)?.host } ?? "localhost" }
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -68,6 +73,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
+        ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
     ]
 
@@ -143,12 +149,23 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
         }
 
-        return ServiceConfiguration(
+        let webAuthnOrigin = value("RECLAIM_WEBAUTHN_ORIGIN")
+        if let origin = webAuthnOrigin {
+            let parts = URLComponents(string: origin)
+            guard let parts, parts.host?.isEmpty == false, parts.path.isEmpty, parts.query == nil,
+                  parts.scheme == "https" || (parts.scheme == "http" && parts.host == "localhost") else {
+                throw ConfigurationError(variable: "RECLAIM_WEBAUTHN_ORIGIN", problem: "must be https://host[:port] (or http://localhost[:port]), got \"\(origin)\"")
+            }
+        }
+
+        var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
             tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed)
+        configuration.webAuthnOrigin = webAuthnOrigin
+        return configuration
     }
 
     /// Splits `host:port` (IPv6 as `[::1]:8080`).

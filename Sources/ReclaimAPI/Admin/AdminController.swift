@@ -28,6 +28,12 @@ final class AdminController: Sendable {
         let tier: Tier?
         let active: Bool?
         let admin: Bool?
+        let passkeyRequired: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case tier, active, admin
+            case passkeyRequired = "passkey_required"
+        }
     }
 
     struct NewClientRequest: Decodable {
@@ -81,11 +87,12 @@ final class AdminController: Sendable {
         let (actor, administration) = try authorize(request)
         let id = try Self.id(request)
         let change = try request.decodeJSON(AgentChange.self)
-        guard change.tier != nil || change.active != nil || change.admin != nil else {
+        guard change.tier != nil || change.active != nil || change.admin != nil || change.passkeyRequired != nil else {
             throw Problem.unprocessable(detail: "Send at least one of tier, active and admin.",
                                         errors: [FieldError(field: "tier", message: "send tier, active or admin")])
         }
-        let agent = try mapped { try administration.updateAgent(.id(id), tier: change.tier, active: change.active, admin: change.admin, now: context.now, by: actor) }
+        let agent = try mapped { try administration.updateAgent(.id(id), tier: change.tier, active: change.active, admin: change.admin,
+                                                                passkeyRequired: change.passkeyRequired, now: context.now, by: actor) }
         return CaseHTTP.json(Self.json(agent))
     }
 
@@ -234,7 +241,7 @@ final class AdminController: Sendable {
     static func json(_ agent: AgentSummary) -> JSONValue {
         ["id": .string(agent.id.lowercased), "email": .string(agent.email), "name": .string(agent.name), "tier": .string(agent.tier.rawValue),
          "admin": .bool(agent.isAdmin), "active": .bool(!agent.disabled), "last_sign_in_at": Timestamp.json(agent.lastSignInAt),
-         "created_at": Timestamp.json(agent.createdAt)]
+         "created_at": Timestamp.json(agent.createdAt), "passkey_required": .bool(agent.passkeyRequired), "passkeys": .int(Int64(agent.passkeys))]
     }
 
     static func json(_ client: APIClientSummary) -> JSONValue {

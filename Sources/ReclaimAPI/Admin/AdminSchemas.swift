@@ -8,13 +8,15 @@ extension OpenAPIDocument {
     nonisolated(unsafe) private static let agentProperties: [String: Any] = [
         "id": uuid, "email": ["type": "string", "format": "email"], "name": ["type": "string"], "tier": tier,
         "admin": ["type": "boolean"], "active": ["type": "boolean"], "last_sign_in_at": moment, "created_at": ["type": "string", "format": "date-time"],
+        "passkey_required": ["type": "boolean", "description": "Password and TOTP no longer sign this agent in."],
+        "passkeys": ["type": "integer", "description": "Passkeys the agent has registered."],
     ]
     nonisolated(unsafe) private static let clientProperties: [String: Any] = [
         "id": uuid, "name": ["type": "string"], "active": ["type": "boolean"], "created_at": ["type": "string", "format": "date-time"],
         "revoked_at": moment, "rotated_at": moment,
         "previous_secret_valid_until": ["type": ["string", "null"], "format": "date-time", "description": "Until when the secret before the last rotation still signs."],
     ]
-    private static let agentRequired = ["id", "email", "name", "tier", "admin", "active", "last_sign_in_at", "created_at"]
+    private static let agentRequired = ["id", "email", "name", "tier", "admin", "active", "last_sign_in_at", "created_at", "passkey_required", "passkeys"]
     private static let clientRequired = ["id", "name", "active", "created_at", "revoked_at", "rotated_at", "previous_secret_valid_until"]
 
     /// Administration (issue 14).
@@ -26,7 +28,8 @@ extension OpenAPIDocument {
         ],
         "AdminAgentChange": [
             "type": "object", "description": "At least one member; deactivating ends the agent's sessions.",
-            "properties": ["tier": tier, "active": ["type": "boolean"], "admin": ["type": "boolean"]],
+            "properties": ["tier": tier, "active": ["type": "boolean"], "admin": ["type": "boolean"],
+                           "passkey_required": ["type": "boolean", "description": "Only with a registered passkey (409 admin_lockout otherwise)."]],
         ],
         "AdminNewClient": [
             "type": "object", "required": ["name"], "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200]],
@@ -56,6 +59,35 @@ extension OpenAPIDocument {
         "AdminRotatedClient": [
             "type": "object", "required": clientRequired + ["signing_secret"],
             "properties": clientProperties.merging(["signing_secret": ["type": "string", "description": "The new secret, shown this once."]]) { a, _ in a },
+        ],
+        // Passkeys
+        "PasskeyRegistrationOptions": [
+            "type": "object", "required": ["challenge", "timeout", "rp", "user", "pub_key_cred_params", "attestation", "authenticator_selection", "exclude_credentials"],
+            "properties": ["challenge": ["type": "string"], "timeout": ["type": "integer"], "rp": ["type": "object"], "user": ["type": "object"],
+                           "pub_key_cred_params": ["type": "array"], "attestation": ["type": "string"], "authenticator_selection": ["type": "object"],
+                           "exclude_credentials": ["type": "array"]],
+        ],
+        "PasskeyRegistration": [
+            "type": "object", "required": ["client_data_json", "attestation_object"],
+            "properties": ["name": ["type": "string", "maxLength": 100], "client_data_json": ["type": "string", "description": "base64url"],
+                           "attestation_object": ["type": "string", "description": "base64url"]],
+        ],
+        "Passkey": [
+            "type": "object", "required": ["id", "name", "created_at", "last_used_at"],
+            "properties": ["id": uuid, "name": ["type": "string"], "created_at": ["type": "string", "format": "date-time"], "last_used_at": moment],
+        ],
+        "PasskeyList": [
+            "type": "object", "required": ["items", "next_cursor"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Passkey"]], "next_cursor": ["type": ["string", "null"]]],
+        ],
+        "PasskeySignInOptions": [
+            "type": "object", "required": ["challenge", "timeout", "rp_id", "user_verification"],
+            "properties": ["challenge": ["type": "string"], "timeout": ["type": "integer"], "rp_id": ["type": "string"], "user_verification": ["type": "string"]],
+        ],
+        "PasskeyAssertion": [
+            "type": "object", "required": ["credential_id", "client_data_json", "authenticator_data", "signature"],
+            "properties": ["credential_id": ["type": "string"], "client_data_json": ["type": "string"], "authenticator_data": ["type": "string"],
+                           "signature": ["type": "string"]],
         ],
         // Supervision
         "ReportSummary": [

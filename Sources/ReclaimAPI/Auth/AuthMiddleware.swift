@@ -17,7 +17,7 @@ public struct AuthMiddleware: HTTPMiddleware {
     let policy: IdentityPolicy
 
     /// Changing requests that may carry a cookie without a CSRF token: signing in (there is no token yet).
-    static let csrfExempt: Set<String> = ["POST /api/v1/session"]
+    static let csrfExempt: Set<String> = ["POST /api/v1/session", "POST /api/v1/session/passkey-options", "POST /api/v1/session/passkey"]
 
     /// Routes ("METHOD /pattern") that authenticate a customer by case number and access code: an agent's session
     /// cookie riding along (an agent checking the status page in the same browser) is ignored there, not refused

@@ -127,13 +127,18 @@ public struct IdentityAdministration: Sendable {
     /// Changes tier, admin flag and active state (nil keeps a value). Deactivating ends the agent's sessions. An agent
     /// acting on itself may not deactivate or demote itself, and the last active admin stays one, so administration
     /// cannot lock itself out. Only real changes are recorded.
-    public func updateAgent(_ reference: AgentReference, tier: Tier? = nil, active: Bool? = nil, admin: Bool? = nil, now: Date,
-                            by actor: String = commandLineActor) throws -> AgentSummary {
+    public func updateAgent(_ reference: AgentReference, tier: Tier? = nil, active: Bool? = nil, admin: Bool? = nil, passkeyRequired: Bool? = nil,
+                            now: Date, by actor: String = commandLineActor) throws -> AgentSummary {
         try pool.withTransaction { connection in
             let current = try requireSummary(reference, connection)
             let newTier = tier ?? current.tier
             let newAdmin = admin ?? current.isAdmin
             let newDisabled = active.map { !$0 } ?? current.disabled
+            let newRequired = passkeyRequired ?? current.passkeyRequired
+            // Requiring a passkey of an agent without one would leave them no way to sign in.
+            if newRequired && !current.passkeyRequired && current.passkeys == 0 {
+                throw IdentityAdministrationError("the agent has no passkey yet: they register one first (from their menu)", kind: .lockout)
+            }
             let losesAdministration = (current.isAdmin && !current.disabled) && (!newAdmin || newDisabled)
             if losesAdministration {
                 if Principal.agentID(fromActor: actor) == current.id {
@@ -147,14 +152,16 @@ public struct IdentityAdministration: Sendable {
             if newTier != current.tier { changes["tier"] = ["from": .string(current.tier.rawValue), "to": .string(newTier.rawValue)] }
             if newAdmin != current.isAdmin { changes["admin"] = ["from": .bool(current.isAdmin), "to": .bool(newAdmin)] }
             if newDisabled != current.disabled { changes["active"] = ["from": .bool(!current.disabled), "to": .bool(!newDisabled)] }
+            if newRequired != current.passkeyRequired { changes["passkey_required"] = ["from": .bool(current.passkeyRequired), "to": .bool(newRequired)] }
             guard !changes.isEmpty else { return current }
-            try AgentStore.update(agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, now: now, on: connection)
+            try AgentStore.update(agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, passkeyRequired: newRequired,
+                                  now: now, on: connection)
             // Sessions carry no tier or role of their own, so only deactivation needs to end them.
             if newDisabled { try SessionStore.deleteAll(agentID: current.id, on: connection) }
             try audit(.agentUpdated, ["agent_id": .string(current.id.lowercased), "email": .string(current.email), "changes": .object(changes)],
                       by: actor, now: now, connection)
             return AgentSummary(id: current.id, email: current.email, name: current.name, tier: newTier, isAdmin: newAdmin, disabled: newDisabled,
-                                lastSignInAt: current.lastSignInAt, createdAt: current.createdAt)
+                                lastSignInAt: current.lastSignInAt, createdAt: current.createdAt, passkeyRequired: newRequired, passkeys: current.passkeys)
         }
     }
 
@@ -263,6 +270,16 @@ public struct IdentityAdministration: Sendable {
         try pool.withConnection { try AdminEventStore.list(afterSeq: afterSeq, limit: limit, on: $0) }
     }
 
+    /// Records a passkey sign-in refused because its sign count went backwards (a cloned authenticator is the likely cause),
+    /// where admins look: the audit log, with the agent as actor.
+    public func recordSignCountRegression(agentID: UUID, passkeyID: UUID, stored: Int64, received: Int64, now: Date) throws {
+        try pool.withTransaction { connection in
+            try audit(.passkeySignCountRegressed, ["agent_id": .string(agentID.lowercased), "passkey_id": .string(passkeyID.lowercased),
+                                                   "stored_sign_count": .int(stored), "received_sign_count": .int(received)],
+                      by: "agent:" + agentID.lowercased, now: now, connection)
+        }
+    }
+
     /// Every kind of administrative change, as its audit event `type`.
     public enum AuditType: String, CaseIterable, Sendable {
         case agentAdded = "agent_added"
@@ -272,6 +289,7 @@ public struct IdentityAdministration: Sendable {
         case clientAdded = "client_added"
         case clientRotated = "client_rotated"
         case clientRevoked = "client_revoked"
+        case passkeySignCountRegressed = "passkey_sign_count_regressed"
     }
 
     /// Appends to the admin chain in the change's own transaction: the change and its record commit together.
