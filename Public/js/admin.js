@@ -67,6 +67,10 @@ function agentRow(agent) {
   const admin = h('input', { type: 'checkbox', checked: agent.admin, 'aria-label': `${agent.name} is an administrator`, dataset: { field: 'admin' } });
   admin.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { admin: admin.checked } }),
     `${agent.name} ${admin.checked ? 'is now' : 'is no longer'} an administrator.`));
+  const passkey = h('input', { type: 'checkbox', checked: agent.passkey_required, 'aria-label': `${agent.name} must sign in with a passkey`,
+    dataset: { field: 'passkey_required' } });
+  passkey.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { passkey_required: passkey.checked } }),
+    passkey.checked ? `${agent.name} must now sign in with a passkey.` : `${agent.name} may sign in with password and code again.`));
   const toggle = h('button', {
     type: 'button', class: agent.active ? 'secondary' : '', dataset: { action: agent.active ? 'deactivate' : 'reactivate' },
     'aria-label': `${agent.active ? 'Deactivate' : 'Reactivate'} ${agent.name}`, text: agent.active ? 'Deactivate' : 'Reactivate',
@@ -87,6 +91,7 @@ function agentRow(agent) {
     h('td', {}, h('strong', { text: agent.name }), h('span', { class: 'block small mono', text: agent.email })),
     h('td', {}, tier),
     h('td', {}, admin),
+    h('td', {}, passkey, h('span', { class: 'block small', text: `${agent.passkeys} registered` })),
     h('td', {}, h('span', { class: agent.active ? 'state-on' : 'state-off', dataset: { state: agent.active ? 'active' : 'inactive' }, text: agent.active ? 'Active' : 'Inactive' }), ' ', toggle),
     h('td', { text: agent.last_sign_in_at ? formatDateTime(agent.last_sign_in_at) : 'Never' }),
     h('td', {}, h('div', { class: 'actions' }, resetPassword, resetTOTP)));
@@ -191,6 +196,7 @@ function describe(event) {
       if (changes.tier) parts.push(`tier ${TIERS[changes.tier.from] ?? changes.tier.from} → ${TIERS[changes.tier.to] ?? changes.tier.to}`);
       if (changes.admin) parts.push(changes.admin.to ? 'made administrator' : 'no longer administrator');
       if (changes.active) parts.push(changes.active.to ? 'reactivated' : 'deactivated');
+      if (changes.passkey_required) parts.push(changes.passkey_required.to ? 'passkey required' : 'passkey no longer required');
       return `Changed ${d.email}: ${parts.join(', ')}`;
     }
     case 'password_reset': return `Reset the password of ${d.email}`;
@@ -198,6 +204,7 @@ function describe(event) {
     case 'client_added': return `Added API client ${d.name}`;
     case 'client_rotated': return `Rotated the signing secret of ${clientNames.get(d.client_id) ?? d.client_id}`;
     case 'client_revoked': return `Revoked API client ${clientNames.get(d.client_id) ?? d.client_id}`;
+    case 'passkey_sign_count_regressed': return `Refused a passkey sign-in: its sign count went back from ${d.stored_sign_count} to ${d.received_sign_count} (a copied key?)`;
     default: return event.type;
   }
 }
