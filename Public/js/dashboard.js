@@ -5,6 +5,7 @@ import { announce, byId, show, whileBusy } from './dom.js';
 import { TIERS } from './labels.js';
 import { showQueue } from './queue.js';
 import { forgetCase, showCase } from './case.js';
+import { setUpPasskeys, signInWithPasskey } from './passkeys.js';
 
 const dialog = byId('signin');
 const form = byId('signin-form');
@@ -30,6 +31,8 @@ function adopt(session) {
   app.api.csrf = session.csrf_token;
   byId('agent-name').textContent = session.agent.name;
   byId('agent-tier').textContent = TIERS[session.agent.tier] + (session.agent.admin ? ' · admin' : '');
+  show(byId('admin-link'), app.can('admin.manage'));  // Administration: /admin, for admins
+  show(byId('reports-link'), app.can('reports.read'));  // Supervision: /reports, tier2+ and admins
   show(byId('whoami'));
   return previous;
 }
@@ -69,30 +72,46 @@ form.addEventListener('submit', async (event) => {
   await whileBusy(form, async () => {
     try {
       const { data } = await request('POST', '/api/v1/session', { json: { email, password, totp } });
-      const previous = adopt(data);
-      form.reset();
-      dialog.close();
-      const pending = waiting;
-      waiting = null;
-      if (previous && previous.id !== data.agent.id) {
-        // Someone else signed in: what the last agent typed is not theirs to send.
-        pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
-        forgetCase();
-        // Back to the queue: a changed hash routes by itself (hashchange), an unchanged one needs asking.
-        if (window.location.hash === '#/') route();
-        else window.location.hash = '#/';
-      } else {
-        pending?.resolve();
-      }
+      signedIn(data);
     } catch (error) {
       byId('signin-totp').value = '';
       if (error.code === 'invalid_credentials') announce(signInMessage, 'The email, password or code is not right. Check them and try again with a new code.', 'error');
       else if (error.code === 'locked_out') announce(signInMessage, `Too many failed sign-ins. ${retryWords(error.retryAfter)}`, 'error');
+      else if (error.code === 'passkey_required') announce(signInMessage, 'Your administrator requires a passkey: use "Sign in with a passkey".', 'error');
       else announce(signInMessage, error.message, 'error');
       byId('signin-totp').focus();
     }
   });
 });
+
+/** A session from either sign-in: adopt it, close the form, and resume (or, for another agent, drop) what was waiting. */
+function signedIn(data) {
+  const previous = adopt(data);
+  form.reset();
+  dialog.close();
+  const pending = waiting;
+  waiting = null;
+  if (previous && previous.id !== data.agent.id) {
+    // Someone else signed in: what the last agent typed is not theirs to send.
+    pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
+    forgetCase();
+    // Back to the queue: a changed hash routes by itself (hashchange), an unchanged one needs asking.
+    if (window.location.hash === '#/') route();
+    else window.location.hash = '#/';
+  } else {
+    pending?.resolve();
+  }
+}
+
+// Passkeys: instead of password and code.
+byId('signin-passkey').addEventListener('click', () => whileBusy(form, async () => {
+  try {
+    signedIn(await signInWithPasskey());
+  } catch (error) {
+    announce(signInMessage, error.code === 'invalid_credentials' ? 'That passkey was not accepted. Try again, or use your password and code.' : error.message, 'error');
+  }
+}));
+setUpPasskeys(app);
 
 byId('signout').addEventListener('click', async () => {
   try {

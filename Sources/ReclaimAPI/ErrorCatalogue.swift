@@ -30,6 +30,13 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case reasonRequired = "reason_required"
     case alreadyFrozen = "already_frozen"
     case accountExists = "account_exists"
+    // Administration
+    case agentExists = "agent_exists"
+    case adminLockout = "admin_lockout"
+    // Passkeys
+    case passkeyExists = "passkey_exists"
+    case passkeyRefused = "passkey_refused"
+    case passkeyRequired = "passkey_required"
     // Capacity and the database
     case busy
     case databaseUnavailable = "database_unavailable"
@@ -45,11 +52,11 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         switch self {
         case .invalidIdempotencyKey: 400
         case .invalidCredentials, .invalidSignature, .staleSignature, .replayedSignature: 401
-        case .csrfFailed, .insufficientTier: 403
+        case .csrfFailed, .insufficientTier, .passkeyRequired: 403
         case .invalidCaseNumber: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
-             .accountExists: 409
-        case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired: 422
+             .accountExists, .agentExists, .adminLockout, .passkeyExists: 409
+        case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
         }

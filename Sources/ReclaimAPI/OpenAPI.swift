@@ -91,6 +91,8 @@ enum OpenAPIDocument {
     static let pages: [(path: String, summary: String)] = [
         ("/", "The agent dashboard (HTML)."),
         ("/status", "The customer status page (HTML)."),
+        ("/admin", "The administration page for admin agents (HTML): agents, API clients, the audit log."),
+        ("/reports", "The reports page for tier2+ and admins (HTML): backlog, overdue, targets, time to resolve, trend."),
     ]
 
     static func render(routes: [APIRoute]) -> [UInt8] {
@@ -167,7 +169,9 @@ enum OpenAPIDocument {
             ],
             "paths": paths,
             "components": [
-                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first },  // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift
+                // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift; Administration: Admin/AdminSchemas.swift
+                "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first }
+                    .merging(adminSchemas) { first, _ in first },
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

@@ -99,7 +99,7 @@ public final class ReclaimService: Sendable {
         })
         let staticFiles = StaticFiles(root: configuration.publicDirectory,
                                       aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
-                                          (page.path, page.path == "/" ? "index.html" : "status.html")
+                                          (page.path, ["/": "index.html", "/admin": "admin.html", "/reports": "reports.html"][page.path] ?? "status.html")
                                       }))
         // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs (and agents' on notes).
         let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))

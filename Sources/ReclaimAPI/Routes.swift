@@ -14,15 +14,22 @@ struct Routes {
     let accounts: AccountsController
     let status: StatusController
     let evidence: EvidenceController
+    let admin: AdminController
+    let reports: ReportsController
+    let passkeys: PasskeyController
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
-        self.session = SessionController(context: context)  // Identity
+        let session = SessionController(context: context)  // Identity
+        self.session = session
+        self.passkeys = PasskeyController(context: context, sessions: session)
         self.cases = CasesController(context: context)
         self.notes = NotesController(context: context)
         self.accounts = AccountsController(context: context)
         self.status = StatusController(context: context)
         self.evidence = EvidenceController(context: context)
+        self.admin = AdminController(context: context)
+        self.reports = ReportsController(context: context)
     }
 
     var all: [APIRoute] {
@@ -32,6 +39,9 @@ struct Routes {
             + evidenceRoutes
             + accountRoutes
             + customerRoutes
+            + adminRoutes
+            + reportRoutes
+            + passkeyRoutes
     }
 
     // MARK: Operations
@@ -217,6 +227,115 @@ struct Routes {
                                  422: .problem("validation_failed: a field is missing."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
                      handler: status.uploadEvidence).acceptingMultipart(schema: "CustomerUpload"),
+        ]
+    }
+
+    // MARK: Administration
+    var adminRoutes: [APIRoute] {
+        let notAdmin: ResponseDoc = .problem("forbidden: only admin agents may administer.")
+        let missing: ResponseDoc = .problem("No such agent or client.")
+        return [
+            APIRoute(.GET, "/api/v1/admin/agents", operationID: "adminListAgents",
+                     summary: "Every agent by email: tier, role, active or not, last sign-in (admins).", tag: "administration", authentication: .agent,
+                     responses: [200: .json("A page of agents.", "AdminAgentList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                     handler: admin.listAgents),
+            APIRoute(.POST, "/api/v1/admin/agents", operationID: "adminAddAgent",
+                     summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
+                     tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
+                     responses: [201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
+                                 409: .problem("agent_exists: an agent has this email."), 422: .problem("validation_failed."),
+                                 503: .problem("busy: too many passwords being hashed; see Retry-After.")],
+                     bodyLimit: 4096, deferred: admin.addAgent),
+            APIRoute(.PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
+                     summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
+                     tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
+                     responses: [200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
+                                 409: .problem("admin_lockout: an admin may not deactivate or demote themselves, nor the last admin."),
+                                 422: .problem("validation_failed.")],
+                     bodyLimit: 4096, handler: admin.changeAgent),
+            APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
+                     summary: "Give an agent a new generated password, shown this once; its sessions end (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The new password.", "AdminPasswordReset"), 403: notAdmin, 404: missing,
+                                 503: .problem("busy: too many passwords being hashed; see Retry-After.")],
+                     bodyLimit: 4096, deferred: admin.resetPassword),
+            APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-totp", operationID: "adminResetTOTP",
+                     summary: "Give an agent a new TOTP secret, its URI shown this once; its sessions end (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The new TOTP URI.", "AdminTOTPReset"), 403: notAdmin, 404: missing],
+                     bodyLimit: 4096, handler: admin.resetTOTP),
+            APIRoute(.GET, "/api/v1/admin/clients", operationID: "adminListClients",
+                     summary: "Every API client by creation, revoked ones included (admins).", tag: "administration", authentication: .agent,
+                     responses: [200: .json("A page of clients.", "AdminClientList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                     handler: admin.listClients),
+            APIRoute(.POST, "/api/v1/admin/clients", operationID: "adminAddClient",
+                     summary: "Create an API client (admins): 201 with its API key and signing secret, shown this once. Recorded in the audit log.",
+                     tag: "administration", authentication: .agent, requestSchema: "AdminNewClient",
+                     responses: [201: .json("The client and its one-time secrets.", "AdminCreatedClient"), 403: notAdmin, 422: .problem("validation_failed.")],
+                     bodyLimit: 4096, handler: admin.addClient),
+            APIRoute(.POST, "/api/v1/admin/clients/{id}/rotate", operationID: "adminRotateClient",
+                     summary: "A new signing secret, shown this once; the previous one keeps signing for 24 hours (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     bodyLimit: 4096, handler: admin.rotateClient),
+            APIRoute(.DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
+                     summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     handler: admin.revokeClient),
+            APIRoute(.GET, "/api/v1/admin/audit", operationID: "adminAudit",
+                     summary: "Every administrative change, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}, as a case timeline.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                     handler: admin.audit),
+        ]
+    }
+
+    // MARK: Supervision
+    var reportRoutes: [APIRoute] {
+        [
+            APIRoute(.GET, "/api/v1/reports/summary", operationID: "reportSummary",
+                     summary: "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
+                     tag: "reports", authentication: .agent,
+                     responses: [200: ResponseDoc(description: "The figures, as JSON or as CSV (one figure a line).",
+                                                  content: [("application/json", "ReportSummary"), ("text/csv", nil)]),
+                                 403: .problem("forbidden: below tier2 and not an admin."), 422: .problem("validation_failed: days or format.")],
+                     handler: reports.summary),
+        ]
+    }
+
+    // MARK: Passkeys
+    var passkeyRoutes: [APIRoute] {
+        let refused: ResponseDoc = .problem("passkey_refused: the client data, authenticator data or challenge did not pass (the reason is in detail).")
+        return [
+            APIRoute(.POST, "/api/v1/passkeys/registration-options", operationID: "passkeyRegistrationOptions",
+                     summary: "A fresh challenge (single use, 5 minutes) and the options for navigator.credentials.create: ES256, attestation none, user verification required.",
+                     tag: "identity", authentication: .agent,
+                     responses: [200: .json("The options, base64url where the API takes bytes.", "PasskeyRegistrationOptions")],
+                     bodyLimit: 4096, handler: passkeys.registrationOptions),
+            APIRoute(.POST, "/api/v1/passkeys", operationID: "registerPasskey",
+                     summary: "Register a passkey: the browser's client_data_json and attestation_object (base64url); origin, RP ID hash, user presence and verification, challenge checked.",
+                     tag: "identity", authentication: .agent, requestSchema: "PasskeyRegistration",
+                     responses: [201: .json("The passkey.", "Passkey"), 409: .problem("passkey_exists."), 422: refused],
+                     bodyLimit: 16 * 1024, handler: passkeys.register),
+            APIRoute(.GET, "/api/v1/passkeys", operationID: "listPasskeys", summary: "The signed-in agent's passkeys.",
+                     tag: "identity", authentication: .agent, responses: [200: .json("The passkeys.", "PasskeyList")],
+                     handler: passkeys.list),
+            APIRoute(.DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
+                     tag: "identity", authentication: .agent,
+                     responses: [204: .empty("Removed."), 404: .problem("No such passkey of yours."),
+                                 409: .problem("admin_lockout: a passkey is required of you and this is your last.")],
+                     handler: passkeys.remove),
+            APIRoute(.POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
+                     summary: "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get.",
+                     tag: "identity", responses: [200: .json("The options.", "PasskeySignInOptions")],
+                     bodyLimit: 4096, handler: passkeys.signInOptions),
+            APIRoute(.POST, "/api/v1/session/passkey", operationID: "signInWithPasskey",
+                     summary: "Sign in with a passkey instead of password and TOTP: the assertion (base64url); challenge, origin, RP ID hash, user presence and verification, ES256 signature and sign count checked. Sets the session cookie.",
+                     tag: "identity", requestSchema: "PasskeyAssertion",
+                     responses: [201: .json("Signed in; the cookie is set.", "Session"),
+                                 401: .problem("invalid_credentials: the same answer for every refusal (a sign-count regression is also recorded in the admin audit log).")],
+                     bodyLimit: 16 * 1024, handler: passkeys.signIn),
         ]
     }
 }

@@ -59,6 +59,12 @@ public struct ServiceConfiguration: Sendable {
     /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
     public static let defaultSupportContact = "support@reclaim.example"
 
+    /// Passkeys: the origin the dashboard is served from (`RECLAIM_WEBAUTHN_ORIGIN`, e.g. `https://reclaim.example`);
+    /// its host is the relying-party id. Unset: only `http(s)://localhost[:port]` (development and tests).
+    public var webAuthnOrigin: String? = nil
+    /// The relying-party id passkeys are bound to: the configured origin's host, or `localhost`.
+    public var webAuthnRPID: String { webAuthnOrigin.flatMap { URLComponents(string: $0)?.host } ?? "localhost" }
+
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
 
@@ -81,6 +87,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
+        ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
         ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
     ]
@@ -173,6 +180,15 @@ public struct ServiceConfiguration: Sendable {
         let publicDirectory = try directory("RECLAIM_PUBLIC_DIR", "Public", needed: needs.contains(.publicFiles))
         let migrationsDirectory = try directory("RECLAIM_MIGRATIONS_DIR", "Migrations", needed: needs.contains(.migrations))
 
+        let webAuthnOrigin = value("RECLAIM_WEBAUTHN_ORIGIN")
+        if let origin = webAuthnOrigin {
+            let parts = URLComponents(string: origin)
+            guard let parts, parts.host?.isEmpty == false, parts.path.isEmpty, parts.query == nil,
+                  parts.scheme == "https" || (parts.scheme == "http" && parts.host == "localhost") else {
+                throw ConfigurationError(variable: "RECLAIM_WEBAUTHN_ORIGIN", problem: "must be https://host[:port] (or http://localhost[:port]), got \"\(origin)\"")
+            }
+        }
+
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
@@ -182,6 +198,7 @@ public struct ServiceConfiguration: Sendable {
             supportContact: supportContact)
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.bodyTimeoutSeconds = bodyTimeout
+        configuration.webAuthnOrigin = webAuthnOrigin
         return configuration
     }
 

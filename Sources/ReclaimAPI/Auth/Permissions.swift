@@ -21,6 +21,10 @@ public enum Permission: String, CaseIterable, Sendable {
     case createAccount = "account.create"
     case readStatus = "status.read"
     case uploadAsCustomer = "status.upload"
+    /// Administration: agents, API clients and the audit log (`/api/v1/admin/…`).
+    case administer = "admin.manage"
+    /// Supervision: the summary report (`/api/v1/reports/summary`) and its page.
+    case readReports = "reports.read"
 }
 
 /// Who a permission is granted to.
@@ -54,6 +58,8 @@ public enum PermissionTable {
         .createAccount: Grant(agentTier: nil, admins: true, apiClients: true, customers: false),
         .readStatus: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
         .uploadAsCustomer: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
+        .administer: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),
+        .readReports: Grant(agentTier: .tier2, admins: true, apiClients: false, customers: false),
     ]
 
     /// Whether `principal` holds `permission`.
