@@ -30,6 +30,11 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case reasonRequired = "reason_required"
     case alreadyFrozen = "already_frozen"
     case accountExists = "account_exists"
+    case documentsMissing = "documents_missing"
+    case documentsPending = "documents_pending"
+    case unlocksOutstanding = "unlocks_outstanding"
+    case alreadyDone = "already_done"
+    case notFrozen = "not_frozen"
     // Capacity and the database
     case busy
     case databaseUnavailable = "database_unavailable"
@@ -48,7 +53,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .csrfFailed, .insufficientTier: 403
         case .invalidCaseNumber: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
-             .accountExists: 409
+             .accountExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone, .notFrozen: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -69,6 +74,10 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .unlockNotAllowed: .unlockNotAllowed
         case .answersNotMatched: .answersNotMatched
         case .reasonRequired: .reasonRequired
+        case .documentsMissing: .documentsMissing
+        case .documentsPending: .documentsPending
+        case .unlocksOutstanding: .unlocksOutstanding
+        case .alreadyDone: .alreadyDone
         }
     }
 

@@ -15,6 +15,10 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case evidenceReviewed = "evidence_reviewed"
     case evidenceContentRead = "evidence_content_read"
     case denied
+    case unlockDone = "unlock_done"
+    case unfrozen
+    case unassigned
+    case documentArrived = "document_arrived"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -32,6 +36,14 @@ public enum CaseEventEntry: Sendable {
     case evidenceContentRead(evidenceID: UUID, kind: EvidenceKind)
     /// An attempt refused for want of permission: what was tried, never the request's body.
     case denied(attempted: String, code: String, evidenceID: UUID?)
+    /// Engineering undid one thing the thief changed (one checklist step).
+    case unlockDone(step: UnlockKind, reason: String?)
+    /// The freeze was lifted: by an agent (`cause` "lifted") or by the case finishing (`cause` the state it entered).
+    case unfrozen(accountEmail: String, cause: String)
+    /// The case moved to a desk above its assignee's, so nobody holds it until someone there takes it.
+    case unassigned(previous: UUID, state: CaseState)
+    /// A document arrived while the case waited for documents; `unreviewed` counts the pending documents with it.
+    case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -46,6 +58,10 @@ public enum CaseEventEntry: Sendable {
         case .evidenceReviewed: .evidenceReviewed
         case .evidenceContentRead: .evidenceContentRead
         case .denied: .denied
+        case .unlockDone: .unlockDone
+        case .unfrozen: .unfrozen
+        case .unassigned: .unassigned
+        case .documentArrived: .documentArrived
         }
     }
 
@@ -84,6 +100,14 @@ public enum CaseEventEntry: Sendable {
             var data: [String: JSONValue] = ["attempted": .string(attempted), "code": .string(code)]
             if let evidenceID { data["evidence_id"] = .string(evidenceID.lowercased) }
             return .object(data)
+        case let .unlockDone(step, reason):
+            return ["step": .string(step.rawValue), "reason": .optional(reason)]
+        case let .unfrozen(accountEmail, cause):
+            return ["account_email": .string(accountEmail), "cause": .string(cause)]
+        case let .unassigned(previous, state):
+            return ["previous": .string(previous.lowercased), "state": .string(state.rawValue)]
+        case let .documentArrived(evidenceID, kind, unreviewed):
+            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
         }
     }
 }

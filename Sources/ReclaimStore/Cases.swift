@@ -71,12 +71,18 @@ public struct CaseRecord: Sendable {
     public let rescueEmail: String?
     /// The customer's language.
     public let language: CustomerLanguage
+    /// The unlock steps engineering has recorded, in the order done.
+    public let unlocksDone: [UnlockKind]
+    /// Documents on the case not reviewed yet (pending).
+    public let unreviewedDocuments: Int
 
     /// A record from its fields.
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage = .english) {
+                rescueEmail: String? = nil, language: CustomerLanguage = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0) {
+        self.unlocksDone = unlocksDone
+        self.unreviewedDocuments = unreviewedDocuments
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash
@@ -165,9 +171,12 @@ public struct CaseQueueFilter: Sendable {
     public var overdue: Bool?
     /// A normalised search term (see `CaseSearch.term`).
     public var term: String?
+    /// Only cases with (true) or without (false) an unreviewed document.
+    public var unreviewed: Bool?
 
     /// A filter; nil fields do not filter.
-    public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil) {
+    public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil) {
+        self.unreviewed = unreviewed
         self.state = state
         self.tier = tier
         self.overdue = overdue
@@ -246,7 +255,13 @@ public enum CaseStore {
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
         c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
         c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
-        c.rescue_email, c.language
+        c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done,
+        (SELECT count(*) FROM evidence d WHERE d.case_id = c.id AND \(documentKinds)
+            AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
+        """
+    // Evidence `d` is a document (the predicate of the `evidence_documents` index, spelled the same so it is used).
+    static let documentKinds = """
+        d.kind IN ('invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo')
         """
     static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
 
@@ -321,8 +336,31 @@ public enum CaseStore {
 
     /// Sets `frozen` if the case is still at `expectedVersion`.
     public static func freeze(id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try setFrozen(true, id: id, expectedVersion: expectedVersion, now: now, on: connection)
+    }
+
+    /// Sets or lifts `frozen` if the case is still at `expectedVersion`.
+    public static func setFrozen(_ frozen: Bool, id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE cases SET frozen = true, updated_at = \(now), version = version + 1
+            UPDATE cases SET frozen = \(frozen), updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion)
+            """) == 1
+    }
+
+    /// Clears the assignee (no version bump: the caller's change to the case already made one in this transaction).
+    public static func clearAssignee(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE cases SET assignee_id = NULL WHERE id = \(id)")
+    }
+
+    /// Lifts a freeze as part of a change that already bumped the version in this transaction.
+    public static func liftFreeze(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE cases SET frozen = false WHERE id = \(id)")
+    }
+
+    /// Records one unlock step if the case is still at `expectedVersion`.
+    public static func recordUnlock(_ step: UnlockKind, id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET unlocks_done = array_append(unlocks_done, \(step.rawValue)), updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion)
             """) == 1
     }
@@ -365,6 +403,10 @@ public enum CaseStore {
         }
         if let state = filter.state { sql += " AND c.state = \(bind(state.rawValue))" }
         if let tier = filter.tier { sql += " AND c.tier = \(bind(tier.rawValue))" }
+        if let unreviewed = filter.unreviewed {
+            sql += unreviewed ? " AND EXISTS" : " AND NOT EXISTS"
+            sql += " (SELECT 1 FROM evidence d WHERE d.case_id = c.id AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))"
+        }
         if let overdue = filter.overdue, dated {
             // Only open states other than awaiting_documents have a due date, so the date alone decides.
             sql += overdue ? " AND c.due_at < \(bind(now))" : " AND c.due_at >= \(bind(now))"
@@ -381,7 +423,7 @@ public enum CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
@@ -396,6 +438,7 @@ public enum CaseStore {
             assigneeID = try c("assignee_id"); assigneeName = try c("assignee_name"); assigneeTier = try c("assignee_tier")
             frozen = try c("frozen"); createdAt = try c("created_at"); updatedAt = try c("updated_at"); version = try c("version")
             rescueEmail = try c("rescue_email"); language = try c("language")
+            unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
@@ -418,7 +461,9 @@ public enum CaseStore {
                 assigneeID: try row.decode(assigneeID), assigneeName: try row.decode(assigneeName),
                 assigneeTier: assigneeTierText.flatMap(Tier.init(rawValue:)), frozen: try row.decode(frozen),
                 createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version),
-                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language))
+                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language),
+                unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
+                unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self))
         }
 
         private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {

@@ -11,6 +11,8 @@ public enum Permission: String, CaseIterable, Sendable {
     case transitionCase = "case.transition"
     case assignCase = "case.assign"
     case freezeCase = "case.freeze"
+    case unfreezeCase = "case.unfreeze"
+    case recordUnlock = "case.unlock"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -44,6 +46,8 @@ public enum PermissionTable {
         .transitionCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .assignCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .freezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
+        .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
+        .recordUnlock: Grant(agentTier: .engineering, admins: false, apiClients: false, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),

@@ -57,6 +57,8 @@ enum CaseHTTP {
             members["factors"] = Dictionary(uniqueKeysWithValues: outcome.factors.map { ($0.key.rawValue, $0.value.rawValue) })
         }
         if case .insufficientTier(let required) = refusal { members["required_tier"] = required.rawValue }
+        if case .documentsMissing(let missing) = refusal { members["missing"] = missing.map(\.rawValue) }
+        if case .unlocksOutstanding(let steps) = refusal { members["outstanding"] = steps.map(\.rawValue) }
         return Problem(ErrorCode(refusal), detail: refusal.message, extraMembers: members)
     }
 
@@ -91,6 +93,9 @@ enum CaseHTTP {
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
             "allowed_actions": .array(workflow.allowedActions(for: s, actorTier: actorTier).map { .string($0.rawValue) }),
             "created_at": Timestamp.json(record.createdAt),
+            "unlocks": ["required": .array(UnlockChecklist.required(kind: s.kind, facts: s.facts).map { .string($0.rawValue) }),
+                        "done": .array(record.unlocksDone.map { .string($0.rawValue) })],
+            "unreviewed_documents": .int(Int64(record.unreviewedDocuments)),
             "updated_at": Timestamp.json(record.updatedAt),
             "version": .int(Int64(record.version)),
         ]
@@ -148,6 +153,17 @@ enum CaseHTTP {
         raw(",\"state\":"); quoted(s.state.rawValue)
         raw(",\"summary\":"); string(record.summary)
         raw(",\"tier\":"); quoted(s.tier.rawValue)
+        raw(",\"unlocks\":{\"done\":[")
+        for (index, step) in record.unlocksDone.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            quoted(step.rawValue)
+        }
+        raw("],\"required\":[")
+        for (index, step) in UnlockChecklist.required(kind: s.kind, facts: s.facts).enumerated() {
+            if index > 0 { out.append(0x2C) }
+            quoted(step.rawValue)
+        }
+        raw("]},\"unreviewed_documents\":"); plain(String(record.unreviewedDocuments))
         raw(",\"updated_at\":"); time(record.updatedAt)
         raw(",\"version\":"); plain(String(record.version))
         raw("}")

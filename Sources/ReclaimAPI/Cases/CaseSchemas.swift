@@ -43,9 +43,14 @@ extension OpenAPIDocument {
         "created_at": dateTime,
         "updated_at": dateTime,
         "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
+        "unlocks": ["type": "object", "required": ["required", "done"],
+                    "description": "The unlock checklist: complete needs every required step done.",
+                    "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]]],
+        "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
     ]
+    nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]]
     private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-                                       "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version"]
+                                       "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents"]
 
     /// The schemas, by name.
     nonisolated(unsafe) static let caseSchemas: [String: Any] = [  // immutable after initialisation
@@ -63,6 +68,10 @@ extension OpenAPIDocument {
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "UnlockStep": [
+            "type": "object", "required": ["step"],
+            "properties": ["step": unlockStep, "reason": string],
+        ],
         "CreatedCase": [
             "type": "object", "required": caseRequired + ["access_code"],
             "properties": caseProperties.merging(["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]]) { a, _ in a },

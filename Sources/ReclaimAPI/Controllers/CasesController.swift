@@ -114,6 +114,13 @@ final class CasesController: Sendable {
             default: errors.append(FieldError(field: "overdue", message: "true or false"))
             }
         }
+        if let text = request.query("unreviewed"), !text.isEmpty {
+            switch text {
+            case "true": filter.unreviewed = true
+            case "false": filter.unreviewed = false
+            default: errors.append(FieldError(field: "unreviewed", message: "true or false"))
+            }
+        }
         if let text = request.query("q"), !text.isEmpty {
             if let term = CaseSearch.term(for: text) { filter.term = term } else { errors.append(FieldError(field: "q", message: "too long")) }
         }
@@ -192,10 +199,38 @@ final class CasesController: Sendable {
                                                 hasher: answerHasher, at: context.clock.now(), pool: context.pool)
         }
         let now = self.now
-        let updated = try context.perform(body.action, by: principal, request) { connection in
-            try operations.transition(number, expectedVersion: expected,
-                                      CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock, givenAnswers: given),
-                                      actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        let outcome = try context.perform(body.action, by: principal, request) { connection in
+            try operations.transitionKeepingUnlock(number, expectedVersion: expected,
+                                                   CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock, givenAnswers: given),
+                                                   actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        if !outcome.outstanding.isEmpty {
+            // The unlock given was recorded and committed; the completion itself is refused (with the version now current).
+            let refusal = WorkflowRefusal.unlocksOutstanding(outcome.outstanding)
+            var problem = CaseHTTP.problem(for: refusal)
+            problem.extraHeaders.append(CaseHTTP.etag(outcome.record.version))
+            throw problem
+        }
+        return respond(outcome.record, principal: principal)
+    }
+
+    // MARK: Unlock checklist
+
+    struct UnlockBody: Decodable {
+        var step: UnlockKind
+        var reason: String?
+    }
+
+    /// `POST /api/v1/cases/{n}/unlocks` `{"step", "reason"}` with `If-Match` (engineering): one checklist step, its own event.
+    @Sendable func recordUnlock(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.recordUnlock, request, number: number, attempted: "unlock")
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(UnlockBody.self)
+        let now = self.now
+        let updated = try context.perform("unlock", by: principal, request) { connection in
+            try operations.recordUnlock(number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
+                                        by: principal.actor, at: now, on: connection)
         }
         return respond(updated, principal: principal)
     }
@@ -247,6 +282,18 @@ final class CasesController: Sendable {
         let now = self.now
         let updated = try context.perform("freeze", by: principal, request) { connection in
             try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        return respond(updated, principal: principal)
+    }
+
+    /// `POST /api/v1/cases/{n}/actions/unfreeze` with `If-Match` (tier2+): lifts a freeze; 409 `not_frozen` without one.
+    @Sendable func unfreeze(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.unfreezeCase, request, number: number, attempted: "unfreeze")
+        let expected = try CaseHTTP.ifMatch(request)
+        let now = self.now
+        let updated = try context.perform("unfreeze", by: principal, request) { connection in
+            try operations.unfreeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
         }
         return respond(updated, principal: principal)
     }
