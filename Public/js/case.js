@@ -8,7 +8,7 @@ import { formatBytes, formatDateTime, timeLeft, words } from './format.js';
 import { groupCaseNumber } from './identifiers.js';
 import {
   ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, FINISHED_STATES, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label,
-  tierCovers, unlocksFor,
+  outstandingUnlocks, tierCovers, unlocksFor,
 } from './labels.js';
 import { verifyChain } from './chain.js';
 
@@ -32,6 +32,12 @@ function problemWords(error) {
       const list = Object.entries(factors).map(([name, outcome]) => `${label(FACTORS, name)}: ${outcome}`).join(', ');
       return `Not verified: two of three factors must match${list ? ` (${list})` : ''}.`;
     }
+    case 'documents_missing':
+      return `Not yet: no accepted document for ${(error.problem.missing ?? []).map((m) => label(REQUIREMENTS, m)).join(', ')}. Review or request the documents first.`;
+    case 'documents_pending':
+      return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
+    case 'unlocks_outstanding':
+      return `Not complete yet: still to undo ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u)).join(', ')}. Any step you gave was recorded.`;
     case 'insufficient_tier':
     case 'forbidden':
       return `Not allowed for your tier. ${error.message}`;
@@ -51,6 +57,7 @@ function actorWords(actor) {
   if (!actor) return '—';
   if (actor === `agent:${app.agent.id}`) return 'you';
   if (actor === 'customer') return 'the customer';
+  if (actor === 'system') return 'the service';
   if (agentNames.has(actor)) return agentNames.get(actor);
   const [kind, id] = actor.split(':');
   if (kind === 'agent') return `agent ${id.slice(0, 8)}`;
@@ -104,10 +111,13 @@ function render() {
       h('p', { class: 'badges' },
         h('span', { class: `badge state ${c.state}`, id: 'case-state' }, label(STATES, c.state)), ' ',
         c.overdue ? h('span', { class: 'badge overdue' }, 'Overdue') : null, ' ',
-        c.frozen ? h('span', { class: 'badge frozen' }, 'Account frozen') : null)),
+        c.frozen ? h('span', { class: 'badge frozen', id: 'case-frozen' }, 'Account frozen') : null, ' ',
+        c.unreviewed_documents ? h('span', { class: 'badge unreviewed', id: 'case-unreviewed' },
+          `${c.unreviewed_documents} unreviewed document${c.unreviewed_documents === 1 ? '' : 's'}`) : null)),
     h('div', { class: 'case-grid' },
       h('div', { class: 'case-main' },
         section('Actions', 'actions', actionsPanel(c, open)),
+        c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
         app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Notes', 'notes', h('div', { id: 'notes-body' }, h('p', { class: 'muted' }, 'Loading…')))),
@@ -163,22 +173,36 @@ function actionsPanel(c, open) {
   if (app.can('case.freeze') && open && !c.frozen) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
   }
+  if (app.can('case.unfreeze') && c.frozen) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unfreeze' }, onclick: () => openAction('unfreeze') }, 'Lift the freeze'));
+  }
   return [
     buttons.length ? h('div', { class: 'actions', id: 'action-buttons' }, buttons) : h('p', { class: 'muted', id: 'action-buttons' }, 'Nothing for your tier to do on this case now.'),
     h('div', { id: 'action-form-slot' }),
   ];
 }
 
+// The case's own actions beside the workflow's: freeze and lift it (no reason field, their own paths).
+const CASE_ACTIONS = {
+  freeze: { label: 'Freeze account', help: 'Stop purchases and cloud operations on the account while the case is open.', path: 'actions/freeze' },
+  unfreeze: { label: 'Lift the freeze', help: 'Allow purchases and cloud operations on the account again. Finishing the case lifts it by itself.', path: 'actions/unfreeze' },
+};
+
 function openAction(action) {
-  const info = action === 'freeze'
-    ? { label: 'Freeze account', help: 'Stop purchases and cloud operations on the account while the case is open.' }
-    : ACTIONS[action] ?? { label: action, help: '' };
+  const info = CASE_ACTIONS[action] ?? ACTIONS[action] ?? { label: action, help: '' };
   const fields = [];
   if (info.unlock) {
-    fields.push(h('label', { for: 'action-unlock' }, 'What was unlocked'),
-      h('select', { id: 'action-unlock', required: true }, unlocksFor(current.data).map((u) => h('option', { value: u }, UNLOCKS[u]))));
+    const choices = unlocksFor(current.data);
+    // With a checklist whose steps are all recorded, complete needs no further unlock.
+    const optional = (current.data.unlocks?.required ?? []).length > 0;
+    if (choices.length) {
+      fields.push(h('label', { for: 'action-unlock' }, optional ? 'Also record this step (optional)' : 'What was unlocked'),
+        h('select', { id: 'action-unlock', required: optional ? null : true },
+          optional ? h('option', { value: '' }, 'No further step') : null,
+          choices.map((u) => h('option', { value: u }, UNLOCKS[u]))));
+    }
   }
-  if (action !== 'freeze') {
+  if (!CASE_ACTIONS[action]) {
     fields.push(h('label', { for: 'action-reason' }, info.reason ? 'Reason (required)' : 'Reason (optional)',
       h('span', { class: 'hint' }, 'Recorded on the timeline.')),
     h('textarea', { id: 'action-reason', rows: 3, maxlength: 2000, required: info.reason ? true : null }));
@@ -207,9 +231,48 @@ async function submitAction(form, action, info, error) {
   const body = { action };
   if (reason) body.reason = reason;
   const unlock = form.querySelector('#action-unlock');
-  if (unlock) body.unlock = unlock.value;
-  const path = action === 'freeze' ? `/api/v1/cases/${current.number}/actions/freeze` : `/api/v1/cases/${current.number}/transitions`;
-  await change(form, path, action === 'freeze' ? {} : body, `${info.label}: done.`);
+  if (unlock?.value) body.unlock = unlock.value;
+  const own = CASE_ACTIONS[action];
+  const path = `/api/v1/cases/${current.number}/${own ? own.path : 'transitions'}`;
+  await change(form, path, own ? {} : body, `${info.label}: done.`);
+}
+
+// MARK: Unlock checklist
+
+/** Every step the thief's changes need undone, done or not; engineering records each on its own. */
+function unlockChecklist(c) {
+  const done = new Set(c.unlocks.done);
+  const canRecord = app.can('case.unlock') && tierCovers(app.agent.tier, 'engineering') && c.state === 'engineering';
+  const outstanding = outstandingUnlocks(c);
+  return [
+    h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' },
+      outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
+        : '✓ Every step is done: the case can be completed.'),
+    h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', { dataset: { step, done: String(done.has(step)) } },
+      h('span', { class: done.has(step) ? 'yes' : 'no' }, done.has(step) ? '✓ Done' : 'To do'), ' ', UNLOCKS[step] ?? words(step),
+      canRecord && !done.has(step)
+        ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
+        : null))),
+    h('div', { id: 'unlock-form-slot' }),
+  ];
+}
+
+function openUnlock(step) {
+  const slot = byId('unlock-form-slot');
+  const form = h('form', { id: 'unlock-form', class: 'action-form', novalidate: true, dataset: { step } },
+    h('h3', {}, UNLOCKS[step]),
+    h('label', { for: 'unlock-reason' }, 'Note (optional)', h('span', { class: 'hint' }, 'Recorded on the timeline with the step.')),
+    h('textarea', { id: 'unlock-reason', rows: 2, maxlength: 2000 }),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'unlock-confirm' }, `Confirm: ${UNLOCKS[step]}`),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const reason = form.querySelector('#unlock-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/unlocks`, reason ? { step, reason } : { step }, `${UNLOCKS[step]}: recorded.`);
+  });
+  replace(slot, form);
+  form.querySelector('textarea').focus();
 }
 
 /** The hand-over form: colleagues whose tier can hold the case (the service checks it again). */
@@ -261,6 +324,10 @@ async function change(container, path, json, done) {
         await reload();
         say('Someone else changed this case while you had it open. It has been reloaded: check what changed before you act again.', 'warn');
         message().focus();
+      } else if (error.code === 'unlocks_outstanding') {
+        // The step given with Complete was recorded: show the checklist as it is now.
+        await reload();
+        say(problemWords(error));
       } else {
         say(problemWords(error));
       }
@@ -325,6 +392,10 @@ function eventWords(event) {
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
     case 'frozen': return 'Account frozen';
+    case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
+    case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
+    case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }

@@ -28,11 +28,16 @@ public enum UnlockChecklist {
 /// The documents gate and documents arriving (api.md v1.1), from the documents on a case and their review status.
 public enum DocumentsGate {
     /// Why `approve` must wait, or nil: `documentsMissing` unless every document requirement of the path is met by an
-    /// accepted document, then `documentsPending` while any document is still pending.
+    /// accepted document, then `documentsPending` while any document is still pending. Approval judges proof of
+    /// ownership, so a path other than the two document paths is read as the one the case's facts call for.
     public static func refusal(path: RecoveryPath, kind: CaseKind, facts: CaseFacts,
                                documents: [(kind: EvidenceKind, status: EvidenceStatus)]) -> WorkflowRefusal? {
         let accepted = Set(documents.filter { $0.status == .accepted }.map(\.kind))
-        let missing = missingRequirements(path: path, kind: kind, facts: facts, have: accepted)
+        let documentPath: RecoveryPath = switch path {
+        case .documents, .activationLock: path
+        case .undetermined, .reset, .verifiedIdentity: Workflow.isDeviceOnly(kind: kind, facts: facts) ? .activationLock : .documents
+        }
+        let missing = missingRequirements(path: documentPath, kind: kind, facts: facts, have: accepted)
         if !missing.isEmpty { return .documentsMissing(missing) }
         if documents.contains(where: { $0.status == .pending }) { return .documentsPending }
         return nil

@@ -39,7 +39,8 @@ let permissiveContext = TransitionContext(
     allOnFileAnswersMatched: true,
     verification: VerificationOutcome(factors: [.securityAnswer: .matched, .card: .matched]),
     unlock: .removeRescueEmail,
-    reason: "customer called")
+    reason: "customer called",
+    documents: [.init(kind: .invoice, status: .accepted), .init(kind: .imeiPhoto, status: .accepted), .init(kind: .lockScreenPhoto, status: .accepted)])
 
 @Suite struct WorkflowTableTests {
     let workflow = Workflow()

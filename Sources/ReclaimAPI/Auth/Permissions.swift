@@ -12,6 +12,7 @@ public enum Permission: String, CaseIterable, Sendable {
     case assignCase = "case.assign"
     case freezeCase = "case.freeze"
     case unfreezeCase = "case.unfreeze"
+    /// Any agent may try; `Workflow.checkUnlock` allows engineering only (and the refusal is recorded on the case).
     case recordUnlock = "case.unlock"
     case addNote = "case.note"
     case readEvents = "case.events"
@@ -47,7 +48,7 @@ public enum PermissionTable {
         .assignCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .freezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
         .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
-        .recordUnlock: Grant(agentTier: .engineering, admins: false, apiClients: false, customers: false),
+        .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),
