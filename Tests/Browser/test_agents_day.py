@@ -1,0 +1,134 @@
+"""The agents' day (issue 11) in real Chromium: documents arrive from the customer's page and move the case to
+review by themselves, tier 3 sees them first, approval waits for accepted documents, engineering works through the
+unlock checklist, a freeze is lifted. Every step goes through the pages; the customer's status is read on /status."""
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from harness import BrowserTestCase, png_bytes
+
+
+class AgentsDayTests(BrowserTestCase):
+
+    def open_case(self, browser, case_number):
+        browser.open('/#/cases/' + case_number)
+        browser.wait_for_text('#case-title', case_number[:4])
+        browser.wait_for('#chain-mark')
+
+    def customer_stage(self, case, expected):
+        """The customer's page, looked up with the case's own number and code, says `expected`."""
+        browser = self.browser().open('/status')
+        browser.fill('#case-number', case['case_number'])
+        browser.fill('#access-code', case['access_code'])
+        browser.click('#lookup-submit')
+        browser.wait_for_text('#stage', expected)
+        return browser
+
+    def upload_on_status_page(self, browser, kind):
+        Select(browser.find('#doc-type')).select_by_value(kind)
+        browser.find('#doc-file').send_keys(self.file_with(png_bytes(8, 8), '.png'))
+        browser.click('#upload-submit')
+        browser.wait_for_text('#upload-message', 'we received')
+
+    def review_all(self, browser, decision_reason):
+        """Accepts every pending document shown on the case."""
+        while True:
+            buttons = [b for b in browser.find_all('#evidence-list li button') if b.text == 'Review']
+            if not buttons:
+                return
+            item = buttons[0].find_element(By.XPATH, './ancestor::li')
+            evidence = item.get_attribute('data-evidence')
+            buttons[0].click()
+            form = browser.wait_for('#evidence-list li[data-evidence="%s"] form.review-form' % evidence)
+            form.find_element(By.CSS_SELECTOR, 'textarea').send_keys(decision_reason)
+            form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+            browser.wait_for_text('#evidence-list li[data-evidence="%s"] .badge' % evidence, 'accepted')
+
+    def test_documents_arrive_tier3_approves_and_engineering_undoes_every_change(self):
+        self.expect_http_errors(409)
+        case = self.service.case(state='awaiting_documents', path='documents')
+        number = case['case_number']
+
+        # The customer uploads both documents on /status; the second moves the case to review by itself.
+        customer = self.customer_stage(case, 'We are waiting for your documents')
+        self.upload_on_status_page(customer, 'invoice')
+        self.upload_on_status_page(customer, 'imei_photo')
+        customer.wait_for_text('#stage', 'We are reviewing your documents')
+
+        # Tier 3's queue shows the cases with unreviewed documents first, with their count.
+        tier3 = self.browser()
+        self.sign_in(tier3, 'tier3')
+        self.wait_for_queue(tier3, 'tier=tier3')
+        row = tier3.wait_for('#queue-rows tr[data-case="%s"]' % number)
+        self.assertIn('2 unreviewed documents', row.text)
+        flags = [bool(r.find_elements(By.CSS_SELECTOR, '.badge.unreviewed')) for r in tier3.find_all('#queue-rows tr')]
+        self.assertEqual(flags, sorted(flags, reverse=True), 'every case with unreviewed documents comes first')
+        self.assert_accessible(tier3)
+        row.find_element(By.CSS_SELECTOR, 'a.case-link').click()
+        tier3.wait_for_text('#case-state', 'Document review')
+        self.assertIn('2 unreviewed documents', tier3.find('#case-unreviewed').text)
+        self.assertIn('by the service', tier3.wait_for_text('#timeline-list', 'Begin review').text)
+
+        # Approving before the documents are accepted is refused, with what is missing.
+        tier3.click('button[data-action="approve"]')
+        tier3.click('#action-confirm')
+        tier3.wait_for_text('#case-message', 'no accepted document')
+        self.review_all(tier3, 'Matches the device on file.')
+        tier3.click('button[data-action="approve"]')
+        tier3.click('#action-confirm')
+        tier3.wait_for_text('#case-state', 'Engineering')
+        self.customer_stage(case, 'Our engineers are restoring your access')
+
+        # Engineering: two things the thief changed, two steps; Complete waits for both.
+        engineer = self.browser()
+        self.sign_in(engineer, 'engineering')
+        self.open_case(engineer, number)
+        steps = engineer.wait_for('#unlock-list')
+        self.assertEqual([li.get_attribute('data-step') for li in steps.find_elements(By.CSS_SELECTOR, 'li')],
+                         ['remove_rescue_email', 'reset_security_questions'])
+        engineer.click('button[data-action="complete"]')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-message', 'Not complete yet')
+        self.assertIn('2 of 2 still to do', engineer.find('#unlocks-summary').text)
+        self.assert_accessible(engineer)
+        for step in ('remove_rescue_email', 'reset_security_questions'):
+            engineer.click('button[data-unlock="%s"]' % step)
+            engineer.fill('#unlock-reason', 'Done in the account console.')
+            engineer.click('#unlock-confirm')
+            engineer.wait_for('#unlock-list li[data-step="%s"][data-done="true"]' % step)
+        engineer.wait_for_text('#unlocks-summary', 'Every step is done')
+        engineer.wait_for_text('#timeline-list', 'Unlock step done: Reset the security questions')
+        engineer.click('button[data-action="complete"]')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-state', 'Resolved')
+        self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % number), 'resolved')
+        self.assertEqual(engineer.unlabelled_controls(), [])
+        self.assert_accessible(engineer)
+        self.customer_stage(case, 'Your case is resolved')
+
+    def test_tier2_lifts_a_freeze_and_the_timeline_says_so(self):
+        number = self.service.psql("SELECT case_number FROM cases WHERE frozen AND state = 'identity_check' LIMIT 1")
+        self.assertTrue(number, 'the demo data has a frozen case')
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        self.open_case(browser, number)
+        browser.wait_for('#case-frozen')
+        browser.click('button[data-action="unfreeze"]')
+        self.assert_accessible(browser)
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-message', 'Lift the freeze: done')
+        self.assertEqual(browser.find_all('#case-frozen'), [])
+        browser.wait_for_text('#timeline-list', 'Freeze lifted')
+        browser.wait_for('button[data-action="freeze"]')
+        self.assertEqual(self.service.psql("SELECT frozen FROM cases WHERE case_number = '%s'" % number), 'f')
+
+    def test_the_checklist_and_badges_fit_a_phone(self):
+        number = self.service.psql(
+            "SELECT case_number FROM cases WHERE state = 'engineering' AND cardinality(unlocks_done) = 1 LIMIT 1")
+        self.assertTrue(number, 'the demo data has a half-done unlock')
+        browser = self.browser(360, 740)
+        self.sign_in(browser, 'engineering')
+        self.open_case(browser, number)
+        browser.wait_for('#unlock-list li[data-done="true"]')
+        self.assertIn('1 of 2 still to do', browser.find('#unlocks-summary').text)
+        self.assertLessEqual(browser.overflow(), 0)
+        self.assert_accessible(browser)
