@@ -87,6 +87,8 @@ public struct CaseOperations: Sendable {
     public struct Opened: Sendable {
         public let record: CaseRecord
         public let accessCode: AccessCode
+        /// The other open cases with the same account e-mail, serial or IMEI (opening is never refused for them).
+        public let possibleDuplicates: [(number: String, state: CaseState)]
     }
 
     /// Opens a case: validates every field (all issues at once), draws a case number and an access code, stores
@@ -140,7 +142,10 @@ public struct CaseOperations: Sendable {
                                     customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
                                     assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
                                     rescueEmail: new.rescueEmail, language: new.language)
-            return Opened(record: record, accessCode: code)
+            var terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: devices)
+            terms.remove(new.number.digits)
+            let duplicates = try CaseStore.openCases(matching: terms.sorted(), except: new.id, on: connection)
+            return Opened(record: record, accessCode: code, possibleDuplicates: duplicates)
         }
     }
 

@@ -289,6 +289,22 @@ public enum CaseStore {
             """)
     }
 
+    /// The other open cases found by any of `terms` (account e-mail, serials, IMEIs: never the case number), by number.
+    public static func openCases(matching terms: [String], except id: UUID, on connection: PostgresConnection) throws -> [(number: String, state: CaseState)] {
+        guard !terms.isEmpty else { return [] }
+        let rows = try connection.query("""
+            SELECT DISTINCT c.case_number, c.state FROM case_search s JOIN cases c ON c.id = s.case_id
+            WHERE s.term = ANY(\(terms)) AND c.id <> \(id) AND c.state NOT IN ('resolved', 'rejected', 'closed', 'merged')
+            ORDER BY c.case_number LIMIT 50
+            """)
+        var found: [(number: String, state: CaseState)] = []
+        for row in rows {
+            guard let state = CaseState(rawValue: try row.decode("state", as: String.self)) else { continue }
+            found.append((try row.decode("case_number", as: String.self), state))
+        }
+        return found
+    }
+
     /// The case with this number, or nil.
     public static func find(number: String, on connection: PostgresConnection) throws -> CaseRecord? {
         try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)").decodeCases().first

@@ -132,3 +132,59 @@ class AgentsDayTests(BrowserTestCase):
         self.assertIn('1 of 2 still to do', browser.find('#unlocks-summary').text)
         self.assertLessEqual(browser.overflow(), 0)
         self.assert_accessible(browser)
+
+
+class OpenCaseTests(BrowserTestCase):
+
+    def test_tier1_opens_a_case_sees_duplicates_first_and_reads_out_the_code(self):
+        duplicate = self.service.case(state='new')
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.click('#open-case-link')
+        browser.wait_for_text('#open-title', 'Open a case')
+        self.assert_accessible(browser)
+        browser.fill('#open-account', duplicate['account_email'])
+        browser.fill('#open-name', 'Mei Chen')  # a change event on the e-mail runs the duplicate check
+        row = browser.wait_for('#duplicate-list li[data-case="%s"]' % duplicate['case_number'])
+        self.assertIn('/#/cases/' + duplicate['case_number'], row.find_element(By.CSS_SELECTOR, 'a').get_attribute('href'))
+        browser.fill('#open-contact', 'mei.chen@example.org')
+        Select(browser.find('#open-language')).select_by_value('zh-Hant')
+        browser.click('#open-fact-rescue_email_added')
+        browser.click('#open-fact-security_questions_changed')
+        browser.fill('#open-rescue', 'thief@evil.example')
+        browser.fill('#open-serial-0', 'F2LXBROWSER1')
+        browser.click('#open-add-device')
+        browser.fill('#open-imei-1', '490154203237518')
+        browser.fill('#open-summary', 'Called from a friend\'s phone; rescue address and questions changed.')
+        self.assert_accessible(browser)
+        browser.click('#open-submit')
+        number = browser.wait_for('#opened-number').text
+        code = browser.find('#opened-code').text
+        self.assertRegex(number, r'^\d{4} \d{4} \d{4}$')
+        self.assertRegex(code, r'^[0-9A-Z]{4} [0-9A-Z]{4} [0-9A-Z]{4} [0-9A-Z]{4}$')
+        self.assertIn(duplicate['case_number'], [li.get_attribute('data-case') for li in browser.find_all('#duplicate-list li')])
+        browser.click('#copy-code')
+        browser.wait_for_text('#opened-copied', 'Access code')
+        self.assert_accessible(browser)
+        digits = number.replace(' ', '')
+        row = self.service.psql("SELECT language || ' ' || rescue_email || ' ' || jsonb_array_length(devices) FROM cases WHERE case_number = '%s'" % digits)
+        self.assertEqual(row, 'zh-Hant thief@evil.example 2')
+        browser.click('#opened-link')
+        browser.wait_for_text('#case-state', 'New')
+        # The code read out works on the customer's page.
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', number)
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for('#stage')
+
+    def test_opening_refused_fields_are_named(self):
+        self.expect_http_errors(422)
+        browser = self.browser(360, 740)
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/new')
+        browser.fill('#open-account', 'not an address')
+        browser.click('#open-submit')
+        browser.wait_for_text('#open-error', 'account email')
+        self.assertLessEqual(browser.overflow(), 0)
+        self.assert_accessible(browser)

@@ -240,3 +240,29 @@ extension CaseWorld {
         #expect(unassigned.map { $0["previous"] as? String } == [tier1.agentID.uuidString.lowercased(), tier2.agentID.uuidString.lowercased()])
     }
 }
+
+@Suite(.serialized) struct PossibleDuplicatesAPITests {
+    @Test func theCreatedAnswerListsOtherOpenCasesForTheSameAccountSerialOrIMEI() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let first = try world.openCase(as: tier1)
+        #expect(first["possible_duplicates"] as? [[String: String]] == [])
+        let firstNumber = first["case_number"] as! String
+        // Same account e-mail, no device.
+        let second = try world.openCase(as: tier1, CaseWorld.caseBody(devices: []))
+        #expect(second["possible_duplicates"] as? [[String: String]] == [["case_number": firstNumber, "state": "new"]])
+        // Another account, but the first case's IMEI (typed with spaces).
+        let third = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "other@example.com", devices: [["imei": "49015 42032 37518"]]))
+        #expect((third["possible_duplicates"] as? [[String: String]])?.compactMap { $0["case_number"] } == [firstNumber])
+        // Nothing in common: none; a finished case is not a duplicate.
+        let unrelated = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "stranger@example.com", devices: [["serial": "F2LZZZ000111"]]))
+        #expect(unrelated["possible_duplicates"] as? [[String: String]] == [])
+        let connection = try world.database()
+        defer { connection.close() }
+        try connection.execute("UPDATE cases SET state = 'closed' WHERE case_number = \(firstNumber)")
+        let fourth = try world.openCase(as: tier1, CaseWorld.caseBody(devices: []))
+        #expect((fourth["possible_duplicates"] as? [[String: String]])?.compactMap { $0["case_number"] } == [second["case_number"] as! String])
+        // Never in a later representation.
+        #expect(try world.caseBody(fourth["case_number"] as! String, as: tier1)["possible_duplicates"] == nil)
+    }
+}

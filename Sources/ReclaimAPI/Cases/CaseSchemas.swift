@@ -73,8 +73,12 @@ extension OpenAPIDocument {
             "properties": ["step": unlockStep, "reason": string],
         ],
         "CreatedCase": [
-            "type": "object", "required": caseRequired + ["access_code"],
-            "properties": caseProperties.merging(["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]]) { a, _ in a },
+            "type": "object", "required": caseRequired + ["access_code", "possible_duplicates"],
+            "properties": caseProperties.merging([
+                "access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."],
+                "possible_duplicates": ["type": "array", "description": "The other open cases with the same account email, serial or IMEI (opening is never refused for them).",
+                                        "items": ["type": "object", "required": ["case_number", "state"], "properties": ["case_number": caseNumber, "state": string]]],
+            ]) { a, _ in a },
         ],
         "CaseList": [
             "type": "object", "required": ["items", "next_cursor"],

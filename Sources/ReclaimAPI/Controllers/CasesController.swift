@@ -70,6 +70,7 @@ final class CasesController: Sendable {
             throw Problem.internal
         }
         members["access_code"] = .string(opened.accessCode.display)
+        members["possible_duplicates"] = .array(opened.possibleDuplicates.map { ["case_number": .string($0.number), "state": .string($0.state.rawValue)] })
         return CaseHTTP.json(.object(members), status: 201, headers: [
             ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
         ])
