@@ -35,6 +35,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case unlocksOutstanding = "unlocks_outstanding"
     case alreadyDone = "already_done"
     case notFrozen = "not_frozen"
+    case noAccountOnFile = "no_account_on_file"
     // Capacity and the database
     case busy
     case databaseUnavailable = "database_unavailable"
@@ -51,7 +52,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .invalidIdempotencyKey: 400
         case .invalidCredentials, .invalidSignature, .staleSignature, .replayedSignature: 401
         case .csrfFailed, .insufficientTier: 403
-        case .invalidCaseNumber: 404
+        case .invalidCaseNumber, .noAccountOnFile: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone, .notFrozen: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired: 422

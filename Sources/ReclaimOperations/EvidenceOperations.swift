@@ -68,6 +68,15 @@ extension CaseOperations {
         return AnswerCheck(questionIDs: answers.map(\.questionID), matchedQuestionIDs: matched)
     }
 
+    /// The security questions on file for the case's account (never an answer), each with whether an answer filed on
+    /// the case and not rejected matched it; `noAccountOnFile` when the account is not on file.
+    public func questions(_ number: CaseNumber, on connection: PostgresConnection) throws -> [(id: String, question: String, matched: Bool)] {
+        let record = try load(number, on: connection)
+        guard let questions = try AccountStore.securityQuestions(email: record.accountEmail, on: connection) else { throw OperationError.noAccountOnFile }
+        let matched = try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection)
+        return questions.map { ($0.id, $0.question, matched.contains($0.id)) }
+    }
+
     /// Files checked answers as `security_answers` evidence (which questions, which matched; never an answer).
     public func fileAnswers(_ check: AnswerCheck, number: CaseNumber, by actor: String, at now: Date,
                             on connection: PostgresConnection) throws -> EvidenceRecord {

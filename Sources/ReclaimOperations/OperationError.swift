@@ -20,6 +20,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case alreadyFrozen
     /// There is no freeze to lift.
     case notFrozen
+    /// The case's account is not on file, so there are no security questions to ask.
+    case noAccountOnFile
     /// A document or transcript needs a higher tier to review; `caseID` for the denial record.
     case reviewNeedsTier(Tier, caseID: UUID)
     /// Content that is not one of the accepted media types, or not the type it was declared as.
@@ -51,6 +53,7 @@ extension OperationError: CustomStringConvertible {
         case .answersLocked: "too many wrong answers for this account"
         case .alreadyFrozen: "the account is already frozen"
         case .notFrozen: "the account is not frozen"
+        case .noAccountOnFile: "the case's account is not on file"
         case .reviewNeedsTier(let tier, _): "reviewing this evidence needs \(tier.rawValue) or above"
         case .unsupportedMedia(let mismatch): mismatch ? "the file's content is not the type it was declared as" : "only PDF, JPEG, PNG and HEIC files are accepted"
         case .tooLarge(let limit): "the content is larger than \(limit) bytes"

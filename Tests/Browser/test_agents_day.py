@@ -188,3 +188,37 @@ class OpenCaseTests(BrowserTestCase):
         browser.wait_for_text('#open-error', 'account email')
         self.assertLessEqual(browser.overflow(), 0)
         self.assert_accessible(browser)
+
+
+class SecurityAnswersTests(BrowserTestCase):
+
+    def test_tier1_takes_the_answers_sends_the_reset_and_the_customer_sees_it_resolved(self):
+        case = self.service.case(state='new', kind='account_takeover')
+        index = case['account_email'].split('customer')[1].split('@')[0]  # demo.customer<k>@example.net: pet "Biscuit <k>"
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/cases/' + case['case_number'])
+        browser.wait_for('#answers-form')
+        self.assertIn('0 of 2', browser.find('#answers-outcome').text)
+        self.assertEqual(browser.find_all('#answers-reset'), [])
+        # A wrong answer is filed and shown as not matched; no reset is offered.
+        browser.fill('#answer-pet', 'Rover')
+        browser.click('#answers-submit')
+        browser.wait_for_text('#case-message', 'checked and filed')
+        browser.wait_for_text('#answers-outcome', '0 of 2')
+        # The right ones: every answer matched, the reset is offered in the same panel.
+        browser.fill('#answer-pet', 'biscuit ' + index)
+        browser.fill('#answer-city', '  LYON ')
+        browser.click('#answers-submit')
+        browser.wait_for_text('#answers-outcome', 'Every answer on file matched')
+        self.assert_accessible(browser)
+        browser.click('#answers-reset')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Resolved')
+        browser.wait_for_text('#timeline-list', 'Send reset')
+        self.assertNotIn('Rover', browser.find('#case-body').text)
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', 'Your case is resolved')

@@ -266,3 +266,28 @@ extension CaseWorld {
         #expect(try world.caseBody(fourth["case_number"] as! String, as: tier1)["possible_duplicates"] == nil)
     }
 }
+
+@Suite(.serialized) struct SecurityQuestionsAPITests {
+    @Test func questionsOnFileNeverAnAnswerAndWhichMatched() throws {
+        let w = try EvidenceWorld()
+        let path = "/api/v1/cases/\(w.number)/questions"
+        let before = try w.world.get(path, as: w.tier1)
+        #expect(before.status == 200)
+        let items = try before.json()["items"] as? [[String: Any]] ?? []
+        #expect(items.map { "\($0["id"] as? String ?? "")|\($0["question"] as? String ?? "")|\($0["matched"] as? Bool ?? true)" }
+                == ["q1|City of birth?|false", "q2|First pet?|false"])
+        #expect(!before.text.contains(EvidenceWorld.onFileAnswer) && !before.text.contains("argon2"))
+        #expect(try w.file(["type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "Felix"]]]).status == 201)
+        let after = try w.world.get(path, as: w.tier1).json()["items"] as? [[String: Any]]
+        #expect(after?.map { $0["matched"] as? Bool } == [true, false])
+        // Not for API clients or anonymous callers; an account not on file is said so.
+        let client = try w.world.service.addClient()
+        let signed = try w.world.client.request("GET", path, headers: w.world.service.clientHeaders(client, method: "GET", target: path, body: []))
+        #expect(signed.status == 403)
+        #expect(try w.world.get(path, as: nil).status == 401)
+        let stranger = try w.world.openCase(as: w.tier1, CaseWorld.caseBody(accountEmail: "nobody@example.com", devices: []))["case_number"] as! String
+        let none = try w.world.get("/api/v1/cases/\(stranger)/questions", as: w.tier1)
+        #expect(none.status == 404)
+        #expect(try none.json()["code"] as? String == "no_account_on_file")
+    }
+}

@@ -68,6 +68,11 @@ extension OpenAPIDocument {
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "QuestionList": [
+            "type": "object", "required": ["items"],
+            "properties": ["items": ["type": "array", "items": ["type": "object", "required": ["id", "question", "matched"],
+                                                                "properties": ["id": string, "question": string, "matched": ["type": "boolean"]]]]],
+        ],
         "UnlockStep": [
             "type": "object", "required": ["step"],
             "properties": ["step": unlockStep, "reason": string],

@@ -299,6 +299,15 @@ final class CasesController: Sendable {
         return respond(updated, principal: principal)
     }
 
+    /// `GET /api/v1/cases/{n}/questions` (agents): the security questions on file for the case's account, never an
+    /// answer; each says whether a filed answer matched it. 404 `no_account_on_file` when the account is not on file.
+    @Sendable func questions(_ request: HTTPRequest) throws -> HTTPResponse {
+        try context.authorize(.readCase, request)
+        let number = try CaseHTTP.caseNumber(request)
+        let questions = try context.pool.withConnection { try operations.questions(number, on: $0) }
+        return CaseHTTP.json(["items": .array(questions.map { ["id": .string($0.id), "question": .string($0.question), "matched": .bool($0.matched)] })])
+    }
+
     // MARK: Timeline
 
     /// `GET /api/v1/cases/{n}/events`: the timeline, oldest first, `?cursor=` is the last seq seen.
