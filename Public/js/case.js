@@ -175,6 +175,9 @@ function actionsPanel(c, open) {
   if (app.can('case.freeze') && open && !c.frozen) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
   }
+  if (app.can('case.access_code')) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'access-code' }, onclick: openAccessCode }, 'New access code…'));
+  }
   if (app.can('case.unfreeze') && c.frozen) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unfreeze' }, onclick: () => openAction('unfreeze') }, 'Lift the freeze'));
   }
@@ -237,6 +240,41 @@ async function submitAction(form, action, info, error) {
   const own = CASE_ACTIONS[action];
   const path = `/api/v1/cases/${current.number}/${own ? own.path : 'transitions'}`;
   await change(form, path, own ? {} : body, `${info.label}: done.`);
+}
+
+// MARK: Access code
+
+/** A new access code for a customer who lost theirs: shown once here, grouped for reading aloud. */
+function openAccessCode() {
+  const slot = byId('action-form-slot');
+  const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'access-code' } },
+    h('h3', {}, 'Issue a new access code'),
+    h('p', { class: 'muted' }, 'For a customer who lost theirs. The old code stops working at once, and the lock after wrong tries is lifted.'),
+    error,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Confirm: issue a new code'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    let code;
+    await send(form, error, async () => {
+      ({ data: { access_code: code } } = await app.api.call('POST', `/api/v1/cases/${current.number}/access-code`));
+    }, () => {
+      replace(slot, h('div', { class: 'action-form', id: 'new-code' },
+        h('h3', {}, 'New access code'),
+        h('p', {}, 'Read it to the customer now: it is shown only this once.'),
+        h('p', {}, h('span', { class: 'mono big', id: 'new-code-value' }, code.replace(/-/g, ' ')), ' ',
+          h('button', { type: 'button', class: 'secondary', id: 'new-code-copy', onclick: async () => {
+            try { await navigator.clipboard.writeText(code); say('Access code copied.', 'ok'); } catch { say('Select the code and press Ctrl+C to copy it.', 'info'); }
+          } }, 'Copy')),
+        h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Done'))));
+      loadTimeline();
+      byId('new-code-value').focus?.();
+    });
+  });
+  replace(slot, form);
+  byId('action-confirm').focus();
 }
 
 // MARK: Unlock checklist
@@ -397,6 +435,7 @@ function eventWords(event) {
     case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
     case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
+    case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
     case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);

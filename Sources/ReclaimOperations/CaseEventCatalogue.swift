@@ -19,6 +19,7 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unfrozen
     case unassigned
     case documentArrived = "document_arrived"
+    case accessCodeReissued = "access_code_reissued"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -44,6 +45,8 @@ public enum CaseEventEntry: Sendable {
     case unassigned(previous: UUID, state: CaseState)
     /// A document arrived while the case waited for documents; `unreviewed` counts the pending documents with it.
     case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
+    /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared.
+    case accessCodeReissued
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -62,6 +65,7 @@ public enum CaseEventEntry: Sendable {
         case .unfrozen: .unfrozen
         case .unassigned: .unassigned
         case .documentArrived: .documentArrived
+        case .accessCodeReissued: .accessCodeReissued
         }
     }
 
@@ -108,6 +112,8 @@ public enum CaseEventEntry: Sendable {
             return ["previous": .string(previous.lowercased), "state": .string(state.rawValue)]
         case let .documentArrived(evidenceID, kind, unreviewed):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
+        case .accessCodeReissued:
+            return ["status_lock_cleared": .bool(true)]
         }
     }
 }

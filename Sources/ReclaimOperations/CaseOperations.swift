@@ -350,6 +350,20 @@ public struct CaseOperations: Sendable {
         return record.with(frozen: false, updatedAt: now, version: record.version + 1)
     }
 
+    // MARK: Access code
+
+    /// Issues a new access code for a lost one: the old code stops working, the case number's status lock is cleared,
+    /// and `access_code_reissued` says who did it. The new code exists in clear only in the answer.
+    public func reissueAccessCode(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> AccessCode {
+        let codeKey = try requireKeys().activeKey(for: .accessCode)
+        let id = try lockID(number, on: connection)
+        let code = AccessCode(entropy: SecureRandom.bytes(10))
+        try CaseStore.setAccessCode(id: id, hash: AccessCodeHash.compute(code, key: codeKey.key), keyID: codeKey.id, now: now, on: connection)
+        try ThrottleStore.reset(key: ThrottleStore.caseKey(number.digits), on: connection)
+        try CaseTimeline.append(.accessCodeReissued, caseID: id, actor: actor, at: now, on: connection)
+        return code
+    }
+
     // MARK: Denials
 
     /// Records a refused attempt on the case's timeline (in a transaction of its own: the refused one rolls back).

@@ -363,6 +363,11 @@ public enum CaseStore {
             """) == 1
     }
 
+    /// Replaces the access code's hash (no version bump: the case's state is unchanged). The caller holds the row lock.
+    public static func setAccessCode(id: UUID, hash: [UInt8], keyID: String, now: Date, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE cases SET access_code_hash = \(hash), access_code_key_id = \(keyID), updated_at = \(now) WHERE id = \(id)")
+    }
+
     /// Clears the assignee (no version bump: the caller's change to the case already made one in this transaction).
     public static func clearAssignee(id: UUID, on connection: PostgresConnection) throws {
         try connection.execute("UPDATE cases SET assignee_id = NULL WHERE id = \(id)")

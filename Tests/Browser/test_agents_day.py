@@ -222,3 +222,27 @@ class SecurityAnswersTests(BrowserTestCase):
         customer.fill('#access-code', case['access_code'])
         customer.click('#lookup-submit')
         customer.wait_for_text('#stage', 'Your case is resolved')
+
+
+class AccessCodeTests(BrowserTestCase):
+
+    def test_tier1_issues_a_new_code_the_old_one_stops_working(self):
+        self.expect_http_errors(404)
+        case = self.service.case(state='identity_check')
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/cases/' + case['case_number'])
+        browser.click('button[data-action="access-code"]')
+        browser.click('#action-confirm')
+        code = browser.wait_for('#new-code-value').text
+        self.assertRegex(code, r'^[0-9A-Z]{4}( [0-9A-Z]{4}){3}$')
+        browser.wait_for_text('#timeline-list', 'New access code issued')
+        self.assert_accessible(browser)
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#message', 'No case matches')
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for('#stage')

@@ -291,3 +291,36 @@ extension CaseWorld {
         #expect(try none.json()["code"] as? String == "no_account_on_file")
     }
 }
+
+@Suite(.serialized) struct AccessCodeAPITests {
+    @Test func aNewCodeReplacesTheOldOneAndLiftsTheStatusLock() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let number = created["case_number"] as! String
+        let old = created["access_code"] as! String
+        // Nine wrong tries lock the number, even to the right code.
+        for _ in 0..<9 { _ = try world.status(number, "AAAA-AAAA-AAAA-AAAA") }
+        #expect(try world.status(number, old).status == 429)
+        #expect(try world.post("/api/v1/cases/\(number)/access-code", as: nil, json: [String: Any]()).status == 401)
+        let issued = try world.post("/api/v1/cases/\(number)/access-code", as: tier1, json: [String: Any]())
+        #expect(issued.status == 201)
+        #expect(issued.header("Cache-Control") == "no-store")
+        let code = try #require(try issued.json()["access_code"] as? String)
+        #expect(code != old)
+        #expect(try world.status(number, code).status == 200)
+        // The old code answers like any wrong one.
+        #expect(try world.status(number, old).status == 404)
+        let event = try #require(try world.events(number, as: tier1).last)
+        #expect(event["type"] as? String == "access_code_reissued")
+        #expect(event["actor"] as? String == "agent:\(tier1.agentID.uuidString.lowercased())")
+        #expect(!(try world.get("/api/v1/cases/\(number)/events", as: tier1).text.contains(AccessCodeSymbols.of(code))))
+        // Never shown again.
+        #expect(!(try world.get("/api/v1/cases/\(number)", as: tier1).text.contains(code)))
+        #expect(try world.post("/api/v1/cases/482109375519/access-code", as: tier1, json: [String: Any]()).status == 404)
+    }
+}
+
+enum AccessCodeSymbols {
+    static func of(_ display: String) -> String { display.replacingOccurrences(of: "-", with: "") }
+}

@@ -14,6 +14,7 @@ public enum Permission: String, CaseIterable, Sendable {
     case unfreezeCase = "case.unfreeze"
     /// Any agent may try; `Workflow.checkUnlock` allows engineering only (and the refusal is recorded on the case).
     case recordUnlock = "case.unlock"
+    case reissueAccessCode = "case.access_code"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -49,6 +50,7 @@ public enum PermissionTable {
         .freezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
         .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
         .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),

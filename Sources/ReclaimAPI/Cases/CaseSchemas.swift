@@ -68,6 +68,10 @@ extension OpenAPIDocument {
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "IssuedAccessCode": [
+            "type": "object", "required": ["access_code"],
+            "properties": ["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]],
+        ],
         "QuestionList": [
             "type": "object", "required": ["items"],
             "properties": ["items": ["type": "array", "items": ["type": "object", "required": ["id", "question", "matched"],

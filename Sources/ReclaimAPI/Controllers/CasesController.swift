@@ -308,6 +308,15 @@ final class CasesController: Sendable {
         return CaseHTTP.json(["items": .array(questions.map { ["id": .string($0.id), "question": .string($0.question), "matched": .bool($0.matched)] })])
     }
 
+    /// `POST /api/v1/cases/{n}/access-code` (agents): 201 `{"access_code"}`, shown once; the old code stops working.
+    @Sendable func reissueAccessCode(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, _) = try authorizeOnCase(.reissueAccessCode, request, number: number, attempted: "access_code")
+        let now = self.now
+        let code = try context.perform("access_code", by: principal, request) { try operations.reissueAccessCode(number, by: principal.actor, at: now, on: $0) }
+        return CaseHTTP.json(["access_code": .string(code.display)], status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
     // MARK: Timeline
 
     /// `GET /api/v1/cases/{n}/events`: the timeline, oldest first, `?cursor=` is the last seq seen.
