@@ -141,7 +141,7 @@ public struct CaseOperations: Sendable {
                                     snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
                                     customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
                                     assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
-                                    rescueEmail: new.rescueEmail, language: new.language)
+                                    rescueEmail: new.rescueEmail, language: new.language, createdBy: actor)
             var terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: devices)
             terms.remove(new.number.digits)
             let duplicates = try CaseStore.openCases(matching: terms.sorted(), except: new.id, on: connection)
@@ -364,6 +364,29 @@ public struct CaseOperations: Sendable {
         return code
     }
 
+    // MARK: API clients' reach
+
+    /// Whether an API client may file into a case: one it opened, or another open one whose access code it sent
+    /// (`Reclaim-Access-Code`). A wrong code counts against the case number like a customer's (and is committed:
+    /// the verdict is returned, not thrown); a locked number accepts no code.
+    public func clientFilingVerdict(_ number: CaseNumber, client actor: String, accessCode: String?, at now: Date,
+                                    on connection: PostgresConnection) throws -> ClientFilingScope.Verdict {
+        guard let record = try CaseStore.find(number: number.digits, on: connection) else { return .notFound }
+        let opened = record.createdBy == actor
+        var codeMatches = false
+        if !opened, let accessCode {
+            let keys = try requireKeys()
+            if try ThrottleStore.lockedUntil(keys: [ThrottleStore.caseKey(number.digits)], now: now, on: connection) == nil,
+               let symbols = AccessCode.normalize(accessCode), let key = keys.key(id: record.accessCodeKeyID, purpose: .accessCode) {
+                codeMatches = ConstantTime.equals(AccessCodeHash.compute(symbols: symbols, key: key), record.accessCodeHash)
+            }
+            if !codeMatches {
+                try ThrottleStore.recordFailure(caseNumber: number.digits, address: nil, policy: .default, now: now, on: connection)
+            }
+        }
+        return ClientFilingScope.verdict(openedByCaller: opened, accessCodeMatches: codeMatches, state: record.snapshot.state)
+    }
+
     // MARK: Denials
 
     /// Records a refused attempt on the case's timeline (in a transaction of its own: the refused one rolls back).
@@ -395,7 +418,7 @@ extension CaseRecord {
                    assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
                    assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
-                   unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments)
+                   unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -404,6 +427,6 @@ extension CaseRecord {
                    accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
                    summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
-                   unreviewedDocuments: unreviewedDocuments)
+                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy)
     }
 }

@@ -75,12 +75,16 @@ public struct CaseRecord: Sendable {
     public let unlocksDone: [UnlockKind]
     /// Documents on the case not reviewed yet (pending).
     public let unreviewedDocuments: Int
+    /// Who opened the case (`agent:<uuid>` or `client:<uuid>`).
+    public let createdBy: String
 
     /// A record from its fields.
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0) {
+                rescueEmail: String? = nil, language: CustomerLanguage = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
+                createdBy: String = "") {
+        self.createdBy = createdBy
         self.unlocksDone = unlocksDone
         self.unreviewedDocuments = unreviewedDocuments
         self.id = id
@@ -255,7 +259,7 @@ public enum CaseStore {
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
         c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
         c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
-        c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done,
+        c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
         (SELECT count(*) FROM evidence d WHERE d.case_id = c.id AND \(documentKinds)
             AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
         """
@@ -444,7 +448,7 @@ public enum CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language, unlocksDone, unreviewedDocuments: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
@@ -459,7 +463,7 @@ public enum CaseStore {
             assigneeID = try c("assignee_id"); assigneeName = try c("assignee_name"); assigneeTier = try c("assignee_tier")
             frozen = try c("frozen"); createdAt = try c("created_at"); updatedAt = try c("updated_at"); version = try c("version")
             rescueEmail = try c("rescue_email"); language = try c("language")
-            unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents")
+            unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents"); createdBy = try c("created_by")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
@@ -484,7 +488,7 @@ public enum CaseStore {
                 createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version),
                 rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language),
                 unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
-                unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self))
+                unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self), createdBy: try row.decode(createdBy, as: String.self))
         }
 
         private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {

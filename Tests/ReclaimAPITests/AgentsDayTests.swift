@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimAPI
 import ReclaimTestSupport
 import Testing
 
@@ -323,4 +324,74 @@ extension CaseWorld {
 
 enum AccessCodeSymbols {
     static func of(_ display: String) -> String { display.replacingOccurrences(of: "-", with: "") }
+}
+
+@Suite(.serialized) final class APIClientReachTests {
+    // Each request signed at its own second: the same signature twice is refused as a replay.
+    var skew: Int64 = 0
+
+    func signed(_ world: CaseWorld, _ client: NewAPIClient, _ method: String, _ target: String, json: String? = nil,
+                extra: [(String, String)] = []) throws -> TestHTTPResponse {
+        let body = Array((json ?? "").utf8)
+        skew += 1
+        let t = Int64(Date().timeIntervalSince1970) - skew
+        var headers = world.service.clientHeaders(client, method: method, target: target, body: body, timestamp: t) + extra
+        if json != nil { headers.append(("Content-Type", "application/json")) }
+        return try world.client.request(method, target, headers: headers, body: body)
+    }
+
+    @Test func clientsReadTheCustomersViewOfTheirOwnCasesOnly() throws {
+        let world = try CaseWorld()
+        let (partner, rival) = (try world.service.addClient(), try world.service.addClient())
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: CaseWorld.caseBody()), as: UTF8.self)
+        let opened = try signed(world, partner, "POST", "/api/v1/cases", json: body)
+        #expect(opened.status == 201)
+        let number = try opened.json()["case_number"] as! String
+        let code = try opened.json()["access_code"] as! String
+        let mine = try signed(world, partner, "GET", "/api/v1/cases/\(number)/status")
+        #expect(mine.status == 200)
+        #expect(mine.header("Cache-Control") == "no-store")
+        // Exactly what the customer sees with the access code.
+        let customer = try world.status(number, code)
+        #expect(try mine.json()["stage"] as? String == (try customer.json()["stage"] as? String))
+        #expect(try mine.json()["next_step"] as? String == (try customer.json()["next_step"] as? String))
+        #expect(!mine.text.contains("victim@example.com") && !mine.text.contains("allowed_actions"))
+        // Another partner's case, an agent's case, an unknown one: the same 404.
+        #expect(try signed(world, rival, "GET", "/api/v1/cases/\(number)/status").status == 404)
+        let tier1 = try world.agent(.tier1)
+        let agents = try world.openCase(as: tier1)["case_number"] as! String
+        #expect(try signed(world, partner, "GET", "/api/v1/cases/\(agents)/status").status == 404)
+        // Agents use the case itself.
+        #expect(try world.get("/api/v1/cases/\(number)/status", as: tier1).status == 403)
+    }
+
+    @Test func clientsFileIntoTheirOwnCasesOrWithTheCasesAccessCode() throws {
+        let world = try CaseWorld()
+        let (partner, rival) = (try world.service.addClient(), try world.service.addClient())
+        let device = #"{"type":"device","serial":"C02XK1ZJH3QD"}"#
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: CaseWorld.caseBody()), as: UTF8.self)
+        let number = try signed(world, partner, "POST", "/api/v1/cases", json: body).json()["case_number"] as! String
+        let target = "/api/v1/cases/\(number)/evidence"
+        #expect(try signed(world, partner, "POST", target, json: device).status == 201)
+        // Another partner, by number alone: 404, like an unknown case.
+        #expect(try signed(world, rival, "POST", target, json: device).status == 404)
+        // With the case's access code: allowed (an agent's case, here).
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let other = "/api/v1/cases/\(created["case_number"] as! String)/evidence"
+        #expect(try signed(world, rival, "POST", other, json: device, extra: [("Reclaim-Access-Code", "AAAA-AAAA-AAAA-AAAA")]).status == 404)
+        let withCode = try signed(world, rival, "POST", other, json: device, extra: [("Reclaim-Access-Code", created["access_code"] as! String)])
+        #expect(withCode.status == 201, "\(withCode.text)")
+        // A wrong code counts against the case number like a customer's: nine lock it.
+        for _ in 0..<8 { _ = try signed(world, rival, "POST", other, json: device, extra: [("Reclaim-Access-Code", "BBBB-BBBB-BBBB-BBBB")]) }
+        #expect(try world.status(created["case_number"] as! String, created["access_code"] as! String).status == 429)
+        // A finished case: 409 case_not_open, for the client that may know it.
+        let connection = try world.database()
+        defer { connection.close() }
+        try connection.execute("UPDATE cases SET state = 'resolved' WHERE case_number = \(number)")
+        let finished = try signed(world, partner, "POST", target, json: device)
+        #expect(finished.status == 409)
+        #expect(try finished.json()["code"] as? String == "case_not_open")
+        #expect(try signed(world, rival, "POST", target, json: device).status == 404)
+    }
 }

@@ -15,6 +15,7 @@ public enum Permission: String, CaseIterable, Sendable {
     /// Any agent may try; `Workflow.checkUnlock` allows engineering only (and the refusal is recorded on the case).
     case recordUnlock = "case.unlock"
     case reissueAccessCode = "case.access_code"
+    case readOwnCaseStatus = "case.own_status"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -51,6 +52,7 @@ public enum PermissionTable {
         .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
         .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),

@@ -31,6 +31,7 @@ final class EvidenceController: Sendable {
         do {
             let principal = try context.authorize(.fileEvidence, request)
             let number = try CaseHTTP.caseNumber(request)
+            if case .apiClient = principal { try checkClientScope(number, principal: principal, request) }
             let contentType = request.header("content-type") ?? ""
             let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             let now = context.now
@@ -62,6 +63,20 @@ final class EvidenceController: Sendable {
             completion(.success(CaseHTTP.json(record.json, status: 201)))
         } catch {
             completion(.failure(error))
+        }
+    }
+
+    /// An API client files into a case it opened, or into another open case with that case's access code in
+    /// `Reclaim-Access-Code`; otherwise 404; a finished case 409 `case_not_open`.
+    private func checkClientScope(_ number: CaseNumber, principal: Principal, _ request: HTTPRequest) throws {
+        let now = context.clock.now()
+        let verdict = try context.pool.withTransaction { connection in
+            try operations.clientFilingVerdict(number, client: principal.actor, accessCode: request.header("reclaim-access-code"), at: now, on: connection)
+        }
+        switch verdict {
+        case .allowed: return
+        case .notFound: throw CaseHTTP.caseNotFound
+        case .notOpen: throw OperationError.caseNotOpen
         }
     }
 

@@ -33,6 +33,21 @@ final class StatusController: Sendable {
         let members = try CaseHTTP.jsonObject(request)
         let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"))
         let (record, notes) = try customerCase(body, request)
+        return CaseHTTP.json(try view(record, notes: notes), headers: [("Cache-Control", "no-store")])
+    }
+
+    /// `GET /api/v1/cases/{n}/status` (API clients): the customer's view of a case the client opened; 404 for any other.
+    @Sendable func clientStatus(_ request: HTTPRequest) throws -> HTTPResponse {
+        let principal = try context.authorize(.readOwnCaseStatus, request)
+        let number = try CaseHTTP.caseNumber(request)
+        let now = context.clock.now()
+        let (record, _, notes) = try context.pool.withConnection { try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0) }
+        guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
+        return CaseHTTP.json(try view(record, notes: notes), headers: [("Cache-Control", "no-store")])
+    }
+
+    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more.
+    private func view(_ record: CaseRecord, notes: [(body: String, at: Date)]) throws -> JSONValue {
         // Evidence: what the customer filed and its review status (never its content or summary).
         let evidence = try context.pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }
 
@@ -51,7 +66,7 @@ final class StatusController: Sendable {
             "missing": .array(EvidenceRequirements.missing(record, evidence).map(JSONValue.string)),
             "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
         ]
-        return CaseHTTP.json(response, headers: [("Cache-Control", "no-store")])
+        return response
     }
 
     /// Evidence: `POST /api/v1/status/evidence`, a customer's document upload with `case_number` and `access_code` as
