@@ -108,6 +108,9 @@ function render() {
     h('div', { class: 'case-head' },
       h('h1', { id: 'case-title', tabindex: -1 }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
       h('p', { class: 'summary' }, c.summary),
+      c.state === 'merged' ? h('p', { class: 'message', dataset: { kind: 'info' }, id: 'merged-banner' }, 'Merged into case ',
+        h('a', { href: `#/cases/${c.merged_into}`, class: 'mono', id: 'merged-link' }, groupCaseNumber(c.merged_into)),
+        ': its evidence and notes count there.') : null,
       h('p', { class: 'badges' },
         h('span', { class: `badge state ${c.state}`, id: 'case-state' }, label(STATES, c.state)), ' ',
         c.overdue ? h('span', { class: 'badge overdue' }, 'Overdue') : null, ' ',
@@ -175,6 +178,12 @@ function actionsPanel(c, open) {
   if (app.can('case.freeze') && open && !c.frozen) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
   }
+  if (app.can('case.merge') && open) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'merge' }, onclick: openMerge }, 'Merge into another case…'));
+  }
+  if (app.can('case.merge') && c.state === 'merged') {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unmerge' }, onclick: openUnmerge }, 'Undo the merge…'));
+  }
   if (app.can('case.access_code')) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'access-code' }, onclick: openAccessCode }, 'New access code…'));
   }
@@ -240,6 +249,67 @@ async function submitAction(form, action, info, error) {
   const own = CASE_ACTIONS[action];
   const path = `/api/v1/cases/${current.number}/${own ? own.path : 'transitions'}`;
   await change(form, path, own ? {} : body, `${info.label}: done.`);
+}
+
+// MARK: Merge
+
+/** Merge this duplicate into another open case on the same account: pick it from the open cases found for the
+ *  account e-mail, or type its number. */
+async function openMerge() {
+  const slot = byId('action-form-slot');
+  replace(slot, h('p', { class: 'muted' }, 'Looking for the other cases…'));
+  let others = [];
+  try {
+    const { data } = await app.api.call('GET', `/api/v1/cases?q=${encodeURIComponent(current.data.account_email)}&limit=50`);
+    others = data.items.filter((item) => item.case_number !== current.number && !FINISHED_STATES.includes(item.state));
+  } catch {
+    others = [];  // the number can still be typed
+  }
+  const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'merge' } },
+    h('h3', {}, 'Merge into another case'),
+    h('p', { class: 'muted' }, 'This case ends as merged; its evidence and notes count and show on the other one. It can be undone.'),
+    others.length ? h('fieldset', { id: 'merge-choices' }, h('legend', {}, 'Open cases for the same account'),
+      others.map((item) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'merge-into', value: item.case_number, dataset: { case: item.case_number } }),
+        `${groupCaseNumber(item.case_number)} — ${label(STATES, item.state)}`))) : null,
+    h('label', { for: 'merge-number' }, others.length ? 'Or type its case number' : 'Case number to merge into'),
+    h('input', { type: 'text', id: 'merge-number', inputmode: 'numeric', autocomplete: 'off' }),
+    h('label', { for: 'merge-reason' }, 'Reason (optional)'),
+    h('textarea', { id: 'merge-reason', rows: 2, maxlength: 2000 }),
+    error,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Confirm: merge'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const typed = form.querySelector('#merge-number').value.replace(/[\s-]/g, '');
+    const into = typed || form.querySelector('input[name="merge-into"]:checked')?.value;
+    if (!into) { error.textContent = 'Choose the case to merge into, or type its number.'; show(error); return; }
+    const reason = form.querySelector('#merge-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/merge`, reason ? { into, reason } : { into }, `Merged into case ${groupCaseNumber(into)}.`);
+  });
+  replace(slot, form);
+  (form.querySelector('input') ?? byId('merge-number')).focus();
+}
+
+function openUnmerge() {
+  const slot = byId('action-form-slot');
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'unmerge' } },
+    h('h3', {}, 'Undo the merge'),
+    h('p', { class: 'muted' }, 'The case returns to where it was; its evidence and notes leave the other case.'),
+    h('label', { for: 'unmerge-reason' }, 'Reason (optional)'),
+    h('textarea', { id: 'unmerge-reason', rows: 2, maxlength: 2000 }),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Confirm: undo the merge'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const reason = form.querySelector('#unmerge-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/unmerge`, reason ? { reason } : {}, 'The merge was undone.');
+  });
+  replace(slot, form);
+  form.querySelector('textarea').focus();
 }
 
 // MARK: Access code
@@ -435,6 +505,10 @@ function eventWords(event) {
     case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
     case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
+    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
     case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
     case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
@@ -538,7 +612,8 @@ function evidenceItem(item) {
       h('strong', {}, label(EVIDENCE_TYPES, item.type)), ' ',
       h('span', { class: `badge ${item.status}` }, item.status)),
     h('p', {}, item.summary),
-    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : ''),
+    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : '',
+      item.from_case ? [' · from case ', h('a', { href: `#/cases/${item.from_case}`, class: 'mono' }, groupCaseNumber(item.from_case))] : null),
     h('div', { class: 'actions' },
       previewable ? h('button', { type: 'button', class: 'secondary preview', onclick: (e) => preview(item, slot, e.target) }, 'Preview') : null,
       reviewable ? h('button', { type: 'button', class: 'secondary', onclick: () => reviewForm(item, slot) }, 'Review') : null),
@@ -682,7 +757,8 @@ function loadNotes() {
     return [
       notes.length === 0 ? h('p', { class: 'muted' }, 'No notes yet.') : h('ol', { class: 'notes', id: 'notes-list' }, notes.map((note) => h('li', {},
         h('p', { class: 'muted small' }, formatDateTime(note.created_at), ` · ${actorWords(note.author)} · `,
-          h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal')),
+          h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal'),
+          note.from_case ? [' · from case ', h('a', { href: `#/cases/${note.from_case}`, class: 'mono' }, groupCaseNumber(note.from_case))] : null),
         h('p', { class: 'note-body' }, note.body)))),
       app.can('case.note') ? noteForm() : null];
   });

@@ -6,13 +6,13 @@ import { words } from './format.js';
 
 export const STATES = {
   new: 'New', identity_check: 'Identity check', awaiting_documents: 'Awaiting documents', document_review: 'Document review',
-  engineering: 'Engineering', resolved: 'Resolved', rejected: 'Rejected', closed: 'Closed',
+  engineering: 'Engineering', resolved: 'Resolved', rejected: 'Rejected', closed: 'Closed', merged: 'Merged',
 };
 
 export const TIERS = { tier1: 'Tier 1', tier2: 'Tier 2', tier3: 'Tier 3', engineering: 'Engineering' };
 
 /** The states a case ends in: no tier holds it, no due date runs, no customer upload is taken. */
-export const FINISHED_STATES = ['resolved', 'rejected', 'closed'];
+export const FINISHED_STATES = ['resolved', 'rejected', 'closed', 'merged'];
 
 /** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment); TIERS lists them in order. */
 export function tierCovers(tier, caseTier) {

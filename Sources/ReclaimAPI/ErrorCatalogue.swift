@@ -36,6 +36,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case alreadyDone = "already_done"
     case notFrozen = "not_frozen"
     case noAccountOnFile = "no_account_on_file"
+    case notSameAccount = "not_same_account"
     // Capacity and the database
     case busy
     case databaseUnavailable = "database_unavailable"
@@ -54,7 +55,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .csrfFailed, .insufficientTier: 403
         case .invalidCaseNumber, .noAccountOnFile: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
-             .accountExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone, .notFrozen: 409
+             .accountExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone, .notFrozen, .notSameAccount: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -79,6 +80,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .documentsPending: .documentsPending
         case .unlocksOutstanding: .unlocksOutstanding
         case .alreadyDone: .alreadyDone
+        case .notSameAccount: .notSameAccount
         }
     }
 

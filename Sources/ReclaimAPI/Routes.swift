@@ -82,7 +82,7 @@ struct Routes {
         let changing: [Int: ResponseDoc] = [
             200: .json("The changed case; ETag carries the new version.", "Case"), 401: .problem("Not authenticated."),
             403: .problem("forbidden / insufficient_tier: recorded as a `denied` event on the case."), 404: caseNumber404,
-            409: .problem("invalid_transition, verification_failed (with factors), not_recoverable, answers_not_matched, case_not_open, already_frozen, not_frozen, documents_missing (with missing), documents_pending, unlocks_outstanding (with outstanding; the unlock given was recorded), already_done."),
+            409: .problem("invalid_transition, verification_failed (with factors), not_recoverable, answers_not_matched, case_not_open, already_frozen, not_frozen, documents_missing (with missing), documents_pending, unlocks_outstanding (with outstanding; the unlock given was recorded), already_done, not_same_account."),
             412: .problem("stale_version: If-Match is not the current version."), 422: .problem("validation_failed, reason_required, unlock_required, unlock_not_allowed."),
             428: .problem("if_match_required."),
         ]
@@ -120,6 +120,14 @@ struct Routes {
                      summary: "Freeze the account's purchases and cloud operations while the case is open (tier2+, If-Match required).",
                      tag: "cases", authentication: .agent, responses: changing,
                      bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
+                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open.",
+                     tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
+                     bodyLimit: 4096, handler: cases.merge).requiringIfMatch(),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",
+                     summary: "Undo a merge while the target is open (tier2+, If-Match of the merged case): back to the state before; its items leave the target. 409 case_not_open.",
+                     tag: "cases", authentication: .agent, requestSchema: "Unmerge", responses: changing,
+                     bodyLimit: 4096, handler: cases.unmerge).requiringIfMatch(),
             APIRoute(.GET, "/api/v1/cases/{case_number}/status", operationID: "clientCaseStatus",
                      summary: "API clients: the customer's view (the body of POST /api/v1/status) of a case the client opened; 404 for any other case.",
                      tag: "cases", authentication: .apiClient,

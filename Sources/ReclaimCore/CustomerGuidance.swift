@@ -70,7 +70,7 @@ public func missingEvidence(path: RecoveryPath, kind: CaseKind, facts: CaseFacts
 public func missingEvidence(state: CaseState, path: RecoveryPath, kind: CaseKind, facts: CaseFacts, have: Set<EvidenceKind>) -> [String] {
     switch state {
     case .new, .identityCheck, .awaitingDocuments, .documentReview: missingEvidence(path: path, kind: kind, facts: facts, have: have)
-    case .engineering, .resolved, .rejected, .closed: []
+    case .engineering, .resolved, .rejected, .closed, .merged: []
     }
 }
 
@@ -85,6 +85,7 @@ public func plainState(_ state: CaseState) -> String {
     case .resolved: "Your case is resolved"
     case .rejected: "We could not confirm that you are the owner"
     case .closed: "Your case is closed"
+    case .merged: "Your case was joined with another of your cases"
     }
 }
 
@@ -126,6 +127,8 @@ public func customerNextStep(state: CaseState, path: RecoveryPath, dueAt: Date?,
         return "We could not confirm that you own the account or device. If you have more proof, contact us quoting your case number."
     case .closed:
         return "Your case is closed. If the problem comes back, contact us quoting your case number."
+    case .merged:
+        return "This case was joined with another one about the same account: everything you sent is kept there. \(wait)"
     }
 }
 

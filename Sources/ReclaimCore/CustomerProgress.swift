@@ -39,7 +39,7 @@ public func customerProgress(state: CaseState, path: RecoveryPath) -> [ProgressS
     case .awaitingDocuments: documents
     case .documentReview: review
     case .engineering: restoring
-    case .resolved, .rejected, .closed: finished
+    case .resolved, .rejected, .closed, .merged: finished
     }
     // The current stage is the last drawn one not after the state's own (an activation-lock case escalated to the
     // identity check is still shown as received).
@@ -48,6 +48,7 @@ public func customerProgress(state: CaseState, path: RecoveryPath) -> [ProgressS
     let finishedLabel = switch state {
     case .rejected: "Not confirmed"
     case .closed: "Closed"
+    case .merged: "Joined with another case"
     default: path == .reset ? "Reset link sent" : "Resolved"
     }
     let labels = [received: "Received", identity: "Identity check", documents: "Your documents", review: "Review",

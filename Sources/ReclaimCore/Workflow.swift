@@ -130,6 +130,8 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case unlocksOutstanding([UnlockKind])
     /// The unlock step was already recorded.
     case alreadyDone
+    /// Merge: the two cases are not about the same account e-mail.
+    case notSameAccount
 
     /// Stable machine word for the problem document.
     public var code: String {
@@ -147,6 +149,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         case .documentsPending: "documents_pending"
         case .unlocksOutstanding: "unlocks_outstanding"
         case .alreadyDone: "already_done"
+        case .notSameAccount: "not_same_account"
         }
     }
 
@@ -155,7 +158,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         switch self {
         case .insufficientTier: .forbidden
         case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched, .caseNotOpen, .documentsMissing, .documentsPending,
-             .unlocksOutstanding, .alreadyDone: .conflict
+             .unlocksOutstanding, .alreadyDone, .notSameAccount: .conflict
         case .unlockRequired, .unlockNotAllowed, .reasonRequired: .invalid
         }
     }
@@ -176,6 +179,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         case .documentsPending: "A document on this case is still waiting for review: accept or reject it first."
         case let .unlocksOutstanding(steps): "Still to undo before the case is complete: \(steps.map(\.rawValue).joined(separator: ", "))."
         case .alreadyDone: "This unlock step is already recorded."
+        case .notSameAccount: "Only cases about the same account e-mail can be merged."
         }
     }
 }

@@ -20,6 +20,10 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unassigned
     case documentArrived = "document_arrived"
     case accessCodeReissued = "access_code_reissued"
+    case merged
+    case mergeReceived = "merge_received"
+    case unmerged
+    case unmergeLeft = "unmerge_left"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -47,6 +51,14 @@ public enum CaseEventEntry: Sendable {
     case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
     /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared.
     case accessCodeReissued
+    /// This case was merged into `into` (it left `from`); its evidence and notes count there now.
+    case merged(into: String, from: CaseState, reason: String?)
+    /// Case `from` was merged into this one.
+    case mergeReceived(from: String, reason: String?)
+    /// The merge was undone: back to `to`, its items left `from`.
+    case unmerged(from: String, to: CaseState, reason: String?)
+    /// Case `caseNumber`, merged into this one, was unmerged; its items left.
+    case unmergeLeft(caseNumber: String, reason: String?)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -66,6 +78,10 @@ public enum CaseEventEntry: Sendable {
         case .unassigned: .unassigned
         case .documentArrived: .documentArrived
         case .accessCodeReissued: .accessCodeReissued
+        case .merged: .merged
+        case .mergeReceived: .mergeReceived
+        case .unmerged: .unmerged
+        case .unmergeLeft: .unmergeLeft
         }
     }
 
@@ -114,6 +130,14 @@ public enum CaseEventEntry: Sendable {
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
         case .accessCodeReissued:
             return ["status_lock_cleared": .bool(true)]
+        case let .merged(into, from, reason):
+            return ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
+        case let .mergeReceived(from, reason):
+            return ["from_case": .string(from), "reason": .optional(reason)]
+        case let .unmerged(from, to, reason):
+            return ["from": .string(from), "to_state": .string(to.rawValue), "reason": .optional(reason)]
+        case let .unmergeLeft(caseNumber, reason):
+            return ["case_number": .string(caseNumber), "reason": .optional(reason)]
         }
     }
 }

@@ -364,6 +364,67 @@ public struct CaseOperations: Sendable {
         return code
     }
 
+    // MARK: Merge
+
+    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail): it goes to `merged`
+    /// with `merged_into`; its evidence and notes count on the target; both timelines record it; a freeze is lifted.
+    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, actorTier: Tier, by actor: String,
+                      at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+        let reason = try Self.optionalReason(reason)
+        // Both rows locked in case-number order, so two opposite merges cannot deadlock.
+        for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        guard let into = try CaseStore.find(number: target.digits, on: connection) else { throw OperationError.invalid(field: "into", "No case has this number.") }
+        do {
+            try CaseMerge.check(actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
+                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail)
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        guard try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(.mergeReceived(from: record.number, reason: reason), caseID: into.id, actor: actor, at: now, on: connection)
+        if record.frozen {
+            try CaseStore.liftFreeze(id: record.id, on: connection)
+            try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: CaseState.merged.rawValue), caseID: record.id,
+                                    actor: actor, at: now, on: connection)
+        }
+        return try load(number, on: connection)
+    }
+
+    /// Undoes a merge (tier2+, the merged case at `expectedVersion`, the target still open): the case returns to the
+    /// state it left, its items leave the target; both timelines record it.
+    public func unmerge(_ number: CaseNumber, expectedVersion: Int?, reason: String?, actorTier: Tier, by actor: String, at now: Date,
+                        on connection: PostgresConnection) throws -> CaseRecord {
+        let reason = try Self.optionalReason(reason)
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let target = try record.mergedInto.flatMap { try CaseStore.find(number: $0, on: connection) }
+        do {
+            try CaseMerge.checkUnmerge(actorTier: actorTier, source: record.snapshot.state, target: target?.snapshot.state)
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        guard let target, let restored = record.mergedFromState else { throw OperationError.refused(.caseNotOpen, caseID: nil) }
+        for digits in [record.number, target.number].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
+        var snapshot = record.snapshot
+        snapshot.state = restored
+        guard try CaseStore.unmerge(id: record.id, expectedVersion: record.version, to: restored, dueAt: workflow.dueAt(snapshot), now: now,
+                                    on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.unmerged(from: target.number, to: restored, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(.unmergeLeft(caseNumber: record.number, reason: reason), caseID: target.id, actor: actor, at: now, on: connection)
+        return try load(number, on: connection)
+    }
+
+    static func optionalReason(_ reason: String?) throws -> String? {
+        let text = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let text, text.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
+        return text?.isEmpty == false ? text : nil
+    }
+
     // MARK: API clients' reach
 
     /// Whether an API client may file into a case: one it opened, or another open one whose access code it sent
@@ -418,7 +479,8 @@ extension CaseRecord {
                    assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
                    assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
-                   unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy)
+                   unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
+                   mergedInto: mergedInto, mergedFromState: mergedFromState)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -427,6 +489,6 @@ extension CaseRecord {
                    accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
                    summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
-                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy)
+                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState)
     }
 }

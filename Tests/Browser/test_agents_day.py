@@ -246,3 +246,44 @@ class AccessCodeTests(BrowserTestCase):
         customer.fill('#access-code', code)
         customer.click('#lookup-submit')
         customer.wait_for('#stage')
+
+
+class MergeTests(BrowserTestCase):
+
+    def test_tier2_merges_a_duplicate_from_the_list_the_target_shows_its_items_and_the_merge_is_undone(self):
+        # Two open identity-check cases on the same demo account.
+        rows = self.service.psql(
+            "SELECT a.case_number || ' ' || b.case_number FROM cases a JOIN cases b ON a.account_email = b.account_email "
+            "AND a.id <> b.id WHERE a.state = 'identity_check' AND b.state IN ('new', 'identity_check') AND NOT a.frozen "
+            "ORDER BY a.case_number, b.case_number LIMIT 1")
+        source, target = rows.split(' ')
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        browser.open('/#/cases/' + source)
+        browser.wait_for('#chain-mark')
+        browser.click('button[data-action="merge"]')
+        browser.click('#merge-choices input[data-case="%s"]' % target)
+        browser.fill('#merge-reason', 'Same caller, second channel.')
+        self.assert_accessible(browser)
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Merged')
+        self.assertIn(target[:4], browser.wait_for('#merged-banner').text)
+        browser.wait_for_text('#timeline-list', 'Merged into case')
+        self.assert_accessible(browser)
+        browser.click('#merged-link')
+        browser.wait_for_text('#case-title', target[:4])
+        browser.wait_for_text('#timeline-list', 'merged into this one')
+        browser.wait_for_text('.case-main', 'from case')  # its notes or evidence, marked with where they came from
+        # The customer of the merged case sees the target's status with their own code.
+        code = next(c['access_code'] for c in self.service.seed['cases'] if c['case_number'] == source)
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', source)
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for('#stage')
+        # Undone from the merged case.
+        browser.open('/#/cases/' + source)
+        browser.click('button[data-action="unmerge"]')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Identity check')
+        self.assertEqual(self.service.psql("SELECT merged_into IS NULL FROM cases WHERE case_number = '%s'" % source), 't')

@@ -395,3 +395,80 @@ enum AccessCodeSymbols {
         #expect(try signed(world, rival, "POST", target, json: device).status == 404)
     }
 }
+
+@Suite(.serialized) struct MergeAPITests {
+    @Test func mergeMovesEverythingToTheTargetAndUnmergeBringsItBack() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
+        let target = try world.openCase(as: tier1)
+        let source = try world.openCase(as: tier1, CaseWorld.caseBody(devices: []))
+        let (into, from) = (target["case_number"] as! String, source["case_number"] as! String)
+        #expect(try world.post("/api/v1/cases/\(from)/notes", as: tier1, json: ["body": "Second call.", "visibility": "customer"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(from)/evidence", as: tier1, json: ["type": "device", "serial": "C02XK1ZJH3QD"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(from)/actions/freeze", as: tier2, json: [String: Any](), ifMatch: 1).status == 200)
+        let merge = "/api/v1/cases/\(from)/merge"
+        // Tier 1 may not; a stale If-Match; no If-Match; the case itself; an unknown target.
+        #expect(try world.post(merge, as: tier1, json: ["into": into], ifMatch: 2).status == 403)
+        #expect(try world.post(merge, as: tier2, json: ["into": into], ifMatch: 1).status == 412)
+        #expect(try world.post(merge, as: tier2, json: ["into": into]).status == 428)
+        #expect(try world.post(merge, as: tier2, json: ["into": from], ifMatch: 2).json()["code"] as? String == "case_not_open")
+        #expect(try world.post(merge, as: tier2, json: ["into": "12345"], ifMatch: 2).status == 422)
+        // Another account: refused.
+        let stranger = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "someone.else@example.com", devices: []))["case_number"] as! String
+        let other = try world.post(merge, as: tier2, json: ["into": stranger], ifMatch: 2)
+        #expect(other.status == 409)
+        #expect(try other.json()["code"] as? String == "not_same_account")
+        let merged = try world.post(merge, as: tier2, json: ["into": into, "reason": "Same caller, second channel."], ifMatch: 2)
+        #expect(merged.status == 200, "\(merged.text)")
+        let body = try merged.json()
+        #expect(body["state"] as? String == "merged")
+        #expect(body["merged_into"] as? String == into)
+        #expect(body["frozen"] as? Bool == false)
+        #expect(body["allowed_actions"] as? [String] == [])
+        // The target shows and counts the merged case's items.
+        let evidence = try world.get("/api/v1/cases/\(into)/evidence", as: tier2).json()["items"] as? [[String: Any]] ?? []
+        #expect(evidence.map { $0["from_case"] as? String } == [from])
+        let notes = try world.get("/api/v1/cases/\(into)/notes", as: tier2).json()["items"] as? [[String: Any]] ?? []
+        #expect(notes.compactMap { $0["from_case"] as? String } == [from])
+        // No account is on file here: the merged device counts on the target, as mismatched.
+        #expect((try world.get("/api/v1/cases/\(into)/verification", as: tier2).json()["factors"] as? [String: String])?["device"] == "mismatched")
+        #expect(try world.events(from, as: tier2).contains { $0["type"] as? String == "merged" })
+        #expect(try world.events(into, as: tier2).contains { $0["type"] as? String == "merge_received" })
+        // The customer with the merged case's own code sees the target's status.
+        let status = try world.status(from, source["access_code"] as! String).json()
+        #expect(status["case_number"] as? String == into)
+        #expect(status["merged_from"] as? String == from)
+        #expect((status["notes"] as? [[String: Any]])?.first?["body"] as? String == "Second call.")
+        // Merged is terminal: no second merge, no transition.
+        #expect(try world.post(merge, as: tier2, json: ["into": into], ifMatch: body["version"] as! Int).json()["code"] as? String == "case_not_open")
+        // Unmerge: stale first, then back to the state it left; items leave the target.
+        let unmerge = "/api/v1/cases/\(from)/unmerge"
+        #expect(try world.post(unmerge, as: tier2, json: [String: Any](), ifMatch: 1).status == 412)
+        #expect(try world.post(unmerge, as: tier1, json: [String: Any](), ifMatch: body["version"] as! Int).status == 403)
+        let back = try world.post(unmerge, as: tier2, json: ["reason": "Different incident after all."], ifMatch: body["version"] as! Int)
+        #expect(back.status == 200, "\(back.text)")
+        #expect(try back.json()["state"] as? String == "new")
+        #expect(try back.json()["merged_into"] is NSNull)
+        #expect((try world.get("/api/v1/cases/\(into)/evidence", as: tier2).json()["items"] as? [Any])?.isEmpty == true)
+        #expect(try world.status(from, source["access_code"] as! String).json()["case_number"] as? String == from)
+        #expect(try world.events(into, as: tier2).contains { $0["type"] as? String == "unmerge_left" })
+        // An open case cannot be unmerged.
+        #expect(try world.post(unmerge, as: tier2, json: [String: Any](), ifMatch: try back.json()["version"] as! Int).json()["code"] as? String == "case_not_open")
+    }
+
+    @Test func noUnmergeOnceTheTargetIsFinished() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
+        let into = try world.openCase(as: tier1)["case_number"] as! String
+        let from = try world.openCase(as: tier1)["case_number"] as! String
+        let merged = try world.post("/api/v1/cases/\(from)/merge", as: tier2, json: ["into": into], ifMatch: 1).json()
+        try world.must(into, "escalate", as: tier1, version: 1)
+        try world.must(into, "request_documents", as: tier2, version: 2, extra: ["reason": "x"])
+        let tier3 = try world.agent(.tier3)
+        try world.must(into, "begin_review", as: tier3, version: 3)
+        try world.must(into, "reject", as: tier3, version: 4, extra: ["reason": "No proof."])
+        let refused = try world.post("/api/v1/cases/\(from)/unmerge", as: tier2, json: [String: Any](), ifMatch: merged["version"] as! Int)
+        #expect(refused.status == 409)
+        #expect(try refused.json()["code"] as? String == "case_not_open")
+    }
+}

@@ -16,6 +16,7 @@ public enum Permission: String, CaseIterable, Sendable {
     case recordUnlock = "case.unlock"
     case reissueAccessCode = "case.access_code"
     case readOwnCaseStatus = "case.own_status"
+    case mergeCases = "case.merge"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -52,6 +53,7 @@ public enum PermissionTable {
         .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
         .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
         .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),

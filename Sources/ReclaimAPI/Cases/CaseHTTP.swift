@@ -79,6 +79,7 @@ enum CaseHTTP {
             "case_number": .string(record.number),
             "kind": .string(s.kind.rawValue),
             "language": .string(record.language.rawValue),
+            "merged_into": .optional(record.mergedInto),
             "state": .string(s.state.rawValue),
             "tier": .string(s.tier.rawValue),
             "path": .string(s.path.rawValue),
@@ -148,6 +149,7 @@ enum CaseHTTP {
         raw("},\"frozen\":"); bool(record.frozen)
         raw(",\"kind\":"); quoted(s.kind.rawValue)
         raw(",\"language\":"); quoted(record.language.rawValue)
+        raw(",\"merged_into\":"); optional(record.mergedInto)
         raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":"); quoted(s.path.rawValue)
         raw(",\"state\":"); quoted(s.state.rawValue)

@@ -27,7 +27,7 @@ extension OpenAPIDocument {
         "case_number": caseNumber,
         "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
         "language": language,
-        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed"]],
+        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged"]],
         "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
         "path": ["type": "string", "enum": ["undetermined", "reset", "verified_identity", "documents", "activation_lock"]],
         "facts": facts,
@@ -47,6 +47,7 @@ extension OpenAPIDocument {
                     "description": "The unlock checklist: complete needs every required step done.",
                     "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]]],
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
+        "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
     ]
     nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]]
     private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
@@ -77,6 +78,11 @@ extension OpenAPIDocument {
             "properties": ["items": ["type": "array", "items": ["type": "object", "required": ["id", "question", "matched"],
                                                                 "properties": ["id": string, "question": string, "matched": ["type": "boolean"]]]]],
         ],
+        "Merge": [
+            "type": "object", "required": ["into"],
+            "properties": ["into": caseNumber, "reason": string],
+        ],
+        "Unmerge": ["type": "object", "properties": ["reason": string]],
         "UnlockStep": [
             "type": "object", "required": ["step"],
             "properties": ["step": unlockStep, "reason": string],

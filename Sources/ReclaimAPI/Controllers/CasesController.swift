@@ -317,6 +317,46 @@ final class CasesController: Sendable {
         return CaseHTTP.json(["access_code": .string(code.display)], status: 201, headers: [("Cache-Control", "no-store")])
     }
 
+    // MARK: Merge
+
+    struct MergeBody: Decodable {
+        var into: String
+        var reason: String?
+    }
+
+    struct UnmergeBody: Decodable {
+        var reason: String?
+    }
+
+    /// `POST /api/v1/cases/{n}/merge` `{"into", "reason"}` with the merged case's `If-Match` (tier2+).
+    @Sendable func merge(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.mergeCases, request, number: number, attempted: "merge")
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(MergeBody.self)
+        guard let into = try? CaseNumber(parsing: body.into) else {
+            throw Problem.unprocessable(errors: [FieldError(field: "into", message: "not a case number (12 digits with a check digit)")])
+        }
+        let now = self.now
+        let updated = try context.perform("merge", by: principal, request) { connection in
+            try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        return respond(updated, principal: principal)
+    }
+
+    /// `POST /api/v1/cases/{n}/unmerge` `{"reason"}` with the merged case's `If-Match` (tier2+), while the target is open.
+    @Sendable func unmerge(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.mergeCases, request, number: number, attempted: "unmerge")
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(UnmergeBody.self)
+        let now = self.now
+        let updated = try context.perform("unmerge", by: principal, request) { connection in
+            try operations.unmerge(number, expectedVersion: expected, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        return respond(updated, principal: principal)
+    }
+
     // MARK: Timeline
 
     /// `GET /api/v1/cases/{n}/events`: the timeline, oldest first, `?cursor=` is the last seq seen.

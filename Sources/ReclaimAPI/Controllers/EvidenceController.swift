@@ -102,12 +102,18 @@ final class EvidenceController: Sendable {
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.listEvidence, request)
         let number = try CaseHTTP.caseNumber(request)
-        let (record, items, actors) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue) in
+        let (record, items, actors, sources) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue, [UUID: String]) in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { throw CaseHTTP.caseNotFound }
             let items = try EvidenceStore.list(caseID: record.id, on: connection)
-            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection))
+            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection), try CaseStore.mergedSources(into: record.id, on: connection))
         }
-        var body = CaseHTTP.list(items.map(\.json), nextCursor: nil, actors: actors)
+        // Items brought by a merged case say which one (`from_case`).
+        let rendered: [JSONValue] = items.map { item in
+            guard let from = sources[item.caseID], case .object(var members) = item.json else { return item.json }
+            members["from_case"] = .string(from)
+            return .object(members)
+        }
+        var body = CaseHTTP.list(rendered, nextCursor: nil, actors: actors)
         if case .object(var members) = body {
             members["missing"] = .array(EvidenceRequirements.missing(record, items).map(JSONValue.string))
             body = .object(members)

@@ -33,6 +33,15 @@ final class StatusController: Sendable {
         let members = try CaseHTTP.jsonObject(request)
         let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"))
         let (record, notes) = try customerCase(body, request)
+        if record.snapshot.state == .merged, let into = record.mergedInto {
+            // The customer's own code on the merged number shows the case it went into.
+            let now = context.clock.now()
+            let (target, _, targetNotes) = try context.pool.withConnection { try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0) }
+            if let target, case .object(var members) = try view(target, notes: targetNotes) {
+                members["merged_from"] = .string(record.number)
+                return CaseHTTP.json(.object(members), headers: [("Cache-Control", "no-store")])
+            }
+        }
         return CaseHTTP.json(try view(record, notes: notes), headers: [("Cache-Control", "no-store")])
     }
 
