@@ -166,6 +166,8 @@ public struct DemoSeed: Sendable {
         case acceptDocuments
         /// Engineering records one checklist step.
         case unlock(UnlockKind)
+        /// Tier 2 merges this duplicate into an earlier open case on the same account.
+        case mergeIntoEarlier
     }
 
     struct Plan {
@@ -246,6 +248,8 @@ public struct DemoSeed: Sendable {
              steps: toReview + [.act(.reject, reason: "No proof of ownership."), .act(.close, reason: "No reply within 30 days.")]),
         Plan(count: 1, kind: .activationLock, facts: locked, summary: "Watch locked after a trade-in.",
              steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Called again from another phone about the same account.",
+             steps: [.note("Second call: same account as an open case.", .internal), .mergeIntoEarlier]),
         Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Reset sent, customer still locked out.",
              steps: [.answers, .act(.sendReset), .act(.reopen, reason: "Customer reports the thief changed the password again."),
                      .note("Reopened: the reset did not hold.", .internal)]),
@@ -322,6 +326,15 @@ public struct DemoSeed: Sendable {
                 _ = try pool.withTransaction { connection in
                     try operations.recordUnlock(number, expectedVersion: record.version, step: step, reason: nil, actorTier: .engineering,
                                                 by: agents.actor(.engineering), at: at, on: connection)
+                }
+            case .mergeIntoEarlier:
+                let target = try pool.withConnection { connection in
+                    try CaseStore.openCases(matching: [account.email], except: record.id, on: connection).first
+                }
+                guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
+                _ = try pool.withTransaction { connection in
+                    try operations.merge(number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
+                                         reason: "Same caller, second channel.", actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier

@@ -287,3 +287,26 @@ class MergeTests(BrowserTestCase):
         browser.click('#action-confirm')
         browser.wait_for_text('#case-state', 'Identity check')
         self.assertEqual(self.service.psql("SELECT merged_into IS NULL FROM cases WHERE case_number = '%s'" % source), 't')
+
+
+class DeviceOnlyTests(BrowserTestCase):
+
+    def test_engineering_removes_the_activation_lock_and_the_customer_is_told(self):
+        case = self.service.case(state='engineering', path='activation_lock')
+        browser = self.browser()
+        self.sign_in(browser, 'engineering')
+        browser.open('/#/cases/' + case['case_number'])
+        steps = browser.wait_for('#unlock-list')
+        self.assertEqual([li.get_attribute('data-step') for li in steps.find_elements(By.CSS_SELECTOR, 'li')], ['remove_activation_lock'])
+        browser.click('button[data-unlock="remove_activation_lock"]')
+        browser.click('#unlock-confirm')
+        browser.wait_for_text('#unlocks-summary', 'Every step is done')
+        browser.click('button[data-action="complete"]')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Resolved')
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', 'Your case is resolved')
+        self.assertIn('set up your device as new', customer.find('#next-step').text)

@@ -460,8 +460,13 @@ enum AccessCodeSymbols {
         let world = try CaseWorld()
         let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
         let into = try world.openCase(as: tier1)["case_number"] as! String
-        let from = try world.openCase(as: tier1)["case_number"] as! String
+        let opened = try world.openCase(as: tier1)
+        let from = opened["case_number"] as! String
         let merged = try world.post("/api/v1/cases/\(from)/merge", as: tier2, json: ["into": into], ifMatch: 1).json()
+        // The merged number's customer uploads into the case it went into.
+        try world.customerUpload(from, code: opened["access_code"] as! String, type: "invoice")
+        let items = try world.get("/api/v1/cases/\(into)/evidence", as: tier2).json()["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["type"] as? String } == ["invoice"] && items.first?["from_case"] == nil)
         try world.must(into, "escalate", as: tier1, version: 1)
         try world.must(into, "request_documents", as: tier2, version: 2, extra: ["reason": "x"])
         let tier3 = try world.agent(.tier3)

@@ -119,7 +119,7 @@ import Testing
 
     @Test func finishedStatesLiftAFreeze() {
         for state in CaseState.allCases {
-            #expect(Workflow.liftsFreeze(entering: state) == [.resolved, .rejected, .closed].contains(state), "\(state)")
+            #expect(Workflow.liftsFreeze(entering: state) == [.resolved, .rejected, .closed, .merged].contains(state), "\(state)")
         }
     }
 }

@@ -85,7 +85,7 @@ let permissiveContext = TransitionContext(
                 }
             }
         }
-        #expect(combinations == (5 + 3 * 4) * 4 * 10)
+        #expect(combinations == (5 + 4 * 4) * 4 * 10)  // five open states; resolved, rejected, closed and merged at any last tier
     }
 
     @Test func refusalOrderActionTierThenStateThenCaseTier() {

@@ -85,7 +85,12 @@ final class StatusController: Sendable {
         guard let caseNumber = form.field("case_number"), let accessCode = form.field("access_code") else {
             throw Problem.unprocessable(errors: [FieldError(field: "case_number", message: "Send case_number and access_code as form fields.")])
         }
-        let (record, _) = try customerCase(StatusBody(caseNumber: caseNumber, accessCode: accessCode), request)
+        var (record, _) = try customerCase(StatusBody(caseNumber: caseNumber, accessCode: accessCode), request)
+        // A merged number's customer files into the case it went into, where its evidence now counts.
+        if record.snapshot.state == .merged, let into = record.mergedInto,
+           let target = try context.pool.withConnection({ try CaseStore.find(number: into, on: $0) }) {
+            record = target
+        }
         // A finished case is in nobody's queue: a document filed there would wait for no one. The status page's
         // next step tells the customer to contact us instead (an agent can reopen the case).
         guard record.snapshot.state.isOpen else { throw OperationError.caseNotOpen }
