@@ -310,3 +310,51 @@ class DeviceOnlyTests(BrowserTestCase):
         customer.click('#lookup-submit')
         customer.wait_for_text('#stage', 'Your case is resolved')
         self.assertIn('set up your device as new', customer.find('#next-step').text)
+
+
+class VerifiedIdentityTests(BrowserTestCase):
+
+    def test_two_of_three_go_to_engineering_and_every_unlock_resolves_it(self):
+        case = self.service.case(state='new', kind='account_takeover')
+        number = case['case_number']
+        imei = self.service.psql("SELECT devices->0->>'imei' FROM cases WHERE case_number = '%s'" % number)
+        tier1 = self.browser()
+        self.sign_in(tier1, 'tier1')
+        tier1.open('/#/cases/' + number)
+        tier1.click('button[data-action="escalate"]')
+        tier1.click('#action-confirm')
+        tier1.wait_for_text('#case-state', 'Identity check')
+        tier2 = self.browser()
+        self.sign_in(tier2, 'tier2')
+        tier2.open('/#/cases/' + number)
+        tier2.wait_for('#verification-outcome')
+        # Factor 1: one security answer (the city is the same on every demo account).
+        tier2.fill('#answer-city', 'Lyon')
+        tier2.click('#answers-submit')
+        tier2.wait_for_text('#answers-outcome', '1 of 2')
+        # Factor 2: the device on file.
+        tier2.driver.find_element(By.CSS_SELECTOR, '#evidence-kind option[value="device"]').click()
+        tier2.fill('#ev-imei', imei)
+        tier2.click('#evidence-submit')
+        tier2.wait_for_text('#panel-verification', 'Device: matched')
+        tier2.wait_for_text('#verification-outcome', 'Identity verified')
+        tier2.click('button[data-action="verify"]')
+        tier2.click('#action-confirm')
+        tier2.wait_for_text('#case-state', 'Engineering')
+        engineer = self.browser()
+        self.sign_in(engineer, 'engineering')
+        engineer.open('/#/cases/' + number)
+        engineer.wait_for('#unlock-list')
+        engineer.click('button[data-unlock="remove_rescue_email"]')
+        engineer.click('#unlock-confirm')
+        engineer.wait_for('#unlock-list li[data-step="remove_rescue_email"][data-done="true"]')
+        # The last step given with Complete is recorded first, then the case resolves.
+        engineer.click('button[data-action="complete"]')
+        Select(engineer.find('#action-unlock')).select_by_value('reset_security_questions')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-state', 'Resolved')
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', number)
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', 'Your case is resolved')

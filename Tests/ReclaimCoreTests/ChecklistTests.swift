@@ -123,3 +123,32 @@ import Testing
         }
     }
 }
+
+@Suite struct ReachAndMergeRuleTests {
+    @Test func clientFilingScope() {
+        let rows: [(Bool, Bool, CaseState, ClientFilingScope.Verdict)] = [
+            (true, false, .identityCheck, .allowed), (false, true, .awaitingDocuments, .allowed), (false, false, .new, .notFound),
+            (true, false, .resolved, .notOpen), (false, true, .closed, .notOpen), (false, false, .closed, .notFound),
+            (true, true, .merged, .notOpen),
+        ]
+        for (opened, code, state, verdict) in rows {
+            #expect(ClientFilingScope.verdict(openedByCaller: opened, accessCodeMatches: code, state: state) == verdict, "\(opened) \(code) \(state)")
+        }
+    }
+
+    @Test func mergeNeedsTierTwoTwoOpenCasesAndOneAccount() throws {
+        func check(_ tier: Tier, _ source: CaseState, _ target: CaseState, same: Bool = false, other: String = "A@example.com") throws {
+            try CaseMerge.check(actorTier: tier, source: source, target: target, sameCase: same, sourceAccount: "a@example.com", targetAccount: other)
+        }
+        try check(.tier2, .new, .engineering)
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) { try check(.tier1, .new, .new) }
+        #expect(throws: WorkflowRefusal.caseNotOpen) { try check(.tier3, .resolved, .new) }
+        #expect(throws: WorkflowRefusal.caseNotOpen) { try check(.tier3, .new, .merged) }
+        #expect(throws: WorkflowRefusal.caseNotOpen) { try check(.tier3, .new, .new, same: true) }
+        #expect(throws: WorkflowRefusal.notSameAccount) { try check(.tier2, .new, .new, other: "b@example.com") }
+        try CaseMerge.checkUnmerge(actorTier: .tier2, source: .merged, target: .identityCheck)
+        #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .merged, target: .rejected) }
+        #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .new, target: .new) }
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) { try CaseMerge.checkUnmerge(actorTier: .tier1, source: .merged, target: .new) }
+    }
+}
