@@ -37,7 +37,7 @@ function problemWords(error) {
     case 'documents_pending':
       return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
     case 'unlocks_outstanding':
-      return `Not complete yet: still to undo ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u)).join(', ')}. Any step you gave was recorded.`;
+      return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete was recorded.`;
     case 'insufficient_tier':
     case 'forbidden':
       return `Not allowed for your tier. ${error.message}`;
@@ -121,7 +121,7 @@ function render() {
       h('div', { class: 'case-main' },
         section('Actions', 'actions', actionsPanel(c, open)),
         c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
-        app.can('evidence.file') && open ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
+        app.can('evidence.file') && ['new', 'identity_check'].includes(c.state) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
         app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Notes', 'notes', h('div', { id: 'notes-body' }, h('p', { class: 'muted' }, 'Loading…')))),
@@ -148,7 +148,7 @@ function render() {
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
         app.can('case.verification') ? section('Verification', 'verification', h('div', { id: 'verification-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null)));
   loadTimeline();
-  if (app.can('evidence.file') && open) loadAnswers();
+  if (app.can('evidence.file') && ['new', 'identity_check'].includes(c.state)) loadAnswers();
   if (app.can('evidence.list')) loadEvidence();
   loadNotes();
   if (app.can('case.verification')) loadVerification();

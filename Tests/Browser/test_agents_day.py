@@ -90,6 +90,7 @@ class AgentsDayTests(BrowserTestCase):
         engineer.wait_for_text('#case-message', 'Not complete yet')
         self.assertIn('2 of 2 still to do', engineer.find('#unlocks-summary').text)
         self.assert_accessible(engineer)
+        self.readme_screenshot(engineer, 'dashboard-unlock-checklist.png')
         for step in ('remove_rescue_email', 'reset_security_questions'):
             engineer.click('button[data-unlock="%s"]' % step)
             engineer.fill('#unlock-reason', 'Done in the account console.')
@@ -166,6 +167,7 @@ class OpenCaseTests(BrowserTestCase):
         browser.click('#copy-code')
         browser.wait_for_text('#opened-copied', 'Access code')
         self.assert_accessible(browser)
+        self.readme_screenshot(browser, 'dashboard-case-opened.png')
         digits = number.replace(' ', '')
         row = self.service.psql("SELECT language || ' ' || rescue_email || ' ' || jsonb_array_length(devices) FROM cases WHERE case_number = '%s'" % digits)
         self.assertEqual(row, 'zh-Hant thief@evil.example 2')
