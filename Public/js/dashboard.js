@@ -1,11 +1,12 @@
 // The agents' dashboard: session and sign-in, the header, and hash routing between the queue (#/ with
 // filters) and a case (#/cases/<number>). The views live in queue.js and case.js.
 import { ApiError, agentClient, request, retryWords } from './api.js';
-import { announce, byId, show, whileBusy } from './dom.js';
+import { announce, byId, replace, show, whileBusy } from './dom.js';
 import { TIERS } from './labels.js';
 import { showQueue } from './queue.js';
 import { forgetCase, showCase } from './case.js';
 import { setUpPasskeys, signInWithPasskey } from './passkeys.js';
+import { showOpenCase } from './open-case.js';
 
 const dialog = byId('signin');
 const form = byId('signin-form');
@@ -125,6 +126,8 @@ byId('signout').addEventListener('click', async () => {
   show(byId('whoami'), false);
   show(byId('queue'), false);
   show(byId('case'), false);
+  show(byId('open-case'), false);
+  replace(byId('open-body'));
   announce(byId('flash'), '');
   await signIn('You are signed out.');
   route();
@@ -135,11 +138,17 @@ async function route() {
   show(byId('loading'), false);
   const hash = window.location.hash || '#/';
   const match = /^#\/cases\/([0-9]{12})$/.exec(hash);
+  show(byId('open-case'), false);
   if (match) {
     show(byId('queue'), false);
     await showCase(app, match[1]);
+  } else if (hash === '#/new' && app.can('case.create')) {
+    show(byId('queue'), false);
+    show(byId('case'), false);
+    showOpenCase(app);
   } else {
     show(byId('case'), false);
+    show(byId('queue-open'), app.can('case.create'));
     await showQueue(app, new URLSearchParams(hash.split('?')[1] ?? ''));
   }
 }

@@ -139,7 +139,7 @@ public struct CustomerGuidance: Sendable, Equatable {
     /// What the state and path ask for, before subtracting what was filed; nothing once engineering has the case.
     public static func requirements(state: CaseState, path: RecoveryPath, kind: CaseKind, facts: CaseFacts) -> [Requirement] {
         switch state {
-        case .engineering, .resolved, .rejected, .closed: return []
+        case .engineering, .resolved, .rejected, .closed, .merged: return []
         case .new, .identityCheck, .awaitingDocuments, .documentReview: break
         }
         switch path {
@@ -159,7 +159,7 @@ public struct CustomerGuidance: Sendable, Equatable {
         case "finished":
             switch state {
             case .rejected: return .stageRejected
-            case .closed: return .stageClosed
+            case .closed, .merged: return .stageClosed
             default: return path == .reset ? .stageResolvedReset : path == .activationLock ? .stageResolvedLock : .stageResolvedAccess
             }
         default: return .stageReceived
@@ -170,7 +170,8 @@ public struct CustomerGuidance: Sendable, Equatable {
         switch state {
         case .resolved: return path == .reset ? .nextDoneReset : path == .activationLock ? .nextDoneLock : .nextDoneAccess
         case .rejected: return .nextRejected
-        case .closed: return .nextClosed
+        // A merged case's customer is shown the case it went into; its own line reads as closed.
+        case .closed, .merged: return .nextClosed
         case .engineering: return path == .activationLock ? .nextWaitEngineeringLock : .nextWaitEngineeringAccess
         case .new, .identityCheck, .awaitingDocuments, .documentReview: break
         }
@@ -203,14 +204,14 @@ public struct CustomerGuidance: Sendable, Equatable {
         }
         // A refused case never reached restoring, and a closed one may have been refused before it was closed:
         // neither line may claim that access was restored.
-        if state == .rejected || state == .closed { keys.removeAll { $0 == restoring } }
+        if state == .rejected || state == .closed || state == .merged { keys.removeAll { $0 == restoring } }
         let reached: String = switch state {
         case .new: received
         case .identityCheck: identity
         case .awaitingDocuments: documents
         case .documentReview: review
         case .engineering: restoring
-        case .resolved, .rejected, .closed: finished
+        case .resolved, .rejected, .closed, .merged: finished
         }
         // The current stage is the last drawn one not after the state's own (an activation-lock case escalated to the
         // identity check is still shown as received).
@@ -218,7 +219,7 @@ public struct CustomerGuidance: Sendable, Equatable {
         let current = keys.lastIndex { order.firstIndex(of: $0)! <= reachedIndex } ?? 0
         let finishedLabel: CustomerText = switch state {
         case .rejected: .progressNotConfirmed
-        case .closed: .progressClosed
+        case .closed, .merged: .progressClosed
         default: path == .reset ? .progressResetSent : .progressResolved
         }
         let labels: [String: CustomerText] = [
@@ -230,6 +231,12 @@ public struct CustomerGuidance: Sendable, Equatable {
             return ProgressStage(key: key, label: labels[key]!, mark: mark)
         }
     }
+}
+
+/// What of the path's requirements `have` does not meet yet, as on an open case (the documents gate asks this of
+/// accepted documents, and of filed ones to move a case to review by itself).
+public func missingRequirements(path: RecoveryPath, kind: CaseKind, facts: CaseFacts, have: Set<EvidenceKind>) -> [Requirement] {
+    CustomerGuidance.requirements(state: .new, path: path, kind: kind, facts: facts).filter { have.isDisjoint(with: $0.satisfiedBy) }
 }
 
 /// The words of the `missing` list for agents and customers alike (see `CustomerGuidance`).

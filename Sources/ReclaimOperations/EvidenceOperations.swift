@@ -68,6 +68,15 @@ extension CaseOperations {
         return AnswerCheck(questionIDs: answers.map(\.questionID), matchedQuestionIDs: matched)
     }
 
+    /// The security questions on file for the case's account (never an answer), each with whether an answer filed on
+    /// the case and not rejected matched it; `noAccountOnFile` when the account is not on file.
+    public func questions(_ number: CaseNumber, on connection: PostgresConnection) throws -> [(id: String, question: String, matched: Bool)] {
+        let record = try load(number, on: connection)
+        guard let questions = try AccountStore.securityQuestions(email: record.accountEmail, on: connection) else { throw OperationError.noAccountOnFile }
+        let matched = try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection)
+        return questions.map { ($0.id, $0.question, matched.contains($0.id)) }
+    }
+
     /// Files checked answers as `security_answers` evidence (which questions, which matched; never an answer).
     public func fileAnswers(_ check: AnswerCheck, number: CaseNumber, by actor: String, at now: Date,
                             on connection: PostgresConnection) throws -> EvidenceRecord {
@@ -151,7 +160,23 @@ extension CaseOperations {
     func insert(_ new: NewEvidence, on connection: PostgresConnection) throws -> EvidenceRecord {
         try EvidenceStore.insert(new, on: connection)
         try CaseTimeline.append(.evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)
+        if new.kind.isDocument { try documentArrived(new, on: connection) }
         return new.record
+    }
+
+    /// The actor the service acts as when a case moves by itself.
+    public static let systemActor = "system"
+
+    /// A document filed on a case waiting for documents, by anyone: recorded as arrived (with the count of documents
+    /// still unreviewed); once every requirement of the path has a document, the case moves itself to
+    /// `document_review` as `system`, and its clock resumes. The caller holds the case's row lock.
+    func documentArrived(_ new: NewEvidence, on connection: PostgresConnection) throws {
+        guard let record = try CaseStore.find(id: new.caseID, on: connection), record.snapshot.state == .awaitingDocuments else { return }
+        try CaseTimeline.append(.documentArrived(evidenceID: new.id, kind: new.kind, unreviewed: record.unreviewedDocuments),
+                                caseID: record.id, actor: new.filedBy, at: new.filedAt, on: connection)
+        let documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+        guard let decision = workflow.documentsArrived(on: record.snapshot, documents: documents, now: new.filedAt) else { return }
+        _ = try apply(decision, to: record, by: Self.systemActor, at: new.filedAt, on: connection)
     }
 
     /// Whether a declared media type agrees with the sniffed one (`application/octet-stream` declares nothing).

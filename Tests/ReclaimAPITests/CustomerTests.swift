@@ -119,8 +119,10 @@ import Testing
         for type in ["invoice", "imei_photo"] {
             #expect(try customerUpload(world, number, code, type: type, bytes: EvidenceWorld.png(type), contentType: "image/png").status == 201)
         }
+        // Every document is in: the case moved itself to review, and the page says so (nothing missing, a review next).
         let complete = try status(world, number, code).json()
-        #expect(complete["missing"] as? [String] == [] && complete["next_step_key"] as? String == "next.documents_complete")
+        #expect(complete["state"] as? String == "document_review")
+        #expect(complete["missing"] as? [String] == [] && complete["next_step_key"] as? String == "next.wait_review")
         #expect((complete["evidence"] as? [[String: Any]])?.map { $0["status"] as? String } == ["pending", "pending"])
     }
 
@@ -150,9 +152,12 @@ import Testing
         #expect(open["support_contact"] is NSNull)
         try world.must(number, "escalate", as: tier1, version: 1)
         try world.must(number, "request_documents", as: tier2, version: 2, extra: ["reason": "Device only."])
-        try world.must(number, "begin_review", as: tier3, version: 3)
-        try world.must(number, "approve", as: tier3, version: 4)
-        try world.must(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_activation_lock"])
+        // The documents arrive (the case moves itself to review) and tier 3 accepts them before approving.
+        for type in ["invoice", "imei_photo", "lock_screen_photo"] { _ = try world.customerUpload(number, code: code, type: type) }
+        for id in try world.pendingDocuments(number, as: tier3) { try world.mustReview(id, "accepted", as: tier3) }
+        let reviewed = try world.caseBody(number, as: tier3)
+        try world.must(number, "approve", as: tier3, version: reviewed["version"] as! Int)
+        try world.must(number, "complete", as: engineer, version: reviewed["version"] as! Int + 1, extra: ["unlock": "remove_activation_lock"])
         let done = try status(world, number, code, language: "zh-Hans").json()
         #expect(done["support_contact"] as? String == Self.contact)
         #expect(done["stage"] as? String == CustomerText.stageResolvedLock.text(.simplifiedChinese, contact: ""))

@@ -11,6 +11,12 @@ public enum Permission: String, CaseIterable, Sendable {
     case transitionCase = "case.transition"
     case assignCase = "case.assign"
     case freezeCase = "case.freeze"
+    case unfreezeCase = "case.unfreeze"
+    /// Any agent may try; `Workflow.checkUnlock` allows engineering only (and the refusal is recorded on the case).
+    case recordUnlock = "case.unlock"
+    case reissueAccessCode = "case.access_code"
+    case readOwnCaseStatus = "case.own_status"
+    case mergeCases = "case.merge"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -48,6 +54,11 @@ public enum PermissionTable {
         .transitionCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .assignCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .freezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
+        .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
+        .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
+        .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),

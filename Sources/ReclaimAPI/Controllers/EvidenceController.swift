@@ -31,6 +31,7 @@ final class EvidenceController: Sendable {
         do {
             let principal = try context.authorize(.fileEvidence, request)
             let number = try CaseHTTP.caseNumber(request)
+            if case .apiClient = principal { try checkClientScope(number, principal: principal, request) }
             let contentType = request.header("content-type") ?? ""
             let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             let now = context.now
@@ -65,6 +66,20 @@ final class EvidenceController: Sendable {
         }
     }
 
+    /// An API client files into a case it opened, or into another open case with that case's access code in
+    /// `Reclaim-Access-Code`; otherwise 404; a finished case 409 `case_not_open`.
+    private func checkClientScope(_ number: CaseNumber, principal: Principal, _ request: HTTPRequest) throws {
+        let now = context.clock.now()
+        let verdict = try context.pool.withTransaction { connection in
+            try operations.clientFilingVerdict(number, client: principal.actor, accessCode: request.header("reclaim-access-code"), at: now, on: connection)
+        }
+        switch verdict {
+        case .allowed: return
+        case .notFound: throw CaseHTTP.caseNotFound
+        case .notOpen: throw OperationError.caseNotOpen
+        }
+    }
+
     /// Security answers: checked on the hash queue; each mismatch counts against the account on file.
     private func fileAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, principal: Principal,
                              _ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
@@ -88,12 +103,18 @@ final class EvidenceController: Sendable {
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.listEvidence, request)
         let number = try CaseHTTP.caseNumber(request)
-        let (record, items, actors) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue) in
+        let (record, items, actors, sources) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue, [UUID: String]) in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { throw CaseHTTP.caseNotFound }
             let items = try EvidenceStore.list(caseID: record.id, on: connection)
-            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection))
+            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection), try CaseStore.mergedSources(into: record.id, on: connection))
         }
-        var body = CaseHTTP.list(items.map(\.json), nextCursor: nil, actors: actors)
+        // Items brought by a merged case say which one (`from_case`).
+        let rendered: [JSONValue] = items.map { item in
+            guard let from = sources[item.caseID], case .object(var members) = item.json else { return item.json }
+            members["from_case"] = .string(from)
+            return .object(members)
+        }
+        var body = CaseHTTP.list(rendered, nextCursor: nil, actors: actors)
         if case .object(var members) = body {
             members["missing"] = .array(EvidenceRequirements.missing(record, items).map(JSONValue.string))
             body = .object(members)

@@ -57,9 +57,43 @@ final class StatusController: Sendable {
         let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
                               language: try Self.requestedLanguage(language))
         let (record, notes) = try customerCase(body, request)
+        if record.snapshot.state == .merged, let into = record.mergedInto {
+            // The customer's own code on the merged number shows the case it went into.
+            let now = context.clock.now()
+            let (target, _, targetNotes) = try context.pool.withConnection { try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0) }
+            if let target {
+                let (view, chosen) = try view(target, notes: targetNotes, requested: body.language, request)
+                guard case .object(var members) = view else { throw Problem.internal }
+                members["merged_from"] = .string(record.number)
+                return Self.answer(.object(members), chosen)
+            }
+        }
+        let (view, chosen) = try view(record, notes: notes, requested: body.language, request)
+        return Self.answer(view, chosen)
+    }
+
+    /// The customer's view, never stored by a cache, in the language chosen.
+    static func answer(_ view: JSONValue, _ chosen: CustomerLanguage) -> HTTPResponse {
+        CaseHTTP.json(view, headers: [("Cache-Control", "no-store"), ("Content-Language", chosen.rawValue), ("Vary", "Accept-Language")])
+    }
+
+    /// `GET /api/v1/cases/{n}/status` (API clients): the customer's view of a case the client opened; 404 for any other.
+    @Sendable func clientStatus(_ request: HTTPRequest) throws -> HTTPResponse {
+        let principal = try context.authorize(.readOwnCaseStatus, request)
+        let number = try CaseHTTP.caseNumber(request)
+        let now = context.clock.now()
+        let (record, _, notes) = try context.pool.withConnection { try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0) }
+        guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
+        let (view, chosen) = try view(record, notes: notes, requested: nil, request)
+        return Self.answer(view, chosen)
+    }
+
+    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen.
+    private func view(_ record: CaseRecord, notes: [(body: String, at: Date)], requested: CustomerLanguage?,
+                      _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
         // Evidence: what the customer filed and how it is shown (never its content, summary or a match result).
         let evidence = try context.pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }
-        let chosen = CustomerLanguage.negotiate(requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
+        let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
         func say(_ text: CustomerText) -> JSONValue { .string(text.text(chosen, contact: contact)) }
@@ -88,7 +122,7 @@ final class StatusController: Sendable {
             "support_contact": .optional(s.state.isOpen ? nil : contact),
             "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
         ]
-        return CaseHTTP.json(response, headers: [("Cache-Control", "no-store"), ("Content-Language", chosen.rawValue), ("Vary", "Accept-Language")])
+        return (response, chosen)
     }
 
     /// Evidence: `POST /api/v1/status/evidence`, a customer's upload with `case_number` and `access_code` as multipart
@@ -100,7 +134,12 @@ final class StatusController: Sendable {
             throw Problem.unprocessable(errors: [FieldError(field: "case_number", message: "Send case_number and access_code as form fields.")])
         }
         let body = StatusBody(caseNumber: caseNumber, accessCode: accessCode, language: try Self.requestedLanguage(form.field("language")))
-        let (record, _) = try customerCase(body, request)
+        var (record, _) = try customerCase(body, request)
+        // A merged number's customer files into the case it went into, where its evidence now counts.
+        if record.snapshot.state == .merged, let into = record.mergedInto,
+           let target = try context.pool.withConnection({ try CaseStore.find(number: into, on: $0) }) {
+            record = target
+        }
         // A finished case is in nobody's queue: a document filed there would wait for no one, so say whom to contact.
         guard record.snapshot.state.isOpen else {
             let language = CustomerLanguage.negotiate(requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
