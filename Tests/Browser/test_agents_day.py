@@ -49,7 +49,7 @@ class AgentsDayTests(BrowserTestCase):
         number = case['case_number']
 
         # The customer uploads both documents on /status; the second moves the case to review by itself.
-        customer = self.customer_stage(case, 'We are waiting for your documents')
+        customer = self.customer_stage(case, 'We need your proof of ownership')
         self.upload_on_status_page(customer, 'invoice')
         self.upload_on_status_page(customer, 'imei_photo')
         customer.wait_for_text('#stage', 'We are reviewing your documents')
@@ -104,7 +104,7 @@ class AgentsDayTests(BrowserTestCase):
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % number), 'resolved')
         self.assertEqual(engineer.unlabelled_controls(), [])
         self.assert_accessible(engineer)
-        self.customer_stage(case, 'Your case is resolved')
+        self.customer_stage(case, 'Your access is restored')
 
     def test_tier2_lifts_a_freeze_and_the_timeline_says_so(self):
         number = self.service.psql("SELECT case_number FROM cases WHERE frozen AND state = 'identity_check' LIMIT 1")
@@ -223,7 +223,7 @@ class SecurityAnswersTests(BrowserTestCase):
         customer.fill('#case-number', case['case_number'])
         customer.fill('#access-code', case['access_code'])
         customer.click('#lookup-submit')
-        customer.wait_for_text('#stage', 'Your case is resolved')
+        customer.wait_for_text('#stage', 'We have sent you a reset link')
 
 
 class AccessCodeTests(BrowserTestCase):
@@ -310,7 +310,7 @@ class DeviceOnlyTests(BrowserTestCase):
         customer.fill('#case-number', case['case_number'])
         customer.fill('#access-code', case['access_code'])
         customer.click('#lookup-submit')
-        customer.wait_for_text('#stage', 'Your case is resolved')
+        customer.wait_for_text('#stage', 'The lock is removed from your device')
         self.assertIn('set up your device as new', customer.find('#next-step').text)
 
 
@@ -359,4 +359,4 @@ class VerifiedIdentityTests(BrowserTestCase):
         customer.fill('#case-number', number)
         customer.fill('#access-code', case['access_code'])
         customer.click('#lookup-submit')
-        customer.wait_for_text('#stage', 'Your case is resolved')
+        customer.wait_for_text('#stage', 'Your access is restored')

@@ -12,7 +12,7 @@ class ReportsTests(BrowserTestCase):
                           "opened_at = now() - interval '2 days', state_entered_at = now() - interval '1 day' WHERE case_number = '%s'" % numbers[0])
         self.service.psql("UPDATE cases SET state = 'resolved', path = 'reset', due_at = NULL, paused_seconds = 0, "
                           "opened_at = now() - interval '6 days', state_entered_at = now() - interval '1 day' WHERE case_number = '%s'" % numbers[1])
-        open_cases = self.service.psql("SELECT count(*) FROM cases WHERE state NOT IN ('resolved', 'rejected', 'closed')")
+        open_cases = self.service.psql("SELECT count(*) FROM cases WHERE state NOT IN ('resolved', 'rejected', 'closed', 'merged')")
         overdue = self.service.psql('SELECT count(*) FROM cases WHERE due_at < now()')
         reset_resolved = self.service.psql("SELECT count(*) FROM cases WHERE state = 'resolved' AND path = 'reset' AND state_entered_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '29 days'")
         new_tier1 = self.service.psql("SELECT count(*) FROM cases WHERE state = 'new' AND tier = 'tier1'")
