@@ -162,9 +162,7 @@ public enum AgentStore {
             isAdmin = try columns("is_admin"), disabled = try columns("disabled"), lastSignIn = try columns("last_sign_in_at"),
             createdAt = try columns("created_at"), required = try columns("passkey_required"), passkeys = try columns("passkeys")
         return try rows.map { row in
-            guard let tierValue = Tier(rawValue: try row.decode(tier, as: String.self)) else {
-                throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
-            }
+            let tierValue = try AgentStore.tier(row, tier)
             return Summary(id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,
                            isAdmin: try row.decode(isAdmin), disabled: try row.decode(disabled), lastSignInAt: try row.decode(lastSignIn),
                            createdAt: try row.decode(createdAt), passkeyRequired: try row.decode(required), passkeys: try row.decode(passkeys, as: Int.self))
@@ -205,6 +203,14 @@ public enum AgentStore {
         try connection.execute("UPDATE agents SET last_sign_in_at = \(now) WHERE id = \(agentID)")
     }
 
+    /// The `agents.tier` column of a row, refusing a value no `Tier` names.
+    static func tier(_ row: PostgresRow, _ column: PostgresColumn) throws -> Tier {
+        guard let tier = Tier(rawValue: try row.decode(column, as: String.self)) else {
+            throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
+        }
+        return tier
+    }
+
     /// The rows of a `SELECT \(columns)`, read by column name.
     private static func decode(_ rows: PostgresRows) throws -> [AgentRecord] {
         var columns = rows.columns()
@@ -212,9 +218,7 @@ public enum AgentStore {
             isAdmin = try columns("is_admin"), disabled = try columns("disabled"), passwordHash = try columns("password_hash"),
             totpSecret = try columns("totp_secret"), totpKeyID = try columns("totp_key_id"), totpLastStep = try columns("totp_last_step")
         return try rows.map { row in
-            guard let tierValue = Tier(rawValue: try row.decode(tier, as: String.self)) else {
-                throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
-            }
+            let tierValue = try AgentStore.tier(row, tier)
             let lastStep = try row.decode(totpLastStep, as: Int64?.self)
             return AgentRecord(
                 id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,
