@@ -8,7 +8,7 @@ import { formatBytes, formatDateTime, timeLeft, words } from './format.js';
 import { groupCaseNumber } from './identifiers.js';
 import {
   ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, FINISHED_STATES, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label,
-  tierCovers, unlocksFor,
+  outstandingUnlocks, tierCovers, unlocksFor,
 } from './labels.js';
 import { verifyChain } from './chain.js';
 
@@ -32,6 +32,12 @@ function problemWords(error) {
       const list = Object.entries(factors).map(([name, outcome]) => `${label(FACTORS, name)}: ${outcome}`).join(', ');
       return `Not verified: two of three factors must match${list ? ` (${list})` : ''}.`;
     }
+    case 'documents_missing':
+      return `Not yet: no accepted document for ${(error.problem.missing ?? []).map((m) => label(REQUIREMENTS, m)).join(', ')}. Review or request the documents first.`;
+    case 'documents_pending':
+      return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
+    case 'unlocks_outstanding':
+      return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete was recorded.`;
     case 'insufficient_tier':
     case 'forbidden':
       return `Not allowed for your tier. ${error.message}`;
@@ -51,6 +57,7 @@ function actorWords(actor) {
   if (!actor) return '—';
   if (actor === `agent:${app.agent.id}`) return 'you';
   if (actor === 'customer') return 'the customer';
+  if (actor === 'system') return 'the service';
   if (agentNames.has(actor)) return agentNames.get(actor);
   const [kind, id] = actor.split(':');
   if (kind === 'agent') return `agent ${id.slice(0, 8)}`;
@@ -101,13 +108,20 @@ function render() {
     h('div', { class: 'case-head' },
       h('h1', { id: 'case-title', tabindex: -1 }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
       h('p', { class: 'summary' }, c.summary),
+      c.state === 'merged' ? h('p', { class: 'message', dataset: { kind: 'info' }, id: 'merged-banner' }, 'Merged into case ',
+        h('a', { href: `#/cases/${c.merged_into}`, class: 'mono', id: 'merged-link' }, groupCaseNumber(c.merged_into)),
+        ': its evidence and notes count there.') : null,
       h('p', { class: 'badges' },
         h('span', { class: `badge state ${c.state}`, id: 'case-state' }, label(STATES, c.state)), ' ',
         c.overdue ? h('span', { class: 'badge overdue' }, 'Overdue') : null, ' ',
-        c.frozen ? h('span', { class: 'badge frozen' }, 'Account frozen') : null)),
+        c.frozen ? h('span', { class: 'badge frozen', id: 'case-frozen' }, 'Account frozen') : null, ' ',
+        c.unreviewed_documents ? h('span', { class: 'badge unreviewed', id: 'case-unreviewed' },
+          `${c.unreviewed_documents} unreviewed document${c.unreviewed_documents === 1 ? '' : 's'}`) : null)),
     h('div', { class: 'case-grid' },
       h('div', { class: 'case-main' },
         section('Actions', 'actions', actionsPanel(c, open)),
+        c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
+        app.can('evidence.file') && ['new', 'identity_check'].includes(c.state) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
         app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Notes', 'notes', h('div', { id: 'notes-body' }, h('p', { class: 'muted' }, 'Loading…')))),
@@ -134,6 +148,7 @@ function render() {
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
         app.can('case.verification') ? section('Verification', 'verification', h('div', { id: 'verification-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null)));
   loadTimeline();
+  if (app.can('evidence.file') && ['new', 'identity_check'].includes(c.state)) loadAnswers();
   if (app.can('evidence.list')) loadEvidence();
   loadNotes();
   if (app.can('case.verification')) loadVerification();
@@ -163,22 +178,45 @@ function actionsPanel(c, open) {
   if (app.can('case.freeze') && open && !c.frozen) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
   }
+  if (app.can('case.merge') && open) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'merge' }, onclick: openMerge }, 'Merge into another case…'));
+  }
+  if (app.can('case.merge') && c.state === 'merged') {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unmerge' }, onclick: openUnmerge }, 'Undo the merge…'));
+  }
+  if (app.can('case.access_code')) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'access-code' }, onclick: openAccessCode }, 'New access code…'));
+  }
+  if (app.can('case.unfreeze') && c.frozen) {
+    buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unfreeze' }, onclick: () => openAction('unfreeze') }, 'Lift the freeze'));
+  }
   return [
     buttons.length ? h('div', { class: 'actions', id: 'action-buttons' }, buttons) : h('p', { class: 'muted', id: 'action-buttons' }, 'Nothing for your tier to do on this case now.'),
     h('div', { id: 'action-form-slot' }),
   ];
 }
 
+// The case's own actions beside the workflow's: freeze and lift it (no reason field, their own paths).
+const CASE_ACTIONS = {
+  freeze: { label: 'Freeze account', help: 'Stop purchases and cloud operations on the account while the case is open.', path: 'actions/freeze' },
+  unfreeze: { label: 'Lift the freeze', help: 'Allow purchases and cloud operations on the account again. Finishing the case lifts it by itself.', path: 'actions/unfreeze' },
+};
+
 function openAction(action) {
-  const info = action === 'freeze'
-    ? { label: 'Freeze account', help: 'Stop purchases and cloud operations on the account while the case is open.' }
-    : ACTIONS[action] ?? { label: action, help: '' };
+  const info = CASE_ACTIONS[action] ?? ACTIONS[action] ?? { label: action, help: '' };
   const fields = [];
   if (info.unlock) {
-    fields.push(h('label', { for: 'action-unlock' }, 'What was unlocked'),
-      h('select', { id: 'action-unlock', required: true }, unlocksFor(current.data).map((u) => h('option', { value: u }, UNLOCKS[u]))));
+    const choices = unlocksFor(current.data);
+    // With a checklist whose steps are all recorded, complete needs no further unlock.
+    const optional = (current.data.unlocks?.required ?? []).length > 0;
+    if (choices.length) {
+      fields.push(h('label', { for: 'action-unlock' }, optional ? 'Also record this step (optional)' : 'What was unlocked'),
+        h('select', { id: 'action-unlock', required: optional ? null : true },
+          optional ? h('option', { value: '' }, 'No further step') : null,
+          choices.map((u) => h('option', { value: u }, UNLOCKS[u]))));
+    }
   }
-  if (action !== 'freeze') {
+  if (!CASE_ACTIONS[action]) {
     fields.push(h('label', { for: 'action-reason' }, info.reason ? 'Reason (required)' : 'Reason (optional)',
       h('span', { class: 'hint' }, 'Recorded on the timeline.')),
     h('textarea', { id: 'action-reason', rows: 3, maxlength: 2000, required: info.reason ? true : null }));
@@ -207,9 +245,144 @@ async function submitAction(form, action, info, error) {
   const body = { action };
   if (reason) body.reason = reason;
   const unlock = form.querySelector('#action-unlock');
-  if (unlock) body.unlock = unlock.value;
-  const path = action === 'freeze' ? `/api/v1/cases/${current.number}/actions/freeze` : `/api/v1/cases/${current.number}/transitions`;
-  await change(form, path, action === 'freeze' ? {} : body, `${info.label}: done.`);
+  if (unlock?.value) body.unlock = unlock.value;
+  const own = CASE_ACTIONS[action];
+  const path = `/api/v1/cases/${current.number}/${own ? own.path : 'transitions'}`;
+  await change(form, path, own ? {} : body, `${info.label}: done.`);
+}
+
+// MARK: Merge
+
+/** Merge this duplicate into another open case on the same account: pick it from the open cases found for the
+ *  account e-mail, or type its number. */
+async function openMerge() {
+  const slot = byId('action-form-slot');
+  replace(slot, h('p', { class: 'muted' }, 'Looking for the other cases…'));
+  let others = [];
+  try {
+    const { data } = await app.api.call('GET', `/api/v1/cases?q=${encodeURIComponent(current.data.account_email)}&limit=50`);
+    others = data.items.filter((item) => item.case_number !== current.number && !FINISHED_STATES.includes(item.state));
+  } catch {
+    others = [];  // the number can still be typed
+  }
+  const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'merge' } },
+    h('h3', {}, 'Merge into another case'),
+    h('p', { class: 'muted' }, 'This case ends as merged; its evidence and notes count and show on the other one. It can be undone.'),
+    others.length ? h('fieldset', { id: 'merge-choices' }, h('legend', {}, 'Open cases for the same account'),
+      others.map((item) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'merge-into', value: item.case_number, dataset: { case: item.case_number } }),
+        `${groupCaseNumber(item.case_number)} — ${label(STATES, item.state)}`))) : null,
+    h('label', { for: 'merge-number' }, others.length ? 'Or type its case number' : 'Case number to merge into'),
+    h('input', { type: 'text', id: 'merge-number', inputmode: 'numeric', autocomplete: 'off' }),
+    h('label', { for: 'merge-reason' }, 'Reason (optional)'),
+    h('textarea', { id: 'merge-reason', rows: 2, maxlength: 2000 }),
+    error,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Confirm: merge'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const typed = form.querySelector('#merge-number').value.replace(/[\s-]/g, '');
+    const into = typed || form.querySelector('input[name="merge-into"]:checked')?.value;
+    if (!into) { error.textContent = 'Choose the case to merge into, or type its number.'; show(error); return; }
+    const reason = form.querySelector('#merge-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/merge`, reason ? { into, reason } : { into }, `Merged into case ${groupCaseNumber(into)}.`);
+  });
+  replace(slot, form);
+  (form.querySelector('input') ?? byId('merge-number')).focus();
+}
+
+function openUnmerge() {
+  const slot = byId('action-form-slot');
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'unmerge' } },
+    h('h3', {}, 'Undo the merge'),
+    h('p', { class: 'muted' }, 'The case returns to where it was; its evidence and notes leave the other case.'),
+    h('label', { for: 'unmerge-reason' }, 'Reason (optional)'),
+    h('textarea', { id: 'unmerge-reason', rows: 2, maxlength: 2000 }),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Confirm: undo the merge'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const reason = form.querySelector('#unmerge-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/unmerge`, reason ? { reason } : {}, 'The merge was undone.');
+  });
+  replace(slot, form);
+  form.querySelector('textarea').focus();
+}
+
+// MARK: Access code
+
+/** A new access code for a customer who lost theirs: shown once here, grouped for reading aloud. */
+function openAccessCode() {
+  const slot = byId('action-form-slot');
+  const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const form = h('form', { id: 'action-form', class: 'action-form', novalidate: true, dataset: { action: 'access-code' } },
+    h('h3', {}, 'Issue a new access code'),
+    h('p', { class: 'muted' }, 'For a customer who lost theirs. The old code stops working at once, and the lock after wrong tries is lifted.'),
+    error,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'action-confirm' }, 'Confirm: issue a new code'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    let code;
+    await send(form, error, async () => {
+      ({ data: { access_code: code } } = await app.api.call('POST', `/api/v1/cases/${current.number}/access-code`));
+    }, () => {
+      replace(slot, h('div', { class: 'action-form', id: 'new-code' },
+        h('h3', {}, 'New access code'),
+        h('p', {}, 'Read it to the customer now: it is shown only this once.'),
+        h('p', {}, h('span', { class: 'mono big', id: 'new-code-value' }, code.replace(/-/g, ' ')), ' ',
+          h('button', { type: 'button', class: 'secondary', id: 'new-code-copy', onclick: async () => {
+            try { await navigator.clipboard.writeText(code); say('Access code copied.', 'ok'); } catch { say('Select the code and press Ctrl+C to copy it.', 'info'); }
+          } }, 'Copy')),
+        h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Done'))));
+      loadTimeline();
+      byId('new-code-value').focus?.();
+    });
+  });
+  replace(slot, form);
+  byId('action-confirm').focus();
+}
+
+// MARK: Unlock checklist
+
+/** Every step the thief's changes need undone, done or not; engineering records each on its own. */
+function unlockChecklist(c) {
+  const done = new Set(c.unlocks.done);
+  const canRecord = app.can('case.unlock') && tierCovers(app.agent.tier, 'engineering') && c.state === 'engineering';
+  const outstanding = outstandingUnlocks(c);
+  return [
+    h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' },
+      outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
+        : '✓ Every step is done: the case can be completed.'),
+    h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', { dataset: { step, done: String(done.has(step)) } },
+      h('span', { class: done.has(step) ? 'yes' : 'no' }, done.has(step) ? '✓ Done' : 'To do'), ' ', UNLOCKS[step] ?? words(step),
+      canRecord && !done.has(step)
+        ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
+        : null))),
+    h('div', { id: 'unlock-form-slot' }),
+  ];
+}
+
+function openUnlock(step) {
+  const slot = byId('unlock-form-slot');
+  const form = h('form', { id: 'unlock-form', class: 'action-form', novalidate: true, dataset: { step } },
+    h('h3', {}, UNLOCKS[step]),
+    h('label', { for: 'unlock-reason' }, 'Note (optional)', h('span', { class: 'hint' }, 'Recorded on the timeline with the step.')),
+    h('textarea', { id: 'unlock-reason', rows: 2, maxlength: 2000 }),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'unlock-confirm' }, `Confirm: ${UNLOCKS[step]}`),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const reason = form.querySelector('#unlock-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/unlocks`, reason ? { step, reason } : { step }, `${UNLOCKS[step]}: recorded.`);
+  });
+  replace(slot, form);
+  form.querySelector('textarea').focus();
 }
 
 /** The hand-over form: colleagues whose tier can hold the case (the service checks it again). */
@@ -261,6 +434,10 @@ async function change(container, path, json, done) {
         await reload();
         say('Someone else changed this case while you had it open. It has been reloaded: check what changed before you act again.', 'warn');
         message().focus();
+      } else if (error.code === 'unlocks_outstanding') {
+        // The step given with Complete was recorded: show the checklist as it is now.
+        await reload();
+        say(problemWords(error));
       } else {
         say(problemWords(error));
       }
@@ -325,6 +502,15 @@ function eventWords(event) {
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
     case 'frozen': return 'Account frozen';
+    case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
+    case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
+    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
+    case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
+    case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }
@@ -343,6 +529,50 @@ function loadTimeline() {
       h('span', { class: 'when' }, formatDateTime(event.at)),
       h('span', { class: 'what' }, eventWords(event)),
       h('span', { class: 'who muted' }, ` by ${actorWords(event.actor)}`))))];
+  });
+}
+
+// MARK: Security answers
+
+/** The questions on file, one field each (any may be left empty: tier 1 may skip the birthday question); filed as
+ *  evidence; each question says whether a filed answer matched; the reset is offered here once every one has. */
+function loadAnswers() {
+  return fill('answers-body', async () => {
+    let questions;
+    try {
+      ({ data: { items: questions } } = await app.api.call('GET', `/api/v1/cases/${current.number}/questions`));
+    } catch (error) {
+      if (error.code === 'no_account_on_file') return h('p', { class: 'muted', id: 'answers-none' }, 'The account is not on file: there are no questions to ask. Use the card, the device or documents.');
+      throw error;
+    }
+    if (questions.length === 0) return h('p', { class: 'muted', id: 'answers-none' }, 'No security questions are on file for this account.');
+    const allMatched = questions.every((q) => q.matched);
+    const error = h('p', { class: 'field-error', id: 'answers-error', role: 'alert', hidden: true });
+    const form = h('form', { id: 'answers-form', novalidate: true },
+      h('p', { class: 'muted' }, 'Type what the customer says. Answers are compared on the server and never stored; each wrong one counts against the account.'),
+      questions.map((q) => h('div', { class: 'field', dataset: { question: q.id } },
+        h('label', { for: `answer-${q.id}` }, q.question, ' ',
+          h('span', { class: `badge factor ${q.matched ? 'matched' : 'missing'}` }, q.matched ? 'matched' : 'not matched yet')),
+        h('input', { type: 'text', id: `answer-${q.id}`, autocomplete: 'off', spellcheck: 'false' }))),
+      error,
+      h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'answers-submit' }, 'Check the answers')));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const answers = questions.map((q) => ({ question_id: q.id, answer: form.querySelector(`#answer-${q.id}`).value.trim() })).filter((a) => a.answer);
+      if (!answers.length) { error.textContent = 'Type at least one answer.'; show(error); return; }
+      await send(form, error, () => app.api.call('POST', `/api/v1/cases/${current.number}/evidence`, { json: { type: 'security_answers', answers } }), () => {
+        say(`${answers.length === 1 ? 'The answer was' : 'The answers were'} checked and filed.`, 'ok');
+        loadAnswers();
+        evidenceChanged();
+      });
+    });
+    const canReset = allMatched && current.data.allowed_actions.includes('send_reset');
+    return [
+      h('p', { id: 'answers-outcome', class: allMatched ? 'yes' : null },
+        allMatched ? '✓ Every answer on file matched.' : `${questions.filter((q) => q.matched).length} of ${questions.length} answers on file matched.`),
+      canReset ? h('div', { class: 'actions' }, h('button', { type: 'button', id: 'answers-reset', onclick: () => openAction('send_reset') },
+        'Send a reset to the verified address')) : null,
+      form];
   });
 }
 
@@ -374,7 +604,8 @@ function loadEvidence() {
 }
 
 function evidenceItem(item) {
-  const previewable = app.can('evidence.content') && item.media_type && (item.media_type.startsWith('image/') && item.media_type !== 'image/heic' || item.media_type === 'application/pdf');
+  const previewable = app.can('evidence.content') && item.media_type && (item.media_type.startsWith('image/') && item.media_type !== 'image/heic'
+    || item.media_type === 'application/pdf' || isTextual(item.media_type));
   const slot = h('div', { class: 'preview-slot' });
   const reviewable = app.can('evidence.review') && item.status === 'pending';
   return h('li', { dataset: { evidence: item.id, type: item.type } },
@@ -382,7 +613,8 @@ function evidenceItem(item) {
       h('strong', {}, label(EVIDENCE_TYPES, item.type)), ' ',
       h('span', { class: `badge ${item.status}` }, item.status)),
     h('p', {}, item.summary),
-    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : ''),
+    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : '',
+      item.from_case ? [' · from case ', h('a', { href: `#/cases/${item.from_case}`, class: 'mono' }, groupCaseNumber(item.from_case))] : null),
     h('div', { class: 'actions' },
       previewable ? h('button', { type: 'button', class: 'secondary preview', onclick: (e) => preview(item, slot, e.target) }, 'Preview') : null,
       reviewable ? h('button', { type: 'button', class: 'secondary', onclick: () => reviewForm(item, slot) }, 'Review') : null),
@@ -394,6 +626,10 @@ function evidenceItem(item) {
 function preview(item, slot, button) {
   const source = `/api/v1/evidence/${item.id}/content?disposition=inline`;
   const alt = `${label(EVIDENCE_TYPES, item.type)} filed ${formatDateTime(item.filed_at)}`;
+  if (isTextual(item.media_type)) {
+    previewText(source, alt, slot, button);
+    return;
+  }
   const element = item.media_type === 'application/pdf'
     ? h('iframe', { src: source, title: alt, class: 'preview pdf' })
     : h('img', { src: source, alt, class: 'preview' });
@@ -402,6 +638,28 @@ function preview(item, slot, button) {
   element.addEventListener('load', () => loadTimeline(), { once: true });
   replace(slot, element);
   button.remove();
+}
+
+/** Text and saved e-mails (a transcript of the conversation with the thief). */
+function isTextual(mediaType) {
+  return mediaType.startsWith('text/plain') || mediaType === 'message/rfc822';
+}
+
+/** Shows a text or e-mail transcript as text: fetched, decoded and put in a <pre> with textContent, so a message
+ *  holding HTML or script is read, never rendered (the endpoint also serves it as an attachment with nosniff). */
+async function previewText(source, alt, slot, button) {
+  button.disabled = true;
+  try {
+    const response = await fetch(source, { credentials: 'same-origin', headers: { Accept: 'text/plain, message/rfc822' } });
+    if (!response.ok) throw new Error(String(response.status));
+    const words = new TextDecoder('utf-8').decode(await response.arrayBuffer());
+    replace(slot, h('pre', { class: 'preview text', tabindex: '0', 'aria-label': alt, text: words }));
+    button.remove();
+    loadTimeline();
+  } catch {
+    replace(slot, h('p', { class: 'field-error' }, 'The document could not be shown.'));
+    button.disabled = false;
+  }
 }
 
 function reviewForm(item, slot) {
@@ -526,7 +784,8 @@ function loadNotes() {
     return [
       notes.length === 0 ? h('p', { class: 'muted' }, 'No notes yet.') : h('ol', { class: 'notes', id: 'notes-list' }, notes.map((note) => h('li', {},
         h('p', { class: 'muted small' }, formatDateTime(note.created_at), ` · ${actorWords(note.author)} · `,
-          h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal')),
+          h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal'),
+          note.from_case ? [' · from case ', h('a', { href: `#/cases/${note.from_case}`, class: 'mono' }, groupCaseNumber(note.from_case))] : null),
         h('p', { class: 'note-body' }, note.body)))),
       app.can('case.note') ? noteForm() : null];
   });

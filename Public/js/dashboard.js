@@ -1,10 +1,12 @@
 // The agents' dashboard: session and sign-in, the header, and hash routing between the queue (#/ with
 // filters) and a case (#/cases/<number>). The views live in queue.js and case.js.
 import { ApiError, agentClient, request, retryWords } from './api.js';
-import { announce, byId, show, whileBusy } from './dom.js';
+import { announce, byId, replace, show, whileBusy } from './dom.js';
 import { TIERS } from './labels.js';
 import { showQueue } from './queue.js';
 import { forgetCase, showCase } from './case.js';
+import { setUpPasskeys, signInWithPasskey } from './passkeys.js';
+import { showOpenCase } from './open-case.js';
 
 const dialog = byId('signin');
 const form = byId('signin-form');
@@ -30,6 +32,8 @@ function adopt(session) {
   app.api.csrf = session.csrf_token;
   byId('agent-name').textContent = session.agent.name;
   byId('agent-tier').textContent = TIERS[session.agent.tier] + (session.agent.admin ? ' · admin' : '');
+  show(byId('admin-link'), app.can('admin.manage'));  // Administration: /admin, for admins
+  show(byId('reports-link'), app.can('reports.read'));  // Supervision: /reports, tier2+ and admins
   show(byId('whoami'));
   return previous;
 }
@@ -69,30 +73,46 @@ form.addEventListener('submit', async (event) => {
   await whileBusy(form, async () => {
     try {
       const { data } = await request('POST', '/api/v1/session', { json: { email, password, totp } });
-      const previous = adopt(data);
-      form.reset();
-      dialog.close();
-      const pending = waiting;
-      waiting = null;
-      if (previous && previous.id !== data.agent.id) {
-        // Someone else signed in: what the last agent typed is not theirs to send.
-        pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
-        forgetCase();
-        // Back to the queue: a changed hash routes by itself (hashchange), an unchanged one needs asking.
-        if (window.location.hash === '#/') route();
-        else window.location.hash = '#/';
-      } else {
-        pending?.resolve();
-      }
+      signedIn(data);
     } catch (error) {
       byId('signin-totp').value = '';
       if (error.code === 'invalid_credentials') announce(signInMessage, 'The email, password or code is not right. Check them and try again with a new code.', 'error');
       else if (error.code === 'locked_out') announce(signInMessage, `Too many failed sign-ins. ${retryWords(error.retryAfter)}`, 'error');
+      else if (error.code === 'passkey_required') announce(signInMessage, 'Your administrator requires a passkey: use "Sign in with a passkey".', 'error');
       else announce(signInMessage, error.message, 'error');
       byId('signin-totp').focus();
     }
   });
 });
+
+/** A session from either sign-in: adopt it, close the form, and resume (or, for another agent, drop) what was waiting. */
+function signedIn(data) {
+  const previous = adopt(data);
+  form.reset();
+  dialog.close();
+  const pending = waiting;
+  waiting = null;
+  if (previous && previous.id !== data.agent.id) {
+    // Someone else signed in: what the last agent typed is not theirs to send.
+    pending?.reject(new ApiError(401, { code: 'agent_changed', detail: 'Signed in as a different agent: nothing was sent.' }));
+    forgetCase();
+    // Back to the queue: a changed hash routes by itself (hashchange), an unchanged one needs asking.
+    if (window.location.hash === '#/') route();
+    else window.location.hash = '#/';
+  } else {
+    pending?.resolve();
+  }
+}
+
+// Passkeys: instead of password and code.
+byId('signin-passkey').addEventListener('click', () => whileBusy(form, async () => {
+  try {
+    signedIn(await signInWithPasskey());
+  } catch (error) {
+    announce(signInMessage, error.code === 'invalid_credentials' ? 'That passkey was not accepted. Try again, or use your password and code.' : error.message, 'error');
+  }
+}));
+setUpPasskeys(app);
 
 byId('signout').addEventListener('click', async () => {
   try {
@@ -106,6 +126,8 @@ byId('signout').addEventListener('click', async () => {
   show(byId('whoami'), false);
   show(byId('queue'), false);
   show(byId('case'), false);
+  show(byId('open-case'), false);
+  replace(byId('open-body'));
   announce(byId('flash'), '');
   await signIn('You are signed out.');
   route();
@@ -116,11 +138,17 @@ async function route() {
   show(byId('loading'), false);
   const hash = window.location.hash || '#/';
   const match = /^#\/cases\/([0-9]{12})$/.exec(hash);
+  show(byId('open-case'), false);
   if (match) {
     show(byId('queue'), false);
     await showCase(app, match[1]);
+  } else if (hash === '#/new' && app.can('case.create')) {
+    show(byId('queue'), false);
+    show(byId('case'), false);
+    showOpenCase(app);
   } else {
     show(byId('case'), false);
+    show(byId('queue-open'), app.can('case.create'));
     await showQueue(app, new URLSearchParams(hash.split('?')[1] ?? ''));
   }
 }

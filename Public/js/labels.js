@@ -6,13 +6,13 @@ import { words } from './format.js';
 
 export const STATES = {
   new: 'New', identity_check: 'Identity check', awaiting_documents: 'Awaiting documents', document_review: 'Document review',
-  engineering: 'Engineering', resolved: 'Resolved', rejected: 'Rejected', closed: 'Closed',
+  engineering: 'Engineering', resolved: 'Resolved', rejected: 'Rejected', closed: 'Closed', merged: 'Merged',
 };
 
 export const TIERS = { tier1: 'Tier 1', tier2: 'Tier 2', tier3: 'Tier 3', engineering: 'Engineering' };
 
 /** The states a case ends in: no tier holds it, no due date runs, no customer upload is taken. */
-export const FINISHED_STATES = ['resolved', 'rejected', 'closed'];
+export const FINISHED_STATES = ['resolved', 'rejected', 'closed', 'merged'];
 
 /** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment); TIERS lists them in order. */
 export function tierCovers(tier, caseTier) {
@@ -45,10 +45,19 @@ export const UNLOCKS = {
   remove_activation_lock: 'Removed the activation lock',
 };
 
-/** The unlocks that fit a case, as Workflow.allowedUnlocks: device-only cases can only lose the activation lock. */
+/** The unlocks `complete` may carry: with a checklist (`unlocks.required`), the steps still outstanding; without
+ *  one, as Workflow.allowedUnlocks (device-only cases can only lose the activation lock). */
 export function unlocksFor(caseData) {
+  const required = caseData.unlocks?.required ?? [];
+  if (required.length) return outstandingUnlocks(caseData);
   const deviceOnly = caseData.kind === 'activation_lock' || caseData.facts?.two_step_enabled;
   return deviceOnly ? ['remove_activation_lock'] : ['remove_rescue_email', 'reset_security_questions'];
+}
+
+/** The checklist steps not done yet (UnlockChecklist.outstanding). */
+export function outstandingUnlocks(caseData) {
+  const done = new Set(caseData.unlocks?.done ?? []);
+  return (caseData.unlocks?.required ?? []).filter((step) => !done.has(step));
 }
 
 export const EVIDENCE_TYPES = {

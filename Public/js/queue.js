@@ -21,6 +21,7 @@ function filtersFromForm() {
     if (value) params.set(name, value);
   }
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
+  if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
   return params;
 }
 
@@ -29,6 +30,7 @@ function formFromFilters(params) {
   byId('filter-state').value = params.get('state') ?? '';
   byId('filter-tier').value = params.get('tier') ?? '';
   byId('filter-overdue').checked = params.get('overdue') === 'true';
+  byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
 }
 
 filtersForm.addEventListener('submit', (event) => {
@@ -57,7 +59,9 @@ function row(item) {
   return h('tr', { dataset: { case: item.case_number }, class: item.overdue ? 'overdue' : null },
     h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),
     h('td', { 'data-label': 'Summary' }, item.summary, h('span', { class: 'muted block' }, item.account_email)),
-    h('td', { 'data-label': 'State' }, label(STATES, item.state)),
+    h('td', { 'data-label': 'State' }, label(STATES, item.state),
+      item.unreviewed_documents ? h('span', { class: 'badge unreviewed block-badge' },
+        `${item.unreviewed_documents} unreviewed document${item.unreviewed_documents === 1 ? '' : 's'}`) : null),
     h('td', { 'data-label': 'Tier' }, label(TIERS, item.tier)),
     h('td', { 'data-label': 'Due' }, due),
     h('td', { 'data-label': 'Assignee' }, item.assignee?.name ?? h('span', { class: 'muted' }, 'nobody')));
@@ -66,17 +70,28 @@ function row(item) {
 // Only the newest load may draw: an older answer arriving late (the first page, after a search) is dropped.
 let generation = 0;
 
+// Tier 3's own queue shows the cases with unreviewed documents first (up to 200), then the rest in due order.
+let unreviewedFirst = false;
+
 async function load(fresh) {
   const mine = ++generation;
   const params = new URLSearchParams(currentQuery);
   params.set('limit', String(PAGE));
+  if (unreviewedFirst) params.set('unreviewed', 'false');
   if (!fresh && nextCursor) params.set('cursor', nextCursor);
   const message = byId('queue-message');
   byId('queue').setAttribute('aria-busy', 'true');
   try {
+    let first = [];
+    if (fresh && unreviewedFirst) {
+      const top = new URLSearchParams(currentQuery);
+      top.set('unreviewed', 'true');
+      top.set('limit', '200');
+      first = (await appRef.api.call('GET', `/api/v1/cases?${top}`)).data.items;
+    }
     const { data } = await appRef.api.call('GET', `/api/v1/cases?${params}`);
     if (mine !== generation) return;
-    const rows = data.items.map(row);
+    const rows = [...first, ...data.items].map(row);
     if (fresh) replace(byId('queue-rows'), rows);
     else byId('queue-rows').append(...rows);
     nextCursor = data.next_cursor;
@@ -118,6 +133,8 @@ export async function showQueue(app, params) {
   if (!query.has('tier') && !query.has('q')) query.set('tier', app.agent.tier);
   if (query.get('tier') === 'any') query.delete('tier');
   formFromFilters(query);
+  unreviewedFirst = app.agent.tier === 'tier3' && query.get('tier') === 'tier3' && !query.has('q') && !query.has('unreviewed')
+    && !query.has('state') && !query.has('overdue');
   currentQuery = query.toString();
   // What is shown, for tests and scripts that wait for a search to land.
   byId('queue').dataset.query = currentQuery;

@@ -1,72 +1,98 @@
 // The customer status page: a victim looks up a case with its number and access code, sees where it
-// stands in plain words, and uploads the documents we still need. The number and code live only in
-// this module's memory (never in storage or the URL) and go nowhere but the status API.
+// stands in plain words in their language, and uploads the documents and the ransom conversation.
+// The number and code live only in this module's memory (never in storage or the URL) and go nowhere
+// but the status API; only the chosen language is kept (localStorage).
 import { h, replace, show, byId, announce, whileBusy } from './dom.js';
-import { request, ApiError, MAX_UPLOAD_BYTES, retryWords } from './api.js';
-import { FINISHED_STATES } from './labels.js';
-import { formatDate, formatDateTime, words, formatBytes } from './format.js';
+import { request, ApiError, MAX_UPLOAD_BYTES } from './api.js';
 import { parseCaseNumber, groupCaseNumber, normalizeAccessCode } from './identifiers.js';
+import { LANGUAGES, DATE_LOCALES, text, languageFromLocales } from './status-text.js';
 
-
-// The `missing` words of the status, as the customer should read them.
-const MISSING_WORDS = {
-  proof_of_purchase: 'Proof of purchase: an invoice, a photo of the back of the box, or your carrier contract',
-  imei_photo: 'A photo of the serial number or IMEI, ideally of the "Hello" setup screen',
-  lock_screen_photo: 'A photo of the screen that shows the device is locked or lost',
-  security_answer: 'The answers to your security questions',
-  card: 'The payment card registered to your account',
-  device: 'The serial number or IMEI of a device registered to your account',
-};
-
-// Which upload answers a missing item, to preselect it in the document form.
-const MISSING_UPLOAD = { proof_of_purchase: 'invoice', imei_photo: 'imei_photo', lock_screen_photo: 'lock_screen_photo' };
-
-// Evidence types (documents and what was told to an agent) in words.
-const EVIDENCE_WORDS = {
-  invoice: 'Invoice or receipt',
-  warranty_card: 'Warranty card',
-  box_photo: 'Photo of the box',
-  carrier_contract: 'Carrier contract',
-  police_report: 'Police report',
-  imei_photo: 'Photo of the serial number or IMEI',
-  lock_screen_photo: 'Photo of the locked or lost screen',
-  transcript: 'Transcript of a conversation with whoever locked the device',
-  security_answers: 'Answers to your security questions',
-  card: 'Payment card details',
-  device: 'Serial number or IMEI of your device',
-};
-
-const EVIDENCE_STATUS = { pending: 'Waiting for review', accepted: 'Accepted', rejected: 'Not accepted' };
-const MARK_WORDS = { done: '(done)', current: '(current step)', upcoming: '(still to come)' };
+const STORAGE_KEY = 'reclaim.language';
+const MARKS = ['done', 'current', 'upcoming'];
 const MARK_SYMBOL = { done: '✓', current: '●', upcoming: '' };
+// Which upload answers a missing item, to preselect it in the form.
+const MISSING_UPLOAD = { proof_of_purchase: 'invoice', imei_photo: 'imei_photo', lock_screen_photo: 'lock_screen_photo' };
+const ACCEPT_DOCUMENT = '.pdf,.jpg,.jpeg,.png,.heic,.heif,application/pdf,image/jpeg,image/png,image/heic,image/heif';
+const ACCEPT_TRANSCRIPT = `${ACCEPT_DOCUMENT},.txt,.eml,text/plain,message/rfc822`;
 
-const NOT_FOUND = 'No case matches this case number and access code. Check both against the confirmation we sent you; after 9 failed tries the case number is locked for 8 hours.';
-const TYPO = 'This case number has a typo: check the digits against your confirmation.';
-const NETWORK = 'We could not reach Reclaim. Check your internet connection and try again.';
+// ---- Language -------------------------------------------------------------------------------------
 
-function sentence(text) {
-  const value = words(text);
-  return value.charAt(0).toUpperCase() + value.slice(1);
+function storedLanguage() {
+  try {
+    const value = localStorage.getItem(STORAGE_KEY);
+    return LANGUAGES.includes(value) ? value : null;
+  } catch {
+    return null;  // storage refused (private mode): the choice lasts for this page only
+  }
 }
+
+/** The reader's own choice (kept), else the browser's languages. */
+let chosen = storedLanguage();
+let language = chosen ?? languageFromLocales(navigator.languages?.length ? navigator.languages : [navigator.language]);
+
+function t(key, values) { return text(language, key, values); }
+
+/** Puts the page's own words in `language` (the service's sentences come with each status). */
+function applyLanguage() {
+  document.documentElement.lang = language;
+  for (const element of document.querySelectorAll('[data-t]')) element.textContent = t(element.dataset.t);
+  document.title = t('page.title');
+  for (const button of document.querySelectorAll('[data-language]')) {
+    button.setAttribute('aria-pressed', String(button.dataset.language === language));
+  }
+  updateFileHint();
+}
+
+// ---- Dates: always in the reader's zone, named ------------------------------------------------------
+
+function dateTimeFormat() {
+  return new Intl.DateTimeFormat(DATE_LOCALES[language], {
+    year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short',
+  });
+}
+
+/** A date and time in the reader's zone with the zone's short name, or "—". */
+function formatWhen(iso) {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '—' : dateTimeFormat().format(date);
+}
+
+function zoneName() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
+}
+
+function formatSize(size) {
+  const format = (value, unit) => `${new Intl.NumberFormat(DATE_LOCALES[language], { maximumFractionDigits: 1 }).format(value)} ${unit}`;
+  if (size < 1000) return format(size, 'B');
+  if (size < 1000 * 1000) return format(Math.round(size / 1000), 'kB');
+  return format(size / 1000 / 1000, 'MB');
+}
+
+// ---- Problems -------------------------------------------------------------------------------------
 
 /** The customer's words for a failed look-up or upload (`error` is an ApiError or anything thrown). */
 function problemWords(error) {
-  if (!(error instanceof ApiError)) return 'Something went wrong in this page. Reload it and try again.';
+  if (!(error instanceof ApiError)) return t('error.page');
+  const retryAt = error.retryAfter ? formatWhen(new Date(Date.now() + error.retryAfter * 1000).toISOString()) : null;
   switch (error.code) {
-    case 'network': return NETWORK;
-    case 'not_found': return NOT_FOUND;
-    case 'invalid_case_number': return TYPO;
-    case 'locked_out': {
-      return `This case number is locked: after 9 failed tries we lock it for 8 hours, to keep your case safe from guessing. ${retryWords(error.retryAfter)}`;
-    }
-    default:
-      break;
+    case 'network': return t('error.network');
+    case 'not_found': return t('error.not_found');
+    case 'invalid_case_number': return t('error.typo');
+    case 'locked_out': return retryAt ? t('error.locked', { time: retryAt }) : t('error.locked_later');
+    default: break;
   }
-  if (error.status === 429) return `Too many tries from this connection. ${retryWords(error.retryAfter)}`;
-  if (error.status >= 500) {
-    return `Reclaim is not answering right now. ${error.retryAfter ? retryWords(error.retryAfter) : 'Please try again in a few minutes.'}`;
-  }
+  if (error.status === 429) return retryAt ? t('error.busy', { time: retryAt }) : t('error.locked_later');
+  if (error.status >= 500) return t('error.unavailable');
   return error.message;
+}
+
+function caseNumberError(typed, parsed) {
+  if (!parsed.error) return null;
+  const digits = String(typed ?? '').normalize('NFKC').replace(/[\s\-\u2010-\u2015\u2212\uFE58\uFE63\uFF0D]/gu, '');
+  if (digits === '') return t('error.case_number_empty');
+  if (!/^[1-9][0-9]{11}$/.test(digits)) return t('error.case_number_length');
+  return t('error.case_number_typo');
 }
 
 // ---- Elements -------------------------------------------------------------------------------------
@@ -81,17 +107,16 @@ const typeSelect = byId('doc-type');
 const fileInput = byId('doc-file');
 const uploadMessage = byId('upload-message');
 
-/** The case being shown: { caseNumber, accessCode }, held only here. */
+/** The case being shown: { caseNumber, accessCode }, held only here; and its last status. */
 let current = null;
+let lastStatus = null;
 
-// ---- Field errors ---------------------------------------------------------------------------------
-
-function fieldError(input, text) {
+function fieldError(input, words) {
   const error = byId(`${input.id}-error`);
   const hint = `${input.id}-hint`;
-  error.textContent = text ?? '';
-  show(error, Boolean(text));
-  if (text) {
+  error.textContent = words ?? '';
+  show(error, Boolean(words));
+  if (words) {
     input.setAttribute('aria-invalid', 'true');
     input.setAttribute('aria-describedby', `${error.id} ${hint}`);
   } else {
@@ -100,59 +125,74 @@ function fieldError(input, text) {
   }
 }
 
+function updateFileHint() {
+  const transcript = typeSelect.value === 'transcript';
+  byId('doc-file-hint').textContent = t(transcript ? 'upload.file_hint_transcript' : 'upload.file_hint');
+  fileInput.accept = transcript ? ACCEPT_TRANSCRIPT : ACCEPT_DOCUMENT;
+}
+
 // ---- Rendering ------------------------------------------------------------------------------------
 
 function renderProgress(steps) {
   return steps.map((step) => {
-    const mark = MARK_WORDS[step.mark] ? step.mark : 'upcoming';
+    const mark = MARKS.includes(step.mark) ? step.mark : 'upcoming';
     return h('li', { class: `step ${mark}`, 'aria-current': mark === 'current' ? 'step' : null },
       h('span', { class: 'marker', 'aria-hidden': 'true', text: MARK_SYMBOL[mark] }),
       h('span', { class: 'label' },
         step.label,
-        mark === 'current' ? h('span', { class: 'now', text: 'Now' }) : null,
-        h('span', { class: 'visually-hidden', text: ` ${MARK_WORDS[mark]}` })));
+        mark === 'current' ? h('span', { class: 'now', text: t('mark.now') }) : null,
+        ' ',
+        h('span', { class: 'visually-hidden', text: t(`mark.${mark}`) })));
   });
 }
 
 function renderStatus(status) {
+  lastStatus = status;
   byId('result-case').textContent = groupCaseNumber(status.case_number);
   byId('stage').textContent = status.stage;
-  byId('updated').textContent = formatDateTime(status.updated_at);
-  byId('checked').textContent = formatDateTime(new Date().toISOString());
+  byId('updated').textContent = formatWhen(status.updated_at);
+  byId('checked').textContent = formatWhen(status.checked_at);
+  byId('zone').textContent = t('result.zone', { zone: zoneName() });
   replace(byId('progress'), renderProgress(status.progress ?? []));
 
   byId('next-step').textContent = status.next_step;
   // The due date of the step under way; once it has passed, say so rather than promise a date gone by.
   const passed = status.due_at && new Date(status.due_at).getTime() < Date.now();
-  byId('due-label').textContent = passed ? 'We aimed to finish by' : 'Expected news by';
-  byId('due').textContent = status.due_at ? `${formatDate(status.due_at)}${passed ? ' (we are late, sorry)' : ''}` : '';
+  byId('due-label').textContent = t(passed ? 'result.due_passed' : 'result.due');
+  byId('due').textContent = passed ? t('result.late', { date: formatWhen(status.due_at) }) : formatWhen(status.due_at);
   show(byId('due-fact'), Boolean(status.due_at));
 
-  const missing = status.missing ?? [];
-  replace(byId('missing'), missing.map((word) => h('li', { text: MISSING_WORDS[word] ?? sentence(word) })));
+  // The service's own sentences for what is missing, in the answer's language and the same order.
+  const missing = status.missing_text ?? [];
+  replace(byId('missing'), missing.map((words) => h('li', { text: words })));
   show(byId('missing-block'), missing.length > 0);
+
+  const notices = status.notices ?? [];
+  replace(byId('notices'), notices.map((notice) => h('li', { class: `notice ${notice.key.replace('.', '-')}`, text: notice.text })));
+  show(byId('notices-block'), notices.length > 0);
 
   const evidence = status.evidence ?? [];
   replace(byId('evidence'), evidence.map((item) => h('li', { class: 'evidence-item' },
-    h('span', { class: 'evidence-type', text: EVIDENCE_WORDS[item.type] ?? sentence(item.type) }), ' ',
-    h('span', { class: `badge ${EVIDENCE_STATUS[item.status] ? item.status : ''}`, text: EVIDENCE_STATUS[item.status] ?? sentence(item.status) }), ' ',
-    h('span', { class: 'muted', text: `received ${formatDateTime(item.filed_at)}` }))));
+    h('span', { class: 'evidence-type', text: t(`evidence.${item.type}`) }), ' ',
+    h('span', { class: `badge ${item.status}`, text: t(`status.${item.status}`) }), ' ',
+    h('span', { class: 'muted', text: t('result.received_at', { date: formatWhen(item.filed_at) }) }))));
   show(byId('evidence'), evidence.length > 0);
   show(byId('no-evidence'), evidence.length === 0);
 
   const notes = status.notes ?? [];
   replace(byId('notes'), notes.map((note) => h('li', {},
     h('p', { class: 'note-body', text: note.body }),
-    h('p', { class: 'muted note-date', text: formatDateTime(note.created_at) }))));
+    h('p', { class: 'muted note-date', text: formatWhen(note.created_at) }))));
   show(byId('notes-block'), notes.length > 0);
 
-  // A finished case takes no more documents (nobody would see them); the next step says whom to contact.
-  show(uploadForm, !FINISHED_STATES.includes(status.state));
+  // A finished case takes no more files (nobody would see them); its notices say how to reach support.
+  show(uploadForm, Boolean(status.can_upload));
 }
 
 function preselectUpload(missing) {
   const type = (missing ?? []).map((word) => MISSING_UPLOAD[word]).find(Boolean);
   typeSelect.value = type ?? typeSelect.options[0].value;
+  updateFileHint();
 }
 
 // ---- Look-up --------------------------------------------------------------------------------------
@@ -160,9 +200,15 @@ function preselectUpload(missing) {
 /** Fetches and shows the status of `credentials`; on failure shows why. Resolves to the status or null. */
 async function load(credentials) {
   try {
-    const { data } = await request('POST', '/api/v1/status', {
-      json: { case_number: credentials.caseNumber, access_code: credentials.accessCode },
-    });
+    const json = { case_number: credentials.caseNumber, access_code: credentials.accessCode };
+    // Only a choice the reader made is sent: otherwise the case's language, then the browser's, decides.
+    if (chosen) json.language = chosen;
+    const { data } = await request('POST', '/api/v1/status', { json });
+    data.checked_at = new Date().toISOString();
+    if (!chosen && LANGUAGES.includes(data.language) && data.language !== language) {
+      language = data.language;
+      applyLanguage();
+    }
     announce(message, '');
     renderStatus(data);
     return data;
@@ -170,10 +216,11 @@ async function load(credentials) {
     if (error instanceof ApiError && error.status !== 0) {
       // The service refused these credentials (or locked them): nothing of the case stays on screen.
       current = null;
+      lastStatus = null;
       show(result, false);
       show(lookupForm, true);
     }
-    if (error instanceof ApiError && error.code === 'invalid_case_number') fieldError(caseInput, TYPO);
+    if (error instanceof ApiError && error.code === 'invalid_case_number') fieldError(caseInput, t('error.typo'));
     announce(message, problemWords(error), 'error');
     message.focus();
     return null;
@@ -184,8 +231,8 @@ lookupForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const parsed = parseCaseNumber(caseInput.value);
   const accessCode = normalizeAccessCode(codeInput.value);
-  fieldError(caseInput, parsed.error);
-  fieldError(codeInput, accessCode ? null : 'An access code has 16 letters and digits: check it against your confirmation.');
+  fieldError(caseInput, caseNumberError(caseInput.value, parsed));
+  fieldError(codeInput, accessCode ? null : t('error.code_format'));
   if (parsed.error || !accessCode) {
     announce(message, '');
     (parsed.error ? caseInput : codeInput).focus();
@@ -211,6 +258,7 @@ byId('refresh').addEventListener('click', async () => {
 
 byId('another').addEventListener('click', () => {
   current = null;
+  lastStatus = null;
   show(result, false);
   announce(message, '');
   codeInput.value = '';
@@ -219,9 +267,22 @@ byId('another').addEventListener('click', () => {
   caseInput.select();
 });
 
+for (const button of document.querySelectorAll('[data-language]')) {
+  button.addEventListener('click', async () => {
+    chosen = button.dataset.language;
+    language = chosen;
+    try { localStorage.setItem(STORAGE_KEY, chosen); } catch { /* kept for this page only */ }
+    applyLanguage();
+    // The service's sentences too: ask again in the new language.
+    if (current) await whileBusy(result, () => load(current));
+    else if (!message.hidden) announce(message, '');
+  });
+}
+
 // ---- Upload ---------------------------------------------------------------------------------------
 
 fileInput.addEventListener('change', () => fieldError(fileInput, null));
+typeSelect.addEventListener('change', updateFileHint);
 
 uploadForm.addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -229,13 +290,13 @@ uploadForm.addEventListener('submit', async (event) => {
   announce(uploadMessage, '');
   const file = fileInput.files?.[0];
   if (!file) {
-    fieldError(fileInput, 'Choose the file to send.');
+    fieldError(fileInput, t('upload.choose'));
     fileInput.focus();
     return;
   }
   // The service's limit, checked here first so nobody waits on a doomed upload.
   if (file.size > MAX_UPLOAD_BYTES) {
-    fieldError(fileInput, `This file is ${formatBytes(file.size)}; we accept files up to 10 MB. A smaller photo or a scan at a lower resolution will do.`);
+    fieldError(fileInput, t('upload.too_big', { size: formatSize(file.size) }));
     fileInput.focus();
     return;
   }
@@ -244,6 +305,7 @@ uploadForm.addEventListener('submit', async (event) => {
   const body = new FormData();
   body.append('case_number', current.caseNumber);
   body.append('access_code', current.accessCode);
+  if (chosen) body.append('language', chosen);
   body.append('type', type);
   body.append('file', file, file.name);
   const credentials = current;
@@ -253,29 +315,27 @@ uploadForm.addEventListener('submit', async (event) => {
       const status = await load(credentials);
       uploadForm.reset();
       if (status) preselectUpload(status.missing);
-      announce(uploadMessage,
-        `Thank you: we received your ${(EVIDENCE_WORDS[data?.type ?? type] ?? words(type)).toLowerCase()} (${formatBytes(data?.size ?? file.size)}). It is listed above and waits for review.`,
-        'ok');
+      announce(uploadMessage, t('upload.thanks', { size: formatSize(data?.size ?? file.size) }), 'ok');
     } catch (error) {
-      announce(uploadMessage, uploadProblemWords(error), 'error');
+      announce(uploadMessage, uploadProblemWords(error, type), 'error');
     }
   });
   // whileBusy re-enabled the controls only now; focus the outcome so it is read and seen.
   if (!uploadMessage.hidden) uploadMessage.focus();
 });
 
-function uploadProblemWords(error) {
+function uploadProblemWords(error, type) {
   if (error instanceof ApiError) {
     switch (error.code) {
-      case 'payload_too_large': return 'This file is too large: we accept files up to 10 MB.';
-      case 'case_not_open': return 'This case is finished, so we could not add the document. Contact us quoting your case number.';
-      case 'unsupported_media_type': return 'We could not use this file. We accept PDF, JPEG, PNG or HEIC.';
-      case 'validation_failed': {
-        const details = error.fieldMessages;
-        return `We could not accept this document. ${details || error.message}`;
-      }
+      case 'payload_too_large': return t('upload.too_large');
+      case 'case_not_open': return error.message;  // the service's sentence, in the reader's language, with the contact
+      case 'unsupported_media_type': return t(type === 'transcript' ? 'upload.unsupported_transcript' : 'upload.unsupported');
+      case 'validation_failed': return t('upload.refused', { details: error.fieldMessages || error.message });
       default: break;
     }
   }
   return problemWords(error);
 }
+
+applyLanguage();
+if (lastStatus) renderStatus(lastStatus);

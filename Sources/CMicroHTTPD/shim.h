@@ -11,12 +11,14 @@
 // the list conditionally (TLS only when configured, and so on).
 
 /// MHD_start_daemon with all options passed as one MHD_OptionItem array (ending in MHD_OPTION_END).
+/// `accept_policy` (may be NULL) sees each accepted socket's address first; MHD_NO closes it at once.
 static inline struct MHD_Daemon *
 reclaim_mhd_start_daemon (unsigned int flags,
+                          MHD_AcceptPolicyCallback accept_policy, void *accept_policy_cls,
                           MHD_AccessHandlerCallback handler, void *handler_cls,
                           struct MHD_OptionItem *options)
 {
-  return MHD_start_daemon (flags, 0, NULL, NULL, handler, handler_cls,
+  return MHD_start_daemon (flags, 0, accept_policy, accept_policy_cls, handler, handler_cls,
                            MHD_OPTION_ARRAY, options,
                            MHD_OPTION_END);
 }
@@ -92,4 +94,16 @@ reclaim_mhd_connection_fd (struct MHD_Connection *connection)
 {
   const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CONNECTION_FD);
   return info == NULL ? -1 : info->connect_fd;
+}
+
+/// A connection opened (started = 1) or closed (started = 0); called on the worker thread that owns it,
+/// and for a close before MHD closes the socket.
+typedef void (*reclaim_mhd_connection_callback) (void *cls, struct MHD_Connection *connection, void **socket_context, unsigned int toe);
+
+/// An MHD_OPTION_NOTIFY_CONNECTION item (toe: 0 started, 1 closed).
+static inline struct MHD_OptionItem
+reclaim_mhd_option_notify_connection (reclaim_mhd_connection_callback callback, void *cls)
+{
+  struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) callback, cls };
+  return item;
 }

@@ -1,2 +1,3 @@
 #include <openssl/hmac.h>
 #include <openssl/evp.h>
+#include <openssl/x509.h>

@@ -25,7 +25,10 @@ extension HTTPServer {
             if configuration.usesTLS { flags |= MHD_USE_TLS.rawValue }
             var options: [MHD_OptionItem] = [
                 MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(listener), ptr_value: nil),
-                MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maxConnections, ptr_value: nil),
+                // The guard's accept policy is the real cap; MHD's, split across its threads, must never be the one reached:
+                // at its limit MHD stops accepting and new clients wait unanswered in the listen queue.
+                MHD_OptionItem(option: .CONNECTION_LIMIT, value: 2 * connectionGuard.hardCap + 16 * configuration.threads, ptr_value: nil),
+                reclaim_mhd_option_notify_connection(connectionNotifyCallback, me),
                 MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, configuration.connectionTimeoutSeconds), ptr_value: nil),
                 MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryLimit, ptr_value: nil),
                 reclaim_mhd_option_uri_log(requestLineCallback, me),
@@ -46,7 +49,7 @@ extension HTTPServer {
             options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
 
             let daemon = options.withUnsafeMutableBufferPointer { buffer in
-                reclaim_mhd_start_daemon(flags, accessHandlerCallback, me, buffer.baseAddress)
+                reclaim_mhd_start_daemon(flags, acceptPolicyCallback, me, accessHandlerCallback, me, buffer.baseAddress)
             }
             guard let daemon else {
                 close(listener)
@@ -56,6 +59,7 @@ extension HTTPServer {
             }
             state.daemon = daemon
             state.retainedSelf = retained
+            connectionGuard.start()
             state.phase = .running
             let port = Int(reclaim_mhd_bound_port(daemon))
             state.boundPort = port != 0 ? port : ListeningSocket.port(of: listener)
@@ -104,6 +108,7 @@ extension HTTPServer {
         }
         let abandoned = requestsInFlight
         MHD_stop_daemon(daemon)
+        connectionGuard.stop()
         let retained = state.withLock { state -> Unmanaged<HTTPServer>? in
             state.phase = .stopped
             state.daemon = nil
@@ -154,9 +159,10 @@ extension HTTPServer {
     }
 
     /// MHD is done with the request (answered, failed, or the connection closed).
-    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode) {
+    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, connection: OpaquePointer?, reason: MHD_RequestTerminationCode) {
         let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeRetainedValue()
         context.connection = nil
+        if let connection { connectionGuard.readyForNext(connection) }
         if context.holdsLargeBodySlot {
             context.holdsLargeBodySlot = false
             metrics.largeBodies.subtract(1, ordering: .relaxed)
@@ -228,7 +234,19 @@ private func requestCompletedCallback(
 ) {
     guard let cls, let contextSlot, let pointer = contextSlot.pointee else { return }
     contextSlot.pointee = nil
-    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, reason: reason)
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, connection: connection, reason: reason)
+}
+
+private func acceptPolicyCallback(_ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> MHD_Result {
+    guard let cls else { return .YES }
+    return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connectionGuard.admits() ? .YES : .NO
+}
+
+private func connectionNotifyCallback(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                                      _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: UInt32) {
+    guard let cls, let connection else { return }
+    let guardian = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connectionGuard
+    if toe == 0 { guardian.opened(connection) } else { guardian.closed(connection) }
 }
 
 private func accessHandlerCallback(

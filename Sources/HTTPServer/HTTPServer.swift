@@ -47,6 +47,8 @@ public final class HTTPServer: @unchecked Sendable {
     let tlsStrings: [UnsafeMutablePointer<CChar>]
     let logsRequests: Bool
     let requestIDs = RequestIDGenerator()
+    /// The connection cap and the head and body deadlines.
+    let connectionGuard: ConnectionGuard
 
     /// A server that does nothing until `start()`; the logger and metrics are passed in, never made here.
     public init(
@@ -66,6 +68,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.logger = logger
         self.metrics = metrics
         self.logsRequests = logger.minimumLevel <= .info
+        self.connectionGuard = ConnectionGuard(configuration: configuration)
         self.logTarget = .allocate(capacity: 2)
         self.logTarget.initialize(repeating: nil, count: 2)
         if let certificate = configuration.tlsCertificatePEM, let key = configuration.tlsKeyPEM {
@@ -92,4 +95,13 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Requests holding a body larger than `largeBodyThreshold` right now.
     public var largeBodiesInFlight: Int { metrics.largeBodiesInFlight }
+
+    /// Connections open right now.
+    public var openConnections: Int { connectionGuard.openConnections }
+
+    /// Connections closed because their head or body missed its deadline, since start.
+    public var connectionsTimedOut: Int { connectionGuard.timedOut.load(ordering: .relaxed) }
+
+    /// Connections closed at accept because the cap and its overflow were full, since start.
+    public var connectionsRefused: Int { connectionGuard.refused.load(ordering: .relaxed) }
 }

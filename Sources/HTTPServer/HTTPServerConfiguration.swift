@@ -8,12 +8,18 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Worker threads (MHD's thread pool), each running its own epoll loop.
     public var threads: Int
-    /// Most connections open at once; more are refused.
+    /// Most connections served at once. A few more (1/16, at least 16) are accepted only to be answered 503 with
+    /// `Retry-After` at once; beyond those, new connections are closed as they are accepted. Never left waiting.
     public var maxConnections: Int
-    /// Most connections from one IP address; 0 means no limit.
+    /// Most connections from one IP address; 0 means no limit (behind a proxy every client shares its address).
     public var perIPConnectionLimit: Int
-    /// Idle seconds before a connection is closed (also bounds slow clients).
+    /// Idle seconds before a connection is closed (MHD's own timeout; a trickling client is never idle: see below).
     public var connectionTimeoutSeconds: Int
+    /// Seconds a request's whole head (request line and headers) may take to arrive, counted from when the
+    /// connection could take it (accepted, or its last answer sent); then the socket is closed.
+    public var headTimeoutSeconds: Double = 10
+    /// Seconds a request's whole body may take to arrive once its head is in; then the socket is closed.
+    public var bodyTimeoutSeconds: Double = 60
     /// Bytes per connection for request headers and buffers; a request head larger than about half of
     /// this is refused with 431. MHD zeroes the whole pool after every request, so this is also a
     /// per-request cost: 32 KiB (heads up to ~15 KB) measured 16% more requests/s than 64 KiB.

@@ -34,6 +34,7 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
     case unsupportedTransferCoding = "unsupported_transfer_coding"
     case unavailable
     case tooManyUploads = "too_many_uploads"
+    case overloaded
 
     public var code: String { rawValue }
 
@@ -54,7 +55,7 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
         case .rateLimited: 429
         case .internalError: 500
         case .unsupportedTransferCoding: 501
-        case .unavailable, .tooManyUploads: 503
+        case .unavailable, .tooManyUploads, .overloaded: 503
         }
     }
 

@@ -199,7 +199,7 @@ public final class DeliveryWorker: Sendable {
     /// The rendered mail, its secret opened only here (never logged, never stored in clear).
     func renderMail(_ message: OutboxMessage) throws -> MIMEMessage {
         guard case .object(let payload) = try JSONValue.parse(message.payload), case .string(let number)? = payload["case_number"],
-              case .string(let stateName)? = payload["state"], let state = CaseState(rawValue: stateName),
+              case .string(let stageName)? = payload["stage"], let stage = CustomerText(rawValue: stageName),
               let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
             throw DeliveryError("the message cannot be rendered")
         }
@@ -215,7 +215,7 @@ public final class DeliveryWorker: Sendable {
         let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
         let link = "\(base)/status?case=\(number)"
         return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
-                           body: MailText.body(kind, caseNumber: display, state: state, accessCode: code, statusURL: link, language: language),
+                           body: MailText.body(kind, caseNumber: display, stage: stage, accessCode: code, statusURL: link, language: language),
                            messageID: message.id, date: message.createdAt)
     }
 

@@ -58,27 +58,10 @@ public enum MailText {
         }
     }
 
-    /// Where the case stands, in the customer's words.
-    public static func state(_ state: CaseState, language: CustomerLanguage) -> String {
-        switch (state, language) {
-        case (_, .english): plainState(state)
-        case (.new, .simplifiedChinese): "我们已收到您的案件"
-        case (.new, .traditionalChinese): "我們已收到您的案件"
-        case (.identityCheck, .simplifiedChinese): "我们正在核实您的身份"
-        case (.identityCheck, .traditionalChinese): "我們正在核實您的身分"
-        case (.awaitingDocuments, .simplifiedChinese): "我们正在等待您的文件"
-        case (.awaitingDocuments, .traditionalChinese): "我們正在等待您的文件"
-        case (.documentReview, .simplifiedChinese): "我们正在审核您的文件"
-        case (.documentReview, .traditionalChinese): "我們正在審核您的文件"
-        case (.engineering, .simplifiedChinese): "我们的工程师正在恢复您的访问权限"
-        case (.engineering, .traditionalChinese): "我們的工程師正在恢復您的存取權限"
-        case (.resolved, .simplifiedChinese): "您的案件已解决"
-        case (.resolved, .traditionalChinese): "您的案件已解決"
-        case (.rejected, .simplifiedChinese): "我们无法确认您是所有者"
-        case (.rejected, .traditionalChinese): "我們無法確認您是所有者"
-        case (.closed, .simplifiedChinese): "您的案件已结案"
-        case (.closed, .traditionalChinese): "您的案件已結案"
-        }
+    /// Where the case stands, in the customer's words: the status page's heading for `stage`, from the same
+    /// catalogue (`CustomerCatalogue`), so the mail and the page never describe the case differently.
+    public static func state(_ stage: CustomerText, language: CustomerLanguage) -> String {
+        CustomerCatalogue.catalogue(language)[stage] ?? CustomerCatalogue.english[stage] ?? stage.rawValue
     }
 
     /// "Status: …" line.
@@ -127,10 +110,10 @@ public enum MailText {
     }
 
     /// The whole plain-text body.
-    public static func body(_ kind: CustomerMailKind, caseNumber: String, state: CaseState, accessCode: String?, statusURL: String,
+    public static func body(_ kind: CustomerMailKind, caseNumber: String, stage: CustomerText, accessCode: String?, statusURL: String,
                             language: CustomerLanguage) -> String {
         var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
-                     stateLine(Self.state(state, language: language), language: language)]
+                     stateLine(Self.state(stage, language: language), language: language)]
         if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }
         lines += ["", linkLine(statusURL, language: language), "", warning(language), "", "-- ", signature(language)]
         return lines.joined(separator: "\n")

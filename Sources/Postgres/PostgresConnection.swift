@@ -14,6 +14,8 @@ final class ConnectionCounters: Sendable {
     let connects = Atomic<Int>(0)
     let connectFailures = Atomic<Int>(0)
     let reconnects = Atomic<Int>(0)
+    /// Idle connections found dead before a statement was sent on them (and replaced).
+    let deadOnCheckout = Atomic<Int>(0)
 }
 
 /// One libpq connection. Not thread-safe: use it from one thread at a time (the pool guarantees that).
@@ -210,10 +212,15 @@ public final class PostgresConnection {
         counters?.connects.add(1, ordering: .relaxed)
     }
 
-    /// The live handle, reconnecting first when the last call found the connection broken.
+    /// The live handle, reconnecting first when the last call found the connection broken, or when an idle
+    /// connection's socket says the server went away (restart, idle-session kill): nothing is sent on a dead one.
     private func ensureOpen() throws -> OpaquePointer {
         if closedByUser { throw PostgresError(.misuse, message: "connection was closed") }
-        if let handle, !lostConnection, PQstatus(handle) == CONNECTION_OK { return handle }
+        if let handle, !lostConnection, PQstatus(handle) == CONNECTION_OK {
+            if transactionDepth > 0 || PostgresConnection.idleSocketIsQuiet(handle) { return handle }
+            counters?.deadOnCheckout.add(1, ordering: .relaxed)
+            lostConnection = true
+        }
         if transactionDepth > 0 {
             // Reconnecting here would run the rest of the transaction's statements outside it.
             throw PostgresError(.connectionLost, message: "connection lost inside a transaction")
@@ -222,6 +229,21 @@ public final class PostgresConnection {
         try open()
         counters?.reconnects.add(1, ordering: .relaxed)
         return handle!
+    }
+
+    /// True when an idle connection's socket has nothing to read: a server that ends a session (restart, shutdown,
+    /// `pg_terminate_backend`) sends an error and closes, and an idle session is sent nothing else (no LISTEN here).
+    /// One `poll` with no wait, ~1 µs; outside transactions only, since inside one a dead connection cannot be replaced.
+    static func idleSocketIsQuiet(_ handle: OpaquePointer) -> Bool {
+        guard PQtransactionStatus(handle) == PQTRANS_IDLE else { return true }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        if ready == 0 { return true }
+        if ready < 0 { return errno == EINTR }
+        // Something arrived unasked (an error before EOF, or EOF itself): libpq would read it as our statement's answer.
+        return false
     }
 
     // MARK: Prepared statements

@@ -15,6 +15,8 @@ public struct PoolStatistics: Sendable, Equatable {
     public var reconnectsTotal: Int
     /// Callers that gave up waiting for a connection because `maximumConnections` were busy.
     public var acquireTimeoutsTotal: Int
+    /// Idle connections found dead (server restarted) and replaced before a statement was sent on them.
+    public var deadOnCheckoutTotal: Int = 0
 }
 
 /// Connections for many threads, each thread keeping its own connection (and its prepared
@@ -302,6 +304,7 @@ final class PoolCore: @unchecked Sendable {
                               connectsTotal: counters.connects.load(ordering: .relaxed),
                               connectFailuresTotal: counters.connectFailures.load(ordering: .relaxed),
                               reconnectsTotal: counters.reconnects.load(ordering: .relaxed),
-                              acquireTimeoutsTotal: acquireTimeouts.load(ordering: .relaxed))
+                              acquireTimeoutsTotal: acquireTimeouts.load(ordering: .relaxed),
+                              deadOnCheckoutTotal: counters.deadOnCheckout.load(ordering: .relaxed))
     }
 }

@@ -63,6 +63,8 @@ public struct APIRoute: Sendable {
     public private(set) var multipart: MultipartLimits?
     /// The handler answers 428 without `If-Match` and 412 when it is stale: declared, so `/openapi.json` lists the header.
     public private(set) var requiresIfMatch = false
+    /// Agents' `Idempotency-Key` is taken too (notes: a retry after a lost answer must not store the note twice).
+    public private(set) var acceptsAgentIdempotencyKey = false
 
     private init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
                  authentication: RouteAuthentication, requestSchema: String?,
@@ -118,9 +120,16 @@ public struct APIRoute: Sendable {
         return copy
     }
 
-    /// `IdempotencyMiddleware` takes `Idempotency-Key` on every POST an API client may make.
+    /// `IdempotencyMiddleware` also takes agents' `Idempotency-Key` on this POST.
+    public func acceptingAgentIdempotencyKey() -> APIRoute {
+        var copy = self
+        copy.acceptsAgentIdempotencyKey = true
+        return copy
+    }
+
+    /// `IdempotencyMiddleware` takes `Idempotency-Key` on every POST an API client may make, and on those declared for agents.
     public var acceptsIdempotencyKey: Bool {
-        method == .POST && (authentication == .apiClient || authentication == .agentOrAPIClient)
+        method == .POST && (authentication == .apiClient || authentication == .agentOrAPIClient || acceptsAgentIdempotencyKey)
     }
 
     /// Every status the route can answer: its own `responses`, plus those that follow from its kind, derived here once
@@ -153,7 +162,7 @@ public struct APIRoute: Sendable {
         }
         if acceptsIdempotencyKey {
             derived[400] = .problem("malformed_json, a malformed form, or invalid_idempotency_key.")
-            derived[409] = .problem("idempotency_in_progress: the first request with this Idempotency-Key is still running.")
+            derived[409] = .problem("idempotency_in_progress: the first request with this Idempotency-Key still runs after the retry waited 5 s.")
             derived[422] = .problem("validation_failed, or idempotency_mismatch: the Idempotency-Key was used with another request.")
         }
         return derived.merging(responses) { _, own in own }

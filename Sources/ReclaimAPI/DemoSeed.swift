@@ -162,6 +162,12 @@ public struct DemoSeed: Sendable {
         case document(DocumentType)
         case assign(Tier)
         case freeze
+        /// Tier 3 accepts every pending document (approve needs them accepted).
+        case acceptDocuments
+        /// Engineering records one checklist step.
+        case unlock(UnlockKind)
+        /// Tier 2 merges this duplicate into an earlier open case on the same account.
+        case mergeIntoEarlier
     }
 
     struct Plan {
@@ -178,11 +184,15 @@ public struct DemoSeed: Sendable {
     static let toReview: [Step] = [
         .act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."),
         .note("Please upload your purchase invoice or a photo of the box with the IMEI.", .customer),
-        .document(.invoice), .act(.beginReview),
+        // The second document completes what the path needs: the case moves itself to review.
+        .document(.invoice), .document(.imeiPhoto),
     ]
     static let deviceToReview: [Step] = [
-        .act(.requestDocuments, reason: "Device-only case: proof of purchase needed."), .document(.boxPhoto), .document(.imeiPhoto), .act(.beginReview),
+        .act(.requestDocuments, reason: "Device-only case: proof of purchase needed."), .document(.boxPhoto), .document(.imeiPhoto),
+        .document(.lockScreenPhoto),
     ]
+    static let toApproved: [Step] = toReview + [.acceptDocuments, .act(.approve)]
+    static let deviceToApproved: [Step] = deviceToReview + [.acceptDocuments, .act(.approve)]
     static let toVerified: [Step] = [
         .act(.escalate), .transcript("Customer called from the number on file and described the rescue address change."),
         .card(matched: true), .device(matched: true), .act(.verify), .assign(.engineering),
@@ -209,19 +219,24 @@ public struct DemoSeed: Sendable {
         Plan(count: 2, kind: .activationLock, facts: locked, summary: "Tablet locked after a reset.", steps: deviceToReview),
         Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Rescue address added by a thief.", steps: toVerified),
         Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Questions changed; customer has the invoice.",
-             steps: toReview + [.act(.approve), .note("Invoice matches the device on file.", .internal)]),
+             steps: toApproved + [.note("Invoice matches the device on file.", .internal)]),
         Plan(count: 2, kind: .activationLock, facts: locked, summary: "Activation lock after a repair.",
-             steps: deviceToReview + [.act(.approve), .assign(.engineering)]),
+             steps: deviceToApproved + [.assign(.engineering)]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Invoice just uploaded; the IMEI photo is still to come.",
+             steps: [.act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."), .document(.invoice)]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Rescue address removed; the security questions are next.",
+             steps: toVerified + [.unlock(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
         Plan(count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
              steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
         Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed after a SIM swap.",
              steps: [.act(.escalate), .answers, .act(.sendReset)]),
         Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address and questions changed.",
-             steps: toVerified + [.act(.complete, unlock: .removeRescueEmail), .note("The added rescue address was removed.", .customer)]),
+             steps: toVerified + [.unlock(.removeRescueEmail), .act(.complete, unlock: .resetSecurityQuestions),
+                                  .note("The added rescue address was removed and your security questions reset.", .customer)]),
         Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Questions changed; invoice supplied.",
-             steps: toReview + [.act(.approve), .act(.complete, unlock: .resetSecurityQuestions)]),
+             steps: toApproved + [.unlock(.resetSecurityQuestions), .act(.complete, unlock: .removeRescueEmail)]),
         Plan(count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
-             steps: deviceToReview + [.act(.approve), .act(.complete, unlock: .removeActivationLock),
+             steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock),
                                       .note("The lock is removed: set the device up as new.", .customer)]),
         Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Claims ownership of an account.",
              steps: toReview + [.act(.reject, reason: "The invoice is for a different device."), .note("The documents did not show ownership.", .customer)]),
@@ -232,7 +247,9 @@ public struct DemoSeed: Sendable {
         Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Ownership claim without proof.",
              steps: toReview + [.act(.reject, reason: "No proof of ownership."), .act(.close, reason: "No reply within 30 days.")]),
         Plan(count: 1, kind: .activationLock, facts: locked, summary: "Watch locked after a trade-in.",
-             steps: deviceToReview + [.act(.approve), .act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
+             steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
+        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Called again from another phone about the same account.",
+             steps: [.note("Second call: same account as an open case.", .internal), .mergeIntoEarlier]),
         Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Reset sent, customer still locked out.",
              steps: [.answers, .act(.sendReset), .act(.reopen, reason: "Customer reports the thief changed the password again."),
                      .note("Reopened: the reset did not hold.", .internal)]),
@@ -296,6 +313,28 @@ public struct DemoSeed: Sendable {
                 _ = try pool.withTransaction { connection in
                     try operations.assign(number, expectedVersion: record.version, to: agents.byTier[tier]!.id, actorTier: holder,
                                           by: agents.actor(holder), at: at, on: connection)
+                }
+            case .acceptDocuments:
+                let pending = try pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }.filter { $0.kind.isDocument && $0.status == .pending }
+                for document in pending {
+                    _ = try pool.withTransaction { connection in
+                        try operations.review(evidence: document.id, decision: .accepted, reason: "Matches the device on file.", actorTier: .tier3,
+                                              by: agents.actor(.tier3), at: at, on: connection)
+                    }
+                }
+            case .unlock(let step):
+                _ = try pool.withTransaction { connection in
+                    try operations.recordUnlock(number, expectedVersion: record.version, step: step, reason: nil, actorTier: .engineering,
+                                                by: agents.actor(.engineering), at: at, on: connection)
+                }
+            case .mergeIntoEarlier:
+                let target = try pool.withConnection { connection in
+                    try CaseStore.openCases(matching: [account.email], except: record.id, on: connection).first
+                }
+                guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
+                _ = try pool.withTransaction { connection in
+                    try operations.merge(number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
+                                         reason: "Same caller, second channel.", actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier

@@ -30,6 +30,20 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case reasonRequired = "reason_required"
     case alreadyFrozen = "already_frozen"
     case accountExists = "account_exists"
+    case documentsMissing = "documents_missing"
+    case documentsPending = "documents_pending"
+    case unlocksOutstanding = "unlocks_outstanding"
+    case alreadyDone = "already_done"
+    case notFrozen = "not_frozen"
+    case noAccountOnFile = "no_account_on_file"
+    case notSameAccount = "not_same_account"
+    // Administration
+    case agentExists = "agent_exists"
+    case adminLockout = "admin_lockout"
+    // Passkeys
+    case passkeyExists = "passkey_exists"
+    case passkeyRefused = "passkey_refused"
+    case passkeyRequired = "passkey_required"
     // Notifications
     case endpointDisabled = "endpoint_disabled"
     // Capacity and the database
@@ -47,11 +61,12 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         switch self {
         case .invalidIdempotencyKey: 400
         case .invalidCredentials, .invalidSignature, .staleSignature, .replayedSignature: 401
-        case .csrfFailed, .insufficientTier: 403
-        case .invalidCaseNumber: 404
+        case .csrfFailed, .insufficientTier, .passkeyRequired: 403
+        case .invalidCaseNumber, .noAccountOnFile: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
-             .accountExists, .endpointDisabled: 409
-        case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired: 422
+             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
+             .notFrozen, .notSameAccount, .endpointDisabled: 409
+        case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
         }
@@ -71,6 +86,11 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .unlockNotAllowed: .unlockNotAllowed
         case .answersNotMatched: .answersNotMatched
         case .reasonRequired: .reasonRequired
+        case .documentsMissing: .documentsMissing
+        case .documentsPending: .documentsPending
+        case .unlocksOutstanding: .unlocksOutstanding
+        case .alreadyDone: .alreadyDone
+        case .notSameAccount: .notSameAccount
         }
     }
 

@@ -2,26 +2,33 @@ import Crypto
 import Foundation
 import HTTPServer
 import Logging
+import Postgres
 import ReclaimStore
+import Synchronization
 
-/// `Idempotency-Key` on API clients' POSTs, for every route at once (handlers need not know).
+/// `Idempotency-Key` on API clients' POSTs (and agents' on the routes that declare it: notes), for every route at once.
 ///
-/// The first request with a key claims it (INSERT … ON CONFLICT DO NOTHING) with the SHA-256 of its
-/// method, target and body. A 2xx answer is stored whole (status, Location, ETag, Content-Type, body),
-/// sealed with the `idempotency` key, for 24 hours; a retry with the same request gets those bytes
-/// again, a different request 422 `idempotency_mismatch`, a retry while the first still runs 409
-/// `idempotency_in_progress`. Errors are not stored: the claim is released so a retry runs again.
-/// Deferred routes are no different: the server runs `after` on their real answer.
+/// `before` checks the key, answers a retry whose first request already committed from the stored copy (or 422
+/// `idempotency_mismatch` when the request differs), and otherwise leaves an `IdempotencyClaim` on the request. The
+/// handler's transaction (`ServiceContext.transaction(for:)`) then locks the key, does the work and stores the 2xx answer
+/// sealed with the `idempotency` key, all in ONE transaction: a crash at any instant rolls back the key with the change,
+/// so a retry replays the first answer or does the work once. A concurrent retry waits for the first to commit (then
+/// replays) or roll back (then runs); after `IdentityPolicy.idempotencyWait` it answers 409 `idempotency_in_progress`.
+/// Errors are not stored: a retry runs again. A handler that opens no transaction of its own gets its 2xx answer stored
+/// by `after` (first stored wins), which is not exact: every product route goes through `transaction(for:)`.
 public struct IdempotencyMiddleware: HTTPMiddleware {
     let context: ServiceContext
     let policy: IdentityPolicy
+    /// Route keys ("POST /pattern") that take keys from agents as well as API clients.
+    let agentRoutes: Set<String>
 
     /// The response headers kept with a stored response.
     static let storedHeaders = ["Location", "ETag", "Content-Type"]
 
-    public init(context: ServiceContext, policy: IdentityPolicy = .standard) {
+    public init(context: ServiceContext, policy: IdentityPolicy = .standard, agentRoutes: Set<String> = []) {
         self.context = context
         self.policy = policy
+        self.agentRoutes = agentRoutes
     }
 
     struct StoredResponse: Codable {
@@ -30,105 +37,85 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         let body: Data
     }
 
-    /// What `begin` decided for a request.
-    enum Outcome {
-        /// Not an API client's POST with a key: handle normally.
-        case passThrough
-        /// The stored answer to the same request.
-        case replay(HTTPResponse)
-        /// This request holds the key: `finish` it with its answer.
-        case claimed(clientID: UUID, key: String)
-    }
-
-    /// The key a request holds between `before` and `after`.
+    /// The claim a request carries from `before` to its transaction and `after`.
     enum Claim: RequestStorageKey {
-        typealias Value = ClaimedKey
+        typealias Value = IdempotencyClaim
     }
 
-    /// The client and key claimed for this request.
-    struct ClaimedKey: Sendable {
-        let clientID: UUID
-        let key: String
-    }
-
-    /// Claims the key (kept on the request for `after`), replays a stored answer, or refuses.
+    /// Leaves a claim on the request, replays a committed answer, or refuses (400/422).
     public func before(_ request: HTTPRequest) throws -> HTTPResponse? {
-        switch try begin(request) {
-        case .passThrough: return nil
-        case .replay(let response): return response
-        case .claimed(let clientID, let key):
-            request[Claim.self] = ClaimedKey(clientID: clientID, key: key)
+        guard request.method == .POST, let key = request.header("idempotency-key"), let keys = context.keys, let owner = owner(of: request) else {
             return nil
-        }
-    }
-
-    /// Stores the final answer of a request that claimed a key (or releases the key), deferred routes included.
-    public func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
-        // Only a keyed POST can hold a claim: others skip the storage lookup.
-        guard request.method == .POST, request.header("idempotency-key") != nil, let claim = request[Claim.self] else { return response }
-        finish(clientID: claim.clientID, key: claim.key, response: response, request: request)
-        return response
-    }
-
-    /// Claims the key, or answers from what is stored, or refuses (409/422/400).
-    func begin(_ request: HTTPRequest) throws -> Outcome {
-        guard request.method == .POST, case .apiClient(let client)? = request.principal, let key = request.header("idempotency-key"),
-              let keys = context.keys else {
-            return .passThrough
         }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw Problem.badRequest(code: ErrorCode.invalidIdempotencyKey, detail: "Idempotency-Key must be 1 to 255 visible ASCII characters.")
         }
-        let requestHash = Self.requestHash(request)
+        let claim = IdempotencyClaim(owner: owner, key: key, requestHash: Self.requestHash(request), lifetime: policy.idempotencyLifetime,
+                                     wait: policy.idempotencyWait)
         let now = context.clock.now()
-        let claim = try context.pool.withConnection { connection in
-            try IdempotencyKeyStore.claim(clientID: client.id, key: key, requestHash: requestHash, now: now, lifetime: policy.idempotencyLifetime,
-                                          abandonAfter: policy.idempotencyAbandonAfter, on: connection)
+        // A look without a lock: a sequential retry is answered before any parsing, hashing or upload handling.
+        if let record = try context.pool.withConnection({ try IdempotencyKeyStore.lookup(owner, key: key, now: now, on: $0) }) {
+            guard ConstantTime.equals(record.requestHash, claim.requestHash) else { throw Self.mismatch }
+            if let sealed = record.sealedResponse, let keyID = record.keyID {
+                return try Self.replay(sealed, keyID: keyID, claim: claim, keys: keys)
+            }
         }
-        switch claim {
-        case .claimed:
-            return .claimed(clientID: client.id, key: key)
-        case .inProgress(let storedHash):
-            guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
-            throw Problem(ErrorCode.idempotencyInProgress, detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
-                          extraHeaders: [("Retry-After", "1")])
-        case .completed(let storedHash, let sealed, let keyID):
-            guard ConstantTime.equals(storedHash, requestHash) else { throw Self.mismatch }
-            guard let boxKey = keys.key(id: keyID, purpose: .idempotency) else { throw Problem.internal }
-            let plain = try SecretBox.open(sealed, key: boxKey, associatedData: Self.associatedData(client.id, key))
-            let stored = try JSONDecoder().decode(StoredResponse.self, from: Data(plain))
-            var response = HTTPResponse(status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
-                                        body: Array(stored.body))
-            response.setHeader("Idempotent-Replayed", "true")
-            return .replay(response)
-        }
+        request[Claim.self] = claim
+        return nil
     }
 
-    /// Stores a 2xx answer sealed; releases the key for anything else (errors are not kept: a retry runs again).
-    func finish(clientID: UUID, key: String, response: HTTPResponse, request: HTTPRequest) {
-        guard (200..<300).contains(response.status), let keys = context.keys else {
-            release(clientID, key)
-            return
-        }
-        let stored = StoredResponse(
-            status: response.status,
-            headers: Self.storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
-            body: Data(response.body))
+    /// For a handler that used no `transaction(for:)`: stores its 2xx answer now (deferred routes included).
+    public func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
+        guard request.method == .POST, request.header("idempotency-key") != nil, let claim = request[Claim.self],
+              !claim.settled.load(ordering: .acquiring), (200..<300).contains(response.status), let keys = context.keys else { return response }
         do {
-            let (keyID, boxKey) = keys.activeKey(for: .idempotency)
-            let sealed = SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: Self.associatedData(clientID, key))
+            let (keyID, sealed) = try Self.seal(response, claim: claim, keys: keys)
+            let now = context.clock.now()
             try context.pool.withConnection { connection in
-                try IdempotencyKeyStore.complete(clientID: clientID, key: key, sealedResponse: sealed, keyID: keyID, on: connection)
+                try IdempotencyKeyStore.storeCompleted(claim.owner, key: claim.key, requestHash: claim.requestHash, sealedResponse: sealed, keyID: keyID,
+                                                       now: now, lifetime: claim.lifetime, on: connection)
             }
         } catch {
-            // The change happened; only the replay copy is lost. Release so a retry is not stuck on 409.
+            // The change happened; only the replay copy is lost.
             context.logger.error("idempotency_store_failed", ["request_id": .string(request.requestID), "error_type": .string(String(reflecting: type(of: error)))])
-            release(clientID, key)
+        }
+        return response
+    }
+
+    /// Whose key space the request's key is in; nil when this principal's keys are not taken here.
+    func owner(of request: HTTPRequest) -> IdempotencyOwner? {
+        switch request.principal {
+        case .apiClient(let client)?: return .apiClient(client.id)
+        case .agent(let agent)? where agentRoutes.contains(request.routeKey): return .agent(agent.id)
+        default: return nil
         }
     }
 
     static let mismatch = Problem(ErrorCode.idempotencyMismatch,
                                   detail: "This Idempotency-Key was used with a different request; use a new key for a new request.")
+
+    static let inProgress = Problem(ErrorCode.idempotencyInProgress, detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
+                                    extraHeaders: [("Retry-After", "1")])
+
+    /// The stored answer, opened, marked `Idempotent-Replayed`.
+    static func replay(_ sealed: [UInt8], keyID: String, claim: IdempotencyClaim, keys: KeyFile) throws -> HTTPResponse {
+        guard let boxKey = keys.key(id: keyID, purpose: .idempotency) else { throw Problem.internal }
+        let plain = try SecretBox.open(sealed, key: boxKey, associatedData: associatedData(claim))
+        let stored = try JSONDecoder().decode(StoredResponse.self, from: Data(plain))
+        var response = HTTPResponse(status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
+                                    body: Array(stored.body))
+        response.setHeader("Idempotent-Replayed", "true")
+        return response
+    }
+
+    /// The answer's status, kept headers and body, sealed under the active `idempotency` key.
+    static func seal(_ response: HTTPResponse, claim: IdempotencyClaim, keys: KeyFile) throws -> (keyID: String, sealed: [UInt8]) {
+        let stored = StoredResponse(status: response.status,
+                                    headers: storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
+                                    body: Data(response.body))
+        let (keyID, boxKey) = keys.activeKey(for: .idempotency)
+        return (keyID, SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: associatedData(claim)))
+    }
 
     /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding.
     static func requestHash(_ request: HTTPRequest) -> [UInt8] {
@@ -141,11 +128,63 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         return SHA256.hash(bytes)
     }
 
-    static func associatedData(_ clientID: UUID, _ key: String) -> [UInt8] {
-        Array("idempotency:\(clientID.uuidString.lowercased()):\(key)".utf8)
+    /// Binds a sealed answer to its owner and key (API clients keep the associated data of earlier builds).
+    static func associatedData(_ claim: IdempotencyClaim) -> [UInt8] {
+        switch claim.owner {
+        case .apiClient(let id): Array("idempotency:\(id.uuidString.lowercased()):\(claim.key)".utf8)
+        case .agent(let id): Array("idempotency:agent:\(id.uuidString.lowercased()):\(claim.key)".utf8)
+        }
     }
+}
 
-    private func release(_ clientID: UUID, _ key: String) {
-        _ = try? context.pool.withConnection { try IdempotencyKeyStore.release(clientID: clientID, key: key, on: $0) }
+/// An Idempotency-Key a request carries, for the transaction that does its work.
+final class IdempotencyClaim: Sendable {
+    let owner: IdempotencyOwner
+    let key: String
+    let requestHash: [UInt8]
+    let lifetime: TimeInterval
+    let wait: TimeInterval
+    /// Set once a `transaction(for:)` took care of the key, so `after` stores nothing.
+    let settled = Atomic<Bool>(false)
+
+    init(owner: IdempotencyOwner, key: String, requestHash: [UInt8], lifetime: TimeInterval, wait: TimeInterval) {
+        self.owner = owner
+        self.key = key
+        self.requestHash = requestHash
+        self.lifetime = lifetime
+        self.wait = wait
+    }
+}
+
+extension ServiceContext {
+    /// Runs a state-changing route's work and renders its answer in one transaction. With an Idempotency-Key on the
+    /// request, the key is locked first, the 2xx answer stored before COMMIT, and a retry whose first committed gets the
+    /// stored answer without `body` running. `body` may run more than once (serialization retries): it must only use `connection`.
+    func transaction(for request: HTTPRequest, _ body: (PostgresConnection) throws -> HTTPResponse) throws -> HTTPResponse {
+        guard let claim = request[IdempotencyMiddleware.Claim.self], let keys else { return try pool.withTransaction(body) }
+        defer { claim.settled.store(true, ordering: .releasing) }
+        let now = clock.now()
+        do {
+            return try pool.withTransaction { connection -> HTTPResponse in
+                switch try IdempotencyKeyStore.lock(claim.owner, key: claim.key, requestHash: claim.requestHash, now: now, lifetime: claim.lifetime,
+                                                    wait: claim.wait, on: connection) {
+                case .completed(let storedHash, let sealed, let keyID):
+                    guard ConstantTime.equals(storedHash, claim.requestHash) else { throw IdempotencyMiddleware.mismatch }
+                    return try IdempotencyMiddleware.replay(sealed, keyID: keyID, claim: claim, keys: keys)
+                case .acquired:
+                    let response = try body(connection)
+                    if (200..<300).contains(response.status) {
+                        let (keyID, sealed) = try IdempotencyMiddleware.seal(response, claim: claim, keys: keys)
+                        try IdempotencyKeyStore.complete(claim.owner, key: claim.key, sealedResponse: sealed, keyID: keyID, on: connection)
+                    } else {
+                        try IdempotencyKeyStore.release(claim.owner, key: claim.key, on: connection)
+                    }
+                    return response
+                }
+            }
+        } catch let error as PostgresError where error.sqlState == "55P03" {
+            // lock_not_available: the first request with this key still holds it after `idempotencyWait`.
+            throw IdempotencyMiddleware.inProgress
+        }
     }
 }

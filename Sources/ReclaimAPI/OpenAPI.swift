@@ -91,6 +91,8 @@ enum OpenAPIDocument {
     static let pages: [(path: String, summary: String)] = [
         ("/", "The agent dashboard (HTML)."),
         ("/status", "The customer status page (HTML)."),
+        ("/admin", "The administration page for admin agents (HTML): agents, API clients, the audit log."),
+        ("/reports", "The reports page for tier2+ and admins (HTML): backlog, overdue, targets, time to resolve, trend."),
     ]
 
     static func render(routes: [APIRoute]) -> [UInt8] {
@@ -111,7 +113,9 @@ enum OpenAPIDocument {
             }
             if route.acceptsIdempotencyKey {
                 parameters.append(["name": "Idempotency-Key", "in": "header", "required": false,
-                                   "description": "API clients: the same key with the same request replays the first 2xx answer for 24 hours.",
+                                   "description": route.acceptsAgentIdempotencyKey
+                                    ? "Agents and API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once."
+                                    : "API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once.",
                                    "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"]])
             }
             if !parameters.isEmpty { operation["parameters"] = parameters }
@@ -165,8 +169,10 @@ enum OpenAPIDocument {
             ],
             "paths": paths,
             "components": [
+                // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift; Administration: Admin/AdminSchemas.swift;
+                // Notifications: NotificationSchemas.swift
                 "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first }
-                    .merging(notificationSchemas) { first, _ in first },  // Notifications: NotificationSchemas.swift  // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift
+                    .merging(adminSchemas) { first, _ in first }.merging(notificationSchemas) { first, _ in first },
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

@@ -27,6 +27,8 @@ enum OperationProblem {
             Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
                                     detail: "Too many wrong answers for this account. Try again later.")
         case .alreadyFrozen: Problem.conflict(code: ErrorCode.alreadyFrozen, detail: "The account is already frozen.")
+        case .notFrozen: Problem.conflict(code: ErrorCode.notFrozen, detail: "The account is not frozen.")
+        case .noAccountOnFile: Problem(ErrorCode.noAccountOnFile, detail: "The case's account is not on file: there are no security questions to ask.")
         case .reviewNeedsTier(let tier, _):
             Problem(ErrorCode.insufficientTier, detail: "Reviewing this evidence needs \(tier.rawValue) or above.",
                     extraMembers: ["required_tier": tier.rawValue])

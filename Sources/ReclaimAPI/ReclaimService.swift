@@ -91,6 +91,8 @@ public final class ReclaimService: Sendable {
         serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerIP
         serverConfiguration.trustedProxies = configuration.trustedProxies
         serverConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
+        serverConfiguration.headTimeoutSeconds = Double(configuration.headerTimeoutSeconds)
+        serverConfiguration.bodyTimeoutSeconds = Double(configuration.bodyTimeoutSeconds)
         serverConfiguration.shutdownGraceSeconds = Double(configuration.shutdownGraceSeconds)
         serverConfiguration.tlsCertificatePEM = tlsCertificate
         serverConfiguration.tlsKeyPEM = tlsKey
@@ -103,11 +105,13 @@ public final class ReclaimService: Sendable {
         })
         let staticFiles = StaticFiles(root: configuration.publicDirectory,
                                       aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
-                                          (page.path, page.path == "/" ? "index.html" : "status.html")
+                                          (page.path, ["/": "index.html", "/admin": "admin.html", "/reports": "reports.html"][page.path] ?? "status.html")
                                       }))
-        // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs.
+        // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs (and agents' on notes).
         let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))
-        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes), IdempotencyMiddleware(context: context)]
+        let agentKeyRoutes = Set(routes.filter(\.acceptsAgentIdempotencyKey).map(\.key))
+        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes),
+                                                IdempotencyMiddleware(context: context, agentRoutes: agentKeyRoutes)]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: OperationProblem.map, logger: logger, metrics: metrics)
     }
@@ -121,6 +125,9 @@ public final class ReclaimService: Sendable {
 
     /// The port actually bound (useful when configured as 0).
     public var port: Int { server.boundPort }
+
+    /// HTTP connections open right now (slow-client tests, metrics).
+    public var openConnections: Int { server.openConnections }
 
     /// Stops accepting, lets in-flight requests finish within the grace period, then closes the database.
     public func shutdown() {

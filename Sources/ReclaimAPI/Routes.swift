@@ -14,16 +14,23 @@ struct Routes {
     let accounts: AccountsController
     let status: StatusController
     let evidence: EvidenceController
+    let admin: AdminController
+    let reports: ReportsController
+    let passkeys: PasskeyController
     let webhooks: WebhooksController  // Notifications
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
-        self.session = SessionController(context: context)  // Identity
+        let session = SessionController(context: context)  // Identity
+        self.session = session
+        self.passkeys = PasskeyController(context: context, sessions: session)
         self.cases = CasesController(context: context)
         self.notes = NotesController(context: context)
         self.accounts = AccountsController(context: context)
         self.status = StatusController(context: context)
         self.evidence = EvidenceController(context: context)
+        self.admin = AdminController(context: context)
+        self.reports = ReportsController(context: context)
         self.webhooks = WebhooksController(context: context)  // Notifications
     }
 
@@ -34,6 +41,9 @@ struct Routes {
             + evidenceRoutes
             + accountRoutes
             + customerRoutes
+            + adminRoutes
+            + reportRoutes
+            + passkeyRoutes
             + notificationRoutes
     }
 
@@ -85,7 +95,7 @@ struct Routes {
         let changing: [Int: ResponseDoc] = [
             200: .json("The changed case; ETag carries the new version.", "Case"), 401: .problem("Not authenticated."),
             403: .problem("forbidden / insufficient_tier: recorded as a `denied` event on the case."), 404: caseNumber404,
-            409: .problem("invalid_transition, verification_failed (with factors), not_recoverable, answers_not_matched, case_not_open, already_frozen."),
+            409: .problem("invalid_transition, verification_failed (with factors), not_recoverable, answers_not_matched, case_not_open, already_frozen, not_frozen, documents_missing (with missing), documents_pending, unlocks_outstanding (with outstanding; the unlock given was recorded), already_done, not_same_account."),
             412: .problem("stale_version: If-Match is not the current version."), 422: .problem("validation_failed, reason_required, unlock_required, unlock_not_allowed."),
             428: .problem("if_match_required."),
         ]
@@ -97,7 +107,7 @@ struct Routes {
                                  403: .problem("Not allowed."), 422: .problem("validation_failed with errors per field.")],
                      bodyLimit: 64 * 1024, handler: cases.create),
             APIRoute(.GET, "/api/v1/cases", operationID: "caseQueue",
-                     summary: "The queue: oldest due first, null due dates last; filters state, tier, overdue, q (case number, account email, serial or IMEI); keyset cursor.",
+                     summary: "The queue: oldest due first, null due dates last; filters state, tier, overdue, unreviewed (cases with a document pending review), q (case number, account email, serial or IMEI); keyset cursor.",
                      tag: "cases", authentication: .agent,
                      responses: [200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor.")],
                      handler: cases.list),
@@ -123,12 +133,46 @@ struct Routes {
                      summary: "Freeze the account's purchases and cloud operations while the case is open (tier2+, If-Match required).",
                      tag: "cases", authentication: .agent, responses: changing,
                      bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
+                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open.",
+                     tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
+                     bodyLimit: 4096, handler: cases.merge).requiringIfMatch(),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",
+                     summary: "Undo a merge while the target is open (tier2+, If-Match of the merged case): back to the state before; its items leave the target. 409 case_not_open.",
+                     tag: "cases", authentication: .agent, requestSchema: "Unmerge", responses: changing,
+                     bodyLimit: 4096, handler: cases.unmerge).requiringIfMatch(),
+            APIRoute(.GET, "/api/v1/cases/{case_number}/status", operationID: "clientCaseStatus",
+                     summary: "API clients: the customer's view (the body of POST /api/v1/status) of a case the client opened; 404 for any other case.",
+                     tag: "cases", authentication: .apiClient,
+                     responses: [200: .json("Where the case stands, in plain words.", "Status"), 401: .problem("Not authenticated."),
+                                 403: .problem("Not allowed (agents use GET /api/v1/cases/{case_number})."), 404: caseNumber404],
+                     handler: status.clientStatus),
+            APIRoute(.GET, "/api/v1/cases/{case_number}/questions", operationID: "caseQuestions",
+                     summary: "The security questions on file for the case's account (agents): ids and texts, never an answer; matched says whether an answer filed on the case (not rejected) matched it.",
+                     tag: "cases", authentication: .agent,
+                     responses: [200: .json("The questions.", "QuestionList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                                 404: .problem("not_found, invalid_case_number, or no_account_on_file: the account is not on file.")],
+                     handler: cases.questions),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/access-code", operationID: "reissueAccessCode",
+                     summary: "Issue a new access code for a lost one (agents): 201 with access_code, shown once; the old code stops working, the case number's status lock is cleared, the event names who did it.",
+                     tag: "cases", authentication: .agent,
+                     responses: [201: .json("The new code.", "IssuedAccessCode"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                                 404: caseNumber404],
+                     bodyLimit: 4096, handler: cases.reissueAccessCode),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/actions/unfreeze", operationID: "unfreezeCase",
+                     summary: "Lift the account's freeze (tier2+, If-Match required); 409 not_frozen when there is none. Resolved, rejected and closed lift it by themselves.",
+                     tag: "cases", authentication: .agent, responses: changing,
+                     bodyLimit: 4096, handler: cases.unfreeze).requiringIfMatch(),
+            APIRoute(.POST, "/api/v1/cases/{case_number}/unlocks", operationID: "recordUnlock",
+                     summary: "Record one step of the unlock checklist (engineering, case in engineering, If-Match required): 422 unlock_not_allowed for a step not required, 409 already_done.",
+                     tag: "cases", authentication: .agent, requestSchema: "UnlockStep", responses: changing,
+                     bodyLimit: 4096, handler: cases.recordUnlock).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/notes", operationID: "addNote",
                      summary: "Add a note: internal (agents only) or customer (also on the status page).",
                      tag: "cases", authentication: .agent, requestSchema: "NewNote",
                      responses: [201: .json("The note.", "Note"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
                                  404: caseNumber404, 422: .problem("validation_failed.")],
-                     bodyLimit: 64 * 1024, handler: notes.add),
+                     bodyLimit: 64 * 1024, handler: notes.add).acceptingAgentIdempotencyKey(),
             APIRoute(.GET, "/api/v1/cases/{case_number}/notes", operationID: "listNotes", summary: "Every note on the case, oldest first.",
                      tag: "cases", authentication: .agent,
                      responses: [200: .json("The notes.", "NoteList"), 401: .problem("Not authenticated."), 404: caseNumber404],
@@ -146,10 +190,11 @@ struct Routes {
         let caseNumber404: ResponseDoc = .problem("invalid_case_number (mistyped, no database query) or not_found.")
         return [
             APIRoute(.POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
-                     summary: "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=.",
+                     summary: "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404; a finished case 409 case_not_open.",
                      tag: "evidence", authentication: .agentOrAPIClient, requestSchema: "NewEvidence",
                      responses: [201: .json("The evidence, summarised: never a secret.", "Evidence"), 400: .problem("Malformed JSON or form."),
                                  401: .problem("Not authenticated."), 403: .problem("Not allowed."), 404: caseNumber404,
+                                 409: .problem("case_not_open: an API client filing into a finished case."),
                                  413: .problem("payload_too_large: more than 10 MiB of file."),
                                  415: .problem("unsupported_media_type: not PDF, JPEG, PNG or HEIC, or not the declared type."),
                                  422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
@@ -209,17 +254,126 @@ struct Routes {
                      bodyLimit: 4096, handler: status.status),
             // Evidence: a customer's own document upload, under the same throttle as the status look-up.
             APIRoute(.POST, "/api/v1/status/evidence", operationID: "customerUploadEvidence",
-                     summary: "A customer uploads a document: multipart fields case_number, access_code, type and file (PDF, JPEG, PNG or HEIC, 10 MiB at most).",
+                     summary: "A customer uploads a document (PDF, JPEG, PNG or HEIC) or the ransom conversation (type transcript: also UTF-8 text or a saved e-mail, message/rfc822): multipart fields case_number, access_code, type and file, 10 MiB at most.",
                      tag: "customers", authentication: .customer,
                      responses: [201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
                                  400: .problem("Malformed form."),
                                  404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
                                  409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
                                  413: .problem("payload_too_large: more than 10 MiB of file."),
-                                 415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC."),
+                                 415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC (a transcript: also UTF-8 text or an e-mail)."),
                                  422: .problem("validation_failed: a field is missing."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
                      handler: status.uploadEvidence).acceptingMultipart(schema: "CustomerUpload"),
+        ]
+    }
+
+    // MARK: Administration
+    var adminRoutes: [APIRoute] {
+        let notAdmin: ResponseDoc = .problem("forbidden: only admin agents may administer.")
+        let missing: ResponseDoc = .problem("No such agent or client.")
+        return [
+            APIRoute(.GET, "/api/v1/admin/agents", operationID: "adminListAgents",
+                     summary: "Every agent by email: tier, role, active or not, last sign-in (admins).", tag: "administration", authentication: .agent,
+                     responses: [200: .json("A page of agents.", "AdminAgentList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                     handler: admin.listAgents),
+            APIRoute(.POST, "/api/v1/admin/agents", operationID: "adminAddAgent",
+                     summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
+                     tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
+                     responses: [201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
+                                 409: .problem("agent_exists: an agent has this email."), 422: .problem("validation_failed."),
+                                 503: .problem("busy: too many passwords being hashed; see Retry-After.")],
+                     bodyLimit: 4096, deferred: admin.addAgent),
+            APIRoute(.PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
+                     summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
+                     tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
+                     responses: [200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
+                                 409: .problem("admin_lockout: an admin may not deactivate or demote themselves, nor the last admin."),
+                                 422: .problem("validation_failed.")],
+                     bodyLimit: 4096, handler: admin.changeAgent),
+            APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
+                     summary: "Give an agent a new generated password, shown this once; its sessions end (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The new password.", "AdminPasswordReset"), 403: notAdmin, 404: missing,
+                                 503: .problem("busy: too many passwords being hashed; see Retry-After.")],
+                     bodyLimit: 4096, deferred: admin.resetPassword),
+            APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-totp", operationID: "adminResetTOTP",
+                     summary: "Give an agent a new TOTP secret, its URI shown this once; its sessions end (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The new TOTP URI.", "AdminTOTPReset"), 403: notAdmin, 404: missing],
+                     bodyLimit: 4096, handler: admin.resetTOTP),
+            APIRoute(.GET, "/api/v1/admin/clients", operationID: "adminListClients",
+                     summary: "Every API client by creation, revoked ones included (admins).", tag: "administration", authentication: .agent,
+                     responses: [200: .json("A page of clients.", "AdminClientList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                     handler: admin.listClients),
+            APIRoute(.POST, "/api/v1/admin/clients", operationID: "adminAddClient",
+                     summary: "Create an API client (admins): 201 with its API key and signing secret, shown this once. Recorded in the audit log.",
+                     tag: "administration", authentication: .agent, requestSchema: "AdminNewClient",
+                     responses: [201: .json("The client and its one-time secrets.", "AdminCreatedClient"), 403: notAdmin, 422: .problem("validation_failed.")],
+                     bodyLimit: 4096, handler: admin.addClient),
+            APIRoute(.POST, "/api/v1/admin/clients/{id}/rotate", operationID: "adminRotateClient",
+                     summary: "A new signing secret, shown this once; the previous one keeps signing for 24 hours (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     bodyLimit: 4096, handler: admin.rotateClient),
+            APIRoute(.DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
+                     summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     handler: admin.revokeClient),
+            APIRoute(.GET, "/api/v1/admin/audit", operationID: "adminAudit",
+                     summary: "Every administrative change, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}, as a case timeline.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                     handler: admin.audit),
+        ]
+    }
+
+    // MARK: Supervision
+    var reportRoutes: [APIRoute] {
+        [
+            APIRoute(.GET, "/api/v1/reports/summary", operationID: "reportSummary",
+                     summary: "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
+                     tag: "reports", authentication: .agent,
+                     responses: [200: ResponseDoc(description: "The figures, as JSON or as CSV (one figure a line).",
+                                                  content: [("application/json", "ReportSummary"), ("text/csv", nil)]),
+                                 403: .problem("forbidden: below tier2 and not an admin."), 422: .problem("validation_failed: days or format.")],
+                     handler: reports.summary),
+        ]
+    }
+
+    // MARK: Passkeys
+    var passkeyRoutes: [APIRoute] {
+        let refused: ResponseDoc = .problem("passkey_refused: the client data, authenticator data or challenge did not pass (the reason is in detail).")
+        return [
+            APIRoute(.POST, "/api/v1/passkeys/registration-options", operationID: "passkeyRegistrationOptions",
+                     summary: "A fresh challenge (single use, 5 minutes) and the options for navigator.credentials.create: ES256, attestation none, user verification required.",
+                     tag: "identity", authentication: .agent,
+                     responses: [200: .json("The options, base64url where the API takes bytes.", "PasskeyRegistrationOptions")],
+                     bodyLimit: 4096, handler: passkeys.registrationOptions),
+            APIRoute(.POST, "/api/v1/passkeys", operationID: "registerPasskey",
+                     summary: "Register a passkey: the browser's client_data_json and attestation_object (base64url); origin, RP ID hash, user presence and verification, challenge checked.",
+                     tag: "identity", authentication: .agent, requestSchema: "PasskeyRegistration",
+                     responses: [201: .json("The passkey.", "Passkey"), 409: .problem("passkey_exists."), 422: refused],
+                     bodyLimit: 16 * 1024, handler: passkeys.register),
+            APIRoute(.GET, "/api/v1/passkeys", operationID: "listPasskeys", summary: "The signed-in agent's passkeys.",
+                     tag: "identity", authentication: .agent, responses: [200: .json("The passkeys.", "PasskeyList")],
+                     handler: passkeys.list),
+            APIRoute(.DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
+                     tag: "identity", authentication: .agent,
+                     responses: [204: .empty("Removed."), 404: .problem("No such passkey of yours."),
+                                 409: .problem("admin_lockout: a passkey is required of you and this is your last.")],
+                     handler: passkeys.remove),
+            APIRoute(.POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
+                     summary: "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get.",
+                     tag: "identity", responses: [200: .json("The options.", "PasskeySignInOptions")],
+                     bodyLimit: 4096, handler: passkeys.signInOptions),
+            APIRoute(.POST, "/api/v1/session/passkey", operationID: "signInWithPasskey",
+                     summary: "Sign in with a passkey instead of password and TOTP: the assertion (base64url); challenge, origin, RP ID hash, user presence and verification, ES256 signature and sign count checked. Sets the session cookie.",
+                     tag: "identity", requestSchema: "PasskeyAssertion",
+                     responses: [201: .json("Signed in; the cookie is set.", "Session"),
+                                 401: .problem("invalid_credentials: the same answer for every refusal (a sign-count regression is also recorded in the admin audit log).")],
+                     bodyLimit: 16 * 1024, handler: passkeys.signIn),
         ]
     }
 

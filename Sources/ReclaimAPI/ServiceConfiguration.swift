@@ -21,9 +21,9 @@ public struct ServiceConfiguration: Sendable {
     public var port: Int
     /// The secret key file (`RECLAIM_KEY_FILE`).
     public var keyFilePath: String?
-    /// Static files for the dashboard and the status page (`RECLAIM_PUBLIC_DIR`, default `Public/`).
+    /// Static files for the dashboard and the status page (`RECLAIM_PUBLIC_DIR`, default: found by `InstalledFiles`).
     public var publicDirectory: String
-    /// The forward-only SQL migrations (`RECLAIM_MIGRATIONS_DIR`, default `Migrations/`).
+    /// The forward-only SQL migrations (`RECLAIM_MIGRATIONS_DIR`, default: found by `InstalledFiles`).
     public var migrationsDirectory: String
     /// HTTP worker threads (`RECLAIM_THREADS`, default: the number of cores).
     public var threads: Int
@@ -31,10 +31,15 @@ public struct ServiceConfiguration: Sendable {
     public var databaseConnections: Int
     /// Most simultaneous HTTP connections (`RECLAIM_MAX_CONNECTIONS`, default 1024).
     public var maxConnections: Int
-    /// Most simultaneous connections from one address (`RECLAIM_MAX_CONNECTIONS_PER_IP`, default 0 = no limit; set it when not behind a proxy).
+    /// Most simultaneous connections from one address (`RECLAIM_MAX_CONNECTIONS_PER_IP`; 0 = no limit; default 64
+    /// without `RECLAIM_TRUSTED_PROXIES`, 0 with them, since every client behind a proxy shares its address).
     public var maxConnectionsPerIP: Int
     /// Seconds an idle or silent connection is kept (`RECLAIM_CONNECTION_TIMEOUT`, default 15).
     public var connectionTimeoutSeconds: Int
+    /// Seconds a request's head may take to arrive, keep-alive waits included (`RECLAIM_HEADER_TIMEOUT`, default 10).
+    public var headerTimeoutSeconds: Int = 10
+    /// Seconds a request's body may take to arrive after its head (`RECLAIM_BODY_TIMEOUT`, default 60).
+    public var bodyTimeoutSeconds: Int = 60
     /// Seconds in-flight requests get to finish at shutdown (`RECLAIM_SHUTDOWN_GRACE`, default 10).
     public var shutdownGraceSeconds: Int
     /// PEM certificate file for TLS (`RECLAIM_TLS_CERT`); TLS is on when both it and the key are set.
@@ -48,6 +53,18 @@ public struct ServiceConfiguration: Sendable {
     public var trustedProxies: AddressRanges = .none
     /// Who may read `/metrics` (`RECLAIM_METRICS_ALLOW`: addresses or CIDR ranges; default this machine only).
     public var metricsAllowed: AddressRanges = .loopback
+    /// How a customer reaches support, shown on finished cases and wherever the page says "contact us"
+    /// (`RECLAIM_SUPPORT_CONTACT`: an address, a phone number or a URL; default `support@reclaim.example`).
+    public var supportContact: String = ServiceConfiguration.defaultSupportContact
+
+    /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
+    public static let defaultSupportContact = "support@reclaim.example"
+
+    /// Passkeys: the origin the dashboard is served from (`RECLAIM_WEBAUTHN_ORIGIN`, e.g. `https://reclaim.example`);
+    /// its host is the relying-party id. Unset: only `http(s)://localhost[:port]` (development and tests).
+    public var webAuthnOrigin: String? = nil
+    /// The relying-party id passkeys are bound to: the configured origin's host, or `localhost`.
+    public var webAuthnRPID: String { webAuthnOrigin.flatMap { URLComponents(string: $0)?.host } ?? "localhost" }
 
     /// Where the service keeps files of its own (`RECLAIM_DATA_DIR`, default `data`): .eml files go to `mail/` in it.
     public var dataDirectory: String = "data"
@@ -75,19 +92,23 @@ public struct ServiceConfiguration: Sendable {
         ("DATABASE_URL", "libpq connection string or URI (required)"),
         ("RECLAIM_ADDRESS", "host:port to listen on (default 127.0.0.1:8080)"),
         ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
-        ("RECLAIM_PUBLIC_DIR", "static files (default Public/)"),
-        ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default Migrations/)"),
+        ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
+        ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default PREFIX/share/reclaim/Migrations, or the checkout's Migrations/)"),
         ("RECLAIM_THREADS", "HTTP worker threads (default: number of cores)"),
         ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: threads + 4)"),
-        ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections (default 1024)"),
-        ("RECLAIM_MAX_CONNECTIONS_PER_IP", "most connections from one address, 0 = no limit (default 0)"),
+        ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections; a few more are answered 503 at once, the rest closed at once (default 1024)"),
+        ("RECLAIM_MAX_CONNECTIONS_PER_IP", "most connections from one address, 0 = no limit (default 64, or 0 with RECLAIM_TRUSTED_PROXIES)"),
         ("RECLAIM_CONNECTION_TIMEOUT", "seconds before an idle connection is closed (default 15)"),
+        ("RECLAIM_HEADER_TIMEOUT", "seconds a request's head may take to arrive, keep-alive wait included (default 10)"),
+        ("RECLAIM_BODY_TIMEOUT", "seconds a request's body may take to arrive after its head (default 60)"),
         ("RECLAIM_SHUTDOWN_GRACE", "seconds in-flight requests get at shutdown (default 10)"),
         ("RECLAIM_TLS_CERT", "PEM certificate; with RECLAIM_TLS_KEY turns TLS (and HSTS) on"),
         ("RECLAIM_TLS_KEY", "PEM private key for RECLAIM_TLS_CERT"),
         ("RECLAIM_LOG_LEVEL", "debug, info, warning or error (default info)"),
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
+        ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
+        ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
         ("RECLAIM_DATA_DIR", "the service's own files; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
@@ -99,7 +120,10 @@ public struct ServiceConfiguration: Sendable {
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
-    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true) throws(ConfigurationError) -> ServiceConfiguration {
+    /// `needs` names the directories the command reads (admin commands need none); `executablePath` anchors their defaults.
+    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true,
+                                       needs: InstalledFiles.Needs = .all,
+                                       executablePath: String? = InstalledFiles.executablePath) throws(ConfigurationError) -> ServiceConfiguration {
         func value(_ name: String) -> String? {
             guard let raw = environment[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
@@ -125,8 +149,9 @@ public struct ServiceConfiguration: Sendable {
         let threads = try integer("RECLAIM_THREADS", default: max(1, cores), range: 1...256)
         let databaseConnections = try integer("RECLAIM_DB_CONNECTIONS", default: threads + 4, range: 1...1000)
         let maxConnections = try integer("RECLAIM_MAX_CONNECTIONS", default: 1024, range: 1...100_000)
-        let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: 0, range: 0...100_000)
         let timeout = try integer("RECLAIM_CONNECTION_TIMEOUT", default: 15, range: 1...3600)
+        let headerTimeout = try integer("RECLAIM_HEADER_TIMEOUT", default: 10, range: 1...3600)
+        let bodyTimeout = try integer("RECLAIM_BODY_TIMEOUT", default: 60, range: 1...3600)
         let grace = try integer("RECLAIM_SHUTDOWN_GRACE", default: 10, range: 0...600)
 
         let certificate = value("RECLAIM_TLS_CERT")
@@ -157,17 +182,39 @@ public struct ServiceConfiguration: Sendable {
         }
         let trustedProxies = try ranges("RECLAIM_TRUSTED_PROXIES", default: .none)
         let metricsAllowed = try ranges("RECLAIM_METRICS_ALLOW", default: .loopback)
+        // On by default when clients connect directly: 2,000 connections from one address must not starve the rest.
+        let perIP = try integer("RECLAIM_MAX_CONNECTIONS_PER_IP", default: trustedProxies.isEmpty ? 64 : 0, range: 0...100_000)
 
-        let publicDirectory = value("RECLAIM_PUBLIC_DIR") ?? "Public/"
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw ConfigurationError(variable: "RECLAIM_PUBLIC_DIR", problem: "\(publicDirectory) is not a directory")
-        }
-        let migrationsDirectory = value("RECLAIM_MIGRATIONS_DIR") ?? "Migrations/"
-        if !FileManager.default.fileExists(atPath: migrationsDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw ConfigurationError(variable: "RECLAIM_MIGRATIONS_DIR", problem: "\(migrationsDirectory) is not a directory")
+        let supportContact = value("RECLAIM_SUPPORT_CONTACT") ?? defaultSupportContact
+        // Shown inside a sentence in every language: one line of printable text.
+        if supportContact.count > 200 || supportContact.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw ConfigurationError(variable: "RECLAIM_SUPPORT_CONTACT", problem: "must be one line of at most 200 characters")
         }
 
+
+        func directory(_ variable: String, _ name: String, needed: Bool) throws(ConfigurationError) -> String {
+            if let path = value(variable) {
+                guard needed else { return path }
+                guard InstalledFiles.isDirectory(path) else { throw ConfigurationError(variable: variable, problem: "\(path) is not a directory") }
+                return path
+            }
+            if let found = InstalledFiles.locate(name, executablePath: executablePath) { return found }
+            guard needed else { return "" }
+            let searched = InstalledFiles.candidates(for: name, executablePath: executablePath)
+            throw ConfigurationError(variable: variable, problem: "is not set and no \(name) directory was found"
+                                     + (searched.isEmpty ? "" : " at " + searched.joined(separator: " or ")) + " (install with deploy/install PREFIX)")
+        }
+        let publicDirectory = try directory("RECLAIM_PUBLIC_DIR", "Public", needed: needs.contains(.publicFiles))
+        let migrationsDirectory = try directory("RECLAIM_MIGRATIONS_DIR", "Migrations", needed: needs.contains(.migrations))
+
+        let webAuthnOrigin = value("RECLAIM_WEBAUTHN_ORIGIN")
+        if let origin = webAuthnOrigin {
+            let parts = URLComponents(string: origin)
+            guard let parts, parts.host?.isEmpty == false, parts.path.isEmpty, parts.query == nil,
+                  parts.scheme == "https" || (parts.scheme == "http" && parts.host == "localhost") else {
+                throw ConfigurationError(variable: "RECLAIM_WEBAUTHN_ORIGIN", problem: "must be https://host[:port] (or http://localhost[:port]), got \"\(origin)\"")
+            }
+        }
         let smtpURL = value("RECLAIM_SMTP_URL")
         if let smtpURL {
             let lower = smtpURL.lowercased()
@@ -201,7 +248,11 @@ public struct ServiceConfiguration: Sendable {
             publicDirectory: publicDirectory, migrationsDirectory: migrationsDirectory,
             threads: threads, databaseConnections: databaseConnections, maxConnections: maxConnections,
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
-            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed)
+            tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed,
+            supportContact: supportContact)
+        configuration.headerTimeoutSeconds = headerTimeout
+        configuration.bodyTimeoutSeconds = bodyTimeout
+        configuration.webAuthnOrigin = webAuthnOrigin
         configuration.dataDirectory = value("RECLAIM_DATA_DIR") ?? "data"
         configuration.smtpURL = smtpURL
         configuration.mailFrom = mailFrom

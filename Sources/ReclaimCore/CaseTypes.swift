@@ -24,6 +24,8 @@ public enum CaseState: String, Sendable, Codable, CaseIterable, CodingKeyReprese
     case rejected
     /// Finished for good (until someone opens a new case).
     case closed
+    /// A duplicate merged into another case (`merged_into`); its evidence and notes count there. Unmerge undoes it.
+    case merged
 
     /// The tier that holds a case in this state; nil in resolved, rejected and closed, which keep the last one.
     public var tier: Tier? {
@@ -32,11 +34,11 @@ public enum CaseState: String, Sendable, Codable, CaseIterable, CodingKeyReprese
         case .identityCheck: .tier2
         case .awaitingDocuments, .documentReview: .tier3
         case .engineering: .engineering
-        case .resolved, .rejected, .closed: nil
+        case .resolved, .rejected, .closed, .merged: nil
         }
     }
 
-    /// True while work remains (every state but resolved, rejected and closed): only open cases have a due date.
+    /// True while work remains (every state but resolved, rejected, closed and merged): only open cases have a due date.
     public var isOpen: Bool { tier != nil }
 }
 

@@ -27,113 +27,219 @@ public enum Requirement: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// What to send, in plain words for the customer.
-    public var plainText: String {
+    /// True for documents the customer uploads on the status page; false for details told to an agent.
+    public var isUpload: Bool { satisfiedBy.allSatisfy(\.isDocument) }
+
+    /// What to send, as one sentence of the catalogue.
+    public var text: CustomerText {
         switch self {
-        case .proofOfPurchase: "Proof of purchase: an invoice, a photo of the back of the box, or your carrier contract"
-        case .imeiPhoto: "A photo of the serial number or IMEI, ideally of the \"Hello\" setup screen, otherwise of the device itself"
-        case .lockScreenPhoto: "A photo of the screen that shows the device is locked or lost"
-        case .securityAnswer: "The answers to your security questions"
-        case .card: "The payment card registered to your account"
-        case .device: "The serial number or IMEI of a device registered to your account"
+        case .proofOfPurchase: .missingProofOfPurchase
+        case .imeiPhoto: .missingIMEIPhoto
+        case .lockScreenPhoto: .missingLockScreenPhoto
+        case .securityAnswer: .missingSecurityAnswer
+        case .card: .missingCard
+        case .device: .missingDevice
         }
     }
 }
 
-/// What a path still needs, as `Requirement`s, given the kinds of evidence filed and not rejected.
-///
-/// documents: proof of purchase + IMEI photo (+ lock-screen photo when lost mode was on);
-/// activation_lock: proof of purchase + IMEI photo + lock-screen photo;
-/// undetermined (the identity check): the identity factors not yet filed;
-/// reset and verified_identity: nothing (identity is settled).
-public func missingRequirements(path: RecoveryPath, kind: CaseKind, facts: CaseFacts, have: Set<EvidenceKind>) -> [Requirement] {
-    let needed: [Requirement]
-    switch path {
-    case .undetermined:
-        needed = Workflow.isDeviceOnly(kind: kind, facts: facts) ? [.proofOfPurchase, .imeiPhoto, .lockScreenPhoto] : [.securityAnswer, .card, .device]
-    case .reset, .verifiedIdentity:
-        needed = []
-    case .documents:
-        needed = facts.lostModeEnabled ? [.proofOfPurchase, .imeiPhoto, .lockScreenPhoto] : [.proofOfPurchase, .imeiPhoto]
-    case .activationLock:
-        needed = [.proofOfPurchase, .imeiPhoto, .lockScreenPhoto]
+/// One stage of the status page's progress line.
+public struct ProgressStage: Sendable, Hashable {
+    /// Where the case is relative to this stage.
+    public enum Mark: String, Sendable {
+        case done, current, upcoming
     }
-    return needed.filter { have.isDisjoint(with: $0.satisfiedBy) }
+
+    /// A stable word: received, identity_check, documents, review, restoring, finished.
+    public let key: String
+    /// The stage's name, as a sentence of the catalogue.
+    public let label: CustomerText
+    public let mark: Mark
 }
 
-/// The words for the status page's `missing` list (see `missingRequirements`).
-public func missingEvidence(path: RecoveryPath, kind: CaseKind, facts: CaseFacts, have: Set<EvidenceKind>) -> [String] {
-    missingRequirements(path: path, kind: kind, facts: facts, have: have).map(\.rawValue)
+/// How a piece of evidence is shown to the customer: typed details and transcripts as `received` (never a match or a
+/// review result), documents as `pending`, `accepted` or `rejected`, and a document nobody will review any more
+/// (the case is finished) as `received`.
+public enum ShownEvidenceStatus: String, Sendable, CaseIterable {
+    case received, pending, accepted, rejected
 }
 
-/// As `missingEvidence(path:kind:facts:have:)`, but empty once nothing more can help (engineering, resolved, rejected, closed).
-public func missingEvidence(state: CaseState, path: RecoveryPath, kind: CaseKind, facts: CaseFacts, have: Set<EvidenceKind>) -> [String] {
-    switch state {
-    case .new, .identityCheck, .awaitingDocuments, .documentReview: missingEvidence(path: path, kind: kind, facts: facts, have: have)
-    case .engineering, .resolved, .rejected, .closed: []
+/// A piece of evidence as the guidance needs it: its kind and review status.
+public struct FiledEvidence: Sendable, Hashable {
+    public let kind: EvidenceKind
+    public let status: EvidenceStatus
+    /// Evidence of `kind` with review `status`.
+    public init(kind: EvidenceKind, status: EvidenceStatus) {
+        self.kind = kind
+        self.status = status
     }
 }
 
-/// Where the case stands, in plain words for the customer (e.g. "We are checking your identity").
-public func plainState(_ state: CaseState) -> String {
-    switch state {
-    case .new: "We have received your case"
-    case .identityCheck: "We are checking your identity"
-    case .awaitingDocuments: "We are waiting for your documents"
-    case .documentReview: "We are reviewing your documents"
-    case .engineering: "Our engineers are restoring your access"
-    case .resolved: "Your case is resolved"
-    case .rejected: "We could not confirm that you are the owner"
-    case .closed: "Your case is closed"
-    }
-}
+/// Everything the customer reads about a case, derived together so that no part contradicts another: the heading
+/// (named for the progress line's current stage), the next step (which refers to `missing` and is an upload only when
+/// `missing` holds uploads), what is still needed, the notices, and how each piece of evidence is shown.
+public struct CustomerGuidance: Sendable, Equatable {
+    /// The heading.
+    public let stage: CustomerText
+    /// The progress line.
+    public let progress: [ProgressStage]
+    /// What happens next, one sentence.
+    public let nextStep: CustomerText
+    /// What the customer must still send or tell, in the path's order.
+    public let missing: [Requirement]
+    /// Whether the page offers the upload form (open cases only: a finished case is in nobody's queue).
+    public let canUpload: Bool
+    /// Notices beside the case, in order (never pay comes first, always).
+    public let notices: [CustomerText]
+    /// How each filed item is shown, in the order given.
+    public let evidence: [ShownEvidenceStatus]
 
-/// What the customer should do now, or until when to wait, in plain words.
-/// Never mentions the thief's rescue address: resets go only to the verified primary address.
-/// With `now`, a due date already passed is owned up to instead of promised again.
-public func customerNextStep(state: CaseState, path: RecoveryPath, dueAt: Date?, now: Date? = nil) -> String {
-    let wait: String
-    switch (dueAt, now) {
-    case (let due?, let now?) where due < now:
-        wait = "This is taking longer than we promised (we aimed for \(plainDate(due))); your case is still being worked on and we will update this page as soon as there is news."
-    case (let due?, _):
-        wait = "We expect to have news for you by \(plainDate(due))."
-    case (nil, _):
-        wait = "We will update this page as soon as we can."
+    /// Derives the whole view from the case's state, path, kind and facts and the evidence filed on it.
+    public init(state: CaseState, path givenPath: RecoveryPath, kind: CaseKind, facts: CaseFacts, evidence filed: [FiledEvidence]) {
+        let path = Self.effectivePath(state: state, path: givenPath, kind: kind, facts: facts)
+        let have = Self.counting(filed)
+        let missing = Self.requirements(state: state, path: path, kind: kind, facts: facts).filter { have.isDisjoint(with: $0.satisfiedBy) }
+        let progress = Self.progress(state: state, path: path)
+        self.progress = progress
+        self.missing = missing
+        canUpload = state.isOpen
+        let stageKey = (state.isOpen ? progress.first { $0.mark == .current } : progress.last)?.key ?? "received"
+        stage = Self.stage(stageKey, state: state, path: path)
+        nextStep = Self.nextStep(state: state, path: path, missing: missing)
+
+        var notices: [CustomerText] = [.noticeNeverPay]
+        if facts.twoStepEnabled { notices.append(.noticeDeviceOnly) }
+        if state == .resolved { notices.append(path == .activationLock ? .noticeNewAccount : .noticeSecureAccount) }
+        if !state.isOpen { notices.append(.noticeContact) }
+        self.notices = notices
+        evidence = filed.map { item in
+            if item.kind.factor != nil || item.kind == .transcript { return .received }
+            switch item.status {
+            case .pending: return state.isOpen ? .pending : .received
+            case .accepted: return .accepted
+            case .rejected: return .rejected
+            }
+        }
     }
-    switch state {
-    case .new:
-        return "Nothing to do for now: an agent will look at your case soon. \(wait)"
-    case .identityCheck:
-        return "We are comparing what you told us with what is on file. If we need more, we will ask you here. \(wait)"
-    case .awaitingDocuments:
-        var items = [Requirement.proofOfPurchase, .imeiPhoto]
-        if path == .activationLock { items.append(.lockScreenPhoto) }
-        let list = items.map { $0.plainText.prefix(1).lowercased() + $0.plainText.dropFirst() }.joined(separator: "; ")
-        return "Please upload: \(list). Our deadline is paused until your documents arrive."
-    case .documentReview:
-        return "Nothing to do for now: we are reviewing your documents. \(wait)"
-    case .engineering:
-        let what = path == .activationLock ? "removing the lock from your device" : "removing the changes made to your account"
-        return "Nothing to do for now: our engineers are \(what). \(wait)"
-    case .resolved:
+
+    /// The path the customer's view follows: a device-only case is always on the activation-lock path (the account
+    /// cannot be recovered), and a case waiting for or under document review is on a document path.
+    public static func effectivePath(state: CaseState, path: RecoveryPath, kind: CaseKind, facts: CaseFacts) -> RecoveryPath {
+        if Workflow.isDeviceOnly(kind: kind, facts: facts) { return .activationLock }
+        if state == .awaitingDocuments || state == .documentReview, path != .documents { return .documents }
+        return path
+    }
+
+    /// The evidence kinds that count towards requirements: typed details once told (a review does not un-tell them),
+    /// documents unless rejected.
+    public static func counting(_ filed: [FiledEvidence]) -> Set<EvidenceKind> {
+        Set(filed.filter { $0.kind.factor != nil || $0.status != .rejected }.map(\.kind))
+    }
+
+    /// What the state and path ask for, before subtracting what was filed; nothing once engineering has the case.
+    public static func requirements(state: CaseState, path: RecoveryPath, kind: CaseKind, facts: CaseFacts) -> [Requirement] {
+        switch state {
+        case .engineering, .resolved, .rejected, .closed, .merged: return []
+        case .new, .identityCheck, .awaitingDocuments, .documentReview: break
+        }
         switch path {
-        case .reset: return "We sent a reset link to your verified primary e-mail address. Follow it to choose a new password."
-        case .activationLock: return "The activation lock is removed: you can set up your device as new."
-        default: return "Your access is restored. Sign in, choose a new password and check your security settings."
+        case .undetermined: return [.securityAnswer, .card, .device]
+        case .reset, .verifiedIdentity: return []
+        case .documents: return facts.lostModeEnabled ? [.proofOfPurchase, .imeiPhoto, .lockScreenPhoto] : [.proofOfPurchase, .imeiPhoto]
+        case .activationLock: return [.proofOfPurchase, .imeiPhoto, .lockScreenPhoto]
         }
-    case .rejected:
-        return "We could not confirm that you own the account or device. If you have more proof, contact us quoting your case number."
-    case .closed:
-        return "Your case is closed. If the problem comes back, contact us quoting your case number."
+    }
+
+    static func stage(_ key: String, state: CaseState, path: RecoveryPath) -> CustomerText {
+        switch key {
+        case "identity_check": return .stageIdentityCheck
+        case "documents": return .stageDocuments
+        case "review": return .stageReview
+        case "restoring": return path == .activationLock ? .stageRestoringLock : .stageRestoringAccess
+        case "finished":
+            switch state {
+            case .rejected: return .stageRejected
+            case .closed, .merged: return .stageClosed
+            default: return path == .reset ? .stageResolvedReset : path == .activationLock ? .stageResolvedLock : .stageResolvedAccess
+            }
+        default: return .stageReceived
+        }
+    }
+
+    static func nextStep(state: CaseState, path: RecoveryPath, missing: [Requirement]) -> CustomerText {
+        switch state {
+        case .resolved: return path == .reset ? .nextDoneReset : path == .activationLock ? .nextDoneLock : .nextDoneAccess
+        case .rejected: return .nextRejected
+        // A merged case's customer is shown the case it went into; its own line reads as closed.
+        case .closed, .merged: return .nextClosed
+        case .engineering: return path == .activationLock ? .nextWaitEngineeringLock : .nextWaitEngineeringAccess
+        case .new, .identityCheck, .awaitingDocuments, .documentReview: break
+        }
+        if missing.contains(where: \.isUpload) { return state == .awaitingDocuments ? .nextUploadPaused : .nextUpload }
+        if !missing.isEmpty { return .nextTellAgent }
+        switch state {
+        case .new: return path == .activationLock ? .nextDocumentsComplete : .nextWaitTriage
+        case .identityCheck: return path == .activationLock ? .nextDocumentsComplete : .nextWaitIdentity
+        case .awaitingDocuments: return .nextDocumentsComplete
+        default: return .nextWaitReview
+        }
+    }
+
+    /// The stages a case on `path` goes through, in order, each marked done, current or upcoming for `state`.
+    ///
+    /// A line, not a map: the path decides which stages are drawn (the reset path skips engineering, the document
+    /// paths add documents and review, the activation-lock path skips the identity check), and the state decides how
+    /// far along it is. The last stage is named for how the case ended once it has (resolved, not confirmed, closed);
+    /// rejected and closed lines leave out the restoring stage.
+    public static func progress(state: CaseState, path: RecoveryPath) -> [ProgressStage] {
+        let received = "received", identity = "identity_check", documents = "documents", review = "review",
+            restoring = "restoring", finished = "finished"
+        let order = [received, identity, documents, review, restoring, finished]
+        var keys: [String]
+        switch path {
+        case .undetermined, .verifiedIdentity: keys = [received, identity, restoring, finished]
+        case .reset: keys = [received, identity, finished]
+        case .documents: keys = [received, identity, documents, review, restoring, finished]
+        case .activationLock: keys = [received, documents, review, restoring, finished]
+        }
+        // A refused case never reached restoring, and a closed one may have been refused before it was closed:
+        // neither line may claim that access was restored.
+        if state == .rejected || state == .closed || state == .merged { keys.removeAll { $0 == restoring } }
+        let reached: String = switch state {
+        case .new: received
+        case .identityCheck: identity
+        case .awaitingDocuments: documents
+        case .documentReview: review
+        case .engineering: restoring
+        case .resolved, .rejected, .closed, .merged: finished
+        }
+        // The current stage is the last drawn one not after the state's own (an activation-lock case escalated to the
+        // identity check is still shown as received).
+        let reachedIndex = order.firstIndex(of: reached)!
+        let current = keys.lastIndex { order.firstIndex(of: $0)! <= reachedIndex } ?? 0
+        let finishedLabel: CustomerText = switch state {
+        case .rejected: .progressNotConfirmed
+        case .closed, .merged: .progressClosed
+        default: path == .reset ? .progressResetSent : .progressResolved
+        }
+        let labels: [String: CustomerText] = [
+            received: .progressReceived, identity: .progressIdentityCheck, documents: .progressDocuments, review: .progressReview,
+            restoring: path == .activationLock ? .progressRestoringLock : .progressRestoringAccess, finished: finishedLabel]
+        let ended = !state.isOpen
+        return keys.enumerated().map { index, key in
+            let mark: ProgressStage.Mark = (index < current || (ended && index == current)) ? .done : index == current ? .current : .upcoming
+            return ProgressStage(key: key, label: labels[key]!, mark: mark)
+        }
     }
 }
 
-// "14 March 2026" in UTC: fixed English, no locale data, the same on every machine.
-func plainDate(_ date: Date) -> String {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC")!
-    let parts = calendar.dateComponents([.year, .month, .day], from: date)
-    let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
-    return "\(parts.day!) \(months[parts.month! - 1]) \(parts.year!) (UTC)"
+/// What of the path's requirements `have` does not meet yet, as on an open case (the documents gate asks this of
+/// accepted documents, and of filed ones to move a case to review by itself).
+public func missingRequirements(path: RecoveryPath, kind: CaseKind, facts: CaseFacts, have: Set<EvidenceKind>) -> [Requirement] {
+    CustomerGuidance.requirements(state: .new, path: path, kind: kind, facts: facts).filter { have.isDisjoint(with: $0.satisfiedBy) }
+}
+
+/// The words of the `missing` list for agents and customers alike (see `CustomerGuidance`).
+public func missingEvidence(state: CaseState, path: RecoveryPath, kind: CaseKind, facts: CaseFacts, evidence: [FiledEvidence]) -> [String] {
+    CustomerGuidance(state: state, path: path, kind: kind, facts: facts, evidence: evidence).missing.map(\.rawValue)
 }

@@ -122,3 +122,84 @@ public enum DocumentUpload {
         return .success(type)
     }
 }
+
+/// What a ransom conversation (`transcript`) may be uploaded as: a screenshot or PDF (as documents), plain UTF-8
+/// text, or a saved e-mail (`message/rfc822`); the raw value is the media type stored and served.
+public enum TranscriptMediaType: Sendable, Hashable {
+    /// A screenshot (PNG, JPEG, HEIC) or a PDF.
+    case document(MediaType)
+    /// Plain UTF-8 text (a pasted chat, an exported conversation).
+    case plainText
+    /// A saved e-mail with its headers.
+    case email
+
+    /// The media type stored and served.
+    public var rawValue: String {
+        switch self {
+        case .document(let type): type.rawValue
+        case .plainText: "text/plain; charset=utf-8"
+        case .email: "message/rfc822"
+        }
+    }
+
+    /// Every media type a transcript upload may declare.
+    public static let declarable: [String] = MediaType.allCases.map(\.rawValue) + ["text/plain", "message/rfc822"]
+}
+
+/// The media type of an uploaded transcript from its bytes alone: a document type, a saved e-mail (a header block
+/// with `From:` and one of `Date:`, `Subject:`, `To:`, `Message-ID:`), else plain text when the bytes are UTF-8 with no
+/// control characters but tab, line breaks and form feed; nil for anything else (binary, other encodings).
+public func sniffTranscriptMediaType(_ bytes: [UInt8]) -> TranscriptMediaType? {
+    if let document = sniffMediaType(bytes) { return .document(document) }
+    if bytes.contains(0) { return nil }
+    if looksLikeEmail(bytes) { return .email }
+    var body = bytes[...]
+    if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+    guard String(validating: body, as: UTF8.self) != nil else { return nil }
+    let allowed: Set<UInt8> = [0x09, 0x0A, 0x0C, 0x0D]
+    if body.contains(where: { ($0 < 0x20 && !allowed.contains($0)) || $0 == 0x7F }) { return nil }
+    return .plainText
+}
+
+// RFC 5322: header fields (name, colon, value; folded lines start with white space) up to the first empty line.
+private func looksLikeEmail(_ bytes: [UInt8]) -> Bool {
+    // Bytes, not Characters: "\r\n" is one Character in Swift and would never split on "\n".
+    var names = Set<String>()
+    for rawLine in bytes.prefix(64 * 1024).split(separator: 0x0A, omittingEmptySubsequences: false) {
+        let line = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
+        if line.isEmpty { return names.contains("from") && !names.isDisjoint(with: ["date", "subject", "to", "message-id"]) }
+        if line.first == 0x20 || line.first == 0x09 {
+            if names.isEmpty { return false }
+            continue
+        }
+        // A field name is printable US-ASCII without the colon (RFC 5322 section 2.2).
+        guard let colon = line.firstIndex(of: 0x3A), colon > line.startIndex,
+              line[..<colon].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+        names.insert(String(decoding: line[..<colon], as: UTF8.self).lowercased())
+    }
+    return false
+}
+
+/// What an upload files: a document of one type, or the ransom conversation (`transcript`).
+public enum UploadKind: Sendable, Hashable {
+    case document(DocumentType)
+    case transcript
+
+    /// `invoice`, …, `lock_screen_photo` or `transcript`.
+    public init?(rawValue: String) {
+        if rawValue == EvidenceKind.transcript.rawValue { self = .transcript }
+        else if let type = DocumentType(rawValue: rawValue) { self = .document(type) }
+        else { return nil }
+    }
+
+    /// Every word the `type` field may hold.
+    public static let allRawValues: [String] = DocumentType.allCases.map(\.rawValue) + [EvidenceKind.transcript.rawValue]
+
+    /// The kind of evidence filed.
+    public var evidenceKind: EvidenceKind {
+        switch self {
+        case .document(let type): type.evidenceKind
+        case .transcript: .transcript
+        }
+    }
+}

@@ -133,7 +133,7 @@ public struct SLAPolicy: Sendable, Hashable, Codable {
     public func dueAt(state: CaseState, path: RecoveryPath, clock: SLAClock) -> Date? {
         let due: Date
         switch state {
-        case .awaitingDocuments, .resolved, .rejected, .closed:
+        case .awaitingDocuments, .resolved, .rejected, .closed, .merged:
             return nil
         case .new:
             due = clock.stateEnteredAt.addingTimeInterval(newCase)

@@ -48,13 +48,27 @@ public struct TransitionContext: Sendable, Hashable {
     public var unlock: UnlockKind?
     /// Why the agent acts; required by actions whose `requiresReason` is true.
     public var reason: String?
+    /// For `approve`: the documents on the case (kind and review status), for the documents gate.
+    public var documents: [DocumentStatus]
+    /// For `complete`: the unlock steps already recorded on the case.
+    public var unlocksDone: Set<UnlockKind>
+
+    /// A document's kind and review status, as the documents gate reads it.
+    public struct DocumentStatus: Sendable, Hashable {
+        public var kind: EvidenceKind
+        public var status: EvidenceStatus
+        public init(kind: EvidenceKind, status: EvidenceStatus) { self.kind = kind; self.status = status }
+    }
 
     /// A context; fields not relevant to the action may be left out.
-    public init(allOnFileAnswersMatched: Bool = false, verification: VerificationOutcome? = nil, unlock: UnlockKind? = nil, reason: String? = nil) {
+    public init(allOnFileAnswersMatched: Bool = false, verification: VerificationOutcome? = nil, unlock: UnlockKind? = nil, reason: String? = nil,
+                documents: [DocumentStatus] = [], unlocksDone: Set<UnlockKind> = []) {
         self.allOnFileAnswersMatched = allOnFileAnswersMatched
         self.verification = verification
         self.unlock = unlock
         self.reason = reason
+        self.documents = documents
+        self.unlocksDone = unlocksDone
     }
 }
 
@@ -108,6 +122,16 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case answersNotMatched
     /// The action needs a non-empty reason.
     case reasonRequired
+    /// `approve`: these requirements of the path have no accepted document.
+    case documentsMissing([Requirement])
+    /// `approve`: a document on the case is still pending review.
+    case documentsPending
+    /// `complete`: these required unlock steps are not done.
+    case unlocksOutstanding([UnlockKind])
+    /// The unlock step was already recorded.
+    case alreadyDone
+    /// Merge: the two cases are not about the same account e-mail.
+    case notSameAccount
 
     /// Stable machine word for the problem document.
     public var code: String {
@@ -121,6 +145,11 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         case .unlockNotAllowed: "unlock_not_allowed"
         case .answersNotMatched: "answers_not_matched"
         case .reasonRequired: "reason_required"
+        case .documentsMissing: "documents_missing"
+        case .documentsPending: "documents_pending"
+        case .unlocksOutstanding: "unlocks_outstanding"
+        case .alreadyDone: "already_done"
+        case .notSameAccount: "not_same_account"
         }
     }
 
@@ -128,7 +157,8 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     public var category: RefusalCategory {
         switch self {
         case .insufficientTier: .forbidden
-        case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched, .caseNotOpen: .conflict
+        case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched, .caseNotOpen, .documentsMissing, .documentsPending,
+             .unlocksOutstanding, .alreadyDone, .notSameAccount: .conflict
         case .unlockRequired, .unlockNotAllowed, .reasonRequired: .invalid
         }
     }
@@ -145,6 +175,11 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
         case .unlockNotAllowed: "This unlock is not allowed on this case."
         case .answersNotMatched: "A reset needs every security answer on file to match."
         case .reasonRequired: "Give a reason for this action."
+        case let .documentsMissing(missing): "Approval needs an accepted document for: \(missing.map(\.rawValue).joined(separator: ", "))."
+        case .documentsPending: "A document on this case is still waiting for review: accept or reject it first."
+        case let .unlocksOutstanding(steps): "Still to undo before the case is complete: \(steps.map(\.rawValue).joined(separator: ", "))."
+        case .alreadyDone: "This unlock step is already recorded."
+        case .notSameAccount: "Only cases about the same account e-mail can be merged."
         }
     }
 }
@@ -256,13 +291,27 @@ public struct Workflow: Sendable {
             path = .verifiedIdentity
         case .requestDocuments:
             path = deviceOnly ? .activationLock : .documents
+        case .approve:
+            if let refusal = DocumentsGate.refusal(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts,
+                                                   documents: context.documents.map { ($0.kind, $0.status) }) {
+                return .failure(refusal)
+            }
         case .complete:
-            guard let given = context.unlock else { return .failure(.unlockRequired) }
-            guard Self.allowedUnlocks(kind: snapshot.kind, facts: snapshot.facts).contains(given) else { return .failure(.unlockNotAllowed) }
-            unlock = given
+            let required = UnlockChecklist.required(kind: snapshot.kind, facts: snapshot.facts)
+            if required.isEmpty {
+                guard let given = context.unlock else { return .failure(.unlockRequired) }
+                guard Self.allowedUnlocks(kind: snapshot.kind, facts: snapshot.facts).contains(given) else { return .failure(.unlockNotAllowed) }
+            } else {
+                // The unlock given with `complete` counts as recorded first; every required step must then be done.
+                if let given = context.unlock, !required.contains(given) { return .failure(.unlockNotAllowed) }
+                let done = context.unlocksDone.union(context.unlock.map { [$0] } ?? [])
+                let outstanding = UnlockChecklist.outstanding(required: required, done: done)
+                if !outstanding.isEmpty { return .failure(.unlocksOutstanding(outstanding)) }
+            }
+            unlock = context.unlock
         case .reopen:
             path = Self.initialPath(kind: snapshot.kind, facts: snapshot.facts)
-        case .escalate, .beginReview, .approve, .reject, .close:
+        case .escalate, .beginReview, .reject, .close:
             break
         }
 

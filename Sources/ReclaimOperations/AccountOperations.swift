@@ -27,13 +27,23 @@ public enum AccountOperations {
     /// Hashes the answers, fingerprints the cards and stores the account; `accountExists` when the e-mail is on file.
     public static func putOnFile(_ account: ValidatedAccount, hasher: PasswordHash, keys: KeyFile?, at now: Date,
                                  pool: PostgresPool) throws -> PreparedAccount {
+        let prepared = try prepare(account, hasher: hasher, keys: keys)
+        try pool.withTransaction { try store(prepared, at: now, on: $0) }
+        return prepared
+    }
+
+    /// The hashing half of `putOnFile` (argon2id per answer; no database): run it off the HTTP workers.
+    public static func prepare(_ account: ValidatedAccount, hasher: PasswordHash, keys: KeyFile?) throws -> PreparedAccount {
         guard let keys else { throw OperationError.keysUnavailable }
-        let prepared = try PreparedAccount(account, hasher: hasher, cardKey: keys.activeKey(for: .cardFingerprint))
+        return try PreparedAccount(account, hasher: hasher, cardKey: keys.activeKey(for: .cardFingerprint))
+    }
+
+    /// The storing half of `putOnFile`, in the caller's transaction.
+    public static func store(_ prepared: PreparedAccount, at now: Date, on connection: PostgresConnection) throws {
         do {
-            try pool.withTransaction { try AccountStore.insert(prepared, now: now, on: $0) }
+            try AccountStore.insert(prepared, now: now, on: connection)
         } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
             throw OperationError.accountExists
         }
-        return prepared
     }
 }

@@ -15,6 +15,15 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case evidenceReviewed = "evidence_reviewed"
     case evidenceContentRead = "evidence_content_read"
     case denied
+    case unlockDone = "unlock_done"
+    case unfrozen
+    case unassigned
+    case documentArrived = "document_arrived"
+    case accessCodeReissued = "access_code_reissued"
+    case merged
+    case mergeReceived = "merge_received"
+    case unmerged
+    case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
 }
 
@@ -33,6 +42,24 @@ public enum CaseEventEntry: Sendable {
     case evidenceContentRead(evidenceID: UUID, kind: EvidenceKind)
     /// An attempt refused for want of permission: what was tried, never the request's body.
     case denied(attempted: String, code: String, evidenceID: UUID?)
+    /// Engineering undid one thing the thief changed (one checklist step).
+    case unlockDone(step: UnlockKind, reason: String?)
+    /// The freeze was lifted: by an agent (`cause` "lifted") or by the case finishing (`cause` the state it entered).
+    case unfrozen(accountEmail: String, cause: String)
+    /// The case moved to a desk above its assignee's, so nobody holds it until someone there takes it.
+    case unassigned(previous: UUID, state: CaseState)
+    /// A document arrived while the case waited for documents; `unreviewed` counts the pending documents with it.
+    case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
+    /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared.
+    case accessCodeReissued
+    /// This case was merged into `into` (it left `from`); its evidence and notes count there now.
+    case merged(into: String, from: CaseState, reason: String?)
+    /// Case `from` was merged into this one.
+    case mergeReceived(from: String, reason: String?)
+    /// The merge was undone: back to `to`, its items left `from`.
+    case unmerged(from: String, to: CaseState, reason: String?)
+    /// Case `caseNumber`, merged into this one, was unmerged; its items left.
+    case unmergeLeft(caseNumber: String, reason: String?)
     /// A mail not sent because its address is the rescue address the thief added (never the address itself).
     case mailRefused(kind: String, reason: String)
 
@@ -49,6 +76,15 @@ public enum CaseEventEntry: Sendable {
         case .evidenceReviewed: .evidenceReviewed
         case .evidenceContentRead: .evidenceContentRead
         case .denied: .denied
+        case .unlockDone: .unlockDone
+        case .unfrozen: .unfrozen
+        case .unassigned: .unassigned
+        case .documentArrived: .documentArrived
+        case .accessCodeReissued: .accessCodeReissued
+        case .merged: .merged
+        case .mergeReceived: .mergeReceived
+        case .unmerged: .unmerged
+        case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
         }
     }
@@ -88,6 +124,24 @@ public enum CaseEventEntry: Sendable {
             var data: [String: JSONValue] = ["attempted": .string(attempted), "code": .string(code)]
             if let evidenceID { data["evidence_id"] = .string(evidenceID.lowercased) }
             return .object(data)
+        case let .unlockDone(step, reason):
+            return ["step": .string(step.rawValue), "reason": .optional(reason)]
+        case let .unfrozen(accountEmail, cause):
+            return ["account_email": .string(accountEmail), "cause": .string(cause)]
+        case let .unassigned(previous, state):
+            return ["previous": .string(previous.lowercased), "state": .string(state.rawValue)]
+        case let .documentArrived(evidenceID, kind, unreviewed):
+            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
+        case .accessCodeReissued:
+            return ["status_lock_cleared": .bool(true)]
+        case let .merged(into, from, reason):
+            return ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
+        case let .mergeReceived(from, reason):
+            return ["from_case": .string(from), "reason": .optional(reason)]
+        case let .unmerged(from, to, reason):
+            return ["from": .string(from), "to_state": .string(to.rawValue), "reason": .optional(reason)]
+        case let .unmergeLeft(caseNumber, reason):
+            return ["case_number": .string(caseNumber), "reason": .optional(reason)]
         case let .mailRefused(kind, reason):
             return ["mail": .string(kind), "reason": .string(reason)]
         }

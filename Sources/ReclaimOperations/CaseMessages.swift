@@ -58,7 +58,11 @@ public enum CaseMessages {
             let key = keys.activeKey(for: .documents)
             sealed = (SecretBox.seal(Array(accessCode.symbols.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
         }
-        let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "language": .string(record.language.rawValue)]
+        // The status page's heading for the case as it now stands (no evidence needed for it): the mail says the same.
+        let snapshot = record.snapshot
+        let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: []).stage
+        let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
+                                  "language": .string(record.language.rawValue)]
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                                                 payload: payload, sealedSecret: sealed), now: now, on: connection)
     }
@@ -84,10 +88,29 @@ public enum CaseMessages {
     /// The messages of a transition: a mail when the state the customer sees changed (documents requested has its
     /// own); `case.state_changed` with the previous state.
     static func transitioned(_ record: CaseRecord, _ decision: TransitionDecision, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
-        let before = decision.before.state, after = decision.after.state
-        guard before != after else { return }
+        guard decision.before.state != decision.after.state else { return }
+        try stateChanged(record, from: decision.before.state, keys: keys, at: now, on: connection)
+    }
+
+    /// The messages of a case now in a different state than `before` (a transition or an undone merge): a mail
+    /// (documents requested has its own); `case.state_changed` with the previous state.
+    static func stateChanged(_ record: CaseRecord, from before: CaseState, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+        let after = record.snapshot.state
         let kind: CustomerMailKind = after == .awaitingDocuments ? .documentsRequested : .stateChanged
         try mail(kind, for: record, state: after, keys: keys, at: now, on: connection)
         try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+
+    /// The messages of a re-issued access code: the mail carrying the new code (sealed); no webhook, the code is the customer's.
+    static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+        try mail(.accessCodeReissued, for: record, state: record.snapshot.state, accessCode: code, keys: keys, at: now, on: connection)
+    }
+
+    /// The messages of a merge: the merged mail (the customer follows the case it went into); `case.merged` naming it.
+    static func merged(_ record: CaseRecord, into target: CaseRecord, from before: CaseState, keys: KeyFile?, at now: Date,
+                       on connection: PostgresConnection) throws {
+        try mail(.merged, for: record, state: .merged, keys: keys, at: now, on: connection)
+        try webhook(.caseMerged, for: record, state: .merged,
+                    data: ["merged_into": .string(target.number), "previous_state": .string(before.rawValue)], at: now, on: connection)
     }
 }

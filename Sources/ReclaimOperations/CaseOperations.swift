@@ -87,6 +87,8 @@ public struct CaseOperations: Sendable {
     public struct Opened: Sendable {
         public let record: CaseRecord
         public let accessCode: AccessCode
+        /// The other open cases with the same account e-mail, serial or IMEI (opening is never refused for them).
+        public let possibleDuplicates: [(number: String, state: CaseState)]
     }
 
     /// Opens a case: validates every field (all issues at once), draws a case number and an access code, stores
@@ -139,8 +141,11 @@ public struct CaseOperations: Sendable {
                                     snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
                                     customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
                                     assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
-                                    rescueEmail: new.rescueEmail, language: new.language)
-            let opened = Opened(record: record, accessCode: code)
+                                    rescueEmail: new.rescueEmail, language: new.language, createdBy: actor)
+            var terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: devices)
+            terms.remove(new.number.digits)
+            let duplicates = try CaseStore.openCases(matching: terms.sorted(), except: new.id, on: connection)
+            let opened = Opened(record: record, accessCode: code, possibleDuplicates: duplicates)
             try CaseMessages.opened(opened, keys: keys, at: now, on: connection)
             return opened
         }
@@ -164,12 +169,30 @@ public struct CaseOperations: Sendable {
         }
     }
 
+    /// What a transition did: the case after it, and the unlock steps still outstanding when `complete` recorded its
+    /// unlock but could not finish (the step stays recorded; the caller commits, then reports `unlocks_outstanding`).
+    public struct TransitionOutcome: Sendable {
+        public let record: CaseRecord
+        public let outstanding: [UnlockKind]
+    }
+
     /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its timeline.
+    /// A `complete` that leaves steps outstanding throws `unlocksOutstanding` (rolling its unlock back with the transaction).
     public func transition(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
                            at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+        let outcome = try self.transitionKeepingUnlock(number, expectedVersion: expectedVersion, transition, actorTier: actorTier, by: actor,
+                                                      at: now, on: connection)
+        if !outcome.outstanding.isEmpty { throw OperationError.refused(.unlocksOutstanding(outcome.outstanding), caseID: nil) }
+        return outcome.record
+    }
+
+    /// As `transition`, but a `complete` refused for outstanding steps still records its own unlock (api.md: "records its
+    /// optional unlock first"): the outcome then carries the outstanding steps and the caller commits before refusing.
+    public func transitionKeepingUnlock(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
+                                        at now: Date, on connection: PostgresConnection) throws -> TransitionOutcome {
         if let reason = transition.reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
-        var context = TransitionContext(unlock: transition.unlock, reason: transition.reason)
+        var record = try load(number, expectedVersion: expectedVersion, on: connection)
+        var context = TransitionContext(unlock: transition.unlock, reason: transition.reason, unlocksDone: Set(record.unlocksDone))
         var resetDestination: String?
         if transition.action == .sendReset {
             // Every answer on file must have matched: given now, or filed as evidence on the case and not rejected.
@@ -183,11 +206,33 @@ public struct CaseOperations: Sendable {
         if transition.action == .verify {
             context.verification = VerificationPolicy.evaluate(try EvidenceStore.factorEvidence(caseID: record.id, on: connection))
         }
+        if transition.action == .approve {
+            context.documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument)
+                .map { TransitionContext.DocumentStatus(kind: $0.kind, status: $0.status) }
+        }
         let decision: TransitionDecision
         switch workflow.decide(transition.action, on: record.snapshot, actorTier: actorTier, context: context, now: now) {
         case .success(let accepted): decision = accepted
+        case .failure(.unlocksOutstanding(let outstanding)):
+            // Engineering did this step even though others remain: it is recorded, then the completion is refused.
+            if let step = transition.unlock, !record.unlocksDone.contains(step) {
+                record = try recordStep(step, on: record, reason: transition.reason, by: actor, at: now, on: connection)
+            }
+            return TransitionOutcome(record: record, outstanding: outstanding)
         case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
         }
+        if decision.action == .complete, let step = decision.unlock,
+           UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts).contains(step), !record.unlocksDone.contains(step) {
+            record = try recordStep(step, on: record, reason: decision.reason, by: actor, at: now, on: connection)
+        }
+        return TransitionOutcome(record: try apply(decision, to: record, by: actor, at: now, on: connection, resetDestination: resetDestination),
+                                 outstanding: [])
+    }
+
+    /// Stores a decided transition with its event, then what follows from it: the assignee leaves a case that went to a
+    /// desk above theirs, and a finished case lifts its freeze, each as its own event.
+    func apply(_ decision: TransitionDecision, to record: CaseRecord, by actor: String, at now: Date, on connection: PostgresConnection,
+               resetDestination: String? = nil) throws -> CaseRecord {
         guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
                                             now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
@@ -196,9 +241,46 @@ public struct CaseOperations: Sendable {
         if decision.action == .sendReset, let resetDestination {
             try CaseTimeline.append(.resetSent(to: resetDestination), caseID: record.id, actor: actor, at: now, on: connection)
         }
-        let updated = record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: record.version + 1)
+        var updated = record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: record.version + 1)
+        if let previous = record.assigneeID, !Workflow.keepsAssignee(assigneeTier: record.assigneeTier, after: decision.after.state) {
+            try CaseStore.clearAssignee(id: record.id, on: connection)
+            try CaseTimeline.append(.unassigned(previous: previous, state: decision.after.state), caseID: record.id, actor: actor, at: now, on: connection)
+            updated = updated.unassigned()
+        }
+        if record.frozen, Workflow.liftsFreeze(entering: decision.after.state) {
+            try CaseStore.liftFreeze(id: record.id, on: connection)
+            try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: decision.after.state.rawValue), caseID: record.id,
+                                    actor: actor, at: now, on: connection)
+            updated = updated.with(frozen: false, updatedAt: now, version: updated.version)
+        }
         try CaseMessages.transitioned(updated, decision, keys: keys, at: now, on: connection)
         return updated
+    }
+
+    // MARK: Unlock checklist
+
+    /// Records one unlock step (engineering, case in `engineering`) with `unlock_done`: 422 `unlock_not_allowed` for a
+    /// step the case does not require, 409 `already_done` for one recorded before.
+    public func recordUnlock(_ number: CaseNumber, expectedVersion: Int?, step: UnlockKind, reason: String?, actorTier: Tier, by actor: String,
+                             at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+        let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        do {
+            try Workflow.checkUnlock(step, actorTier: actorTier, on: record.snapshot, done: Set(record.unlocksDone))
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        return try recordStep(step, on: record, reason: reason?.isEmpty == true ? nil : reason, by: actor, at: now, on: connection)
+    }
+
+    func recordStep(_ step: UnlockKind, on record: CaseRecord, reason: String?, by actor: String, at now: Date,
+                    on connection: PostgresConnection) throws -> CaseRecord {
+        guard try CaseStore.recordUnlock(step, id: record.id, expectedVersion: record.version, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.unlockDone(step: step, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        return record.with(unlocksDone: record.unlocksDone + [step], updatedAt: now, version: record.version + 1)
     }
 
     // MARK: Notes
@@ -262,6 +344,124 @@ public struct CaseOperations: Sendable {
         return record.with(frozen: true, updatedAt: now, version: record.version + 1)
     }
 
+    /// Lifts the freeze of a case (tier2+), with `unfrozen`; `notFrozen` when there is none.
+    public func unfreeze(_ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
+                         on connection: PostgresConnection) throws -> CaseRecord {
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        guard actorTier.isAtLeast(Workflow.freezeMinimumTier) else {
+            throw OperationError.refused(.insufficientTier(required: Workflow.freezeMinimumTier), caseID: record.id)
+        }
+        guard record.frozen else { throw OperationError.notFrozen }
+        guard try CaseStore.setFrozen(false, id: record.id, expectedVersion: record.version, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: "lifted"), caseID: record.id, actor: actor, at: now, on: connection)
+        return record.with(frozen: false, updatedAt: now, version: record.version + 1)
+    }
+
+    // MARK: Access code
+
+    /// Issues a new access code for a lost one: the old code stops working, the case number's status lock is cleared,
+    /// and `access_code_reissued` says who did it. The new code exists in clear only in the answer.
+    public func reissueAccessCode(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> AccessCode {
+        let codeKey = try requireKeys().activeKey(for: .accessCode)
+        let id = try lockID(number, on: connection)
+        let code = AccessCode(entropy: SecureRandom.bytes(10))
+        try CaseStore.setAccessCode(id: id, hash: AccessCodeHash.compute(code, key: codeKey.key), keyID: codeKey.id, now: now, on: connection)
+        try ThrottleStore.reset(key: ThrottleStore.caseKey(number.digits), on: connection)
+        try CaseTimeline.append(.accessCodeReissued, caseID: id, actor: actor, at: now, on: connection)
+        if let record = try CaseStore.find(id: id, on: connection) { try CaseMessages.reissued(record, code: code, keys: keys, at: now, on: connection) }
+        return code
+    }
+
+    // MARK: Merge
+
+    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail): it goes to `merged`
+    /// with `merged_into`; its evidence and notes count on the target; both timelines record it; a freeze is lifted.
+    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, actorTier: Tier, by actor: String,
+                      at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+        let reason = try Self.optionalReason(reason)
+        // Both rows locked in case-number order, so two opposite merges cannot deadlock.
+        for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        guard let into = try CaseStore.find(number: target.digits, on: connection) else { throw OperationError.invalid(field: "into", "No case has this number.") }
+        do {
+            try CaseMerge.check(actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
+                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail)
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        guard try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(.mergeReceived(from: record.number, reason: reason), caseID: into.id, actor: actor, at: now, on: connection)
+        if record.frozen {
+            try CaseStore.liftFreeze(id: record.id, on: connection)
+            try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: CaseState.merged.rawValue), caseID: record.id,
+                                    actor: actor, at: now, on: connection)
+        }
+        let merged = try load(number, on: connection)
+        try CaseMessages.merged(merged, into: into, from: record.snapshot.state, keys: keys, at: now, on: connection)
+        return merged
+    }
+
+    /// Undoes a merge (tier2+, the merged case at `expectedVersion`, the target still open): the case returns to the
+    /// state it left, its items leave the target; both timelines record it.
+    public func unmerge(_ number: CaseNumber, expectedVersion: Int?, reason: String?, actorTier: Tier, by actor: String, at now: Date,
+                        on connection: PostgresConnection) throws -> CaseRecord {
+        let reason = try Self.optionalReason(reason)
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let target = try record.mergedInto.flatMap { try CaseStore.find(number: $0, on: connection) }
+        do {
+            try CaseMerge.checkUnmerge(actorTier: actorTier, source: record.snapshot.state, target: target?.snapshot.state)
+        } catch {
+            throw OperationError.refused(error, caseID: record.id)
+        }
+        guard let target, let restored = record.mergedFromState else { throw OperationError.refused(.caseNotOpen, caseID: nil) }
+        for digits in [record.number, target.number].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
+        var snapshot = record.snapshot
+        snapshot.state = restored
+        guard try CaseStore.unmerge(id: record.id, expectedVersion: record.version, to: restored, dueAt: workflow.dueAt(snapshot), now: now,
+                                    on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.unmerged(from: target.number, to: restored, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(.unmergeLeft(caseNumber: record.number, reason: reason), caseID: target.id, actor: actor, at: now, on: connection)
+        let unmerged = try load(number, on: connection)
+        try CaseMessages.stateChanged(unmerged, from: .merged, keys: keys, at: now, on: connection)
+        return unmerged
+    }
+
+    static func optionalReason(_ reason: String?) throws -> String? {
+        let text = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let text, text.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
+        return text?.isEmpty == false ? text : nil
+    }
+
+    // MARK: API clients' reach
+
+    /// Whether an API client may file into a case: one it opened, or another open one whose access code it sent
+    /// (`Reclaim-Access-Code`). A wrong code counts against the case number like a customer's (and is committed:
+    /// the verdict is returned, not thrown); a locked number accepts no code.
+    public func clientFilingVerdict(_ number: CaseNumber, client actor: String, accessCode: String?, at now: Date,
+                                    on connection: PostgresConnection) throws -> ClientFilingScope.Verdict {
+        guard let record = try CaseStore.find(number: number.digits, on: connection) else { return .notFound }
+        let opened = record.createdBy == actor
+        var codeMatches = false
+        if !opened, let accessCode {
+            let keys = try requireKeys()
+            if try ThrottleStore.lockedUntil(keys: [ThrottleStore.caseKey(number.digits)], now: now, on: connection) == nil,
+               let symbols = AccessCode.normalize(accessCode), let key = keys.key(id: record.accessCodeKeyID, purpose: .accessCode) {
+                codeMatches = ConstantTime.equals(AccessCodeHash.compute(symbols: symbols, key: key), record.accessCodeHash)
+            }
+            if !codeMatches {
+                try ThrottleStore.recordFailure(caseNumber: number.digits, address: nil, policy: .default, now: now, on: connection)
+            }
+        }
+        return ClientFilingScope.verdict(openedByCaller: opened, accessCodeMatches: codeMatches, state: record.snapshot.state)
+    }
+
     // MARK: Denials
 
     /// Records a refused attempt on the case's timeline (in a transaction of its own: the refused one rolls back).
@@ -286,12 +486,23 @@ public enum AccessCodeHash {
 extension CaseRecord {
     /// The record after a change an operation made (saves re-reading the row).
     public func with(snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
-                     assigneeTier: Tier? = nil, frozen: Bool? = nil, updatedAt: Date, version: Int) -> CaseRecord {
+                     assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, updatedAt: Date, version: Int) -> CaseRecord {
         CaseRecord(id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
                    snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
                    customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
                    assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
                    assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
-                   updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language)
+                   updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
+                   unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
+                   mergedInto: mergedInto, mergedFromState: mergedFromState)
+    }
+
+    /// The record without its assignee (the desk it is at now is above theirs).
+    func unassigned() -> CaseRecord {
+        CaseRecord(id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID, snapshot: snapshot, dueAt: dueAt,
+                   accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
+                   summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
+                   updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
+                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState)
     }
 }

@@ -68,6 +68,15 @@ extension CaseOperations {
         return AnswerCheck(questionIDs: answers.map(\.questionID), matchedQuestionIDs: matched)
     }
 
+    /// The security questions on file for the case's account (never an answer), each with whether an answer filed on
+    /// the case and not rejected matched it; `noAccountOnFile` when the account is not on file.
+    public func questions(_ number: CaseNumber, on connection: PostgresConnection) throws -> [(id: String, question: String, matched: Bool)] {
+        let record = try load(number, on: connection)
+        guard let questions = try AccountStore.securityQuestions(email: record.accountEmail, on: connection) else { throw OperationError.noAccountOnFile }
+        let matched = try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection)
+        return questions.map { ($0.id, $0.question, matched.contains($0.id)) }
+    }
+
     /// Files checked answers as `security_answers` evidence (which questions, which matched; never an answer).
     public func fileAnswers(_ check: AnswerCheck, number: CaseNumber, by actor: String, at now: Date,
                             on connection: PostgresConnection) throws -> EvidenceRecord {
@@ -115,19 +124,34 @@ extension CaseOperations {
     /// Files a document: sniffed (refused unless PDF/JPEG/PNG/HEIC and the type it was declared as), sealed, inserted.
     public func fileDocument(type: DocumentType, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
                              on connection: PostgresConnection) throws -> EvidenceRecord {
+        try fileDocument(upload: .document(type), bytes: bytes, declaredType: declaredType, number: number, by: actor, at: now, on: connection)
+    }
+
+    /// Files an upload, a document or a transcript, through one path: at most 10 MiB, sniffed (a document as PDF/JPEG/PNG/HEIC;
+    /// a transcript also as UTF-8 text or a saved e-mail) and refused when it disagrees with its declared type, sealed, inserted.
+    public func fileDocument(upload: UploadKind, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
+                             on connection: PostgresConnection) throws -> EvidenceRecord {
         let keys = try requireKeys()
         if bytes.isEmpty { throw OperationError.invalid(field: "file", "The file is empty.") }
         if bytes.count > DocumentUpload.maximumBytes { throw OperationError.tooLarge(limit: DocumentUpload.maximumBytes) }
-        guard let sniffed = sniffMediaType(bytes) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
+        let sniffed: TranscriptMediaType
+        switch upload {
+        case .document:
+            guard let type = sniffMediaType(bytes) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
+            sniffed = .document(type)
+        case .transcript:
+            guard let type = sniffTranscriptMediaType(bytes) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
+            sniffed = type
+        }
         if let declaredType, !Self.declared(declaredType, agreesWith: sniffed) { throw OperationError.unsupportedMedia(declaredMismatch: true) }
         let id = UUID()
         // Sealing and hashing happen before the case's row lock, which is held only for the insert.
         let sealedContent = EvidenceSealing.seal(bytes, id: id, keys: keys)
         let digest = SHA256.hash(bytes)
-        let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
+        let name = upload.evidenceKind.rawValue.replacingOccurrences(of: "_", with: " ")
         let summary = "\(name.prefix(1).uppercased() + name.dropFirst()), \(sniffed.label), \(Self.size(bytes.count))"
         let caseID = try lockID(number, on: connection)
-        return try insert(NewEvidence(id: id, caseID: caseID, kind: type.evidenceKind, matched: nil, summary: summary, details: [:],
+        return try insert(NewEvidence(id: id, caseID: caseID, kind: upload.evidenceKind, matched: nil, summary: summary, details: [:],
                                       sealedContent: sealedContent, sha256: digest, size: bytes.count, mediaType: sniffed.rawValue,
                                       filedBy: actor, filedAt: now), on: connection)
     }
@@ -140,15 +164,33 @@ extension CaseOperations {
             try CaseMessages.webhook(.evidenceFiled, for: record, state: record.snapshot.state,
                                      data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
         }
+        if new.kind.isDocument { try documentArrived(new, on: connection) }
         return new.record
     }
 
+    /// The actor the service acts as when a case moves by itself.
+    public static let systemActor = "system"
+
+    /// A document filed on a case waiting for documents, by anyone: recorded as arrived (with the count of documents
+    /// still unreviewed); once every requirement of the path has a document, the case moves itself to
+    /// `document_review` as `system`, and its clock resumes. The caller holds the case's row lock.
+    func documentArrived(_ new: NewEvidence, on connection: PostgresConnection) throws {
+        guard let record = try CaseStore.find(id: new.caseID, on: connection), record.snapshot.state == .awaitingDocuments else { return }
+        try CaseTimeline.append(.documentArrived(evidenceID: new.id, kind: new.kind, unreviewed: record.unreviewedDocuments),
+                                caseID: record.id, actor: new.filedBy, at: new.filedAt, on: connection)
+        let documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+        guard let decision = workflow.documentsArrived(on: record.snapshot, documents: documents, now: new.filedAt) else { return }
+        _ = try apply(decision, to: record, by: Self.systemActor, at: new.filedAt, on: connection)
+    }
+
     /// Whether a declared media type agrees with the sniffed one (`application/octet-stream` declares nothing).
-    static func declared(_ declared: String, agreesWith sniffed: MediaType) -> Bool {
+    static func declared(_ declared: String, agreesWith sniffed: TranscriptMediaType) -> Bool {
         switch declared {
         case "", "application/octet-stream": true
-        case "image/jpg", "image/pjpeg": sniffed == .jpeg
-        case "image/heif": sniffed == .heic
+        case "image/jpg", "image/pjpeg": sniffed == .document(.jpeg)
+        case "image/heif": sniffed == .document(.heic)
+        // A saved e-mail is text too: browsers label .txt exports of a mail text/plain.
+        case "text/plain": sniffed == .plainText || sniffed == .email
         default: declared == sniffed.rawValue
         }
     }
@@ -198,11 +240,18 @@ extension CaseOperations {
 }
 
 /// What the customer must still send for the case's path, given the evidence that still counts (not rejected).
+/// One source with the status page: both read `CustomerGuidance`.
 public enum EvidenceRequirements {
-    public static func missing(_ record: CaseRecord, _ items: [EvidenceRecord]) -> [String] {
-        let have = Set(items.filter { $0.status != .rejected }.map(\.kind))
+    /// The guidance the customer reads for this case and its evidence.
+    public static func guidance(_ record: CaseRecord, _ items: [EvidenceRecord]) -> CustomerGuidance {
         let s = record.snapshot
-        return missingEvidence(state: s.state, path: s.path, kind: s.kind, facts: s.facts, have: have)
+        return CustomerGuidance(state: s.state, path: s.path, kind: s.kind, facts: s.facts,
+                                evidence: items.map { FiledEvidence(kind: $0.kind, status: $0.status) })
+    }
+
+    /// The `missing` words (see `CustomerGuidance.missing`).
+    public static func missing(_ record: CaseRecord, _ items: [EvidenceRecord]) -> [String] {
+        guidance(record, items).missing.map(\.rawValue)
     }
 }
 
@@ -214,6 +263,17 @@ enum EvidenceSealing {
     static func seal(_ bytes: [UInt8], id: UUID, keys: KeyFile) -> (sealed: [UInt8], keyID: String) {
         let key = keys.activeKey(for: .documents)
         return (SecretBox.seal(bytes, key: key.key, associatedData: associatedData(id)), key.id)
+    }
+}
+
+extension TranscriptMediaType {
+    /// A short name for summaries.
+    public var label: String {
+        switch self {
+        case .document(let type): type.label
+        case .plainText: "text"
+        case .email: "e-mail"
+        }
     }
 }
 

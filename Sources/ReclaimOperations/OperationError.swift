@@ -18,6 +18,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case answersLocked(until: Date, now: Date)
     /// The account is already frozen.
     case alreadyFrozen
+    /// There is no freeze to lift.
+    case notFrozen
+    /// The case's account is not on file, so there are no security questions to ask.
+    case noAccountOnFile
     /// A document or transcript needs a higher tier to review; `caseID` for the denial record.
     case reviewNeedsTier(Tier, caseID: UUID)
     /// Content that is not one of the accepted media types, or not the type it was declared as.
@@ -48,6 +52,8 @@ extension OperationError: CustomStringConvertible {
         case .invalid(let failure): failure.issues.map { "\($0.field): \($0.message)" }.joined(separator: "; ")
         case .answersLocked: "too many wrong answers for this account"
         case .alreadyFrozen: "the account is already frozen"
+        case .notFrozen: "the account is not frozen"
+        case .noAccountOnFile: "the case's account is not on file"
         case .reviewNeedsTier(let tier, _): "reviewing this evidence needs \(tier.rawValue) or above"
         case .unsupportedMedia(let mismatch): mismatch ? "the file's content is not the type it was declared as" : "only PDF, JPEG, PNG and HEIC files are accepted"
         case .tooLarge(let limit): "the content is larger than \(limit) bytes"

@@ -212,4 +212,18 @@ public enum AccountStore {
         }
         return (try first.decode(email, as: String.self), answers)
     }
+
+    /// The security questions on file for an e-mail (case-insensitive), by question id; nil when the account is not on file.
+    /// Never an answer or its hash.
+    public static func securityQuestions(email: String, on connection: PostgresConnection) throws -> [(id: String, question: String)]? {
+        let rows = try connection.query("""
+            SELECT q.question_id, q.question FROM accounts a
+            LEFT JOIN account_security_questions q ON q.account_id = a.id WHERE a.email_key = lower(\(email))
+            ORDER BY q.question_id
+            """)
+        guard !rows.isEmpty else { return nil }
+        var columns = rows.columns()
+        let id = try columns("question_id"), question = try columns("question")
+        return try rows.filter { !$0.isNull(id) }.map { (try $0.decode(id, as: String.self), try $0.decode(question, as: String.self)) }
+    }
 }

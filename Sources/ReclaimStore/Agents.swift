@@ -119,6 +119,98 @@ public enum AgentStore {
         try connection.execute("UPDATE agents SET disabled = true, updated_at = \(now) WHERE id = \(agentID)") == 1
     }
 
+    /// An agent as the admin list shows it: no credential, sealed or not.
+    public struct Summary: Sendable {
+        public let id: UUID
+        public let email: String
+        public let name: String
+        public let tier: Tier
+        public let isAdmin: Bool
+        public let disabled: Bool
+        public let lastSignInAt: Date?
+        public let createdAt: Date
+        /// Passkeys: the agent must sign in with one (password and TOTP no longer do).
+        public let passkeyRequired: Bool
+        /// Passkeys the agent has registered.
+        public let passkeys: Int
+
+        public init(id: UUID, email: String, name: String, tier: Tier, isAdmin: Bool, disabled: Bool, lastSignInAt: Date?, createdAt: Date,
+                    passkeyRequired: Bool = false, passkeys: Int = 0) {
+            self.passkeyRequired = passkeyRequired
+            self.passkeys = passkeys
+            self.id = id
+            self.email = email
+            self.name = name
+            self.tier = tier
+            self.isAdmin = isAdmin
+            self.disabled = disabled
+            self.lastSignInAt = lastSignInAt
+            self.createdAt = createdAt
+        }
+    }
+
+    /// Agents ordered by lower-cased email, those after `afterEmail` (a keyset cursor), at most `limit`.
+    public static func list(afterEmail: String?, limit: Int, on connection: PostgresConnection) throws -> [Summary] {
+        let rows = try connection.query("""
+            SELECT id, email, name, tier, is_admin, disabled, last_sign_in_at, created_at, passkey_required,
+                   (SELECT count(*) FROM passkeys p WHERE p.agent_id = agents.id) AS passkeys
+            FROM agents WHERE \(afterEmail)::text IS NULL OR lower(email) > \(afterEmail)
+            ORDER BY lower(email) LIMIT \(Int64(limit))
+            """)
+        var columns = rows.columns()
+        let id = try columns("id"), email = try columns("email"), name = try columns("name"), tier = try columns("tier"),
+            isAdmin = try columns("is_admin"), disabled = try columns("disabled"), lastSignIn = try columns("last_sign_in_at"),
+            createdAt = try columns("created_at"), required = try columns("passkey_required"), passkeys = try columns("passkeys")
+        return try rows.map { row in
+            let tierValue = try AgentStore.tier(row, tier)
+            return Summary(id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,
+                           isAdmin: try row.decode(isAdmin), disabled: try row.decode(disabled), lastSignInAt: try row.decode(lastSignIn),
+                           createdAt: try row.decode(createdAt), passkeyRequired: try row.decode(required), passkeys: try row.decode(passkeys, as: Int.self))
+        }
+    }
+
+    /// The admin view of one agent.
+    public static func summary(id: UUID, on connection: PostgresConnection) throws -> Summary? {
+        let rows = try connection.query("""
+            SELECT id, email, name, tier, is_admin, disabled, last_sign_in_at, created_at, passkey_required,
+                   (SELECT count(*) FROM passkeys p WHERE p.agent_id = agents.id) AS passkeys
+            FROM agents WHERE id = \(id) FOR UPDATE
+            """)
+        guard let row = rows.first, let tier = Tier(rawValue: try row.decode("tier", as: String.self)) else { return nil }
+        return Summary(id: try row.decode("id"), email: try row.decode("email"), name: try row.decode("name"), tier: tier,
+                       isAdmin: try row.decode("is_admin"), disabled: try row.decode("disabled"), lastSignInAt: try row.decode("last_sign_in_at"),
+                       createdAt: try row.decode("created_at"), passkeyRequired: try row.decode("passkey_required"),
+                       passkeys: try row.decode("passkeys", as: Int.self))
+    }
+
+    /// Sets tier, admin flag, disabled state and the passkey requirement at once (the caller passes the values it keeps unchanged).
+    @discardableResult
+    public static func update(agentID: UUID, tier: Tier, isAdmin: Bool, disabled: Bool, passkeyRequired: Bool, now: Date,
+                              on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE agents SET tier = \(tier.rawValue), is_admin = \(isAdmin), disabled = \(disabled), passkey_required = \(passkeyRequired),
+                updated_at = \(now) WHERE id = \(agentID)
+            """) == 1
+    }
+
+    /// How many enabled admins there are besides `agentID` (the last one may not be demoted or disabled).
+    public static func otherActiveAdmins(than agentID: UUID, on connection: PostgresConnection) throws -> Int {
+        try connection.query("SELECT count(*) FROM agents WHERE is_admin AND NOT disabled AND id <> \(agentID)").first?.decode(0, as: Int.self) ?? 0
+    }
+
+    /// Records a successful sign-in, for the admin list.
+    public static func recordSignIn(agentID: UUID, now: Date, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE agents SET last_sign_in_at = \(now) WHERE id = \(agentID)")
+    }
+
+    /// The `agents.tier` column of a row, refusing a value no `Tier` names.
+    static func tier(_ row: PostgresRow, _ column: PostgresColumn) throws -> Tier {
+        guard let tier = Tier(rawValue: try row.decode(column, as: String.self)) else {
+            throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
+        }
+        return tier
+    }
+
     /// The rows of a `SELECT \(columns)`, read by column name.
     private static func decode(_ rows: PostgresRows) throws -> [AgentRecord] {
         var columns = rows.columns()
@@ -126,9 +218,7 @@ public enum AgentStore {
             isAdmin = try columns("is_admin"), disabled = try columns("disabled"), passwordHash = try columns("password_hash"),
             totpSecret = try columns("totp_secret"), totpKeyID = try columns("totp_key_id"), totpLastStep = try columns("totp_last_step")
         return try rows.map { row in
-            guard let tierValue = Tier(rawValue: try row.decode(tier, as: String.self)) else {
-                throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
-            }
+            let tierValue = try AgentStore.tier(row, tier)
             let lastStep = try row.decode(totpLastStep, as: Int64?.self)
             return AgentRecord(
                 id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,

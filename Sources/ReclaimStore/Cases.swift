@@ -71,12 +71,28 @@ public struct CaseRecord: Sendable {
     public let rescueEmail: String?
     /// The customer's language.
     public let language: CustomerLanguage
+    /// The unlock steps engineering has recorded, in the order done.
+    public let unlocksDone: [UnlockKind]
+    /// Documents on the case not reviewed yet (pending).
+    public let unreviewedDocuments: Int
+    /// Who opened the case (`agent:<uuid>` or `client:<uuid>`).
+    public let createdBy: String
+    /// The case this one was merged into (state `merged`), by number.
+    public let mergedInto: String?
+    /// The state it left when merged (restored by unmerge).
+    public let mergedFromState: CaseState?
 
     /// A record from its fields.
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage = .english) {
+                rescueEmail: String? = nil, language: CustomerLanguage = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
+                createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil) {
+        self.createdBy = createdBy
+        self.mergedInto = mergedInto
+        self.mergedFromState = mergedFromState
+        self.unlocksDone = unlocksDone
+        self.unreviewedDocuments = unreviewedDocuments
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash
@@ -165,9 +181,12 @@ public struct CaseQueueFilter: Sendable {
     public var overdue: Bool?
     /// A normalised search term (see `CaseSearch.term`).
     public var term: String?
+    /// Only cases with (true) or without (false) an unreviewed document.
+    public var unreviewed: Bool?
 
     /// A filter; nil fields do not filter.
-    public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil) {
+    public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil) {
+        self.unreviewed = unreviewed
         self.state = state
         self.tier = tier
         self.overdue = overdue
@@ -246,7 +265,14 @@ public enum CaseStore {
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
         c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
         c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
-        c.rescue_email, c.language
+        c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
+        (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state,
+        (SELECT count(*) FROM evidence d WHERE (d.case_id = c.id OR d.case_id IN (SELECT m.id FROM cases m WHERE m.merged_into = c.id)) AND \(documentKinds)
+            AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
+        """
+    // Evidence `d` is a document (the predicate of the `evidence_documents` index, spelled the same so it is used).
+    static let documentKinds = """
+        d.kind IN ('invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo')
         """
     static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
 
@@ -272,6 +298,22 @@ public enum CaseStore {
         try connection.execute("""
             INSERT INTO case_search (term, case_id) SELECT unnest(\(terms)), \(new.id) ON CONFLICT DO NOTHING
             """)
+    }
+
+    /// The other open cases found by any of `terms` (account e-mail, serials, IMEIs: never the case number), by number.
+    public static func openCases(matching terms: [String], except id: UUID, on connection: PostgresConnection) throws -> [(number: String, state: CaseState)] {
+        guard !terms.isEmpty else { return [] }
+        let rows = try connection.query("""
+            SELECT DISTINCT c.case_number, c.state FROM case_search s JOIN cases c ON c.id = s.case_id
+            WHERE s.term = ANY(\(terms)) AND c.id <> \(id) AND c.state NOT IN ('resolved', 'rejected', 'closed', 'merged')
+            ORDER BY c.case_number LIMIT 50
+            """)
+        var found: [(number: String, state: CaseState)] = []
+        for row in rows {
+            guard let state = CaseState(rawValue: try row.decode("state", as: String.self)) else { continue }
+            found.append((try row.decode("case_number", as: String.self), state))
+        }
+        return found
     }
 
     /// The case with this number, or nil.
@@ -321,8 +363,65 @@ public enum CaseStore {
 
     /// Sets `frozen` if the case is still at `expectedVersion`.
     public static func freeze(id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try setFrozen(true, id: id, expectedVersion: expectedVersion, now: now, on: connection)
+    }
+
+    /// Sets or lifts `frozen` if the case is still at `expectedVersion`.
+    public static func setFrozen(_ frozen: Bool, id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE cases SET frozen = true, updated_at = \(now), version = version + 1
+            UPDATE cases SET frozen = \(frozen), updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion)
+            """) == 1
+    }
+
+    /// Replaces the access code's hash (no version bump: the case's state is unchanged). The caller holds the row lock.
+    public static func setAccessCode(id: UUID, hash: [UInt8], keyID: String, now: Date, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE cases SET access_code_hash = \(hash), access_code_key_id = \(keyID), updated_at = \(now) WHERE id = \(id)")
+    }
+
+    /// Merges the case into `target` if still at `expectedVersion`: state `merged`, no due date, the state it left kept.
+    public static func merge(id: UUID, expectedVersion: Int, into target: UUID, from state: CaseState, now: Date,
+                             on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET state = 'merged', merged_into = \(target), merged_from_state = \(state.rawValue), due_at = NULL,
+                state_entered_at = \(now), updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion) AND merged_into IS NULL
+            """) == 1
+    }
+
+    /// Undoes a merge if still at `expectedVersion`: back to `state` with `dueAt`.
+    public static func unmerge(id: UUID, expectedVersion: Int, to state: CaseState, dueAt: Date?, now: Date,
+                               on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET state = \(state.rawValue), merged_into = NULL, merged_from_state = NULL, due_at = \(dueAt),
+                updated_at = \(now), version = version + 1
+            WHERE id = \(id) AND version = \(expectedVersion) AND state = 'merged'
+            """) == 1
+    }
+
+    /// The numbers of the cases merged into this one, by id (for `from_case` on the items they bring).
+    public static func mergedSources(into id: UUID, on connection: PostgresConnection) throws -> [UUID: String] {
+        var sources: [UUID: String] = [:]
+        for row in try connection.query("SELECT id, case_number FROM cases WHERE merged_into = \(id)") {
+            sources[try row.decode("id", as: UUID.self)] = try row.decode("case_number", as: String.self)
+        }
+        return sources
+    }
+
+    /// Clears the assignee (no version bump: the caller's change to the case already made one in this transaction).
+    public static func clearAssignee(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE cases SET assignee_id = NULL WHERE id = \(id)")
+    }
+
+    /// Lifts a freeze as part of a change that already bumped the version in this transaction.
+    public static func liftFreeze(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE cases SET frozen = false WHERE id = \(id)")
+    }
+
+    /// Records one unlock step if the case is still at `expectedVersion`.
+    public static func recordUnlock(_ step: UnlockKind, id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE cases SET unlocks_done = array_append(unlocks_done, \(step.rawValue)), updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion)
             """) == 1
     }
@@ -365,6 +464,10 @@ public enum CaseStore {
         }
         if let state = filter.state { sql += " AND c.state = \(bind(state.rawValue))" }
         if let tier = filter.tier { sql += " AND c.tier = \(bind(tier.rawValue))" }
+        if let unreviewed = filter.unreviewed {
+            sql += unreviewed ? " AND EXISTS" : " AND NOT EXISTS"
+            sql += " (SELECT 1 FROM evidence d WHERE d.case_id = c.id AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))"
+        }
         if let overdue = filter.overdue, dated {
             // Only open states other than awaiting_documents have a due date, so the date alone decides.
             sql += overdue ? " AND c.due_at < \(bind(now))" : " AND c.due_at >= \(bind(now))"
@@ -381,7 +484,7 @@ public enum CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
@@ -396,6 +499,8 @@ public enum CaseStore {
             assigneeID = try c("assignee_id"); assigneeName = try c("assignee_name"); assigneeTier = try c("assignee_tier")
             frozen = try c("frozen"); createdAt = try c("created_at"); updatedAt = try c("updated_at"); version = try c("version")
             rescueEmail = try c("rescue_email"); language = try c("language")
+            unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents"); createdBy = try c("created_by")
+            mergedInto = try c("merged_into_number"); mergedFromState = try c("merged_from_state")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
@@ -418,7 +523,11 @@ public enum CaseStore {
                 assigneeID: try row.decode(assigneeID), assigneeName: try row.decode(assigneeName),
                 assigneeTier: assigneeTierText.flatMap(Tier.init(rawValue:)), frozen: try row.decode(frozen),
                 createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version),
-                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language))
+                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language),
+                unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
+                unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self), createdBy: try row.decode(createdBy, as: String.self),
+                mergedInto: try row.decode(mergedInto, as: String?.self),
+                mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)))
         }
 
         private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {
@@ -448,7 +557,8 @@ extension CaseStore {
             SELECT \(unescaped: columns),
                 (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(\(throttleKeys)) AND t.locked_until > \(now)) AS locked_until,
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
-                 FROM case_notes n WHERE n.case_id = c.id AND n.visibility = 'customer') AS customer_notes
+                 FROM case_notes n WHERE (n.case_id = c.id OR n.case_id IN (SELECT m.id FROM cases m WHERE m.merged_into = c.id))
+                   AND n.visibility = 'customer') AS customer_notes
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
             """)
         guard let row = rows.first else { return (nil, nil, []) }

@@ -144,8 +144,11 @@ public enum EvidenceStore {
 
     /// Every piece of evidence on the case, oldest first.
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [EvidenceRecord] {
-        try connection.query(PostgresQuery(unsafeSQL: "SELECT \(columns) FROM evidence e WHERE e.case_id = $1 ORDER BY e.filed_at, e.id",
-                                           binds: [caseID.postgresBind])).decodeEvidence()
+        // The case's own evidence and that of the cases merged into it: it counts here while they stay merged.
+        try connection.query(PostgresQuery(unsafeSQL: """
+            SELECT \(columns) FROM evidence e
+            WHERE e.case_id = $1 OR e.case_id IN (SELECT m.id FROM cases m WHERE m.merged_into = $1) ORDER BY e.filed_at, e.id
+            """, binds: [caseID.postgresBind])).decodeEvidence()
     }
 
     /// One piece of evidence and its case's number, or nil.
@@ -179,7 +182,8 @@ public enum EvidenceStore {
     /// The question ids matched by the case's filed answers that were not rejected (for `send_reset` to read instead of answers in its body).
     public static func matchedQuestionIDs(caseID: UUID, on connection: PostgresConnection) throws -> Set<String> {
         let rows = try connection.query(PostgresQuery(unsafeSQL: """
-            SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e WHERE e.case_id = $1 AND e.kind = 'security_answers') x
+            SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e
+                              WHERE (e.case_id = $1 OR e.case_id IN (SELECT m.id FROM cases m WHERE m.merged_into = $1)) AND e.kind = 'security_answers') x
             CROSS JOIN LATERAL jsonb_array_elements_text(x.details -> 'matched_question_ids') AS q(id)
             WHERE x.status <> 'rejected'
             """, binds: [caseID.postgresBind]))

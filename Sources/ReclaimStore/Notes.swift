@@ -21,6 +21,8 @@ public struct CaseNote: Sendable, Equatable {
     public let author: String
     /// When (milliseconds).
     public let createdAt: Date
+    /// The case number it was written on, when that case was merged into the one listed.
+    public var fromCase: String?
 
     /// A note; the time is truncated to milliseconds.
     public init(id: UUID, body: String, visibility: NoteVisibility, author: String, createdAt: Date) {
@@ -33,8 +35,10 @@ public struct CaseNote: Sendable, Equatable {
 
     /// The agent-facing representation.
     public var json: JSONValue {
-        ["id": .string(id.uuidString.lowercased()), "body": .string(body), "visibility": .string(visibility.rawValue),
-         "author": .string(author), "created_at": Timestamp.json(createdAt)]
+        var members: [String: JSONValue] = ["id": .string(id.uuidString.lowercased()), "body": .string(body), "visibility": .string(visibility.rawValue),
+                                            "author": .string(author), "created_at": Timestamp.json(createdAt)]
+        if let fromCase { members["from_case"] = .string(fromCase) }
+        return .object(members)
     }
 }
 
@@ -53,13 +57,20 @@ public enum NoteStore {
 
     /// Every note of a case, oldest first (the customer's are read with the status look-up, `CaseStore.findForStatus`).
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [CaseNote] {
-        let rows = try connection.query("SELECT id, body, visibility, author, created_at FROM case_notes WHERE case_id = \(caseID) ORDER BY created_at, id")
+        // The case's own notes and those of the cases merged into it (with the number they were written on).
+        let rows = try connection.query("""
+            SELECT n.id, n.body, n.visibility, n.author, n.created_at, CASE WHEN n.case_id = \(caseID) THEN NULL ELSE c.case_number END AS from_case
+            FROM case_notes n JOIN cases c ON c.id = n.case_id
+            WHERE n.case_id = \(caseID) OR c.merged_into = \(caseID) ORDER BY n.created_at, n.id
+            """)
         var columns = rows.columns()
         let id = try columns("id"), body = try columns("body"), visibility = try columns("visibility"), author = try columns("author"),
-            createdAt = try columns("created_at")
+            createdAt = try columns("created_at"), fromCase = try columns("from_case")
         return try rows.map { row in
-            CaseNote(id: try row.decode(id), body: try row.decode(body), visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
+            var note = CaseNote(id: try row.decode(id), body: try row.decode(body), visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
                      author: try row.decode(author), createdAt: try row.decode(createdAt))
+            note.fromCase = try row.decode(fromCase, as: String?.self)
+            return note
         }
     }
 }

@@ -36,9 +36,7 @@ public enum SessionStore {
         var columns = rows.columns()
         let id = try columns("id"), agentID = try columns("agent_id"), lastSeenAt = try columns("last_seen_at"), expiresAt = try columns("expires_at"),
             email = try columns("email"), name = try columns("name"), tierColumn = try columns("tier"), isAdmin = try columns("is_admin")
-        guard let tier = Tier(rawValue: try row.decode(tierColumn, as: String.self)) else {
-            throw PostgresError(.decoding, message: "agents.tier holds an unknown tier")
-        }
+        let tier = try AgentStore.tier(row, tierColumn)
         return SessionRecord(id: try row.decode(id), agentID: try row.decode(agentID), lastSeenAt: try row.decode(lastSeenAt),
                              expiresAt: try row.decode(expiresAt), agentEmail: try row.decode(email), agentName: try row.decode(name),
                              agentTier: tier, agentIsAdmin: try row.decode(isAdmin))

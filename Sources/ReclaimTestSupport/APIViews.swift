@@ -71,6 +71,11 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public let version: Int
     /// Present only when the case was just opened (or in an idempotent replay of that request).
     public let accessCode: String?
+    /// The whole answer, for members no field names yet (`view["unlocks"]`).
+    public let raw: JSONValue
+
+    /// A member of the answer as Foundation values (String, Int, Bool, NSNull, arrays, dictionaries), nil when absent.
+    public subscript(key: String) -> Any? { raw[key].map(\.foundation) }
 
     /// The customer's name and contact address.
     public struct Customer: Decodable, Sendable, Equatable {
@@ -100,6 +105,7 @@ public struct CaseView: Decodable, Sendable, Equatable {
     }
 
     public init(from decoder: any Decoder) throws {
+        raw = try JSONValue(from: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         caseNumber = try c.decode(String.self, forKey: .caseNumber)
         kind = try c.decode(String.self, forKey: .kind)
@@ -146,6 +152,34 @@ public struct EventView: Decodable, Sendable, Equatable {
     public let hash: String
 
     enum CodingKeys: String, CodingKey { case seq, at, actor, type, data, prevHash = "prev_hash", hash }
+
+    /// A member of the event as Foundation values, nil when absent (`event["type"]`, `event["data"]`).
+    public subscript(key: String) -> Any? {
+        switch key {
+        case "seq": seq
+        case "at": at
+        case "actor": actor
+        case "type": type
+        case "data": data.foundation
+        case "prev_hash": prevHash ?? NSNull()
+        case "hash": hash
+        default: nil
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value as JSONSerialization would have produced it.
+    public var foundation: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let value): value
+        case .int(let value): Int(value)
+        case .string(let value): value
+        case .array(let items): items.map(\.foundation)
+        case .object(let members): members.mapValues(\.foundation)
+        }
+    }
 }
 
 /// A list answer: `items`, and, depending on the route, a cursor, the actors' names or what is still missing.

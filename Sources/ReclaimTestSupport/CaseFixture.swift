@@ -99,6 +99,8 @@ public struct CaseBody: Encodable, Sendable {
     public var devices: [Device]
     public var facts: [String: Bool]
     public var summary: String
+    /// The customer's language; not sent when nil (the service then takes `en`).
+    public var language: String?
 
     /// The customer's name and contact address.
     public struct Customer: Encodable, Sendable {
@@ -135,5 +137,16 @@ public struct CaseBody: Encodable, Sendable {
     /// The JSON bytes, for requests a test signs or sends by hand.
     public var bytes: [UInt8] { get throws { Array(try JSONEncoder().encode(self)) } }
 
-    enum CodingKeys: String, CodingKey { case kind, accountEmail = "account_email", customer, devices, facts, summary }
+    enum CodingKeys: String, CodingKey { case kind, accountEmail = "account_email", customer, devices, facts, summary, language }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(accountEmail, forKey: .accountEmail)
+        try c.encode(customer, forKey: .customer)
+        try c.encode(devices, forKey: .devices)
+        try c.encode(facts, forKey: .facts)
+        try c.encode(summary, forKey: .summary)
+        try c.encodeIfPresent(language, forKey: .language)
+    }
 }

@@ -17,24 +17,34 @@ public final class TestService: @unchecked Sendable {
     /// Starts a service; `configure` may adjust the configuration first.
     public init(configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
         database = try TestDatabase.create()
-        directory = NSTemporaryDirectory() + "reclaim-test-" + UUID().uuidString
+        (directory, keys) = try TestService.keyDirectory("reclaim-test-")
+        var configuration = try TestService.configuration(database: database, directory: directory, extra: ["RECLAIM_LOG_LEVEL": "debug"])
+        configure(&configuration)
+        log = MemorySink()
+        service = try ReclaimService(configuration: configuration, keys: keys, logger: Logger(sink: log, minimumLevel: .debug), clock: clock)
+        try service.start()
+    }
+
+    /// A scratch directory holding a new key file (mode 0600), as every test service and cluster needs.
+    static func keyDirectory(_ prefix: String) throws -> (String, KeyFile) {
+        let directory = NSTemporaryDirectory() + prefix + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        keys = KeyFile.generate()
+        let keys = KeyFile.generate()
         try keys.write(to: directory + "/keys")
-        var configuration = try ServiceConfiguration.fromEnvironment([
+        return (directory, keys)
+    }
+
+    /// The configuration of a test instance on `database`, serving on a free loopback port.
+    static func configuration(database: TestDatabase, directory: String, extra: [String: String] = [:]) throws -> ServiceConfiguration {
+        try ServiceConfiguration.fromEnvironment([
             "DATABASE_URL": database.connectionString,
             "RECLAIM_ADDRESS": "127.0.0.1:0",
             "RECLAIM_KEY_FILE": directory + "/keys",
             "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
             "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
             "RECLAIM_THREADS": "2",
-            "RECLAIM_LOG_LEVEL": "debug",
             "RECLAIM_DATA_DIR": directory,
-        ])
-        configure(&configuration)
-        log = MemorySink()
-        service = try ReclaimService(configuration: configuration, keys: keys, logger: Logger(sink: log, minimumLevel: .debug), clock: clock)
-        try service.start()
+        ].merging(extra) { $1 })
     }
 
     /// A client for this service.
@@ -92,6 +102,26 @@ public struct TestSignInError: Error, CustomStringConvertible {
     public let description: String
 }
 
+extension AgentSession {
+    /// Creates an agent through `administration` and signs it in at the service on `port` with a computed TOTP code.
+    static func signIn(_ administration: IdentityAdministration, port: Int, clock: ServiceClock, tier: Tier, admin: Bool, email: String?,
+                       name: String) throws -> AgentSession {
+        let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
+        let agent = try administration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
+        let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
+        // A generous timeout: sign-in hashes on low-priority threads, which a busy test machine serves last.
+        let response = try TestHTTPClient(host: "127.0.0.1", port: port, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+                                                                                             json: ["email": agent.email, "password": agent.password, "totp": code])
+        guard response.status == 201 else { throw TestSignInError(description: "sign-in on port \(port) answered \(response.status): \(response.text)") }
+        guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
+              let csrf = try response.json()["csrf_token"] as? String else {
+            throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
+        }
+        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
+                            totpSecret: agent.totpSecret)
+    }
+}
+
 extension TestService {
     /// The administration code path the command line uses, on this service's database and keys.
     public var identityAdministration: IdentityAdministration {
@@ -100,19 +130,7 @@ extension TestService {
 
     /// Creates an agent (as `reclaim agent add` does) and signs it in over HTTP with a computed TOTP code.
     public func signIn(tier: Tier, admin: Bool = false, email: String? = nil, name: String = "Test Agent") throws -> AgentSession {
-        let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
-        let agent = try identityAdministration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
-        let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
-        // A generous timeout: sign-in hashes on low-priority threads, which a busy test machine serves last.
-        let response = try TestHTTPClient(host: "127.0.0.1", port: service.port, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                            json: ["email": agent.email, "password": agent.password, "totp": code])
-        guard response.status == 201 else { throw TestSignInError(description: "sign-in answered \(response.status): \(response.text)") }
-        guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
-              let csrf = try response.json()["csrf_token"] as? String else {
-            throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
-        }
-        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
-                            totpSecret: agent.totpSecret)
+        try AgentSession.signIn(identityAdministration, port: service.port, clock: clock, tier: tier, admin: admin, email: email, name: name)
     }
 
     /// Creates an API client (as `reclaim client add` does).

@@ -22,7 +22,7 @@ func demoCommand(arguments: [String]) -> Never {
         default: fail("demo seed: unknown option \(argument)\n\(demoUsage)", code: exitUsage)
         }
     }
-    let configuration = loadConfiguration()
+    let configuration = loadConfiguration(needs: .migrations)
     let logger = makeLogger(configuration)
     let keys = loadKeys(configuration)
     let pool = PostgresPool(connectionString: configuration.databaseURL, maximumConnections: 2)

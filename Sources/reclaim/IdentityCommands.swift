@@ -11,12 +11,14 @@ let identityUsage = """
   reclaim agent add --email E --name N --tier tier1|tier2|tier3|engineering [--admin] [--json]
                                     create an agent; prints its password and TOTP URI once
   reclaim agent disable EMAIL       refuse its sign-ins and end its sessions
+  reclaim agent enable EMAIL        allow a disabled agent to sign in again
   reclaim agent reset-password EMAIL [--json]
                                     new generated password (printed once); ends its sessions
   reclaim agent reset-totp EMAIL [--json]
                                     new TOTP secret (URI printed once); ends its sessions
   reclaim client add --name N [--json]
                                     create an API client; prints its API key and signing secret once
+  reclaim client rotate ID [--json] new signing secret (printed once); the old one keeps working 24 hours
   reclaim client revoke ID          refuse the client's key from now on
 """
 
@@ -87,7 +89,7 @@ private func jsonString(_ text: String) -> String {
 }
 
 func agentCommand(arguments: [String]) -> Never {
-    guard let sub = arguments.first else { fail("agent: expected add, disable, reset-password or reset-totp\n\(identityUsage)", code: exitUsage) }
+    guard let sub = arguments.first else { fail("agent: expected add, disable, enable, reset-password or reset-totp\n\(identityUsage)", code: exitUsage) }
     let rest = arguments.dropFirst()
     switch sub {
     case "add":
@@ -120,6 +122,14 @@ func agentCommand(arguments: [String]) -> Never {
             let id = try administration.disableAgent(email: parsed.positionals[0], now: Date())
             print("disabled agent \(id.uuidString.lowercased()); its sessions are ended")
         }
+    case "enable":
+        let parsed = IdentityArguments(rest, valued: [], flags: [], command: "agent enable")
+        guard parsed.positionals.count == 1 else { fail("agent enable: expected one EMAIL", code: exitUsage) }
+        let administration = identityAdministration()
+        runIdentityCommand("agent enable") {
+            let id = try administration.enableAgent(email: parsed.positionals[0], now: Date())
+            print("enabled agent \(id.uuidString.lowercased())")
+        }
     case "reset-password":
         let parsed = IdentityArguments(rest, valued: [], flags: ["--json"], command: "agent reset-password")
         guard parsed.positionals.count == 1 else { fail("agent reset-password: expected one EMAIL", code: exitUsage) }
@@ -150,7 +160,7 @@ func agentCommand(arguments: [String]) -> Never {
 }
 
 func clientCommand(arguments: [String]) -> Never {
-    guard let sub = arguments.first else { fail("client: expected add or revoke\n\(identityUsage)", code: exitUsage) }
+    guard let sub = arguments.first else { fail("client: expected add, rotate or revoke\n\(identityUsage)", code: exitUsage) }
     let rest = arguments.dropFirst()
     switch sub {
     case "add":
@@ -168,6 +178,21 @@ func clientCommand(arguments: [String]) -> Never {
                     signing_secret: \(client.signingSecret)
                     Shown once: the key goes in Authorization: Bearer, the secret signs every POST (Reclaim-Signature).
                     """)
+            }
+        }
+    case "rotate":
+        let parsed = IdentityArguments(rest, valued: [], flags: ["--json"], command: "client rotate")
+        guard parsed.positionals.count == 1, let id = UUID(uuidString: parsed.positionals[0]) else {
+            fail("client rotate: expected one client ID (a UUID)", code: exitUsage)
+        }
+        let administration = identityAdministration()
+        runIdentityCommand("client rotate") {
+            let rotated = try administration.rotateClient(id: id, now: Date())
+            let until = ISO8601DateFormatter().string(from: rotated.previousValidUntil)
+            if parsed.flags.contains("--json") {
+                printJSONObject([("id", id.uuidString.lowercased()), ("signing_secret", rotated.signingSecret), ("previous_valid_until", until)])
+            } else {
+                print("client \(id.uuidString.lowercased())\nsigning_secret: \(rotated.signingSecret)\nShown once; the previous secret keeps working until \(until).")
             }
         }
     case "revoke":

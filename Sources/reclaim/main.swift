@@ -36,9 +36,10 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
 }
 
 /// Reads the configuration or stops with a one-line message naming the variable.
-func loadConfiguration(requireDatabase: Bool = true) -> ServiceConfiguration {
+/// Administration commands read neither migrations nor static files, so by default neither is required.
+func loadConfiguration(requireDatabase: Bool = true, needs: InstalledFiles.Needs = []) -> ServiceConfiguration {
     do {
-        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, requireDatabase: requireDatabase)
+        return try ServiceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment, requireDatabase: requireDatabase, needs: needs)
     } catch {
         fail("configuration: \(error)", code: exitConfiguration)
     }
@@ -128,7 +129,7 @@ func serve(arguments: [String]) -> Never {
 
 func migrate(arguments: [String]) -> Never {
     guard arguments.isEmpty else { fail("migrate takes no options\n\(usage)", code: exitUsage) }
-    let configuration = loadConfiguration()
+    let configuration = loadConfiguration(needs: .migrations)
     let logger = makeLogger(configuration)
     do {
         let migrator = Migrator(migrations: try Migrator.load(directory: configuration.migrationsDirectory))

@@ -167,11 +167,13 @@ NETWORK_STATUS = re.compile(r'Failed to load resource: the server responded with
 class Browser:
     """One headless Chromium with the browser log captured."""
 
-    def __init__(self, origin, width=1280, height=900):
+    def __init__(self, origin, width=1280, height=900, lang='en-GB', time_zone=None):
         options = webdriver.ChromeOptions()
+        # The browser's locale: --lang sets navigator.language, intl.accept_languages the Accept-Language header.
         for argument in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu',
-                         '--window-size=%d,%d' % (width, height), '--lang=en-GB'):
+                         '--window-size=%d,%d' % (width, height), '--lang=%s' % lang):
             options.add_argument(argument)
+        options.add_experimental_option('prefs', {'intl.accept_languages': lang})
         options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
         self.driver = webdriver.Chrome(service=DriverService(shutil.which('chromedriver') or '/usr/bin/chromedriver'),
                                        options=options)
@@ -179,6 +181,8 @@ class Browser:
         if width < 500:
             self.driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
                                         {'width': width, 'height': height, 'deviceScaleFactor': 1, 'mobile': True})
+        if time_zone:  # the reader's zone, as a browser in Shanghai or Taipei would have it
+            self.driver.execute_cdp_cmd('Emulation.setTimezoneOverride', {'timezoneId': time_zone})
         self.origin = origin
         self.log = []
 
@@ -336,8 +340,8 @@ class BrowserTestCase(unittest.TestCase):
         self.allowed_statuses = set()
         self.allowed_texts = []
 
-    def browser(self, width=1280, height=900):
-        browser = Browser(self.service.origin, width, height)
+    def browser(self, width=1280, height=900, lang='en-GB', time_zone=None):
+        browser = Browser(self.service.origin, width, height, lang, time_zone)
         self.browsers.append(browser)
         return browser
 

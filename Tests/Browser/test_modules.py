@@ -87,3 +87,46 @@ class ModuleTests(BrowserTestCase):
         self.assertEqual(result, [
             {'overdue': False, 'text': '2 d 4 h left'}, {'overdue': True, 'text': 'overdue by 3 h'},
             {'overdue': False, 'text': '5 min left'}, {'overdue': False, 'text': 'no due date'}])
+
+    def test_every_page_sentence_exists_in_every_language_with_the_same_placeholders(self):
+        browser = self.browser()
+        browser.open('/status')
+        result = self.run_module(browser, '/js/status-text.js', """
+            const names = (s) => [...s.matchAll(/\\{(\\w+)\\}/g)].map((x) => x[1]).sort().join(',');
+            const en = m.CATALOGUES.en;
+            const out = { languages: Object.keys(m.CATALOGUES), missing: [], extra: [], placeholders: [], untranslated: [] };
+            for (const language of m.LANGUAGES) {
+              const catalogue = m.CATALOGUES[language];
+              for (const key of Object.keys(en)) {
+                if (!(key in catalogue)) out.missing.push(language + ' ' + key);
+                else if (names(catalogue[key]) !== names(en[key])) out.placeholders.push(language + ' ' + key);
+                else if (language !== 'en' && !/[\\u4e00-\\u9fff]/.test(catalogue[key])) out.untranslated.push(language + ' ' + key);
+              }
+              for (const key of Object.keys(catalogue)) if (!(key in en)) out.extra.push(language + ' ' + key);
+            }
+            out.filled = m.text('zh-Hant', 'upload.too_big', { size: '12 MB' });
+            out.locales = [m.languageFromLocales(['zh-CN']), m.languageFromLocales(['zh-TW']), m.languageFromLocales(['zh-HK']),
+                           m.languageFromLocales(['fr', 'zh-Hant']), m.languageFromLocales(['fr']), m.languageFromLocales(['en-US', 'zh'])];
+            return out;
+        """)
+        self.assertEqual(result['languages'], ['en', 'zh-Hans', 'zh-Hant'])
+        self.assertEqual(result['missing'], [])
+        self.assertEqual(result['extra'], [])
+        self.assertEqual(result['placeholders'], [])
+        # Every Chinese entry is written in Chinese (brand names and formats aside, each has Han characters).
+        self.assertEqual([k for k in result['untranslated'] if not k.endswith(('page.title',))], [])
+        self.assertIn('12 MB', result['filled'])
+        self.assertNotIn('{size}', result['filled'])
+        self.assertEqual(result['locales'], ['zh-Hans', 'zh-Hant', 'zh-Hant', 'zh-Hant', 'en', 'en'])
+
+    def test_the_status_page_never_glues_translated_pieces_together(self):
+        """Whole sentences only: a translated text is never concatenated with another string or put into a
+        template literal; values go in through the catalogue's {placeholders}."""
+        import os
+        import re
+        source = open(os.path.join(os.path.dirname(__file__), '..', '..', 'Public', 'js', 'status.js'), encoding='utf-8').read()
+        call = r"\bt\([^()]*(?:\([^()]*\)[^()]*)*\)"
+        glued = re.findall(r"(?:" + call + r"\s*\+)|(?:\+\s*" + call + r")|(?:\$\{\s*" + call + r"\s*\})", source)
+        self.assertEqual(glued, [])
+        # And the page shows no English sentence of its own outside the catalogue (messages are keys).
+        self.assertEqual(re.findall(r"announce\([^,]+,\s*'[A-Z]", source), [])

@@ -67,7 +67,7 @@ class StatusPageTest(BrowserTestCase):
         # As pasted from an e-mail: the number in groups, the code lower-case with spaces.
         self.look_up(browser, spaced(case['case_number']), case['access_code'].lower().replace('-', ' '))
 
-        stage = browser.wait_for_text('#stage', 'We are waiting for your documents')
+        stage = browser.wait_for_text('#stage', 'We need your proof of ownership')
         self.assertEqual(stage.tag_name, 'h2')
         self.assertEqual(self.active_id(browser), 'stage', 'focus moves to the result heading')
         current = browser.find_all('#progress li[aria-current="step"]')
@@ -81,9 +81,9 @@ class StatusPageTest(BrowserTestCase):
         self.assertEqual(browser.find('#next-step').text, expected['next_step'])
         missing = browser.find('#missing').text
         self.assertIn('Proof of purchase: an invoice, a photo of the back of the box, or your carrier contract', missing)
-        self.assertIn('A photo of the serial number or IMEI, ideally of the "Hello" setup screen', missing)
+        self.assertIn('A photo of the serial number or IMEI, ideally of the “Hello” setup screen', missing)
         self.assertIn('Last updated', browser.find('#facts').text)
-        self.assertRegex(browser.find('#updated').text, r'\d{1,2} \w{3} \d{4}')
+        self.assertRegex(browser.find('#updated').text, r'\d{1,2} [A-Z][a-z]+ \d{4}')
         self.assertIn('Please upload', browser.find('#notes').text, 'the customer-visible note is shown')
         self.assert_accessible(browser)
         self.assertEqual(Select(browser.find('#doc-type')).first_selected_option.get_attribute('value'), 'invoice',
@@ -103,7 +103,7 @@ class StatusPageTest(BrowserTestCase):
         # Meanwhile a document arrives (as if from another device).
         self.upload_by_api(case, 'box_photo')
         browser.click('#refresh')
-        browser.wait_for_text('#evidence', 'Photo of the box')
+        browser.wait_for_text('#evidence', 'Photo of the back of the box')
         self.assertEqual(self.status_requests(browser), 2)
         self.assertEqual(self.active_id(browser), 'stage')
 
@@ -166,8 +166,7 @@ class StatusPageTest(BrowserTestCase):
         browser.click('#lookup-submit')
         message = browser.wait_for_text('#message', LOCKED)
         self.assertIn('8 hours', message.text)
-        self.assertRegex(message.text, r'You can try again after \w+,? \d{2}:\d{2}\.')
-        self.assertRegex(message.text, r'That is in (8 h|7 h 59 min)\.')  # Retry-After may have rounded down
+        self.assertRegex(message.text, r'You can try again after \d{1,2} [A-Z][a-z]+ \d{4} at \d{2}:\d{2} [A-Z]+\.', 'a time with its zone')
         self.assertFalse(browser.find('#result').is_displayed())
         self.assertEqual(self.active_id(browser), 'message')
         self.assert_accessible(browser)
@@ -181,7 +180,7 @@ class StatusPageTest(BrowserTestCase):
         Select(browser.find('#doc-type')).select_by_value('imei_photo')
         browser.find('#doc-file').send_keys(self.file_with(png_bytes(), '.png'))
         browser.click('#upload-submit')
-        browser.wait_for_text('#upload-message', 'we received your photo of the serial number or imei')
+        browser.wait_for_text('#upload-message', 'Thank you: we received your file')
         self.assertEqual(browser.find('#upload-message').get_attribute('data-kind'), 'ok')
         received = browser.wait_for_text('#evidence', 'Photo of the serial number or IMEI')
         self.assertIn('Waiting for review', received.text)
@@ -197,6 +196,11 @@ class StatusPageTest(BrowserTestCase):
             self.look_up(browser, case['case_number'], case['access_code'])
             browser.wait_for('#stage')
             self.assertFalse(browser.find('#upload').is_displayed(), state)
+            # Every finished case says how to reach support (RECLAIM_SUPPORT_CONTACT; the default here).
+            self.assertIn('support@reclaim.example', browser.find('#notices').text, state)
+            self.assertNotIn('Waiting for review', browser.find('#evidence').text, 'nobody reviews a finished case')
+            if state == 'resolved' and case['path'] != 'activation_lock':
+                self.assertIn('turn on two-step verification', browser.find('#notices').text)
             if state != 'resolved':  # a refused or closed case says whom to contact with more proof
                 self.assertIn('quoting your case number', browser.find('#next-step').text)
 
@@ -250,14 +254,14 @@ class StatusPageTest(BrowserTestCase):
         case = self.service.case(state='identity_check')
         browser = self.browser().open('/status')
         keys = ActionChains(browser.driver)
-        # From the top of the page: skip link, brand, then the case number.
-        for _ in range(3):
+        # From the top of the page: skip link, brand, the three languages, then the case number.
+        for _ in range(6):
             keys.send_keys(Keys.TAB)
         keys.perform()
         self.assertEqual(self.active_id(browser), 'case-number')
         ActionChains(browser.driver).send_keys(spaced(case['case_number'])).send_keys(Keys.TAB) \
             .send_keys(case['access_code']).send_keys(Keys.ENTER).perform()
-        browser.wait_for_text('#stage', 'We are checking your identity')
+        browser.wait_for_text('#stage', 'We are checking that the account is yours')
         # "Check again" from the keyboard (focus is on the heading; the button follows in order).
         browser.driver.execute_script("document.getElementById('refresh').focus()")
         ActionChains(browser.driver).send_keys(Keys.ENTER).perform()

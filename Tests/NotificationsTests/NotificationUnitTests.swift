@@ -82,7 +82,7 @@ import Testing
     @Test func onlyTheFirstMailsCarryTheCodeAndEveryLanguageHasEveryMail() {
         for language in CustomerLanguage.allCases {
             for kind in CustomerMailKind.allCases {
-                let body = MailText.body(kind, caseNumber: "1234", state: .identityCheck, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
+                let body = MailText.body(kind, caseNumber: "1234", stage: .stageIdentityCheck, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
                                          statusURL: "https://reclaim.test/status", language: language)
                 #expect(body.contains("1234"))
                 #expect(body.contains("https://reclaim.test/status"))
@@ -90,6 +90,12 @@ import Testing
                 #expect(!MailText.subject(kind, caseNumber: "1234", language: language).isEmpty)
             }
         }
-        #expect(MailText.state(.engineering, language: .traditionalChinese) != MailText.state(.engineering, language: .simplifiedChinese))
+        // The state line is the status page's heading, from the same catalogue, in each language.
+        for stage in CustomerText.allCases where stage.rawValue.hasPrefix("stage.") {
+            for language in CustomerLanguage.allCases {
+                #expect(MailText.state(stage, language: language) == CustomerCatalogue.catalogue(language)[stage])
+            }
+        }
+        #expect(MailText.state(.stageRestoringAccess, language: .traditionalChinese) != MailText.state(.stageRestoringAccess, language: .simplifiedChinese))
     }
 }

@@ -128,22 +128,25 @@ import Testing
         #expect(try row.decode(2, as: String.self) == "2026-11-30 05:03:01.5+00")
     }
 
-    @Test func lostConnectionFailsFastThenReconnects() throws {
+    @Test func anIdleConnectionFoundDeadIsReplacedBeforeAStatementIsSent() throws {
+        // Issue 15: after a restart the first statement on each idle connection used to fail (2 of 12 requests 503).
         let database = try TestDatabase.create()
         let connection = try database.connect()
         defer { connection.close() }
         let firstPID = try connection.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self)
         try terminateBackend(firstPID, in: database)
-        var failure: PostgresError?
-        let elapsed = seconds {
-            failure = #expect(throws: PostgresError.self) { try connection.query("SELECT pg_backend_pid()") }
-        }
-        #expect(failure?.isConnectionError == true)
+        var secondPID = 0
+        let elapsed = seconds { secondPID = (try? connection.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self)) ?? -1 }
+        #expect(secondPID > 0 && secondPID != firstPID, "the statement runs on a new connection, no error")
         #expect(elapsed < 1)
-        #expect(!connection.isOpen)
-        let secondPID = try connection.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self)
-        #expect(secondPID != firstPID)
         #expect(connection.isOpen)
+        // Dead while a statement runs: that one may have run, so it is reported; the next reconnects.
+        let thirdPID = secondPID
+        let killer = Thread { Thread.sleep(forTimeInterval: 0.2); try? terminateBackend(thirdPID, in: database) }
+        killer.start()
+        let failure = #expect(throws: PostgresError.self) { try connection.query("SELECT pg_sleep(3)") }
+        #expect(failure?.isConnectionError == true)
+        #expect(try connection.query("SELECT 1").first!.decode(0, as: Int.self) == 1)
     }
 
     @Test func lostConnectionInsideTransactionDoesNotReconnectHalfway() throws {

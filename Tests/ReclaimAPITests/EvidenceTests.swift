@@ -337,19 +337,21 @@ final class EvidenceWorld {
         let client = try w.world.service.addClient()
         let raw = Array(#"{"type":"device","serial":"C02XK1ZJH3QD"}"#.utf8)
         let target = "/api/v1/cases/\(w.number)/evidence"
+        // The case was opened by an agent: the client files into it with the customer's access code.
+        let code = ("Reclaim-Access-Code", w.accessCode)
         let response = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: raw)
-                                                      + [("Content-Type", "application/json")], body: raw)
+                                                      + [("Content-Type", "application/json"), code], body: raw)
         #expect(response.status == 201, "\(response.text)")
         #expect(try response.decode(EvidenceView.self).filedBy == "client:\(client.id.uuidString.lowercased())")
         // Documents from API clients: raw bytes with ?type= (the signature covers them).
         let png = EvidenceWorld.png("client upload")
         let rawTarget = target + "?type=imei_photo"
         let uploaded = try w.world.client.request("POST", rawTarget, headers: w.world.service.clientHeaders(client, method: "POST", target: rawTarget, body: png)
-                                                      + [("Content-Type", "image/png")], body: png)
+                                                      + [("Content-Type", "image/png"), code], body: png)
         #expect(uploaded.status == 201, "\(uploaded.text)")
         let form = EvidenceWorld.form([("type", "invoice")], file: (png, "image/png"))
         let multipart = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
-                                                       + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
+                                                       + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)"), code], body: form)
         // A signed form is kept raw as well as parsed, so its signature is checked over the bytes as sent.
         #expect(multipart.status == 201, "\(multipart.text)")
         // A tampered form (one byte changed after signing) is refused.

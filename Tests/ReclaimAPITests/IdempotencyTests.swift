@@ -67,31 +67,84 @@ import Testing
         #expect(harness.runCount("flaky") == 2)
     }
 
-    @Test func aRetryWhileTheFirstIsRunningIs409() throws {
-        let harness = try MiddlewareHarness()
-        defer { harness.stop() }
-        let client = try harness.service.addClient()
-        let key = [("Idempotency-Key", "slow-1")]
-        let firstStatus = Mutex(0)
+    /// Starts a keyed POST /test/slow on another thread and waits until its handler runs (it holds the key's row lock).
+    final class SlowRun: Sendable {
+        let status = Atomic<Int>(0)
         let done = DispatchSemaphore(value: 0)
+    }
+
+    private func startSlow(_ harness: MiddlewareHarness, _ client: NewAPIClient, key: [(String, String)]) -> SlowRun {
+        let run = SlowRun()
         // Signed well ahead of the harness's own timestamps (which go back one second per POST), so never the same.
         let firstSignature = harness.service.clientHeaders(client, method: "POST", target: "/test/slow", body: Array("{}".utf8),
                                                            timestamp: Int64(harness.service.clock.now().timeIntervalSince1970) + 60)
         Thread {
             let status = (try? harness.client().request("POST", "/test/slow", headers: firstSignature + key, body: Array("{}".utf8)).status) ?? -1
-            firstStatus.withLock { $0 = status }
-            done.signal()
+            run.status.store(status, ordering: .releasing)
+            run.done.signal()
         }.start()
-        // Wait until the first has claimed the key.
         let deadline = Date().addingTimeInterval(3)
         while harness.runCount("slow") == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return run
+    }
+
+    @Test func aRetryWhileTheFirstIsRunningWaitsForItAndReplays() throws {
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "slow-1")]
+        let first = startSlow(harness, client, key: key)
+        // The retry blocks on the key's row lock until the first commits, then answers with the first's answer.
+        let concurrent = try harness.post(client, "/test/slow", body: "{}", extra: key)
+        #expect(concurrent.status == 201)
+        #expect(concurrent.header("Idempotent-Replayed") == "true")
+        first.done.wait()
+        #expect(first.status.load(ordering: .acquiring) == 201)
+        #expect(harness.runCount("slow") == 1)
+    }
+
+    @Test func aRetryWaitingLongerThanTheWaitIs409() throws {
+        var policy = IdentityPolicy()
+        policy.idempotencyWait = 0.2
+        let harness = try MiddlewareHarness(policy: policy)
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "slow-2")]
+        harness.state.slowSeconds.withLock { $0 = 1.0 }
+        let first = startSlow(harness, client, key: key)
         let concurrent = try harness.post(client, "/test/slow", body: "{}", extra: key)
         #expect(concurrent.status == 409)
         #expect(try concurrent.json()["code"] as? String == "idempotency_in_progress")
-        done.wait()
-        #expect(firstStatus.withLock { $0 } == 201)
+        #expect(concurrent.header("Retry-After") == "1")
+        first.done.wait()
+        #expect(first.status.load(ordering: .acquiring) == 201)
         #expect(try harness.post(client, "/test/slow", body: "{}", extra: key).status == 201)
         #expect(harness.runCount("slow") == 1)
+    }
+
+    @Test func aClaimWhoseTransactionRolledBackNeverBlocksARetry() throws {
+        // A crash (or any rollback) after the work started leaves nothing behind: the key's row goes with the change.
+        let harness = try MiddlewareHarness()
+        defer { harness.stop() }
+        let client = try harness.service.addClient()
+        let key = [("Idempotency-Key", "crash-1")]
+        harness.state.flakyStatus.withLock { $0 = 500 }
+        #expect(try harness.post(client, "/test/flaky", body: "{}", extra: key).status == 500)
+        let connection = try PostgresConnection(connectionString: harness.service.database.connectionString)
+        defer { connection.close() }
+        #expect(try connection.query("SELECT 1 FROM idempotency_keys").count == 0)
+        // A 'running' row committed by an older build that died is taken over at once, not after minutes.
+        try connection.execute("""
+            INSERT INTO idempotency_keys (owner_kind, owner_id, key, request_hash, state, created_at, expires_at)
+            VALUES ('api_client', \(client.id), 'crash-2', '\\x00'::bytea, 'running', now(), now() + interval '1 day')
+            """)
+        harness.state.flakyStatus.withLock { $0 = 200 }
+        let retry = try harness.post(client, "/test/flaky", body: "{}", extra: [("Idempotency-Key", "crash-2")])
+        #expect(retry.status == 422)  // its hash is another request's
+        try connection.execute("UPDATE idempotency_keys SET request_hash = \(IdempotencyMiddleware.requestHash(HTTPRequest(method: .POST, target: "/test/flaky", body: Array("{}".utf8))))")
+        let taken = try harness.post(client, "/test/flaky", body: "{}", extra: [("Idempotency-Key", "crash-2")])
+        #expect(taken.status == 200)
+        #expect(taken.header("Idempotent-Replayed") == nil)
     }
 
     @Test func deferredRoutesReplayToo() throws {

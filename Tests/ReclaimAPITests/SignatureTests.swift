@@ -15,35 +15,42 @@ final class MiddlewareHarness: @unchecked Sendable {
     let server: HTTPServer
     let state = HarnessState()
 
-    init() throws {
+    init(policy: IdentityPolicy = .standard) throws {
         service = try TestService()
         let context = service.service.context
         let state = self.state
         let count: @Sendable (String) -> Int = { name in state.runs.withLock { $0[name, default: 0] += 1; return $0[name]! } }
         let routes = [
+            // Like a product route: the work and its answer in `transaction(for:)`, with the key.
             Route(.POST, "/test/create") { request in
                 let principal = try context.authorize(.createCase, request)
-                let n = count("create")
-                // A fresh secret each run, like a case's access code: a replay must return the first one.
-                let secret = SecureRandom.token(byteCount: 12)
-                var response = HTTPResponse.json(201, body: Array("{\"run\":\(n),\"secret\":\"\(secret)\",\"actor\":\"\(principal.actor)\"}".utf8))
-                response.setHeader("Location", "/test/things/\(n)")
-                response.setHeader("ETag", "\"\(n)\"")
-                response.setHeader("X-Not-Stored", "run-\(n)")
-                return response
+                return try context.transaction(for: request) { _ in
+                    let n = count("create")
+                    // A fresh secret each run, like a case's access code: a replay must return the first one.
+                    let secret = SecureRandom.token(byteCount: 12)
+                    var response = HTTPResponse.json(201, body: Array("{\"run\":\(n),\"secret\":\"\(secret)\",\"actor\":\"\(principal.actor)\"}".utf8))
+                    response.setHeader("Location", "/test/things/\(n)")
+                    response.setHeader("ETag", "\"\(n)\"")
+                    response.setHeader("X-Not-Stored", "run-\(n)")
+                    return response
+                }
             },
             Route(.POST, "/test/flaky") { request in
                 _ = try context.requirePrincipal(request)
-                _ = count("flaky")
-                let status = state.flakyStatus.withLock { $0 }
-                if status >= 400 { throw Problem(TestFailure(status: status)) }
-                return HTTPResponse.json(status, body: Array("{\"ok\":true}".utf8))
+                return try context.transaction(for: request) { _ in
+                    _ = count("flaky")
+                    let status = state.flakyStatus.withLock { $0 }
+                    if status >= 400 { throw Problem(TestFailure(status: status)) }
+                    return HTTPResponse.json(status, body: Array("{\"ok\":true}".utf8))
+                }
             },
             Route(.POST, "/test/slow") { request in
                 _ = try context.requirePrincipal(request)
-                _ = count("slow")
-                Thread.sleep(forTimeInterval: 0.6)
-                return HTTPResponse.json(201, body: Array("{\"slow\":true}".utf8))
+                return try context.transaction(for: request) { _ in
+                    _ = count("slow")
+                    Thread.sleep(forTimeInterval: state.slowSeconds.withLock { $0 })
+                    return HTTPResponse.json(201, body: Array("{\"slow\":true}".utf8))
+                }
             },
             // Deferred: answered from another queue, behind the same middleware as every route.
             Route(.POST, "/test/deferred", deferred: { request, completion in
@@ -58,7 +65,7 @@ final class MiddlewareHarness: @unchecked Sendable {
         ]
         server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 4),
                             router: Router(routes: routes),
-                            middleware: [AuthMiddleware(context: context), IdempotencyMiddleware(context: context)],
+                            middleware: [AuthMiddleware(context: context), IdempotencyMiddleware(context: context, policy: policy)],
                             logger: Logger(sink: service.log, minimumLevel: .info), metrics: RequestMetrics())
         try server.start()
     }
@@ -96,6 +103,8 @@ final class HarnessState: Sendable {
     let runs = Mutex<[String: Int]>([:])
     /// What /test/flaky answers next.
     let flakyStatus = Mutex(500)
+    /// How long /test/slow works.
+    let slowSeconds = Mutex<TimeInterval>(0.6)
     /// Timestamps already signed with by `post`: each call takes the latest unused second up to now.
     let usedTimestamps = Mutex<Set<Int64>>([])
 }

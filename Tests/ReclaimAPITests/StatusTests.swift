@@ -20,7 +20,7 @@ import Testing
         let body = try response.decode(StatusView.self)
         #expect(body.caseNumber == number)
         #expect(body.state == "new")
-        #expect(body.stage == plainState(.new))
+        #expect(body.stage == CustomerText.stageReceived.text(.english, contact: ""))
         #expect(!body.nextStep.isEmpty)
         #expect(body.progress.map(\.key) == ["received", "identity_check", "restoring", "finished"])
         #expect(body.progress.map(\.mark) == ["current", "upcoming", "upcoming", "upcoming"])

@@ -60,3 +60,23 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
         #expect(!EvidenceKind.transcript.isDocument && EvidenceKind.transcript.factor == nil)
     }
 }
+
+@Suite struct TranscriptSniffingTests {
+    @Test func savedMailsTextAndScreenshotsAreRecognisedAndNothingElse() {
+        let mail = Array("From: a@example.com\r\nSubject: pay\r\n  folded\r\nDate: Mon, 30 Nov 2026 09:00:00 +0800\r\n\r\nPay now.".utf8)
+        #expect(sniffTranscriptMediaType(mail) == .email)
+        #expect(sniffTranscriptMediaType(Array("From: a@example.com\nTo: b@example.com\n\nbody".utf8)) == .email)
+        // Headers without From, or a body before any blank line, are text, not mail.
+        #expect(sniffTranscriptMediaType(Array("Subject: x\r\nDate: y\r\n\r\n".utf8)) == .plainText)
+        #expect(sniffTranscriptMediaType(Array("From: a\r\nSubject: b".utf8)) == .plainText)
+        #expect(sniffTranscriptMediaType(Array("\u{FEFF}他说：付钱。\n".utf8)) == .plainText)
+        #expect(sniffTranscriptMediaType([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0]) == .document(.png))
+        #expect(sniffTranscriptMediaType(Array("%PDF-1.7".utf8)) == .document(.pdf))
+        #expect(sniffTranscriptMediaType([0xC3, 0x28]) == nil)  // not UTF-8
+        #expect(sniffTranscriptMediaType(Array("a\u{0}b".utf8)) == nil)
+        #expect(sniffTranscriptMediaType(Array("bell\u{7}".utf8)) == nil)
+        // Documents are never sniffed as text.
+        #expect(sniffMediaType(Array("hello".utf8)) == nil)
+        #expect(UploadKind(rawValue: "transcript") == .transcript && UploadKind(rawValue: "invoice") == .document(.invoice) && UploadKind(rawValue: "card") == nil)
+    }
+}

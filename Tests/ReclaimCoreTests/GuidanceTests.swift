@@ -2,55 +2,155 @@ import Foundation
 import Testing
 @testable import ReclaimCore
 
+/// What the customer reads, derived in one place: table tests over every state × path × kind × facts × evidence mix.
 @Suite struct GuidanceTests {
-    let none = Set<EvidenceKind>()
-
-    @Test func missingByPath() {
-        let facts = CaseFacts()
-        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: none) == ["proof_of_purchase", "imei_photo"])
-        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: [.boxPhoto]) == ["imei_photo"])
-        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: [.carrierContract, .imeiPhoto]) == [])
-        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: facts, have: [.warrantyCard, .policeReport, .transcript]) == ["proof_of_purchase", "imei_photo"])
-        #expect(missingEvidence(path: .documents, kind: .accountTakeover, facts: CaseFacts(lostModeEnabled: true), have: [.invoice, .imeiPhoto]) == ["lock_screen_photo"])
-        #expect(missingEvidence(path: .activationLock, kind: .activationLock, facts: facts, have: none) == ["proof_of_purchase", "imei_photo", "lock_screen_photo"])
-        #expect(missingEvidence(path: .activationLock, kind: .accountTakeover, facts: CaseFacts(twoStepEnabled: true), have: [.invoice, .lockScreenPhoto]) == ["imei_photo"])
-        #expect(missingEvidence(path: .undetermined, kind: .accountTakeover, facts: facts, have: none) == ["security_answer", "card", "device"])
-        #expect(missingEvidence(path: .undetermined, kind: .accountTakeover, facts: facts, have: [.card, .invoice]) == ["security_answer", "device"])
-        #expect(missingEvidence(path: .verifiedIdentity, kind: .accountTakeover, facts: facts, have: none) == [])
-        #expect(missingEvidence(path: .reset, kind: .accountTakeover, facts: facts, have: none) == [])
-        for state in [CaseState.engineering, .resolved, .rejected, .closed] {
-            #expect(missingEvidence(state: state, path: .documents, kind: .accountTakeover, facts: facts, have: none) == [])
+    /// Every evidence mix that matters: each requirement's evidence absent, pending or rejected, a transcript or not.
+    static let mixes: [[FiledEvidence]] = {
+        let kinds: [EvidenceKind] = [.invoice, .imeiPhoto, .lockScreenPhoto, .securityAnswers, .card, .device]
+        var mixes: [[FiledEvidence]] = [[]]
+        for kind in kinds {
+            mixes = mixes.flatMap { mix in [mix, mix + [FiledEvidence(kind: kind, status: .pending)], mix + [FiledEvidence(kind: kind, status: .rejected)]] }
         }
-        #expect(missingEvidence(state: .awaitingDocuments, path: .documents, kind: .accountTakeover, facts: facts, have: none) == ["proof_of_purchase", "imei_photo"])
-        #expect(Requirement.allCases.allSatisfy { !$0.plainText.isEmpty })
+        return mixes.flatMap { [$0, $0 + [FiledEvidence(kind: .transcript, status: .pending), FiledEvidence(kind: .invoice, status: .accepted)]] }
+    }()
+    static let facts: [CaseFacts] = [CaseFacts(), CaseFacts(twoStepEnabled: true), CaseFacts(lostModeEnabled: true),
+                                     CaseFacts(rescueEmailAdded: true, twoStepEnabled: true, lostModeEnabled: true)]
+
+    static let nothingToDo: Set<CustomerText> = [.nextWaitTriage, .nextWaitIdentity, .nextDocumentsComplete, .nextWaitReview,
+                                                 .nextWaitEngineeringAccess, .nextWaitEngineeringLock]
+    static let uploads: Set<CustomerText> = [.nextUpload, .nextUploadPaused]
+    static let finished: Set<CustomerText> = [.nextDoneReset, .nextDoneAccess, .nextDoneLock, .nextRejected, .nextClosed]
+
+    static func stageKey(_ stage: CustomerText) -> String {
+        switch stage {
+        case .stageReceived: "received"
+        case .stageIdentityCheck: "identity_check"
+        case .stageDocuments: "documents"
+        case .stageReview: "review"
+        case .stageRestoringAccess, .stageRestoringLock: "restoring"
+        default: "finished"
+        }
     }
 
-    @Test func plainWords() {
-        #expect(plainState(.identityCheck) == "We are checking your identity")
-        #expect(Set(CaseState.allCases.map(plainState)).count == CaseState.allCases.count)
-        let due = utc(2026, 3, 14, 17, 30)
-        #expect(customerNextStep(state: .engineering, path: .verifiedIdentity, dueAt: due).contains("14 March 2026"))
-        #expect(customerNextStep(state: .new, path: .undetermined, dueAt: nil).contains("as soon as we can"))
-        #expect(customerNextStep(state: .awaitingDocuments, path: .activationLock, dueAt: nil).contains("locked or lost"))
-        #expect(!customerNextStep(state: .awaitingDocuments, path: .documents, dueAt: nil).contains("locked or lost"))
-        #expect(customerNextStep(state: .resolved, path: .reset, dueAt: nil).contains("verified primary"))
-        #expect(customerNextStep(state: .resolved, path: .activationLock, dueAt: nil).contains("activation lock"))
-        for state in CaseState.allCases {
+    /// One run per state (in parallel): every path, kind, facts and evidence mix.
+    @Test(arguments: CaseState.allCases) func neverContradictsItselfInAnyPathOrEvidenceMix(state: CaseState) {
+        var checked = 0
+        var failures: [String] = []
+        do {
             for path in RecoveryPath.allCases {
-                let text = customerNextStep(state: state, path: path, dueAt: due)
-                #expect(!text.isEmpty && !text.lowercased().contains("rescue"), "never points the victim at the thief's address")
+                for kind in CaseKind.allCases {
+                    for facts in Self.facts {
+                        for mix in Self.mixes {
+                            let g = CustomerGuidance(state: state, path: path, kind: kind, facts: facts, evidence: mix)
+                            // Plain checks, one #expect at the end: a million macro expansions would take minutes.
+                            let broken = Self.brokenRules(g, state: state, kind: kind, facts: facts, mix: mix)
+                            if !broken.isEmpty, failures.count < 20 {
+                                failures.append("\(state) \(path) \(kind) \(facts) \(mix.map { "\($0.kind.rawValue):\($0.status.rawValue)" }): \(broken)")
+                            }
+                            checked += 1
+                        }
+                    }
+                }
             }
         }
-        #expect(plainDate(utc(2027, 1, 2, 23, 59)) == "2 January 2027 (UTC)")
-        // Overdue: no promise of news by a date already gone.
-        let late = customerNextStep(state: .new, path: .undetermined, dueAt: due, now: utc(2026, 3, 20, 9, 0))
-        #expect(late.contains("longer than we promised") && !late.contains("We expect to have news"))
-        #expect(customerNextStep(state: .new, path: .undetermined, dueAt: due, now: utc(2026, 3, 10, 9, 0)).contains("by 14 March 2026"))
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+        #expect(checked == RecoveryPath.allCases.count * CaseKind.allCases.count * Self.facts.count * Self.mixes.count)
+    }
+
+    /// The rules the customer's view keeps, by name, that `g` breaks.
+    static func brokenRules(_ g: CustomerGuidance, state: CaseState, kind: CaseKind, facts: CaseFacts, mix: [FiledEvidence]) -> [String] {
+        var broken: [String] = []
+        func rule(_ holds: Bool, _ name: String) { if !holds { broken.append(name) } }
+        // "Nothing to do" never sits above a list of things still needed, and a list always has its next step.
+        if nothingToDo.contains(g.nextStep) { rule(g.missing.isEmpty, "nothing to do, yet something is missing") }
+        if !g.missing.isEmpty { rule(uploads.contains(g.nextStep) || g.nextStep == .nextTellAgent, "missing without a step that asks for it") }
+        // An upload step only when something uploadable is missing and the page offers the form.
+        if uploads.contains(g.nextStep) { rule(g.canUpload && g.missing.contains(where: \.isUpload), "upload step with nothing to upload") }
+        // Told to an agent only: what the page cannot take.
+        if g.nextStep == .nextTellAgent { rule(!g.missing.isEmpty && g.missing.allSatisfy { !$0.isUpload }, "tell-agent step for uploads") }
+        // Nothing filed (and not rejected) is still asked for.
+        let counted = counted(mix)
+        rule(g.missing.allSatisfy { counted.isDisjoint(with: $0.satisfiedBy) }, "asks again for what was received")
+        // The heading names the progress line's current stage (the last one once finished).
+        let current = state.isOpen ? g.progress.filter { $0.mark == .current } : [g.progress.last!]
+        rule(current.count == 1, "not exactly one current stage")
+        rule(current.first.map(\.key) == stageKey(g.stage), "heading and progress line disagree")
+        // Finished: nothing needed, no uploads, the way to support is shown; open: never a finished sentence.
+        if state.isOpen {
+            rule(g.canUpload && !finished.contains(g.nextStep) && !g.notices.contains(.noticeContact), "open case reads as finished")
+        } else {
+            rule(g.missing.isEmpty && !g.canUpload && finished.contains(g.nextStep) && g.notices.contains(.noticeContact), "finished case reads as open")
+            rule(!g.evidence.contains(.pending), "waits for a review that will never come")
+        }
+        // Typed details and transcripts are shown as received: never a review or match result.
+        for (item, shown) in zip(mix, g.evidence) where item.kind.factor != nil || item.kind == .transcript {
+            rule(shown == .received, "typed detail shown as \(shown)")
+        }
+        rule(g.evidence.count == mix.count, "evidence count")
+        // Never pay, always first; two-step on: the device-only explanation, and no identity check drawn.
+        rule(g.notices.first == .noticeNeverPay, "never pay is not first")
+        if facts.twoStepEnabled {
+            rule(g.notices.contains(.noticeDeviceOnly), "two-step without the device-only explanation")
+            rule(!g.progress.contains { $0.key == "identity_check" } && g.stage != .stageIdentityCheck, "two-step case shows an identity check")
+            rule(!g.missing.contains { !$0.isUpload }, "device-only case asked for identity details")
+        }
+        if Workflow.isDeviceOnly(kind: kind, facts: facts) {
+            rule(![CustomerText.nextDoneAccess, .nextDoneReset, .nextWaitEngineeringAccess].contains(g.nextStep), "device-only case promises the account")
+        }
+        // Access restored: secure the account (or, device only, the new one).
+        if state == .resolved { rule(g.notices.contains(.noticeSecureAccount) || g.notices.contains(.noticeNewAccount), "restored without advice") }
+        return broken
+    }
+
+    static func counted(_ mix: [FiledEvidence]) -> Set<EvidenceKind> {
+        Set(mix.filter { $0.kind.factor != nil || $0.status != .rejected }.map(\.kind))
+    }
+
+    @Test func whatEachPathAsksFor() {
+        func missing(_ state: CaseState, _ path: RecoveryPath, _ kind: CaseKind = .accountTakeover, _ facts: CaseFacts = CaseFacts(),
+                     have: [EvidenceKind] = [], rejected: [EvidenceKind] = []) -> [String] {
+            missingEvidence(state: state, path: path, kind: kind, facts: facts,
+                            evidence: have.map { FiledEvidence(kind: $0, status: .pending) } + rejected.map { FiledEvidence(kind: $0, status: .rejected) })
+        }
+        #expect(missing(.awaitingDocuments, .documents) == ["proof_of_purchase", "imei_photo"])
+        #expect(missing(.awaitingDocuments, .documents, have: [.boxPhoto]) == ["imei_photo"])
+        #expect(missing(.documentReview, .documents, have: [.carrierContract, .imeiPhoto]) == [])
+        #expect(missing(.awaitingDocuments, .documents, have: [.warrantyCard, .policeReport, .transcript]) == ["proof_of_purchase", "imei_photo"])
+        #expect(missing(.awaitingDocuments, .documents, have: [.imeiPhoto], rejected: [.invoice]) == ["proof_of_purchase"])
+        #expect(missing(.awaitingDocuments, .documents, .accountTakeover, CaseFacts(lostModeEnabled: true), have: [.invoice, .imeiPhoto]) == ["lock_screen_photo"])
+        #expect(missing(.new, .activationLock, .activationLock) == ["proof_of_purchase", "imei_photo", "lock_screen_photo"])
+        #expect(missing(.new, .undetermined, .accountTakeover, CaseFacts(twoStepEnabled: true), have: [.invoice, .lockScreenPhoto]) == ["imei_photo"])
+        #expect(missing(.new, .undetermined) == ["security_answer", "card", "device"])
+        #expect(missing(.identityCheck, .undetermined, have: [.card, .invoice]) == ["security_answer", "device"])
+        // A told detail stays told even if a reviewer set it aside: the page never asks again for what it shows as received.
+        #expect(missing(.identityCheck, .undetermined, rejected: [.card]) == ["security_answer", "device"])
+        #expect(missing(.identityCheck, .verifiedIdentity) == [] && missing(.new, .reset) == [])
+        for state in [CaseState.engineering, .resolved, .rejected, .closed] { #expect(missing(state, .documents) == []) }
+    }
+
+    @Test func theIssuesContradictionsAreGone() {
+        // "Nothing to do for now" above "What we still need: answers / card / serial".
+        let new = CustomerGuidance(state: .new, path: .undetermined, kind: .accountTakeover, facts: CaseFacts(), evidence: [])
+        #expect(new.nextStep == .nextTellAgent && new.missing == [.securityAnswer, .card, .device])
+        #expect(new.nextStep.text(.english, contact: "help@example.org").contains("help@example.org"))
+        // Answers, card and serial told to an agent: received, even on a resolved case.
+        let told = [FiledEvidence(kind: .securityAnswers, status: .pending), FiledEvidence(kind: .card, status: .accepted), FiledEvidence(kind: .device, status: .rejected)]
+        #expect(CustomerGuidance(state: .resolved, path: .verifiedIdentity, kind: .accountTakeover, facts: CaseFacts(), evidence: told).evidence == [.received, .received, .received])
+        // Two-step: the heading and the line agree (received), and the page says the account cannot be recovered.
+        let twoStep = CustomerGuidance(state: .identityCheck, path: .activationLock, kind: .accountTakeover, facts: CaseFacts(twoStepEnabled: true), evidence: [])
+        #expect(twoStep.stage == .stageReceived && twoStep.notices.contains(.noticeDeviceOnly) && twoStep.nextStep == .nextUpload)
+        #expect(CustomerText.noticeDeviceOnly.text(.english, contact: "").contains("cannot be recovered"))
+        // Restored: turn on two-step and change the mailbox password.
+        let restored = CustomerGuidance(state: .resolved, path: .documents, kind: .accountTakeover, facts: CaseFacts(), evidence: [])
+        #expect(restored.notices == [.noticeNeverPay, .noticeSecureAccount, .noticeContact])
+        let advice = CustomerText.noticeSecureAccount.text(.english, contact: "")
+        #expect(advice.contains("two-step verification") && advice.contains("password of the e-mail account"))
+        #expect(CustomerText.noticeNeverPay.text(.english, contact: "").hasPrefix("Never pay"))
     }
 
     /// "key:mark" per stage, for compact comparisons.
     private func line(_ state: CaseState, _ path: RecoveryPath) -> String {
-        customerProgress(state: state, path: path).map { "\($0.key):\($0.mark.rawValue)" }.joined(separator: " ")
+        CustomerGuidance.progress(state: state, path: path).map { "\($0.key):\($0.mark.rawValue)" }.joined(separator: " ")
     }
 
     @Test func progressLineFollowsThePath() {
@@ -61,20 +161,12 @@ import Testing
         #expect(line(.awaitingDocuments, .documents)
             == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
         #expect(line(.documentReview, .activationLock) == "received:done documents:done review:current restoring:upcoming finished:upcoming")
-        // An activation-lock case escalated to the identity check has not reached a stage of its own path yet.
         #expect(line(.identityCheck, .activationLock) == "received:current documents:upcoming review:upcoming restoring:upcoming finished:upcoming")
         #expect(line(.rejected, .documents) == "received:done identity_check:done documents:done review:done finished:done")
         #expect(line(.closed, .activationLock) == "received:done documents:done review:done finished:done")
-        #expect(customerProgress(state: .rejected, path: .documents).last?.label == "Not confirmed")
-        #expect(customerProgress(state: .closed, path: .reset).last?.label == "Closed")
-        #expect(customerProgress(state: .resolved, path: .reset).last?.label == "Reset link sent")
-        #expect(customerProgress(state: .engineering, path: .activationLock).first { $0.mark == .current }?.label == "Removing the lock")
-        // Exactly one current stage while open; none once finished.
-        for path in RecoveryPath.allCases {
-            for state in CaseState.allCases {
-                let marks = customerProgress(state: state, path: path).map(\.mark)
-                #expect(marks.filter { $0 == .current }.count == (state.isOpen ? 1 : 0), "\(state) on \(path)")
-            }
-        }
+        #expect(CustomerGuidance.progress(state: .rejected, path: .documents).last?.label == .progressNotConfirmed)
+        #expect(CustomerGuidance.progress(state: .closed, path: .reset).last?.label == .progressClosed)
+        #expect(CustomerGuidance.progress(state: .resolved, path: .reset).last?.label == .progressResetSent)
+        #expect(CustomerGuidance.progress(state: .engineering, path: .activationLock).first { $0.mark == .current }?.label == .progressRestoringLock)
     }
 }

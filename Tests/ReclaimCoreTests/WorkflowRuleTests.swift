@@ -150,7 +150,7 @@ import Testing
 
     @Test func wireValues() throws {
         #expect(CaseKind.allCases.map(\.rawValue) == ["account_takeover", "activation_lock"])
-        #expect(CaseState.allCases.map(\.rawValue) == ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed"])
+        #expect(CaseState.allCases.map(\.rawValue) == ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged"])
         #expect(RecoveryPath.allCases.map(\.rawValue) == ["undetermined", "reset", "verified_identity", "documents", "activation_lock"])
         #expect(CaseAction.allCases.map(\.rawValue) == ["send_reset", "escalate", "verify", "request_documents", "begin_review", "approve", "reject", "complete", "reopen", "close"])
         #expect(UnlockKind.allCases.map(\.rawValue) == ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"])

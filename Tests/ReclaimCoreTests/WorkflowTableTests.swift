@@ -39,7 +39,8 @@ let permissiveContext = TransitionContext(
     allOnFileAnswersMatched: true,
     verification: VerificationOutcome(factors: [.securityAnswer: .matched, .card: .matched]),
     unlock: .removeRescueEmail,
-    reason: "customer called")
+    reason: "customer called",
+    documents: [.init(kind: .invoice, status: .accepted), .init(kind: .imeiPhoto, status: .accepted), .init(kind: .lockScreenPhoto, status: .accepted)])
 
 @Suite struct WorkflowTableTests {
     let workflow = Workflow()
@@ -84,7 +85,7 @@ let permissiveContext = TransitionContext(
                 }
             }
         }
-        #expect(combinations == (5 + 3 * 4) * 4 * 10)
+        #expect(combinations == (5 + 4 * 4) * 4 * 10)  // five open states; resolved, rejected, closed and merged at any last tier
     }
 
     @Test func refusalOrderActionTierThenStateThenCaseTier() {

@@ -30,28 +30,38 @@ import Testing
         }
     }
 
-    @Test func idempotencyClaimsAreExclusiveAndReleasable() throws {
+    @Test func idempotencyKeysAreLockedAndCompletedInTheTransactionOfTheChange() throws {
         try withDatabase { connection throws in
-            let client = UUID()
-            try APIClientStore.insert(id: client, name: "c", keyHash: Array(repeating: 2, count: 32), sealedSigningSecret: [1],
-                                      signingKeyID: "k", now: Self.t0, on: connection)
+            let client = IdempotencyOwner.apiClient(UUID())
             let hash = Array(repeating: UInt8(9), count: 32)
-            func claim(_ at: Date) throws -> IdempotencyClaim {
-                try IdempotencyKeyStore.claim(clientID: client, key: "k1", requestHash: hash, now: at, lifetime: 86400, abandonAfter: 300, on: connection)
+            func lock(_ at: Date) throws -> IdempotencyLock {
+                try IdempotencyKeyStore.lock(client, key: "k1", requestHash: hash, now: at, lifetime: 86400, wait: 1, on: connection)
             }
-            #expect(try claim(Self.t0) == .claimed)
-            #expect(try claim(Self.t0) == .inProgress(requestHash: hash))
-            try IdempotencyKeyStore.release(clientID: client, key: "k1", on: connection)
-            #expect(try claim(Self.t0) == .claimed)
-            try IdempotencyKeyStore.complete(clientID: client, key: "k1", sealedResponse: [4, 5], keyID: "idem-1", on: connection)
-            #expect(try claim(Self.t0.addingTimeInterval(60)) == .completed(requestHash: hash, sealedResponse: [4, 5], keyID: "idem-1"))
-            // Release does not remove a completed response.
-            try IdempotencyKeyStore.release(clientID: client, key: "k1", on: connection)
-            #expect(try claim(Self.t0.addingTimeInterval(60)) != .claimed)
+            // Rolled back (a crash, an error): nothing is left, the next transaction acquires again.
+            struct Crash: Error {}
+            #expect(throws: Crash.self) { try connection.withTransaction { _ in _ = try lock(Self.t0); throw Crash() } }
+            #expect(try IdempotencyKeyStore.lookup(client, key: "k1", now: Self.t0, on: connection) == nil)
+            // Completed and committed: later transactions find the sealed answer.
+            try connection.withTransaction { connection throws in
+                #expect(try lock(Self.t0) == .acquired)
+                try IdempotencyKeyStore.complete(client, key: "k1", sealedResponse: [4, 5], keyID: "idem-1", on: connection)
+            }
+            try connection.withTransaction { _ throws in
+                #expect(try lock(Self.t0.addingTimeInterval(60)) == .completed(requestHash: hash, sealedResponse: [4, 5], keyID: "idem-1"))
+            }
+            #expect(try IdempotencyKeyStore.lookup(client, key: "k1", now: Self.t0, on: connection)?.sealedResponse == [4, 5])
+            // Agents have a key space of their own.
+            try connection.withTransaction { _ throws in
+                #expect(try IdempotencyKeyStore.lock(.agent(client.id), key: "k1", requestHash: hash, now: Self.t0, lifetime: 86400, wait: 1,
+                                                     on: connection) == .acquired)
+            }
             // After 24 hours the key is new again.
-            #expect(try claim(Self.t0.addingTimeInterval(86401)) == .claimed)
-            // A running claim whose request died is taken over after `abandonAfter`.
-            #expect(try claim(Self.t0.addingTimeInterval(86401 + 301)) == .claimed)
+            try connection.withTransaction { _ throws in #expect(try lock(Self.t0.addingTimeInterval(86401)) == .acquired) }
+            // lock_timeout is restored after the lock: the rest of the transaction keeps the session's setting.
+            try connection.withTransaction { connection throws in
+                _ = try lock(Self.t0.addingTimeInterval(2 * 86401))
+                #expect(try connection.query("SELECT current_setting('lock_timeout') AS t")[0].decode("t", as: String.self) == "0")
+            }
         }
     }
 

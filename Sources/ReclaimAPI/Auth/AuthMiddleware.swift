@@ -17,7 +17,7 @@ public struct AuthMiddleware: HTTPMiddleware {
     let policy: IdentityPolicy
 
     /// Changing requests that may carry a cookie without a CSRF token: signing in (there is no token yet).
-    static let csrfExempt: Set<String> = ["POST /api/v1/session"]
+    static let csrfExempt: Set<String> = ["POST /api/v1/session", "POST /api/v1/session/passkey-options", "POST /api/v1/session/passkey"]
 
     /// Routes ("METHOD /pattern") that authenticate a customer by case number and access code: an agent's session
     /// cookie riding along (an agent checking the status page in the same browser) is ignored there, not refused
@@ -83,8 +83,14 @@ public struct AuthMiddleware: HTTPMiddleware {
             let identity = ClientIdentity(id: client.id, name: client.name)
             guard request.method.changesState else { return identity }
             let secret = try SigningSecretSeal.open(client.sealedSigningSecret, keyID: client.signingKeyID, clientID: client.id, keys: keys)
-            let verified = RequestSignature.verify(header: request.header("reclaim-signature"), secret: secret, method: request.method.rawValue,
+            var verified = RequestSignature.verify(header: request.header("reclaim-signature"), secret: secret, method: request.method.rawValue,
                                                    target: request.target, body: request.body, now: now, window: policy.signatureWindow)
+            // Administration: after a rotation the previous secret keeps working until its overlap ends.
+            if case .failure(.invalid) = verified, let previous = client.previous, now < previous.expiresAt {
+                let old = try SigningSecretSeal.open(previous.sealed, keyID: previous.keyID, clientID: client.id, keys: keys)
+                verified = RequestSignature.verify(header: request.header("reclaim-signature"), secret: old, method: request.method.rawValue,
+                                                   target: request.target, body: request.body, now: now, window: policy.signatureWindow)
+            }
             switch verified {
             case .failure(.invalid):
                 throw signatureProblem(.invalidSignature, "Reclaim-Signature is missing, malformed or does not match the request.", request, identity)

@@ -6,8 +6,34 @@ import ReclaimStore
 
 /// Why an administrative identity command was refused, in one line for the operator.
 public struct IdentityAdministrationError: Error, CustomStringConvertible, Equatable {
+    /// What kind of refusal, so HTTP can answer 422, 404 or 409 (the command line prints `description` alone).
+    public enum Kind: Sendable, Equatable {
+        /// A bad value; `field` names it in the API's words (`email`, `tier`), nil when no single field is to blame.
+        case invalid(field: String?)
+        /// No such agent or client.
+        case notFound
+        /// An agent with this email already exists.
+        case exists
+        /// The change would lock administration out (an admin disabling or demoting themselves, or the last admin).
+        case lockout
+    }
+
     public let description: String
-    public init(_ description: String) { self.description = description }
+    public let kind: Kind
+    public init(_ description: String, kind: Kind = .invalid(field: nil)) {
+        self.description = description
+        self.kind = kind
+    }
+}
+
+/// One agent as administration shows it (list, change): no credential.
+public typealias AgentSummary = AgentStore.Summary
+
+/// A rotated client's new signing secret, shown once, and until when the previous one still works.
+public struct RotatedSigningSecret: Sendable {
+    public let id: UUID
+    public let signingSecret: String
+    public let previousValidUntil: Date
 }
 
 /// A new agent and its one-time secrets (printed once by the command line, never stored in clear).
@@ -40,6 +66,11 @@ public struct IdentityAdministration: Sendable {
     public let keys: KeyFile
     public let hasher: PasswordHash
 
+    /// The actor recorded for changes made with the command line (whoever holds the key file and the database).
+    public static let commandLineActor = "cli"
+    /// How long a rotated client's previous signing secret keeps working: partners switch without an outage.
+    public static let rotationOverlap: TimeInterval = 24 * 3600
+
     public init(pool: PostgresPool, keys: KeyFile, hasher: PasswordHash = PasswordHash()) {
         self.pool = pool
         self.keys = keys
@@ -48,14 +79,14 @@ public struct IdentityAdministration: Sendable {
 
     /// Creates an agent; `password` and `totpSecret` are generated unless given (tests pass canaries).
     public func addAgent(email: String, name: String, tier: Tier, isAdmin: Bool, password: String? = nil, totpSecret: [UInt8]? = nil,
-                         now: Date) throws -> NewAgent {
+                         now: Date, by actor: String = commandLineActor) throws -> NewAgent {
         let address: EmailAddress
         switch EmailAddress.validate(email) {
         case .success(let value): address = value
-        case .failure: throw IdentityAdministrationError("--email: not a valid email address")
+        case .failure: throw IdentityAdministrationError("--email: not a valid email address", kind: .invalid(field: "email"))
         }
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError("--name: 1 to 200 characters") }
+        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError("--name: 1 to 200 characters", kind: .invalid(field: "name")) }
         let password = password ?? AgentPassword.generate()
         if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError(problem) }
         let secret = totpSecret ?? TOTP.generateSecret()
@@ -66,54 +97,123 @@ public struct IdentityAdministration: Sendable {
                                  passwordHash: try hasher.hash(password), sealedTOTPSecret: sealed.sealed, totpKeyID: sealed.keyID,
                                  totpLastStep: nil)
         do {
-            try pool.withTransaction { try AgentStore.insert(record, now: now, on: $0) }
+            try pool.withTransaction { connection in
+                try AgentStore.insert(record, now: now, on: connection)
+                try audit(.agentAdded, ["agent_id": .string(id.lowercased), "email": .string(address.value), "tier": .string(tier.rawValue),
+                                        "admin": .bool(isAdmin)], by: actor, now: now, connection)
+            }
         } catch let error as PostgresError where error.sqlState == "23505" {
-            throw IdentityAdministrationError("an agent with email \(address.value) already exists")
+            throw IdentityAdministrationError("an agent with email \(address.value) already exists", kind: .exists)
         }
         return NewAgent(id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, password: password, totpSecret: secret)
     }
 
     /// Disables an agent and ends its sessions.
-    public func disableAgent(email: String, now: Date) throws -> UUID {
+    public func disableAgent(email: String, now: Date, by actor: String = commandLineActor) throws -> UUID {
+        try updateAgent(.email(email), active: false, now: now, by: actor).id
+    }
+
+    /// Enables a disabled agent again (its old sessions stay ended).
+    public func enableAgent(email: String, now: Date, by actor: String = commandLineActor) throws -> UUID {
+        try updateAgent(.email(email), active: true, now: now, by: actor).id
+    }
+
+    /// Which agent a command means: the command line names agents by email, the API by id.
+    public enum AgentReference: Sendable {
+        case email(String)
+        case id(UUID)
+    }
+
+    /// Changes tier, admin flag and active state (nil keeps a value). Deactivating ends the agent's sessions. An agent
+    /// acting on itself may not deactivate or demote itself, and the last active admin stays one, so administration
+    /// cannot lock itself out. Only real changes are recorded.
+    public func updateAgent(_ reference: AgentReference, tier: Tier? = nil, active: Bool? = nil, admin: Bool? = nil, passkeyRequired: Bool? = nil,
+                            now: Date, by actor: String = commandLineActor) throws -> AgentSummary {
         try pool.withTransaction { connection in
-            let agent = try requireAgent(email, connection)
-            try AgentStore.disable(agentID: agent.id, now: now, on: connection)
-            try SessionStore.deleteAll(agentID: agent.id, on: connection)
-            return agent.id
+            let current = try requireSummary(reference, connection)
+            let newTier = tier ?? current.tier
+            let newAdmin = admin ?? current.isAdmin
+            let newDisabled = active.map { !$0 } ?? current.disabled
+            let newRequired = passkeyRequired ?? current.passkeyRequired
+            // Requiring a passkey of an agent without one would leave them no way to sign in.
+            if newRequired && !current.passkeyRequired && current.passkeys == 0 {
+                throw IdentityAdministrationError("the agent has no passkey yet: they register one first (from their menu)", kind: .lockout)
+            }
+            let losesAdministration = (current.isAdmin && !current.disabled) && (!newAdmin || newDisabled)
+            if losesAdministration {
+                if Principal.agentID(fromActor: actor) == current.id {
+                    throw IdentityAdministrationError("an admin may not deactivate or demote themselves; ask another admin", kind: .lockout)
+                }
+                if try AgentStore.otherActiveAdmins(than: current.id, on: connection) == 0 {
+                    throw IdentityAdministrationError("this is the last active admin; make another agent admin first", kind: .lockout)
+                }
+            }
+            var changes: [String: JSONValue] = [:]
+            if newTier != current.tier { changes["tier"] = ["from": .string(current.tier.rawValue), "to": .string(newTier.rawValue)] }
+            if newAdmin != current.isAdmin { changes["admin"] = ["from": .bool(current.isAdmin), "to": .bool(newAdmin)] }
+            if newDisabled != current.disabled { changes["active"] = ["from": .bool(!current.disabled), "to": .bool(!newDisabled)] }
+            if newRequired != current.passkeyRequired { changes["passkey_required"] = ["from": .bool(current.passkeyRequired), "to": .bool(newRequired)] }
+            guard !changes.isEmpty else { return current }
+            try AgentStore.update(agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, passkeyRequired: newRequired,
+                                  now: now, on: connection)
+            // Sessions carry no tier or role of their own, so only deactivation needs to end them.
+            if newDisabled { try SessionStore.deleteAll(agentID: current.id, on: connection) }
+            try audit(.agentUpdated, ["agent_id": .string(current.id.lowercased), "email": .string(current.email), "changes": .object(changes)],
+                      by: actor, now: now, connection)
+            return AgentSummary(id: current.id, email: current.email, name: current.name, tier: newTier, isAdmin: newAdmin, disabled: newDisabled,
+                                lastSignInAt: current.lastSignInAt, createdAt: current.createdAt, passkeyRequired: newRequired, passkeys: current.passkeys)
         }
     }
 
+    /// Every agent, by email, those after `afterEmail`, at most `limit`.
+    public func listAgents(afterEmail: String?, limit: Int) throws -> [AgentSummary] {
+        try pool.withConnection { try AgentStore.list(afterEmail: afterEmail?.lowercased(), limit: limit, on: $0) }
+    }
+
     /// Sets a new (generated) password and ends the agent's sessions; returns the password to print once.
-    public func resetPassword(email: String, password: String? = nil, now: Date) throws -> (id: UUID, password: String) {
+    public func resetPassword(email: String, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (id: UUID, password: String) {
+        try resetPassword(.email(email), password: password, now: now, by: actor)
+    }
+
+    /// Sets a new (generated) password and ends the agent's sessions; returns the password to show once.
+    public func resetPassword(_ reference: AgentReference, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (id: UUID, password: String) {
         let password = password ?? AgentPassword.generate()
-        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError(problem) }
+        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError(problem, kind: .invalid(field: "password")) }
         let hash = try hasher.hash(password)
         let id = try pool.withTransaction { connection in
-            let agent = try requireAgent(email, connection)
+            let agent = try requireSummary(reference, connection)
             try AgentStore.setPasswordHash(agentID: agent.id, hash: hash, now: now, on: connection)
             try SessionStore.deleteAll(agentID: agent.id, on: connection)
+            try audit(.passwordReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)], by: actor, now: now, connection)
             return agent.id
         }
         return (id, password)
     }
 
     /// Replaces the TOTP seed and ends the agent's sessions; returns the agent and its new seed.
-    public func resetTOTP(email: String, now: Date) throws -> NewAgent {
+    public func resetTOTP(email: String, now: Date, by actor: String = commandLineActor) throws -> NewAgent {
+        try resetTOTP(.email(email), now: now, by: actor)
+    }
+
+    /// Replaces the TOTP seed and ends the agent's sessions; returns the agent and its new seed (shown once).
+    public func resetTOTP(_ reference: AgentReference, now: Date, by actor: String = commandLineActor) throws -> NewAgent {
         let secret = TOTP.generateSecret()
-        let agent = try pool.withTransaction { connection -> AgentRecord in
-            let agent = try requireAgent(email, connection)
+        let agent = try pool.withTransaction { connection -> AgentSummary in
+            let agent = try requireSummary(reference, connection)
             let sealed = TOTPSeal.seal(secret, agentID: agent.id, keys: keys)
             try AgentStore.setTOTPSecret(agentID: agent.id, sealed: sealed.sealed, keyID: sealed.keyID, now: now, on: connection)
             try SessionStore.deleteAll(agentID: agent.id, on: connection)
+            try audit(.totpReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)], by: actor, now: now, connection)
             return agent
         }
         return NewAgent(id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin, password: "", totpSecret: secret)
     }
 
     /// Creates an API client; `apiKey` and `signingSecret` are generated unless given (tests pass canaries).
-    public func addClient(name: String, apiKey: String? = nil, signingSecret: String? = nil, now: Date) throws -> NewAPIClient {
+    public func addClient(name: String, apiKey: String? = nil, signingSecret: String? = nil, now: Date,
+                          by actor: String = commandLineActor) throws -> NewAPIClient {
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError("--name: 1 to 200 characters") }
+        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError("--name: 1 to 200 characters", kind: .invalid(field: "name")) }
         let key = apiKey ?? APIKey.newKey()
         let secret = signingSecret ?? APIKey.newSigningSecret()
         let id = UUID()
@@ -121,20 +221,99 @@ public struct IdentityAdministration: Sendable {
         try pool.withTransaction { connection in
             try APIClientStore.insert(id: id, name: trimmedName, keyHash: APIKey.hash(key), sealedSigningSecret: sealed.sealed,
                                       signingKeyID: sealed.keyID, now: now, on: connection)
+            try audit(.clientAdded, ["client_id": .string(id.lowercased), "name": .string(trimmedName)], by: actor, now: now, connection)
         }
         return NewAPIClient(id: id, name: trimmedName, apiKey: key, signingSecret: secret)
     }
 
     /// Revokes a client; its key gets 401 from now on.
-    public func revokeClient(id: UUID, now: Date) throws {
-        let revoked = try pool.withTransaction { try APIClientStore.revoke(id: id, now: now, on: $0) }
-        guard revoked else { throw IdentityAdministrationError("no active API client with id \(id.uuidString.lowercased())") }
+    public func revokeClient(id: UUID, now: Date, by actor: String = commandLineActor) throws {
+        try pool.withTransaction { connection in
+            guard try APIClientStore.revoke(id: id, now: now, on: connection) else {
+                throw IdentityAdministrationError("no active API client with id \(id.lowercased)", kind: .notFound)
+            }
+            try audit(.clientRevoked, ["client_id": .string(id.lowercased)], by: actor, now: now, connection)
+        }
     }
 
-    private func requireAgent(_ email: String, _ connection: PostgresConnection) throws -> AgentRecord {
-        guard let agent = try AgentStore.find(email: email, on: connection) else {
-            throw IdentityAdministrationError("no agent with email \(email)")
+    /// Gives a client a new signing secret (shown once); the previous one keeps working for `rotationOverlap`.
+    /// Rotating again within the overlap retires the oldest secret at once: only one previous secret is kept.
+    public func rotateClient(id: UUID, signingSecret: String? = nil, now: Date, by actor: String = commandLineActor) throws -> RotatedSigningSecret {
+        let secret = signingSecret ?? APIKey.newSigningSecret()
+        let sealed = SigningSecretSeal.seal(Array(secret.utf8), clientID: id, keys: keys)
+        let until = now.addingTimeInterval(Self.rotationOverlap)
+        try pool.withTransaction { connection in
+            guard try APIClientStore.rotate(id: id, sealedSigningSecret: sealed.sealed, signingKeyID: sealed.keyID, overlapUntil: until, now: now,
+                                            on: connection) else {
+                throw IdentityAdministrationError("no active API client with id \(id.lowercased)", kind: .notFound)
+            }
+            try audit(.clientRotated, ["client_id": .string(id.lowercased), "previous_valid_until": Timestamp.json(until)], by: actor, now: now, connection)
         }
-        return agent
+        return RotatedSigningSecret(id: id, signingSecret: secret, previousValidUntil: until)
     }
+
+    /// Clients by creation, those after the cursor, at most `limit`.
+    public func listClients(after cursor: (createdAt: Date, id: UUID)?, limit: Int) throws -> [APIClientSummary] {
+        try pool.withConnection { try APIClientStore.list(after: cursor, limit: limit, on: $0) }
+    }
+
+    /// One client's admin view.
+    public func client(id: UUID) throws -> APIClientSummary {
+        guard let client = try pool.withConnection({ try APIClientStore.summary(id: id, on: $0) }) else {
+            throw IdentityAdministrationError("no API client with id \(id.lowercased)", kind: .notFound)
+        }
+        return client
+    }
+
+    /// The admin audit log after `afterSeq`, at most `limit`.
+    public func auditLog(afterSeq: Int, limit: Int) throws -> [CaseEvent] {
+        try pool.withConnection { try AdminEventStore.list(afterSeq: afterSeq, limit: limit, on: $0) }
+    }
+
+    /// Records a passkey sign-in refused because its sign count went backwards (a cloned authenticator is the likely cause),
+    /// where admins look: the audit log, with the agent as actor.
+    public func recordSignCountRegression(agentID: UUID, passkeyID: UUID, stored: Int64, received: Int64, now: Date) throws {
+        try pool.withTransaction { connection in
+            try audit(.passkeySignCountRegressed, ["agent_id": .string(agentID.lowercased), "passkey_id": .string(passkeyID.lowercased),
+                                                   "stored_sign_count": .int(stored), "received_sign_count": .int(received)],
+                      by: "agent:" + agentID.lowercased, now: now, connection)
+        }
+    }
+
+    /// Every kind of administrative change, as its audit event `type`.
+    public enum AuditType: String, CaseIterable, Sendable {
+        case agentAdded = "agent_added"
+        case agentUpdated = "agent_updated"
+        case passwordReset = "password_reset"
+        case totpReset = "totp_reset"
+        case clientAdded = "client_added"
+        case clientRotated = "client_rotated"
+        case clientRevoked = "client_revoked"
+        case passkeySignCountRegressed = "passkey_sign_count_regressed"
+    }
+
+    /// Appends to the admin chain in the change's own transaction: the change and its record commit together.
+    private func audit(_ type: AuditType, _ data: [String: JSONValue], by actor: String, now: Date, _ connection: PostgresConnection) throws {
+        try AdminEventStore.append(at: now, actor: actor, type: type.rawValue, data: .object(data), on: connection)
+    }
+
+    private func requireSummary(_ reference: AgentReference, _ connection: PostgresConnection) throws -> AgentSummary {
+        let found: AgentSummary? = switch reference {
+        case .id(let id): try AgentStore.summary(id: id, on: connection)
+        case .email(let email): try AgentStore.find(email: email, on: connection).flatMap { try AgentStore.summary(id: $0.id, on: connection) }
+        }
+        guard let found else {
+            switch reference {
+            case .id(let id): throw IdentityAdministrationError("no agent with id \(id.lowercased)", kind: .notFound)
+            case .email(let email): throw IdentityAdministrationError("no agent with email \(email)", kind: .notFound)
+            }
+        }
+        return found
+    }
+
+}
+
+extension UUID {
+    /// The lower-case text form the API and the audit log use.
+    var lowercased: String { uuidString.lowercased() }
 }

@@ -24,8 +24,8 @@ public struct IdentityPolicy: Sendable {
     public var signatureWindow: TimeInterval = 300
     /// Stored idempotent responses are kept this long.
     public var idempotencyLifetime: TimeInterval = 24 * 3600
-    /// A `running` idempotency key older than this belonged to a request that died; it is taken over.
-    public var idempotencyAbandonAfter: TimeInterval = 5 * 60
+    /// How long a retry waits for the first request with its Idempotency-Key to commit or roll back, then 409.
+    public var idempotencyWait: TimeInterval = 5
     /// Password-hashing threads (argon2id at 19 MiB takes ~25 ms of one core).
     public var hashThreads = 2
     /// Sign-ins allowed to wait for a hashing thread; beyond that, 503 `busy`.

@@ -11,6 +11,12 @@ public enum Permission: String, CaseIterable, Sendable {
     case transitionCase = "case.transition"
     case assignCase = "case.assign"
     case freezeCase = "case.freeze"
+    case unfreezeCase = "case.unfreeze"
+    /// Any agent may try; `Workflow.checkUnlock` allows engineering only (and the refusal is recorded on the case).
+    case recordUnlock = "case.unlock"
+    case reissueAccessCode = "case.access_code"
+    case readOwnCaseStatus = "case.own_status"
+    case mergeCases = "case.merge"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -21,6 +27,11 @@ public enum Permission: String, CaseIterable, Sendable {
     case createAccount = "account.create"
     case readStatus = "status.read"
     case uploadAsCustomer = "status.upload"
+    /// Administration: agents, API clients and the audit log (`/api/v1/admin/…`).
+    case administer = "admin.manage"
+    /// Supervision: the summary report (`/api/v1/reports/summary`) and its page.
+    case readReports = "reports.read"
+    /// Notifications: an API client's own webhook endpoints and their deliveries.
     case manageWebhooks = "webhook.manage"
 }
 
@@ -45,6 +56,11 @@ public enum PermissionTable {
         .transitionCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .assignCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .freezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
+        .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
+        .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
+        .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),
@@ -55,6 +71,8 @@ public enum PermissionTable {
         .createAccount: Grant(agentTier: nil, admins: true, apiClients: true, customers: false),
         .readStatus: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
         .uploadAsCustomer: Grant(agentTier: nil, admins: false, apiClients: false, customers: true),
+        .administer: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),
+        .readReports: Grant(agentTier: .tier2, admins: true, apiClients: false, customers: false),
         // Notifications: an API client registers and watches its own endpoints.
         .manageWebhooks: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
     ]

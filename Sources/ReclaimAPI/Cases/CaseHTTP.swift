@@ -57,6 +57,8 @@ enum CaseHTTP {
             members["factors"] = Dictionary(uniqueKeysWithValues: outcome.factors.map { ($0.key.rawValue, $0.value.rawValue) })
         }
         if case .insufficientTier(let required) = refusal { members["required_tier"] = required.rawValue }
+        if case .documentsMissing(let missing) = refusal { members["missing"] = missing.map(\.rawValue) }
+        if case .unlocksOutstanding(let steps) = refusal { members["outstanding"] = steps.map(\.rawValue) }
         return Problem(ErrorCode(refusal), detail: refusal.message, extraMembers: members)
     }
 
@@ -77,6 +79,7 @@ enum CaseHTTP {
             "case_number": .string(record.number),
             "kind": .string(s.kind.rawValue),
             "language": .string(record.language.rawValue),
+            "merged_into": .optional(record.mergedInto),
             "state": .string(s.state.rawValue),
             "tier": .string(s.tier.rawValue),
             "path": .string(s.path.rawValue),
@@ -91,6 +94,9 @@ enum CaseHTTP {
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
             "allowed_actions": .array(workflow.allowedActions(for: s, actorTier: actorTier).map { .string($0.rawValue) }),
             "created_at": Timestamp.json(record.createdAt),
+            "unlocks": ["required": .array(UnlockChecklist.required(kind: s.kind, facts: s.facts).map { .string($0.rawValue) }),
+                        "done": .array(record.unlocksDone.map { .string($0.rawValue) })],
+            "unreviewed_documents": .int(Int64(record.unreviewedDocuments)),
             "updated_at": Timestamp.json(record.updatedAt),
             "version": .int(Int64(record.version)),
         ]
@@ -143,11 +149,23 @@ enum CaseHTTP {
         raw("},\"frozen\":"); bool(record.frozen)
         raw(",\"kind\":"); quoted(s.kind.rawValue)
         raw(",\"language\":"); quoted(record.language.rawValue)
+        raw(",\"merged_into\":"); optional(record.mergedInto)
         raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":"); quoted(s.path.rawValue)
         raw(",\"state\":"); quoted(s.state.rawValue)
         raw(",\"summary\":"); string(record.summary)
         raw(",\"tier\":"); quoted(s.tier.rawValue)
+        raw(",\"unlocks\":{\"done\":[")
+        for (index, step) in record.unlocksDone.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            quoted(step.rawValue)
+        }
+        raw("],\"required\":[")
+        for (index, step) in UnlockChecklist.required(kind: s.kind, facts: s.facts).enumerated() {
+            if index > 0 { out.append(0x2C) }
+            quoted(step.rawValue)
+        }
+        raw("]},\"unreviewed_documents\":"); plain(String(record.unreviewedDocuments))
         raw(",\"updated_at\":"); time(record.updatedAt)
         raw(",\"version\":"); plain(String(record.version))
         raw("}")

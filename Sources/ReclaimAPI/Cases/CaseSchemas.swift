@@ -27,7 +27,7 @@ extension OpenAPIDocument {
         "case_number": caseNumber,
         "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
         "language": language,
-        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed"]],
+        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged"]],
         "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
         "path": ["type": "string", "enum": ["undetermined", "reset", "verified_identity", "documents", "activation_lock"]],
         "facts": facts,
@@ -43,9 +43,15 @@ extension OpenAPIDocument {
         "created_at": dateTime,
         "updated_at": dateTime,
         "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
+        "unlocks": ["type": "object", "required": ["required", "done"],
+                    "description": "The unlock checklist: complete needs every required step done.",
+                    "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]]],
+        "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
+        "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
     ]
+    nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]]
     private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-                                       "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version"]
+                                       "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents"]
 
     /// The schemas, by name.
     nonisolated(unsafe) static let caseSchemas: [String: Any] = [  // immutable after initialisation
@@ -63,9 +69,31 @@ extension OpenAPIDocument {
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "IssuedAccessCode": [
+            "type": "object", "required": ["access_code"],
+            "properties": ["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]],
+        ],
+        "QuestionList": [
+            "type": "object", "required": ["items"],
+            "properties": ["items": ["type": "array", "items": ["type": "object", "required": ["id", "question", "matched"],
+                                                                "properties": ["id": string, "question": string, "matched": ["type": "boolean"]]]]],
+        ],
+        "Merge": [
+            "type": "object", "required": ["into"],
+            "properties": ["into": caseNumber, "reason": string],
+        ],
+        "Unmerge": ["type": "object", "properties": ["reason": string]],
+        "UnlockStep": [
+            "type": "object", "required": ["step"],
+            "properties": ["step": unlockStep, "reason": string],
+        ],
         "CreatedCase": [
-            "type": "object", "required": caseRequired + ["access_code"],
-            "properties": caseProperties.merging(["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]]) { a, _ in a },
+            "type": "object", "required": caseRequired + ["access_code", "possible_duplicates"],
+            "properties": caseProperties.merging([
+                "access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."],
+                "possible_duplicates": ["type": "array", "description": "The other open cases with the same account email, serial or IMEI (opening is never refused for them).",
+                                        "items": ["type": "object", "required": ["case_number", "state"], "properties": ["case_number": caseNumber, "state": string]]],
+            ]) { a, _ in a },
         ],
         "CaseList": [
             "type": "object", "required": ["items", "next_cursor"],
@@ -136,18 +164,32 @@ extension OpenAPIDocument {
         ],
         "StatusRequest": [
             "type": "object", "required": ["case_number", "access_code"],
-            "properties": ["case_number": string, "access_code": ["type": "string", "description": "Any case; spaces and dashes ignored."]],
+            "properties": ["case_number": string, "access_code": ["type": "string", "description": "Any case; spaces and dashes ignored."],
+                           "language": ["enum": CustomerLanguage.allCases.map(\.rawValue),
+                                        "description": "The language of the answer; without it the case's language, then Accept-Language."]],
         ],
         "Status": [
             "type": "object",
-            "required": ["case_number", "state", "stage", "progress", "next_step", "updated_at", "due_at", "evidence", "missing", "notes"],
+            "required": ["case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
+                         "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes"],
             "properties": [
-                "case_number": caseNumber, "state": string, "stage": ["type": "string", "description": "The state in plain words."],
+                "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
+                "stage": ["type": "string", "description": "Where the case stands in plain words (the progress line's current stage), in `language`."],
+                "stage_key": ["type": "string", "description": "The catalogue key of `stage`."],
+                "next_step_key": ["type": "string", "description": "The catalogue key of `next_step`."],
+                "missing_text": ["type": "array", "items": string, "description": "`missing` in `language`, in the same order."],
+                "can_upload": ["type": "boolean", "description": "Whether uploads are taken (open cases only)."],
+                "notices": ["type": "array", "description": "Warnings and advice in `language`: never pay comes first.",
+                            "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]]],
+                "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
                 "progress": ["type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
                              "items": ["type": "object", "required": ["key", "label", "mark"],
                                        "properties": ["key": string, "label": string, "mark": ["enum": ["done", "current", "upcoming"]]]]],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
-                "evidence": ["type": "array", "items": ["type": "object", "properties": ["type": string, "status": string, "filed_at": dateTime]]],
+                "evidence": ["type": "array", "items": ["type": "object", "properties": [
+                    "type": string, "filed_at": dateTime,
+                    "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
+                               "description": "received for typed details and transcripts (never a match result) and on finished cases."]]]],
                 "missing": ["type": "array", "items": string],
                 "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime]]],
             ],

@@ -31,8 +31,12 @@ final class AccountsController: Sendable {
         }
         let accepted = hashQueue.submit { [self] in
             completion(Result {
-                let prepared = try AccountOperations.putOnFile(account, hasher: hasher, keys: context.keys, at: context.clock.now(), pool: context.pool)
-                return CaseHTTP.json(prepared.json, status: 201)
+                let prepared = try AccountOperations.prepare(account, hasher: hasher, keys: context.keys)
+                let now = context.clock.now()
+                return try context.transaction(for: request) { connection in
+                    try AccountOperations.store(prepared, at: now, on: connection)
+                    return CaseHTTP.json(prepared.json, status: 201)
+                }
             })
         }
         if !accepted {

@@ -65,14 +65,17 @@ final class CasesController: Sendable {
             facts: body.facts?.facts ?? CaseFacts(), summary: body.summary ?? "", rescueEmail: body.facts?.rescueEmail,
             language: body.language ?? .english)
         let now = self.now
-        let opened = try context.pool.withTransaction { try operations.open(opening, by: principal.actor, at: now, on: $0) }
-        guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
-            throw Problem.internal
+        return try context.transaction(for: request) { connection in
+            let opened = try operations.open(opening, by: principal.actor, at: now, on: connection)
+            guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
+                throw Problem.internal
+            }
+            members["access_code"] = .string(opened.accessCode.display)
+            members["possible_duplicates"] = .array(opened.possibleDuplicates.map { ["case_number": .string($0.number), "state": .string($0.state.rawValue)] })
+            return CaseHTTP.json(.object(members), status: 201, headers: [
+                ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
+            ])
         }
-        members["access_code"] = .string(opened.accessCode.display)
-        return CaseHTTP.json(.object(members), status: 201, headers: [
-            ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
-        ])
     }
 
     // MARK: Read
@@ -112,6 +115,13 @@ final class CasesController: Sendable {
             case "true": filter.overdue = true
             case "false": filter.overdue = false
             default: errors.append(FieldError(field: "overdue", message: "true or false"))
+            }
+        }
+        if let text = request.query("unreviewed"), !text.isEmpty {
+            switch text {
+            case "true": filter.unreviewed = true
+            case "false": filter.unreviewed = false
+            default: errors.append(FieldError(field: "unreviewed", message: "true or false"))
             }
         }
         if let text = request.query("q"), !text.isEmpty {
@@ -192,10 +202,38 @@ final class CasesController: Sendable {
                                                 hasher: answerHasher, at: context.clock.now(), pool: context.pool)
         }
         let now = self.now
-        let updated = try context.perform(body.action, by: principal, request) { connection in
-            try operations.transition(number, expectedVersion: expected,
-                                      CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock, givenAnswers: given),
-                                      actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        let outcome = try context.perform(body.action, by: principal, request) { connection in
+            try operations.transitionKeepingUnlock(number, expectedVersion: expected,
+                                                   CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock, givenAnswers: given),
+                                                   actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        if !outcome.outstanding.isEmpty {
+            // The unlock given was recorded and committed; the completion itself is refused (with the version now current).
+            let refusal = WorkflowRefusal.unlocksOutstanding(outcome.outstanding)
+            var problem = CaseHTTP.problem(for: refusal)
+            problem.extraHeaders.append(CaseHTTP.etag(outcome.record.version))
+            throw problem
+        }
+        return respond(outcome.record, principal: principal)
+    }
+
+    // MARK: Unlock checklist
+
+    struct UnlockBody: Decodable {
+        var step: UnlockKind
+        var reason: String?
+    }
+
+    /// `POST /api/v1/cases/{n}/unlocks` `{"step", "reason"}` with `If-Match` (engineering): one checklist step, its own event.
+    @Sendable func recordUnlock(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.recordUnlock, request, number: number, attempted: "unlock")
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(UnlockBody.self)
+        let now = self.now
+        let updated = try context.perform("unlock", by: principal, request) { connection in
+            try operations.recordUnlock(number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
+                                        by: principal.actor, at: now, on: connection)
         }
         return respond(updated, principal: principal)
     }
@@ -247,6 +285,76 @@ final class CasesController: Sendable {
         let now = self.now
         let updated = try context.perform("freeze", by: principal, request) { connection in
             try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        return respond(updated, principal: principal)
+    }
+
+    /// `POST /api/v1/cases/{n}/actions/unfreeze` with `If-Match` (tier2+): lifts a freeze; 409 `not_frozen` without one.
+    @Sendable func unfreeze(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.unfreezeCase, request, number: number, attempted: "unfreeze")
+        let expected = try CaseHTTP.ifMatch(request)
+        let now = self.now
+        let updated = try context.perform("unfreeze", by: principal, request) { connection in
+            try operations.unfreeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        return respond(updated, principal: principal)
+    }
+
+    /// `GET /api/v1/cases/{n}/questions` (agents): the security questions on file for the case's account, never an
+    /// answer; each says whether a filed answer matched it. 404 `no_account_on_file` when the account is not on file.
+    @Sendable func questions(_ request: HTTPRequest) throws -> HTTPResponse {
+        try context.authorize(.readCase, request)
+        let number = try CaseHTTP.caseNumber(request)
+        let questions = try context.pool.withConnection { try operations.questions(number, on: $0) }
+        return CaseHTTP.json(["items": .array(questions.map { ["id": .string($0.id), "question": .string($0.question), "matched": .bool($0.matched)] })])
+    }
+
+    /// `POST /api/v1/cases/{n}/access-code` (agents): 201 `{"access_code"}`, shown once; the old code stops working.
+    @Sendable func reissueAccessCode(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, _) = try authorizeOnCase(.reissueAccessCode, request, number: number, attempted: "access_code")
+        let now = self.now
+        let code = try context.perform("access_code", by: principal, request) { try operations.reissueAccessCode(number, by: principal.actor, at: now, on: $0) }
+        return CaseHTTP.json(["access_code": .string(code.display)], status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    // MARK: Merge
+
+    struct MergeBody: Decodable {
+        var into: String
+        var reason: String?
+    }
+
+    struct UnmergeBody: Decodable {
+        var reason: String?
+    }
+
+    /// `POST /api/v1/cases/{n}/merge` `{"into", "reason"}` with the merged case's `If-Match` (tier2+).
+    @Sendable func merge(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.mergeCases, request, number: number, attempted: "merge")
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(MergeBody.self)
+        guard let into = try? CaseNumber(parsing: body.into) else {
+            throw Problem.unprocessable(errors: [FieldError(field: "into", message: "not a case number (12 digits with a check digit)")])
+        }
+        let now = self.now
+        let updated = try context.perform("merge", by: principal, request) { connection in
+            try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        }
+        return respond(updated, principal: principal)
+    }
+
+    /// `POST /api/v1/cases/{n}/unmerge` `{"reason"}` with the merged case's `If-Match` (tier2+), while the target is open.
+    @Sendable func unmerge(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.mergeCases, request, number: number, attempted: "unmerge")
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(UnmergeBody.self)
+        let now = self.now
+        let updated = try context.perform("unmerge", by: principal, request) { connection in
+            try operations.unmerge(number, expectedVersion: expected, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
         }
         return respond(updated, principal: principal)
     }

@@ -31,6 +31,7 @@ final class EvidenceController: Sendable {
         do {
             let principal = try context.authorize(.fileEvidence, request)
             let number = try CaseHTTP.caseNumber(request)
+            if case .apiClient = principal { try checkClientScope(number, principal: principal, request) }
             let contentType = request.header("content-type") ?? ""
             let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             let now = context.now
@@ -38,10 +39,11 @@ final class EvidenceController: Sendable {
                 guard let body = try EvidenceInput.parse(try CaseHTTP.jsonObject(request), now: context.clock.now()) else { throw Problem.internal }
                 switch body {
                 case .answers(let answers):
-                    fileAnswers(answers, number: number, principal: principal, completion)
+                    fileAnswers(answers, number: number, principal: principal, request, completion)
                 case .typed(let typed):
-                    let record = try context.pool.withTransaction { try operations.fileTyped(typed, number: number, by: principal.actor, at: now, on: $0) }
-                    completion(.success(CaseHTTP.json(record.json, status: 201)))
+                    completion(.success(try context.transaction(for: request) { connection in
+                        CaseHTTP.json(try operations.fileTyped(typed, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
+                    }))
                 }
                 return
             }
@@ -55,25 +57,39 @@ final class EvidenceController: Sendable {
                 }
                 document = (type, request.body, media.isEmpty ? nil : media)
             }
-            let record = try context.pool.withTransaction { connection in
-                try operations.fileDocument(type: document.0, bytes: document.1, declaredType: document.2, number: number, by: principal.actor,
-                                            at: now, on: connection)
-            }
-            completion(.success(CaseHTTP.json(record.json, status: 201)))
+            completion(.success(try context.transaction(for: request) { connection in
+                CaseHTTP.json(try operations.fileDocument(type: document.0, bytes: document.1, declaredType: document.2, number: number,
+                                                          by: principal.actor, at: now, on: connection).json, status: 201)
+            }))
         } catch {
             completion(.failure(error))
         }
     }
 
+    /// An API client files into a case it opened, or into another open case with that case's access code in
+    /// `Reclaim-Access-Code`; otherwise 404; a finished case 409 `case_not_open`.
+    private func checkClientScope(_ number: CaseNumber, principal: Principal, _ request: HTTPRequest) throws {
+        let now = context.clock.now()
+        let verdict = try context.pool.withTransaction { connection in
+            try operations.clientFilingVerdict(number, client: principal.actor, accessCode: request.header("reclaim-access-code"), at: now, on: connection)
+        }
+        switch verdict {
+        case .allowed: return
+        case .notFound: throw CaseHTTP.caseNotFound
+        case .notOpen: throw OperationError.caseNotOpen
+        }
+    }
+
     /// Security answers: checked on the hash queue; each mismatch counts against the account on file.
     private func fileAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, principal: Principal,
-                             _ completion: @escaping HTTPResponder.Completion) {
+                             _ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
         let accepted = hashQueue.submit { [self] in
             completion(Result {
                 let now = context.now
                 let check = try operations.checkAnswers(answers, number: number, hasher: hasher, at: now, pool: context.pool)
-                let record = try context.pool.withTransaction { try operations.fileAnswers(check, number: number, by: principal.actor, at: now, on: $0) }
-                return CaseHTTP.json(record.json, status: 201)
+                return try context.transaction(for: request) { connection in
+                    CaseHTTP.json(try operations.fileAnswers(check, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
+                }
             })
         }
         if !accepted {
@@ -87,12 +103,18 @@ final class EvidenceController: Sendable {
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.listEvidence, request)
         let number = try CaseHTTP.caseNumber(request)
-        let (record, items, actors) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue) in
+        let (record, items, actors, sources) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue, [UUID: String]) in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { throw CaseHTTP.caseNotFound }
             let items = try EvidenceStore.list(caseID: record.id, on: connection)
-            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection))
+            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection), try CaseStore.mergedSources(into: record.id, on: connection))
         }
-        var body = CaseHTTP.list(items.map(\.json), nextCursor: nil, actors: actors)
+        // Items brought by a merged case say which one (`from_case`).
+        let rendered: [JSONValue] = items.map { item in
+            guard let from = sources[item.caseID], case .object(var members) = item.json else { return item.json }
+            members["from_case"] = .string(from)
+            return .object(members)
+        }
+        var body = CaseHTTP.list(rendered, nextCursor: nil, actors: actors)
         if case .object(var members) = body {
             members["missing"] = .array(EvidenceRequirements.missing(record, items).map(JSONValue.string))
             body = .object(members)
@@ -138,6 +160,7 @@ final class EvidenceController: Sendable {
         case MediaType.jpeg.rawValue: "jpg"
         case MediaType.png.rawValue: "png"
         case MediaType.heic.rawValue: "heic"
+        case TranscriptMediaType.email.rawValue: "eml"
         default: "txt"
         }
         let showable = [MediaType.pdf.rawValue, MediaType.jpeg.rawValue, MediaType.png.rawValue].contains(mediaType)
@@ -290,6 +313,18 @@ enum EvidenceInput {
     }
 
     /// The document part of a form: fields `type` and `file`.
+    /// A customer's upload form: `type` (a document type or `transcript`) and `file`.
+    static func uploadFromForm(_ form: MultipartForm) throws -> (UploadKind, [UInt8], String?) {
+        var errors: [FieldError] = []
+        let type = form.field("type").flatMap(UploadKind.init(rawValue:))
+        if type == nil { errors.append(FieldError(field: "type", message: UploadKind.allRawValues.joined(separator: ", "))) }
+        let file = form.file("file")
+        if file == nil { errors.append(FieldError(field: "file", message: "Attach the file as the part named file.")) }
+        guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
+        let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        return (type, file.bytes, declared)
+    }
+
     static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, [UInt8], String?) {
         var errors: [FieldError] = []
         let type = form.field("type").flatMap(DocumentType.init(rawValue:))

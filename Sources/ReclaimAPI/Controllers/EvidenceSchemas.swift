@@ -1,3 +1,4 @@
+import ReclaimCore
 /// OpenAPI schemas of evidence, reviews and verification (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
     nonisolated(unsafe) private static let nullableString: [String: Any] = ["type": ["string", "null"]]
@@ -66,9 +67,10 @@ extension OpenAPIDocument {
         ],
         "CustomerUpload": [
             "type": "object",
-            "description": "multipart/form-data: case_number, access_code, type (a document type) and file.",
+            "description": "multipart/form-data: case_number, access_code, type (a document type, or transcript for the conversation with whoever locked the device: PNG, JPEG, HEIC, PDF, UTF-8 text or a saved e-mail, message/rfc822), file, and optionally language.",
             "required": ["case_number", "access_code", "type", "file"],
-            "properties": ["case_number": ["type": "string"], "access_code": ["type": "string"], "type": ["type": "string"],
+            "properties": ["case_number": ["type": "string"], "access_code": ["type": "string"], "type": ["enum": UploadKind.allRawValues],
+                           "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)],
                            "file": ["type": "string", "contentMediaType": "application/octet-stream"]],
         ],
     ]

@@ -17,7 +17,8 @@ final class NotesController: Sendable {
         var visibility: String
     }
 
-    /// `POST /api/v1/cases/{n}/notes` `{"body", "visibility"}` → 201 with the note (no `If-Match`: notes do not change the case).
+    /// `POST /api/v1/cases/{n}/notes` `{"body", "visibility"}` → 201 with the note (no `If-Match`: notes do not change the case;
+    /// an `Idempotency-Key` makes a retry after a lost answer store the note once).
     @Sendable func add(_ request: HTTPRequest) throws -> HTTPResponse {
         let principal = try context.authorize(.addNote, request)
         let number = try CaseHTTP.caseNumber(request)
@@ -26,10 +27,10 @@ final class NotesController: Sendable {
             throw Problem.unprocessable(errors: [FieldError(field: "visibility", message: "internal or customer")])
         }
         let now = context.now
-        let note = try context.pool.withTransaction { connection in
-            try CaseOperations(keys: context.keys).addNote(number, body: input.body, visibility: visibility, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request) { connection in
+            let note = try CaseOperations(keys: context.keys).addNote(number, body: input.body, visibility: visibility, by: principal.actor, at: now, on: connection)
+            return CaseHTTP.json(note.json, status: 201)
         }
-        return CaseHTTP.json(note.json, status: 201)
     }
 
     /// `GET /api/v1/cases/{n}/notes`: every note, oldest first (agents).

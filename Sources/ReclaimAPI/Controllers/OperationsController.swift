@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Postgres
+import ReclaimCore
 import ReclaimStore
 
 /// `/healthz`, `/readyz`, `/metrics` and `/openapi.json`.
@@ -53,6 +54,7 @@ final class OperationsController: Sendable {
             throw Problem.forbidden(detail: "Metrics are served to the addresses in RECLAIM_METRICS_ALLOW only.")
         }
         var text = metrics.renderPrometheus()
+        text += caseGauges()
         let stats = pool.statistics
         // Read from the table: the counts of every instance sharing the database, not only this one's.
         let outbox = try pool.withConnection { try OutboxStore.statistics(now: Date(), on: $0) }
@@ -86,6 +88,33 @@ final class OperationsController: Sendable {
 
         """
         return HTTPResponse(status: 200, headers: [("Content-Type", RequestMetrics.prometheusContentType)], body: Array(text.utf8))
+    }
+
+    /// Supervision: the backlog by state and tier and the overdue count, from two index scans (see BENCHMARKS.md);
+    /// every open state and tier is listed, 0 included, so a series never vanishes. Left out when the database is away.
+    func caseGauges() -> String {
+        let openStates = ReportsController.openStates
+        guard let (backlog, overdue) = try? pool.withConnection({ connection in
+            (try CaseReportStore.backlog(openStates: openStates.map(\.rawValue), on: connection), try CaseReportStore.overdue(now: Date(), on: connection))
+        }) else { return "" }
+        var text = """
+        # HELP reclaim_cases_open Open cases by state and tier.
+        # TYPE reclaim_cases_open gauge
+
+        """
+        for state in openStates {
+            for tier in Tier.allCases {
+                let count = backlog.first { $0.state == state.rawValue && $0.tier == tier.rawValue }?.count ?? 0
+                text += "reclaim_cases_open{state=\"\(state.rawValue)\",tier=\"\(tier.rawValue)\"} \(count)\n"
+            }
+        }
+        text += """
+        # HELP reclaim_cases_overdue Open cases past their due date.
+        # TYPE reclaim_cases_overdue gauge
+        reclaim_cases_overdue \(overdue)
+
+        """
+        return text
     }
 
     /// The OpenAPI 3.1 document of the routes this build serves.

@@ -114,7 +114,12 @@ public final class SessionController: Sendable {
             let signedIn = try context.pool.withTransaction { connection -> Bool in
                 // Conditional on the last used step, so the same code cannot open two sessions.
                 guard try AgentStore.consumeTOTPStep(agentID: agent.id, step: step, on: connection) else { return false }
+                // Passkeys: an admin required one for this agent; said only to whoever knew the password and a fresh code.
+                if try PasskeyStore.isRequired(agentID: agent.id, on: connection) {
+                    throw Problem(ErrorCode.passkeyRequired, detail: "Your administrator requires you to sign in with a passkey.")
+                }
                 try ThrottleStore.reset(key: accountKey, on: connection)
+                try AgentStore.recordSignIn(agentID: agent.id, now: now, on: connection)  // Administration: the admin list shows it
                 try SessionStore.insert(id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
                                         expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
                 return true
@@ -175,7 +180,7 @@ public final class SessionController: Sendable {
         return response
     }
 
-    private func view(_ agent: AgentIdentity, keys: KeyFile) -> SessionView {
+    func view(_ agent: AgentIdentity, keys: KeyFile) -> SessionView {  // also the passkey sign-in's answer
         SessionView(agent: AgentView(id: agent.id.uuidString.lowercased(), name: agent.name, email: agent.email, tier: agent.tier.rawValue, admin: agent.isAdmin),
                     csrfToken: CSRFToken.token(sessionID: agent.sessionID, keys: keys),
                     permissions: PermissionTable.permissions(of: .agent(agent)).map(\.rawValue))

@@ -24,52 +24,132 @@ final class StatusController: Sendable {
     struct StatusBody {
         var caseNumber: String
         var accessCode: String
+        /// The language asked for (`language`), if any.
+        var language: CustomerLanguage?
     }
 
     /// Compared against when the case does not exist, so both answers cost the same.
     private static let dummyHash = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
 
+    /// `language` as sent (en, zh-Hans, zh-Hant), or 422 naming the field.
+    static func requestedLanguage(_ text: String?) throws -> CustomerLanguage? {
+        guard let text else { return nil }
+        guard let language = CustomerLanguage(rawValue: text) else {
+            throw Problem.unprocessable(errors: [FieldError(field: "language", message: CustomerLanguage.allCases.map(\.rawValue).joined(separator: ", "))])
+        }
+        return language
+    }
+
+    /// The language of an answer that shows no case (a refusal): the one asked for, else `Accept-Language`, never the
+    /// case's own, so that a wrong code and an unknown case still answer alike.
+    static func refusalLanguage(_ body: StatusBody, _ request: HTTPRequest) -> CustomerLanguage {
+        CustomerLanguage.negotiate(requested: body.language, caseLanguage: nil, acceptLanguage: request.header("accept-language"))
+    }
+
     @Sendable func status(_ request: HTTPRequest) throws -> HTTPResponse {
         let members = try CaseHTTP.jsonObject(request)
-        let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"))
+        var language: String?
+        switch members["language"] {
+        case nil, .null?: language = nil
+        case .string(let text)?: language = text
+        default: throw Problem.unprocessable(errors: [FieldError(field: "language", message: "expected a string")])
+        }
+        let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
+                              language: try Self.requestedLanguage(language))
         let (record, notes) = try customerCase(body, request)
-        // Evidence: what the customer filed and its review status (never its content or summary).
+        if record.snapshot.state == .merged, let into = record.mergedInto {
+            // The customer's own code on the merged number shows the case it went into.
+            let now = context.clock.now()
+            let (target, _, targetNotes) = try context.pool.withConnection { try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0) }
+            if let target {
+                let (view, chosen) = try view(target, notes: targetNotes, requested: body.language, request)
+                guard case .object(var members) = view else { throw Problem.internal }
+                members["merged_from"] = .string(record.number)
+                return Self.answer(.object(members), chosen)
+            }
+        }
+        let (view, chosen) = try view(record, notes: notes, requested: body.language, request)
+        return Self.answer(view, chosen)
+    }
+
+    /// The customer's view, never stored by a cache, in the language chosen.
+    static func answer(_ view: JSONValue, _ chosen: CustomerLanguage) -> HTTPResponse {
+        CaseHTTP.json(view, headers: [("Cache-Control", "no-store"), ("Content-Language", chosen.rawValue), ("Vary", "Accept-Language")])
+    }
+
+    /// `GET /api/v1/cases/{n}/status` (API clients): the customer's view of a case the client opened; 404 for any other.
+    @Sendable func clientStatus(_ request: HTTPRequest) throws -> HTTPResponse {
+        let principal = try context.authorize(.readOwnCaseStatus, request)
+        let number = try CaseHTTP.caseNumber(request)
+        let now = context.clock.now()
+        let (record, _, notes) = try context.pool.withConnection { try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0) }
+        guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
+        let (view, chosen) = try view(record, notes: notes, requested: nil, request)
+        return Self.answer(view, chosen)
+    }
+
+    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen.
+    private func view(_ record: CaseRecord, notes: [(body: String, at: Date)], requested: CustomerLanguage?,
+                      _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
+        // Evidence: what the customer filed and how it is shown (never its content, summary or a match result).
         let evidence = try context.pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }
+        let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
+        let contact = context.configuration.supportContact
+        let guidance = EvidenceRequirements.guidance(record, evidence)
+        func say(_ text: CustomerText) -> JSONValue { .string(text.text(chosen, contact: contact)) }
 
         let s = record.snapshot
         let response: JSONValue = [
             "case_number": .string(record.number),
+            "language": .string(chosen.rawValue),
             "state": .string(s.state.rawValue),
-            "stage": .string(plainState(s.state)),
-            "progress": .array(customerProgress(state: s.state, path: s.path).map {
-                ["key": .string($0.key), "label": .string($0.label), "mark": .string($0.mark.rawValue)]
+            "stage": say(guidance.stage),
+            "stage_key": .string(guidance.stage.rawValue),
+            "progress": .array(guidance.progress.map {
+                ["key": .string($0.key), "label": say($0.label), "mark": .string($0.mark.rawValue)]
             }),
-            "next_step": .string(customerNextStep(state: s.state, path: s.path, dueAt: record.dueAt, now: context.clock.now())),
+            "next_step": say(guidance.nextStep),
+            "next_step_key": .string(guidance.nextStep.rawValue),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
-            "evidence": .array(evidence.map { ["type": .string($0.kind.rawValue), "status": .string($0.status.rawValue), "filed_at": Timestamp.json($0.filedAt)] }),
-            "missing": .array(EvidenceRequirements.missing(record, evidence).map(JSONValue.string)),
+            "evidence": .array(zip(evidence, guidance.evidence).map { item, shown in
+                ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
+            }),
+            "missing": .array(guidance.missing.map { .string($0.rawValue) }),
+            "missing_text": .array(guidance.missing.map { say($0.text) }),
+            "can_upload": .bool(guidance.canUpload),
+            "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
+            "support_contact": .optional(s.state.isOpen ? nil : contact),
             "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
         ]
-        return CaseHTTP.json(response, headers: [("Cache-Control", "no-store")])
+        return (response, chosen)
     }
 
-    /// Evidence: `POST /api/v1/status/evidence`, a customer's document upload with `case_number` and `access_code` as
-    /// multipart fields (fields `type` and `file` as for agents); a wrong code counts as a status failure → 201.
+    /// Evidence: `POST /api/v1/status/evidence`, a customer's upload with `case_number` and `access_code` as multipart
+    /// fields: a document (`type` and `file` as for agents) or the ransom conversation (`type` `transcript`: a screenshot,
+    /// PDF, UTF-8 text or saved e-mail); a wrong code counts as a status failure → 201.
     @Sendable func uploadEvidence(_ request: HTTPRequest) throws -> HTTPResponse {
         let form = try request.multipart()
         guard let caseNumber = form.field("case_number"), let accessCode = form.field("access_code") else {
             throw Problem.unprocessable(errors: [FieldError(field: "case_number", message: "Send case_number and access_code as form fields.")])
         }
-        let (record, _) = try customerCase(StatusBody(caseNumber: caseNumber, accessCode: accessCode), request)
-        // A finished case is in nobody's queue: a document filed there would wait for no one. The status page's
-        // next step tells the customer to contact us instead (an agent can reopen the case).
-        guard record.snapshot.state.isOpen else { throw OperationError.caseNotOpen }
-        let (type, bytes, declared) = try EvidenceInput.documentFromForm(form)
+        let body = StatusBody(caseNumber: caseNumber, accessCode: accessCode, language: try Self.requestedLanguage(form.field("language")))
+        var (record, _) = try customerCase(body, request)
+        // A merged number's customer files into the case it went into, where its evidence now counts.
+        if record.snapshot.state == .merged, let into = record.mergedInto,
+           let target = try context.pool.withConnection({ try CaseStore.find(number: into, on: $0) }) {
+            record = target
+        }
+        // A finished case is in nobody's queue: a document filed there would wait for no one, so say whom to contact.
+        guard record.snapshot.state.isOpen else {
+            let language = CustomerLanguage.negotiate(requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
+            throw Problem(ErrorCode.caseNotOpen, detail: CustomerText.problemCaseNotOpen.text(language, contact: context.configuration.supportContact))
+        }
+        let (type, bytes, declared) = try EvidenceInput.uploadFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let now = context.now
         let evidence = try context.pool.withTransaction { connection in
-            try CaseOperations(keys: context.keys).fileDocument(type: type, bytes: bytes, declaredType: declared, number: number,
+            try CaseOperations(keys: context.keys).fileDocument(upload: type, bytes: bytes, declaredType: declared, number: number,
                                                                 by: Principal.customer(number).actor, at: now, on: connection)
         }
         let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
@@ -88,16 +168,18 @@ final class StatusController: Sendable {
 
         guard let number = try? CaseNumber(parsing: body.caseNumber) else {
             try context.pool.withTransaction { connection in
-                if let until = try ThrottleStore.lockedUntil(keys: [addressKey], now: now, on: connection) { throw Self.locked(until: until, now: now) }
+                if let until = try ThrottleStore.lockedUntil(keys: [addressKey], now: now, on: connection) {
+                    throw Self.locked(until: until, now: now, language: Self.refusalLanguage(body, request))
+                }
                 try ThrottleStore.recordFailure(caseNumber: nil, address: address, policy: policy, now: now, on: connection)
             }
-            throw Problem.notFound(code: ErrorCode.invalidCaseNumber, detail: "This is not a valid case number: check it for a typo.")
+            throw Problem.notFound(code: ErrorCode.invalidCaseNumber, detail: CustomerText.problemInvalidCaseNumber.text(Self.refusalLanguage(body, request), contact: ""))
         }
 
         let (record, lockedUntil, notes) = try context.pool.withConnection { connection in
             try CaseStore.findForStatus(number: number.digits, throttleKeys: [ThrottleStore.caseKey(number.digits), addressKey], now: now, on: connection)
         }
-        if let lockedUntil { throw Self.locked(until: lockedUntil, now: now) }
+        if let lockedUntil { throw Self.locked(until: lockedUntil, now: now, language: Self.refusalLanguage(body, request)) }
 
         // The same work whether or not the case exists and whether or not the code is well-formed.
         let symbols = AccessCode.normalize(body.accessCode) ?? "-"
@@ -108,13 +190,13 @@ final class StatusController: Sendable {
             try context.pool.withTransaction { connection in
                 try ThrottleStore.recordFailure(caseNumber: number.digits, address: address, policy: policy, now: now, on: connection)
             }
-            throw Problem.notFound(detail: "No case matches this case number and access code.")
+            throw Problem.notFound(detail: CustomerText.problemNotFound.text(Self.refusalLanguage(body, request), contact: ""))
         }
         return (record, notes)
     }
 
-    static func locked(until: Date, now: Date) -> Problem {
+    static func locked(until: Date, now: Date, language: CustomerLanguage = .english) -> Problem {
         Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
-                                detail: "Too many failed attempts. Try again later.")
+                                detail: CustomerText.problemLocked.text(language, contact: ""))
     }
 }

@@ -1,0 +1,247 @@
+// The administration page (/admin): agents, API clients and the audit log, for admin agents. Every change is a
+// call to /api/v1/admin/…, which records it on the admin hash chain; the chain is checked here, in the browser.
+// One-time secrets (a new agent's password and TOTP URI, a client's key and signing secret) are shown once in
+// #secret and dropped from the page when dismissed.
+import { ApiError, agentClient, request } from './api.js';
+import { verifyChain } from './chain.js';
+import { announce, byId, h, replace, show, whileBusy } from './dom.js';
+import { formatDateTime } from './format.js';
+import { TIERS } from './labels.js';
+
+const api = agentClient({ onUnauthorized: () => Promise.reject(new ApiError(401, { code: 'unauthenticated', detail: 'Your session has ended.' })) });
+let clientNames = new Map();
+
+/** Shows one-time secrets: `pairs` of [label, value]. */
+function showSecret(intro, pairs) {
+  byId('secret-intro').textContent = intro;
+  replace(byId('secret-values'), pairs.map(([label, value]) => [h('dt', { text: label }), h('dd', {}, h('code', { text: value }))]));
+  const panel = byId('secret');
+  show(panel);
+  panel.focus();
+}
+
+byId('secret-done').addEventListener('click', () => {
+  replace(byId('secret-values'));
+  byId('secret-intro').textContent = '';
+  show(byId('secret'), false);
+});
+
+/** The page for a signed-out or non-admin visitor. */
+function refuse(error) {
+  show(byId('admin-body'), false);
+  const region = byId('admin-denied');
+  if (error.status === 401) {
+    replace(region, 'You are not signed in (or your session has ended). ', h('a', { href: '/', text: 'Sign in on the cases page' }), ', then come back.');
+  } else if (error.status === 403 && error.code !== 'csrf_failed') {
+    replace(region, 'Only administrators may use this page. ', h('a', { href: '/', text: 'Back to the cases' }));
+  } else {
+    replace(region, error.message);
+  }
+  show(region);
+}
+
+/** Runs a change; on success reloads the lists and says so in `region`. */
+async function change(region, work, done) {
+  try {
+    const result = await work();
+    announce(region, '');
+    await Promise.all([loadAgents(), loadClients()]);
+    await loadAudit();
+    if (done) announce(byId('flash'), done, 'ok');
+    return result;
+  } catch (error) {
+    if (error.status === 401 || (error.status === 403 && error.code !== 'csrf_failed')) refuse(error);
+    else announce(region, [error.message, error.fieldMessages].filter(Boolean).join(' '), 'error');
+    return null;
+  }
+}
+
+// MARK: Agents
+
+function agentRow(agent) {
+  const region = byId('agents-message');
+  const tier = h('select', { 'aria-label': `Tier of ${agent.name}`, dataset: { field: 'tier' } },
+    Object.entries(TIERS).map(([value, label]) => h('option', { value, selected: value === agent.tier, text: label })));
+  tier.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { tier: tier.value } }),
+    `${agent.name} is now ${TIERS[tier.value]}.`));
+  const admin = h('input', { type: 'checkbox', checked: agent.admin, 'aria-label': `${agent.name} is an administrator`, dataset: { field: 'admin' } });
+  admin.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { admin: admin.checked } }),
+    `${agent.name} ${admin.checked ? 'is now' : 'is no longer'} an administrator.`));
+  const passkey = h('input', { type: 'checkbox', checked: agent.passkey_required, 'aria-label': `${agent.name} must sign in with a passkey`,
+    dataset: { field: 'passkey_required' } });
+  passkey.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { passkey_required: passkey.checked } }),
+    passkey.checked ? `${agent.name} must now sign in with a passkey.` : `${agent.name} may sign in with password and code again.`));
+  const toggle = h('button', {
+    type: 'button', class: agent.active ? 'secondary' : '', dataset: { action: agent.active ? 'deactivate' : 'reactivate' },
+    'aria-label': `${agent.active ? 'Deactivate' : 'Reactivate'} ${agent.name}`, text: agent.active ? 'Deactivate' : 'Reactivate',
+  });
+  toggle.addEventListener('click', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { active: !agent.active } }),
+    agent.active ? `${agent.name} is deactivated; their sessions are ended.` : `${agent.name} may sign in again.`));
+  const resetPassword = h('button', { type: 'button', class: 'secondary', dataset: { action: 'reset-password' }, 'aria-label': `Reset the password of ${agent.name}`, text: 'Reset password' });
+  resetPassword.addEventListener('click', async () => {
+    const result = await change(region, () => api.call('POST', `/api/v1/admin/agents/${agent.id}/reset-password`));
+    if (result) showSecret(`A new password for ${agent.name} (${agent.email}); their sessions are ended.`, [['Password', result.data.password]]);
+  });
+  const resetTOTP = h('button', { type: 'button', class: 'secondary', dataset: { action: 'reset-totp' }, 'aria-label': `Reset the authenticator of ${agent.name}`, text: 'Reset TOTP' });
+  resetTOTP.addEventListener('click', async () => {
+    const result = await change(region, () => api.call('POST', `/api/v1/admin/agents/${agent.id}/reset-totp`));
+    if (result) showSecret(`A new authenticator secret for ${agent.name} (${agent.email}); their sessions are ended.`, [['TOTP URI', result.data.totp_uri]]);
+  });
+  return h('tr', { dataset: { agent: agent.id, email: agent.email } },
+    h('td', {}, h('strong', { text: agent.name }), h('span', { class: 'block small mono', text: agent.email })),
+    h('td', {}, tier),
+    h('td', {}, admin),
+    h('td', {}, passkey, h('span', { class: 'block small', text: `${agent.passkeys} registered` })),
+    h('td', {}, h('span', { class: agent.active ? 'state-on' : 'state-off', dataset: { state: agent.active ? 'active' : 'inactive' }, text: agent.active ? 'Active' : 'Inactive' }), ' ', toggle),
+    h('td', { text: agent.last_sign_in_at ? formatDateTime(agent.last_sign_in_at) : 'Never' }),
+    h('td', {}, h('div', { class: 'actions' }, resetPassword, resetTOTP)));
+}
+
+async function everyPage(path) {
+  const items = [];
+  let cursor = null;
+  for (let page = 0; page < 50; page += 1) {
+    const { data } = await api.call('GET', `${path}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...data.items);
+    if (!data.next_cursor) return { items, actors: data.actors ?? {} };
+    cursor = data.next_cursor;
+  }
+  return { items, actors: {} };
+}
+
+async function loadAgents() {
+  const { items } = await everyPage('/api/v1/admin/agents');
+  replace(byId('agents-rows'), items.map(agentRow));
+}
+
+byId('agent-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const region = byId('agent-form-message');
+  const json = { email: byId('agent-email').value.trim(), name: byId('agent-name-input').value.trim(), tier: byId('agent-tier').value, admin: byId('agent-admin').checked };
+  if (!json.email || !json.name) { announce(region, 'Enter the agent\'s email and name.', 'error'); return; }
+  await whileBusy(form, async () => {
+    const result = await change(region, () => api.call('POST', '/api/v1/admin/agents', { json }));
+    if (!result) return;
+    form.reset();
+    showSecret(`${result.data.name} (${result.data.email}) can sign in with these.`,
+      [['Email', result.data.email], ['Password', result.data.password], ['TOTP URI', result.data.totp_uri]]);
+  });
+});
+
+// MARK: API clients
+
+function clientRow(client) {
+  const region = byId('clients-message');
+  const rotate = h('button', { type: 'button', class: 'secondary', dataset: { action: 'rotate' }, 'aria-label': `New signing secret for ${client.name}`, text: 'Rotate secret' });
+  rotate.addEventListener('click', async () => {
+    const result = await change(region, () => api.call('POST', `/api/v1/admin/clients/${client.id}/rotate`));
+    if (result) {
+      showSecret(`A new signing secret for ${client.name}. The previous one keeps working until ${formatDateTime(result.data.previous_secret_valid_until)}.`,
+        [['Signing secret', result.data.signing_secret]]);
+    }
+  });
+  // Revoking cannot be undone: the first press asks, the second revokes.
+  const revoke = h('button', { type: 'button', class: 'danger', dataset: { action: 'revoke' }, 'aria-label': `Revoke ${client.name}`, text: 'Revoke' });
+  revoke.addEventListener('click', () => {
+    if (revoke.dataset.confirm !== 'yes') {
+      revoke.dataset.confirm = 'yes';
+      revoke.textContent = 'Press again to revoke';
+      revoke.setAttribute('aria-label', `Press again to revoke ${client.name}: its key stops working at once`);
+      return;
+    }
+    change(region, () => api.call('DELETE', `/api/v1/admin/clients/${client.id}`), `${client.name} is revoked.`);
+  });
+  const secret = client.previous_secret_valid_until && client.active
+    ? `Rotated ${formatDateTime(client.rotated_at)}; the previous secret works until ${formatDateTime(client.previous_secret_valid_until)}`
+    : client.rotated_at ? `Rotated ${formatDateTime(client.rotated_at)}` : 'Never rotated';
+  return h('tr', { dataset: { client: client.id } },
+    h('td', {}, h('strong', { text: client.name }), h('span', { class: 'block small', text: `Added ${formatDateTime(client.created_at)}` }),
+      h('span', { class: 'block small mono', text: client.id })),
+    h('td', {}, h('span', { class: client.active ? 'state-on' : 'state-off', text: client.active ? 'Active' : `Revoked ${formatDateTime(client.revoked_at)}` })),
+    h('td', { class: 'small', text: secret }),
+    h('td', {}, client.active ? h('div', { class: 'actions' }, rotate, revoke) : '—'));
+}
+
+async function loadClients() {
+  const { items } = await everyPage('/api/v1/admin/clients');
+  clientNames = new Map(items.map((client) => [client.id, client.name]));
+  replace(byId('clients-rows'), items.map(clientRow));
+}
+
+byId('client-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const region = byId('client-form-message');
+  const name = byId('client-name').value.trim();
+  if (!name) { announce(region, 'Enter the client\'s name.', 'error'); return; }
+  await whileBusy(form, async () => {
+    const result = await change(region, () => api.call('POST', '/api/v1/admin/clients', { json: { name } }));
+    if (!result) return;
+    form.reset();
+    showSecret(`${result.data.name} authenticates with these: the key in Authorization: Bearer, the secret signs every POST.`,
+      [['Client id', result.data.id], ['API key', result.data.api_key], ['Signing secret', result.data.signing_secret]]);
+  });
+});
+
+// MARK: Audit
+
+function describe(event) {
+  const d = event.data ?? {};
+  const changes = d.changes ?? {};
+  switch (event.type) {
+    case 'agent_added': return `Added agent ${d.email} (${TIERS[d.tier] ?? d.tier}${d.admin ? ', administrator' : ''})`;
+    case 'agent_updated': {
+      const parts = [];
+      if (changes.tier) parts.push(`tier ${TIERS[changes.tier.from] ?? changes.tier.from} → ${TIERS[changes.tier.to] ?? changes.tier.to}`);
+      if (changes.admin) parts.push(changes.admin.to ? 'made administrator' : 'no longer administrator');
+      if (changes.active) parts.push(changes.active.to ? 'reactivated' : 'deactivated');
+      if (changes.passkey_required) parts.push(changes.passkey_required.to ? 'passkey required' : 'passkey no longer required');
+      return `Changed ${d.email}: ${parts.join(', ')}`;
+    }
+    case 'password_reset': return `Reset the password of ${d.email}`;
+    case 'totp_reset': return `Reset the authenticator of ${d.email}`;
+    case 'client_added': return `Added API client ${d.name}`;
+    case 'client_rotated': return `Rotated the signing secret of ${clientNames.get(d.client_id) ?? d.client_id}`;
+    case 'client_revoked': return `Revoked API client ${clientNames.get(d.client_id) ?? d.client_id}`;
+    case 'passkey_sign_count_regressed': return `Refused a passkey sign-in: its sign count went back from ${d.stored_sign_count} to ${d.received_sign_count} (a copied key?)`;
+    default: return event.type;
+  }
+}
+
+async function loadAudit() {
+  const { items, actors } = await everyPage('/api/v1/admin/audit');
+  const mark = byId('audit-chain');
+  const verdict = await verifyChain(items);
+  if (verdict.ok === true) {
+    mark.className = 'chain ok';
+    mark.textContent = `✓ Hash chain verified in this browser (${items.length} ${items.length === 1 ? 'entry' : 'entries'}).`;
+  } else if (verdict.ok === false) {
+    mark.className = 'chain broken';
+    mark.textContent = `✗ The hash chain is broken at entry ${verdict.seq}: ${verdict.reason}. The log may have been altered.`;
+  } else {
+    mark.className = 'chain unknown';
+    mark.textContent = verdict.reason;
+  }
+  const who = (actor) => (actor === 'cli' ? 'Command line' : actors[actor] ?? actor);
+  replace(byId('audit-rows'), [...items].reverse().map((event) => h('tr', { dataset: { seq: event.seq, type: event.type } },
+    h('td', { text: event.seq }), h('td', { text: formatDateTime(event.at) }), h('td', { text: who(event.actor) }), h('td', { text: describe(event) }))));
+}
+
+async function boot() {
+  try {
+    const { data } = await request('GET', '/api/v1/session');
+    api.csrf = data.csrf_token;
+    byId('agent-name').textContent = data.agent.name;
+    if (!data.permissions.includes('admin.manage')) throw new ApiError(403, { code: 'forbidden', detail: 'Only administrators may use this page.' });
+    await Promise.all([loadAgents(), loadClients()]);
+    await loadAudit();
+    show(byId('admin-body'));
+  } catch (error) {
+    refuse(error);
+  } finally {
+    show(byId('loading'), false);
+  }
+}
+
+boot();

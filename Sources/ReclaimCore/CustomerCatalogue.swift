@@ -1,0 +1,191 @@
+/// The customer's sentences, one catalogue per language, each a whole sentence (see `CustomerText`).
+///
+/// Written as translations, not word for word: the Chinese catalogues use the vendor's own terms (激活锁 / 啟用鎖定,
+/// 两步验证 / 兩步驟驗證) and Taiwan usage for Traditional Chinese (帳號, 裝置, 結案), not a character conversion.
+public enum CustomerCatalogue {
+    /// The catalogue of `language`.
+    public static func catalogue(_ language: CustomerLanguage) -> [CustomerText: String] {
+        switch language {
+        case .english: english
+        case .simplifiedChinese: simplifiedChinese
+        case .traditionalChinese: traditionalChinese
+        }
+    }
+
+    /// English.
+    public static let english: [CustomerText: String] = [
+        .stageReceived: "We have received your case",
+        .stageIdentityCheck: "We are checking that the account is yours",
+        .stageDocuments: "We need your proof of ownership",
+        .stageReview: "We are reviewing your documents",
+        .stageRestoringAccess: "Our engineers are restoring your access",
+        .stageRestoringLock: "Our engineers are removing the lock from your device",
+        .stageResolvedReset: "We have sent you a reset link",
+        .stageResolvedAccess: "Your access is restored",
+        .stageResolvedLock: "The lock is removed from your device",
+        .stageRejected: "We could not confirm that you are the owner",
+        .stageClosed: "Your case is closed",
+
+        .nextWaitTriage: "Nothing to do for now: an agent will look at your case soon, and this page will show what happens.",
+        .nextTellAgent: "To confirm that the account is yours, we need the details listed below. This page cannot take them: give them only to our support team at {contact}, quoting your case number.",
+        .nextWaitIdentity: "Nothing to do for now: we are comparing what you told us with what is on file, and we will ask here if we need more.",
+        .nextUpload: "Please upload the documents listed below, using the form on this page.",
+        .nextUploadPaused: "Please upload the documents listed below, using the form on this page. Our deadline is paused until they arrive.",
+        .nextDocumentsComplete: "Nothing to do for now: we have every document we asked for, and an agent will review them soon.",
+        .nextWaitReview: "Nothing to do for now: we are reviewing your documents.",
+        .nextWaitEngineeringAccess: "Nothing to do for now: our engineers are undoing the changes made to your account.",
+        .nextWaitEngineeringLock: "Nothing to do for now: our engineers are removing the activation lock from your device.",
+        .nextDoneReset: "We sent a reset link to your verified primary e-mail address. Follow it to choose a new password.",
+        .nextDoneAccess: "Sign in to your account and choose a new password.",
+        .nextDoneLock: "You can now set up your device as new.",
+        .nextRejected: "If you have more proof of ownership, contact us at {contact}, quoting your case number.",
+        .nextClosed: "If the problem comes back, contact us at {contact}, quoting your case number.",
+
+        .missingProofOfPurchase: "Proof of purchase: an invoice, a photo of the back of the box, or your carrier contract",
+        .missingIMEIPhoto: "A photo of the serial number or IMEI, ideally of the “Hello” setup screen, otherwise of the device itself",
+        .missingLockScreenPhoto: "A photo of the screen showing that the device is locked or lost",
+        .missingSecurityAnswer: "The answers to your security questions",
+        .missingCard: "The payment card registered to your account",
+        .missingDevice: "The serial number or IMEI of a device registered to your account",
+
+        .progressReceived: "Received",
+        .progressIdentityCheck: "Identity check",
+        .progressDocuments: "Your documents",
+        .progressReview: "Review",
+        .progressRestoringAccess: "Restoring access",
+        .progressRestoringLock: "Removing the lock",
+        .progressResetSent: "Reset link sent",
+        .progressResolved: "Resolved",
+        .progressNotConfirmed: "Not confirmed",
+        .progressClosed: "Closed",
+
+        .noticeNeverPay: "Never pay whoever locked your device or account, and never send them codes or passwords: paying brings nothing back, and we will never ask you for money.",
+        .noticeDeviceOnly: "Whoever took your account turned on two-step verification, so the account itself cannot be recovered. Your device can be: once your proof of ownership is approved, our engineers remove the activation lock and you can set the device up as new.",
+        .noticeSecureAccount: "Your access is back: turn on two-step verification now and change the password of the e-mail account linked to it, so that nobody can take it again.",
+        .noticeNewAccount: "When you set the device up, create a new account and turn on two-step verification for it straight away.",
+        .noticeContact: "To reach our support team, contact {contact} and quote your case number.",
+
+        .problemNotFound: "No case matches this case number and access code.",
+        .problemInvalidCaseNumber: "This is not a valid case number: check it for a typo.",
+        .problemLocked: "Too many failed attempts. Try again later.",
+        .problemCaseNotOpen: "This case is finished, so nothing more can be added to it. Contact us at {contact}, quoting your case number.",
+    ]
+
+    /// Simplified Chinese (中文简体).
+    public static let simplifiedChinese: [CustomerText: String] = [
+        .stageReceived: "我们已收到您的案件",
+        .stageIdentityCheck: "我们正在核实该账户是否属于您",
+        .stageDocuments: "请提供您的所有权证明",
+        .stageReview: "我们正在审核您的材料",
+        .stageRestoringAccess: "我们的工程师正在为您恢复账户访问权限",
+        .stageRestoringLock: "我们的工程师正在解除您设备的锁定",
+        .stageResolvedReset: "我们已向您发送重置链接",
+        .stageResolvedAccess: "您的账户访问已恢复",
+        .stageResolvedLock: "您设备的锁定已解除",
+        .stageRejected: "我们无法确认您是所有者",
+        .stageClosed: "您的案件已关闭",
+
+        .nextWaitTriage: "您目前无需做任何事：客服人员会尽快处理您的案件，进展会显示在本页面上。",
+        .nextTellAgent: "为确认该账户属于您，我们还需要下方列出的信息。本页面无法提交这些信息：请只提供给我们的客服团队（{contact}），并告知您的案件编号。",
+        .nextWaitIdentity: "您目前无需做任何事：我们正在将您提供的信息与存档资料进行核对，如需更多信息，会在本页面告知您。",
+        .nextUpload: "请使用本页面的表单上传下方列出的材料。",
+        .nextUploadPaused: "请使用本页面的表单上传下方列出的材料。在收到材料之前，我们的处理时限暂停计算。",
+        .nextDocumentsComplete: "您目前无需做任何事：我们要求的材料已全部收到，客服人员会尽快审核。",
+        .nextWaitReview: "您目前无需做任何事：我们正在审核您的材料。",
+        .nextWaitEngineeringAccess: "您目前无需做任何事：我们的工程师正在撤销他人对您账户所做的更改。",
+        .nextWaitEngineeringLock: "您目前无需做任何事：我们的工程师正在解除您设备的激活锁。",
+        .nextDoneReset: "我们已向您经过验证的主要电子邮箱发送了重置链接，请通过该链接设置新密码。",
+        .nextDoneAccess: "请登录您的账户并设置新密码。",
+        .nextDoneLock: "您现在可以将设备作为新设备进行设置。",
+        .nextRejected: "如果您有更多所有权证明，请联系 {contact}，并告知您的案件编号。",
+        .nextClosed: "如果问题再次出现，请联系 {contact}，并告知您的案件编号。",
+
+        .missingProofOfPurchase: "购买凭证：发票、包装盒背面的照片或您的运营商合约",
+        .missingIMEIPhoto: "序列号或 IMEI 的照片，最好拍摄设置助理的“你好”界面，否则请拍摄设备本身",
+        .missingLockScreenPhoto: "显示设备已被锁定或处于丢失模式的屏幕照片",
+        .missingSecurityAnswer: "您的安全问题答案",
+        .missingCard: "您账户中登记的支付卡",
+        .missingDevice: "您账户中登记的设备的序列号或 IMEI",
+
+        .progressReceived: "已受理",
+        .progressIdentityCheck: "身份核实",
+        .progressDocuments: "您的材料",
+        .progressReview: "审核",
+        .progressRestoringAccess: "恢复访问",
+        .progressRestoringLock: "解除锁定",
+        .progressResetSent: "已发送重置链接",
+        .progressResolved: "已解决",
+        .progressNotConfirmed: "未能确认",
+        .progressClosed: "已关闭",
+
+        .noticeNeverPay: "切勿向锁定您设备或账户的人付款，也不要把任何验证码或密码发给对方：付款换不回任何东西，我们也绝不会向您索要钱款。",
+        .noticeDeviceOnly: "盗用您账户的人开启了两步验证，因此该账户本身无法恢复。但您的设备可以恢复：所有权证明审核通过后，我们的工程师会解除激活锁，您就可以将设备作为新设备进行设置。",
+        .noticeSecureAccount: "您已重新获得访问权限：请立即开启两步验证，并修改与该账户关联的电子邮箱的密码，以免再次被他人盗用。",
+        .noticeNewAccount: "设置设备时，请创建一个新账户，并立即为其开启两步验证。",
+        .noticeContact: "如需联系我们的客服团队，请通过 {contact} 与我们联系，并告知您的案件编号。",
+
+        .problemNotFound: "没有与此案件编号和访问码相符的案件。",
+        .problemInvalidCaseNumber: "这不是有效的案件编号，请检查是否输入有误。",
+        .problemLocked: "尝试失败次数过多，请稍后再试。",
+        .problemCaseNotOpen: "此案件已结束，无法再添加任何内容。请联系 {contact}，并告知您的案件编号。",
+    ]
+
+    /// Traditional Chinese (中文繁體), in Taiwan usage.
+    public static let traditionalChinese: [CustomerText: String] = [
+        .stageReceived: "我們已收到您的案件",
+        .stageIdentityCheck: "我們正在確認此帳號是否屬於您",
+        .stageDocuments: "請提供您的所有權證明",
+        .stageReview: "我們正在審核您的文件",
+        .stageRestoringAccess: "我們的工程師正在為您恢復帳號存取權",
+        .stageRestoringLock: "我們的工程師正在解除您裝置的鎖定",
+        .stageResolvedReset: "我們已寄出重設連結給您",
+        .stageResolvedAccess: "您已恢復帳號存取權",
+        .stageResolvedLock: "您裝置的鎖定已解除",
+        .stageRejected: "我們無法確認您是擁有者",
+        .stageClosed: "您的案件已結案",
+
+        .nextWaitTriage: "您目前不需要做任何事：客服人員會盡快處理您的案件，後續進度會顯示在此頁面。",
+        .nextTellAgent: "為了確認此帳號屬於您，我們還需要下方列出的資料。這些資料無法透過此頁面提交：請只提供給我們的客服團隊（{contact}），並告知您的案件編號。",
+        .nextWaitIdentity: "您目前不需要做任何事：我們正在將您提供的資料與存檔資料進行比對，如需更多資料，會在此頁面通知您。",
+        .nextUpload: "請使用此頁面的表單上傳下方列出的文件。",
+        .nextUploadPaused: "請使用此頁面的表單上傳下方列出的文件。在收到文件之前，我們的處理期限會暫停計算。",
+        .nextDocumentsComplete: "您目前不需要做任何事：我們要求的文件已全部收到，客服人員會盡快審核。",
+        .nextWaitReview: "您目前不需要做任何事：我們正在審核您的文件。",
+        .nextWaitEngineeringAccess: "您目前不需要做任何事：我們的工程師正在復原他人對您帳號所做的變更。",
+        .nextWaitEngineeringLock: "您目前不需要做任何事：我們的工程師正在解除您裝置的啟用鎖定。",
+        .nextDoneReset: "我們已將重設連結寄到您已驗證的主要電子郵件地址，請透過該連結設定新密碼。",
+        .nextDoneAccess: "請登入您的帳號並設定新密碼。",
+        .nextDoneLock: "您現在可以將裝置設定為新裝置。",
+        .nextRejected: "如果您有更多所有權證明，請聯絡 {contact}，並告知您的案件編號。",
+        .nextClosed: "如果問題再次發生，請聯絡 {contact}，並告知您的案件編號。",
+
+        .missingProofOfPurchase: "購買證明：發票、包裝盒背面的照片，或您的電信合約",
+        .missingIMEIPhoto: "序號或 IMEI 的照片，最好拍攝設定輔助程式的「哈囉」畫面，否則請拍攝裝置本身",
+        .missingLockScreenPhoto: "顯示裝置已被鎖定或處於遺失模式的螢幕照片",
+        .missingSecurityAnswer: "您的安全性問題答案",
+        .missingCard: "您帳號中登記的付款卡",
+        .missingDevice: "您帳號中登記之裝置的序號或 IMEI",
+
+        .progressReceived: "已受理",
+        .progressIdentityCheck: "身分確認",
+        .progressDocuments: "您的文件",
+        .progressReview: "審核",
+        .progressRestoringAccess: "恢復存取",
+        .progressRestoringLock: "解除鎖定",
+        .progressResetSent: "已寄出重設連結",
+        .progressResolved: "已解決",
+        .progressNotConfirmed: "無法確認",
+        .progressClosed: "已結案",
+
+        .noticeNeverPay: "切勿付錢給鎖定您裝置或帳號的人，也不要將任何驗證碼或密碼傳給對方：付錢換不回任何東西，我們也絕不會向您要求付款。",
+        .noticeDeviceOnly: "盜用您帳號的人開啟了兩步驟驗證，因此帳號本身無法復原。但您的裝置可以：所有權證明通過審核後，我們的工程師會解除啟用鎖定，您就能將裝置設定為新裝置。",
+        .noticeSecureAccount: "您已恢復存取權：請立即開啟兩步驟驗證，並變更與此帳號連結之電子郵件信箱的密碼，以免再次遭人盜用。",
+        .noticeNewAccount: "設定裝置時，請建立新的帳號，並立即為其開啟兩步驟驗證。",
+        .noticeContact: "如需聯絡我們的客服團隊，請透過 {contact} 與我們聯繫，並告知您的案件編號。",
+
+        .problemNotFound: "找不到符合此案件編號與存取碼的案件。",
+        .problemInvalidCaseNumber: "這不是有效的案件編號，請檢查是否輸入錯誤。",
+        .problemLocked: "嘗試失敗次數過多，請稍後再試。",
+        .problemCaseNotOpen: "此案件已結案，無法再新增任何內容。請聯絡 {contact}，並告知您的案件編號。",
+    ]
+}

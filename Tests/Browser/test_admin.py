@@ -1,0 +1,145 @@
+"""The administration page (/admin) in real headless Chromium: agents, API clients and the audit log."""
+import hashlib
+import hmac
+import json
+import time
+import urllib.error
+import urllib.request
+
+from selenium.webdriver.common.by import By
+
+from harness import BrowserTestCase
+
+CASE = {
+    'kind': 'account_takeover', 'account_email': 'victim@example.com',
+    'customer': {'name': 'Ada Victim', 'contact_email': 'victim.home@example.net'},
+    'devices': [{'serial': 'C02XK1ZJH3QD', 'imei': '490154203237518', 'model': 'Phone 12'}],
+    'facts': {'rescue_email_added': True}, 'summary': 'Opened by a partner during a secret rotation.',
+}
+
+
+class AdminTests(BrowserTestCase):
+
+    def open_admin(self, width=1280):
+        browser = self.browser(width=width)
+        admin = self.sign_in(browser, 'tier1', self.service.new_agent('tier1', admin=True))
+        link = browser.wait_for('#admin-link')
+        link.click()
+        browser.wait_for('#admin-body')
+        browser.wait_for_text('#audit-chain', 'verified')
+        return browser, admin
+
+    def secrets(self, browser):
+        """The one-time values shown in #secret, by their label."""
+        panel = browser.wait_for('#secret')
+        labels = [e.text for e in panel.find_elements(By.CSS_SELECTOR, 'dt')]
+        values = [e.text for e in panel.find_elements(By.CSS_SELECTOR, 'dd code')]
+        return dict(zip(labels, values))
+
+    def dismiss_secret(self, browser):
+        browser.click('#secret-done')
+        browser.wait_until_gone('#secret')
+        self.assertEqual(browser.find_all('#secret-values dd'), [], 'the secret is dropped from the page')
+
+    def signed_post(self, key, secret, path='/api/v1/cases', body=None):
+        # Each request differs (a counter in the summary): two identical ones signed in the same second are a replay.
+        self.posts = getattr(self, 'posts', 0) + 1
+        data = json.dumps(body or dict(CASE, summary='%s (%d)' % (CASE['summary'], self.posts))).encode()
+        timestamp = int(time.time())
+        mac = hmac.new(secret.encode(), b'%d.POST.%s.' % (timestamp, path.encode()) + data, hashlib.sha256).hexdigest()
+        request = urllib.request.Request(self.service.origin + path, data=data, method='POST', headers={
+            'Content-Type': 'application/json', 'Authorization': 'Bearer ' + key, 'Reclaim-Signature': 't=%d,v1=%s' % (timestamp, mac)})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def test_an_admin_adds_an_agent_who_signs_in_with_the_shown_secrets_and_is_sent_to_sign_in_when_deactivated(self):
+        browser, _ = self.open_admin()
+        self.assert_accessible(browser)
+        self.assertEqual(browser.unlabelled_controls(), [])
+        browser.fill('#agent-email', 'shown.once@example.com')
+        browser.fill('#agent-name-input', 'Shown Once')
+        browser.driver.find_element(By.CSS_SELECTOR, '#agent-tier option[value="tier2"]').click()
+        browser.click('#agent-add')
+        shown = self.secrets(browser)
+        self.assertEqual(shown['Email'], 'shown.once@example.com')
+        self.assertTrue(shown['TOTP URI'].startswith('otpauth://totp/'))
+        row = browser.wait_for('#agents-rows tr[data-email="shown.once@example.com"]')
+        self.assertIn('Never', row.text)
+        self.assert_accessible(browser)
+        self.readme_screenshot(browser, 'admin.png')
+        self.dismiss_secret(browser)
+
+        # The new agent signs in on the dashboard with exactly what was shown.
+        agent = {'email': shown['Email'], 'password': shown['Password'], 'totp_uri': shown['TOTP URI']}
+        other = self.browser()
+        self.sign_in(other, 'tier2', agent)
+        self.assertEqual(other.find('#agent-tier').text, 'Tier 2')
+        self.assertEqual(other.find_all('#admin-link:not([hidden])'), [], 'no administration link for a non-admin')
+
+        # Deactivated: the agent's open dashboard is sent to sign-in at its next request.
+        browser.click('#agents-rows tr[data-email="shown.once@example.com"] button[data-action="deactivate"]')
+        browser.wait_for_text('#agents-rows tr[data-email="shown.once@example.com"] [data-state]', 'Inactive')
+        self.expect_http_errors(401)
+        other.driver.execute_script("document.dispatchEvent(new Event('visibilitychange'))")
+        other.wait_for('#signin')
+        self.assertIn('session has ended', other.find('#signin-reason').text)
+        self.assertEqual(self.service.psql("SELECT count(*) FROM sessions s JOIN agents a ON a.id = s.agent_id WHERE a.email = 'shown.once@example.com'"), '0')
+
+        # Every change is in the audit log, newest first, and the chain verifies.
+        browser.wait_for_text('#audit-rows tr:first-child', 'deactivated')
+        self.assertIn('Added agent shown.once@example.com (Tier 2)', ' '.join(e.text for e in browser.find_all('#audit-rows tr[data-type="agent_added"]')))
+        self.assertIn('verified', browser.find('#audit-chain').text)
+
+        # A non-admin who opens /admin is told so, and sees no data.
+        self.expect_http_errors(403)
+        outsider = self.browser()
+        self.sign_in(outsider, 'tier3')
+        outsider.open('/admin')
+        outsider.wait_for_text('#admin-denied', 'Only administrators')
+        self.assertFalse(outsider.find('#admin-body').is_displayed())
+
+    def test_a_rotated_client_secret_overlaps_then_stops_and_the_page_works_at_360_px(self):
+        browser, _ = self.open_admin(width=360)
+        self.assertLessEqual(browser.overflow(), 0, 'the page scrolls sideways at 360 px')
+        browser.fill('#client-name', 'Carrier desk')
+        browser.click('#client-add')
+        created = self.secrets(browser)
+        key, old_secret = created['API key'], created['Signing secret']
+        self.dismiss_secret(browser)
+        self.assertEqual(self.signed_post(key, old_secret), 201)
+
+        row = '#clients-rows tr[data-client="%s"]' % created['Client id']
+        browser.click(row + ' button[data-action="rotate"]')
+        new_secret = self.secrets(browser)['Signing secret']
+        self.assertNotEqual(new_secret, old_secret)
+        self.assertIn('previous one keeps working', browser.find('#secret-intro').text)
+        self.assertLessEqual(browser.overflow(), 0)
+        self.assert_accessible(browser)
+        self.dismiss_secret(browser)
+        self.assertEqual(self.signed_post(key, old_secret), 201)
+        self.assertEqual(self.signed_post(key, new_secret), 201)
+        # The overlap ends (its end moved to the past rather than waited for): the old secret stops, the new one works.
+        self.service.psql("UPDATE api_clients SET previous_signing_expires_at = now() - interval '1 second' WHERE id = '%s'" % created['Client id'])
+        self.assertEqual(self.signed_post(key, old_secret), 401)
+        self.assertEqual(self.signed_post(key, new_secret), 201)
+
+        # Revoke asks once more, then the key stops.
+        browser.click(row + ' button[data-action="revoke"]')
+        browser.wait_for_text(row + ' button[data-action="revoke"]', 'Press again')
+        browser.click(row + ' button[data-action="revoke"]')
+        browser.wait_for_text(row, 'Revoked')
+        self.assertEqual(self.signed_post(key, new_secret), 401)
+        browser.wait_for_text('#audit-rows tr:first-child', 'Revoked API client Carrier desk')
+
+    def test_z_tampering_with_the_audit_log_shows_a_broken_chain(self):
+        # Named to run last in the class: it leaves the chain broken for good.
+        browser, _ = self.open_admin()
+        self.service.psql('ALTER TABLE admin_events DISABLE TRIGGER admin_events_append_only')
+        self.service.psql("UPDATE admin_events SET at = at + interval '1 second' WHERE seq = 1")
+        self.service.psql('ALTER TABLE admin_events ENABLE TRIGGER admin_events_append_only')
+        browser.driver.refresh()
+        browser.wait_for_text('#audit-chain', 'broken at entry 1')
+        self.assert_accessible(browser)

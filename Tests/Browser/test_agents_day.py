@@ -1,0 +1,362 @@
+"""The agents' day (issue 11) in real Chromium: documents arrive from the customer's page and move the case to
+review by themselves, tier 3 sees them first, approval waits for accepted documents, engineering works through the
+unlock checklist, a freeze is lifted. Every step goes through the pages; the customer's status is read on /status."""
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from harness import BrowserTestCase, png_bytes
+
+
+class AgentsDayTests(BrowserTestCase):
+
+    def open_case(self, browser, case_number):
+        browser.open('/#/cases/' + case_number)
+        browser.wait_for_text('#case-title', case_number[:4])
+        browser.wait_for('#chain-mark')
+
+    def customer_stage(self, case, expected):
+        """The customer's page, looked up with the case's own number and code, says `expected`."""
+        browser = self.browser().open('/status')
+        browser.fill('#case-number', case['case_number'])
+        browser.fill('#access-code', case['access_code'])
+        browser.click('#lookup-submit')
+        browser.wait_for_text('#stage', expected)
+        return browser
+
+    def upload_on_status_page(self, browser, kind):
+        Select(browser.find('#doc-type')).select_by_value(kind)
+        browser.find('#doc-file').send_keys(self.file_with(png_bytes(8, 8), '.png'))
+        browser.click('#upload-submit')
+        browser.wait_for_text('#upload-message', 'we received')
+
+    def review_all(self, browser, decision_reason):
+        """Accepts every pending document shown on the case."""
+        while True:
+            buttons = [b for b in browser.find_all('#evidence-list li button') if b.text == 'Review']
+            if not buttons:
+                return
+            item = buttons[0].find_element(By.XPATH, './ancestor::li')
+            evidence = item.get_attribute('data-evidence')
+            buttons[0].click()
+            form = browser.wait_for('#evidence-list li[data-evidence="%s"] form.review-form' % evidence)
+            form.find_element(By.CSS_SELECTOR, 'textarea').send_keys(decision_reason)
+            form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+            browser.wait_for_text('#evidence-list li[data-evidence="%s"] .badge' % evidence, 'accepted')
+
+    def test_documents_arrive_tier3_approves_and_engineering_undoes_every_change(self):
+        self.expect_http_errors(409)
+        case = self.service.case(state='awaiting_documents', path='documents')
+        number = case['case_number']
+
+        # The customer uploads both documents on /status; the second moves the case to review by itself.
+        customer = self.customer_stage(case, 'We need your proof of ownership')
+        self.upload_on_status_page(customer, 'invoice')
+        self.upload_on_status_page(customer, 'imei_photo')
+        customer.wait_for_text('#stage', 'We are reviewing your documents')
+
+        # Tier 3's queue shows the cases with unreviewed documents first, with their count.
+        tier3 = self.browser()
+        self.sign_in(tier3, 'tier3')
+        self.wait_for_queue(tier3, 'tier=tier3')
+        row = tier3.wait_for('#queue-rows tr[data-case="%s"]' % number)
+        self.assertIn('2 unreviewed documents', row.text)
+        flags = [bool(r.find_elements(By.CSS_SELECTOR, '.badge.unreviewed')) for r in tier3.find_all('#queue-rows tr')]
+        self.assertEqual(flags, sorted(flags, reverse=True), 'every case with unreviewed documents comes first')
+        self.assert_accessible(tier3)
+        row.find_element(By.CSS_SELECTOR, 'a.case-link').click()
+        tier3.wait_for_text('#case-state', 'Document review')
+        self.assertIn('2 unreviewed documents', tier3.find('#case-unreviewed').text)
+        self.assertIn('by the service', tier3.wait_for_text('#timeline-list', 'Begin review').text)
+
+        # Approving before the documents are accepted is refused, with what is missing.
+        tier3.click('button[data-action="approve"]')
+        tier3.click('#action-confirm')
+        tier3.wait_for_text('#case-message', 'no accepted document')
+        self.review_all(tier3, 'Matches the device on file.')
+        tier3.click('button[data-action="approve"]')
+        tier3.click('#action-confirm')
+        tier3.wait_for_text('#case-state', 'Engineering')
+        self.customer_stage(case, 'Our engineers are restoring your access')
+
+        # Engineering: two things the thief changed, two steps; Complete waits for both.
+        engineer = self.browser()
+        self.sign_in(engineer, 'engineering')
+        self.open_case(engineer, number)
+        steps = engineer.wait_for('#unlock-list')
+        self.assertEqual([li.get_attribute('data-step') for li in steps.find_elements(By.CSS_SELECTOR, 'li')],
+                         ['remove_rescue_email', 'reset_security_questions'])
+        engineer.click('button[data-action="complete"]')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-message', 'Not complete yet')
+        self.assertIn('2 of 2 still to do', engineer.find('#unlocks-summary').text)
+        self.assert_accessible(engineer)
+        self.readme_screenshot(engineer, 'dashboard-unlock-checklist.png')
+        for step in ('remove_rescue_email', 'reset_security_questions'):
+            engineer.click('button[data-unlock="%s"]' % step)
+            engineer.fill('#unlock-reason', 'Done in the account console.')
+            engineer.click('#unlock-confirm')
+            engineer.wait_for('#unlock-list li[data-step="%s"][data-done="true"]' % step)
+        engineer.wait_for_text('#unlocks-summary', 'Every step is done')
+        engineer.wait_for_text('#timeline-list', 'Unlock step done: Reset the security questions')
+        engineer.click('button[data-action="complete"]')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-state', 'Resolved')
+        self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % number), 'resolved')
+        self.assertEqual(engineer.unlabelled_controls(), [])
+        self.assert_accessible(engineer)
+        self.customer_stage(case, 'Your access is restored')
+
+    def test_tier2_lifts_a_freeze_and_the_timeline_says_so(self):
+        number = self.service.psql("SELECT case_number FROM cases WHERE frozen AND state = 'identity_check' LIMIT 1")
+        self.assertTrue(number, 'the demo data has a frozen case')
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        self.open_case(browser, number)
+        browser.wait_for('#case-frozen')
+        browser.click('button[data-action="unfreeze"]')
+        self.assert_accessible(browser)
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-message', 'Lift the freeze: done')
+        self.assertEqual(browser.find_all('#case-frozen'), [])
+        browser.wait_for_text('#timeline-list', 'Freeze lifted')
+        browser.wait_for('button[data-action="freeze"]')
+        self.assertEqual(self.service.psql("SELECT frozen FROM cases WHERE case_number = '%s'" % number), 'f')
+
+    def test_the_checklist_and_badges_fit_a_phone(self):
+        number = self.service.psql(
+            "SELECT case_number FROM cases WHERE state = 'engineering' AND cardinality(unlocks_done) = 1 LIMIT 1")
+        self.assertTrue(number, 'the demo data has a half-done unlock')
+        browser = self.browser(360, 740)
+        self.sign_in(browser, 'engineering')
+        self.open_case(browser, number)
+        browser.wait_for('#unlock-list li[data-done="true"]')
+        self.assertIn('1 of 2 still to do', browser.find('#unlocks-summary').text)
+        self.assertLessEqual(browser.overflow(), 0)
+        self.assert_accessible(browser)
+
+
+class OpenCaseTests(BrowserTestCase):
+
+    def test_tier1_opens_a_case_sees_duplicates_first_and_reads_out_the_code(self):
+        duplicate = self.service.case(state='new')
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.click('#open-case-link')
+        browser.wait_for_text('#open-title', 'Open a case')
+        self.assert_accessible(browser)
+        browser.fill('#open-account', duplicate['account_email'])
+        browser.fill('#open-name', 'Mei Chen')  # a change event on the e-mail runs the duplicate check
+        row = browser.wait_for('#duplicate-list li[data-case="%s"]' % duplicate['case_number'])
+        self.assertIn('/#/cases/' + duplicate['case_number'], row.find_element(By.CSS_SELECTOR, 'a').get_attribute('href'))
+        browser.fill('#open-contact', 'mei.chen@example.org')
+        Select(browser.find('#open-language')).select_by_value('zh-Hant')
+        browser.click('#open-fact-rescue_email_added')
+        browser.click('#open-fact-security_questions_changed')
+        browser.fill('#open-rescue', 'thief@evil.example')
+        browser.fill('#open-serial-0', 'F2LXBROWSER1')
+        browser.click('#open-add-device')
+        browser.fill('#open-imei-1', '490154203237518')
+        browser.fill('#open-summary', 'Called from a friend\'s phone; rescue address and questions changed.')
+        self.assert_accessible(browser)
+        browser.click('#open-submit')
+        number = browser.wait_for('#opened-number').text
+        code = browser.find('#opened-code').text
+        self.assertRegex(number, r'^\d{4} \d{4} \d{4}$')
+        self.assertRegex(code, r'^[0-9A-Z]{4} [0-9A-Z]{4} [0-9A-Z]{4} [0-9A-Z]{4}$')
+        self.assertIn(duplicate['case_number'], [li.get_attribute('data-case') for li in browser.find_all('#duplicate-list li')])
+        browser.click('#copy-code')
+        browser.wait_for_text('#opened-copied', 'Access code')
+        self.assert_accessible(browser)
+        self.readme_screenshot(browser, 'dashboard-case-opened.png')
+        digits = number.replace(' ', '')
+        row = self.service.psql("SELECT language || ' ' || rescue_email || ' ' || jsonb_array_length(devices) FROM cases WHERE case_number = '%s'" % digits)
+        self.assertEqual(row, 'zh-Hant thief@evil.example 2')
+        browser.click('#opened-link')
+        browser.wait_for_text('#case-state', 'New')
+        # The code read out works on the customer's page.
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', number)
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for('#stage')
+
+    def test_opening_refused_fields_are_named(self):
+        self.expect_http_errors(422)
+        browser = self.browser(360, 740)
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/new')
+        browser.fill('#open-account', 'not an address')
+        browser.click('#open-submit')
+        browser.wait_for_text('#open-error', 'account email')
+        self.assertLessEqual(browser.overflow(), 0)
+        self.assert_accessible(browser)
+
+
+class SecurityAnswersTests(BrowserTestCase):
+
+    def test_tier1_takes_the_answers_sends_the_reset_and_the_customer_sees_it_resolved(self):
+        case = self.service.case(state='new', kind='account_takeover')
+        index = case['account_email'].split('customer')[1].split('@')[0]  # demo.customer<k>@example.net: pet "Biscuit <k>"
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/cases/' + case['case_number'])
+        browser.wait_for('#answers-form')
+        self.assertIn('0 of 2', browser.find('#answers-outcome').text)
+        self.assertEqual(browser.find_all('#answers-reset'), [])
+        # A wrong answer is filed and shown as not matched; no reset is offered.
+        browser.fill('#answer-pet', 'Rover')
+        browser.click('#answers-submit')
+        browser.wait_for_text('#case-message', 'checked and filed')
+        browser.wait_for_text('#answers-outcome', '0 of 2')
+        # The right ones: every answer matched, the reset is offered in the same panel.
+        browser.fill('#answer-pet', 'biscuit ' + index)
+        browser.fill('#answer-city', '  LYON ')
+        browser.click('#answers-submit')
+        browser.wait_for_text('#answers-outcome', 'Every answer on file matched')
+        self.assert_accessible(browser)
+        browser.click('#answers-reset')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Resolved')
+        browser.wait_for_text('#timeline-list', 'Send reset')
+        self.assertNotIn('Rover', browser.find('#case-body').text)
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', 'We have sent you a reset link')
+
+
+class AccessCodeTests(BrowserTestCase):
+
+    def test_tier1_issues_a_new_code_the_old_one_stops_working(self):
+        self.expect_http_errors(404)
+        case = self.service.case(state='identity_check')
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/cases/' + case['case_number'])
+        browser.click('button[data-action="access-code"]')
+        browser.click('#action-confirm')
+        code = browser.wait_for('#new-code-value').text
+        self.assertRegex(code, r'^[0-9A-Z]{4}( [0-9A-Z]{4}){3}$')
+        browser.wait_for_text('#timeline-list', 'New access code issued')
+        self.assert_accessible(browser)
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#message', 'No case matches')
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for('#stage')
+
+
+class MergeTests(BrowserTestCase):
+
+    def test_tier2_merges_a_duplicate_from_the_list_the_target_shows_its_items_and_the_merge_is_undone(self):
+        # Two open identity-check cases on the same demo account.
+        rows = self.service.psql(
+            "SELECT a.case_number || ' ' || b.case_number FROM cases a JOIN cases b ON a.account_email = b.account_email "
+            "AND a.id <> b.id WHERE a.state = 'identity_check' AND b.state IN ('new', 'identity_check') AND NOT a.frozen "
+            "ORDER BY a.case_number, b.case_number LIMIT 1")
+        source, target = rows.split(' ')
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        browser.open('/#/cases/' + source)
+        browser.wait_for('#chain-mark')
+        browser.click('button[data-action="merge"]')
+        browser.click('#merge-choices input[data-case="%s"]' % target)
+        browser.fill('#merge-reason', 'Same caller, second channel.')
+        self.assert_accessible(browser)
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Merged')
+        self.assertIn(target[:4], browser.wait_for('#merged-banner').text)
+        browser.wait_for_text('#timeline-list', 'Merged into case')
+        self.assert_accessible(browser)
+        browser.click('#merged-link')
+        browser.wait_for_text('#case-title', target[:4])
+        browser.wait_for_text('#timeline-list', 'merged into this one')
+        browser.wait_for_text('.case-main', 'from case')  # its notes or evidence, marked with where they came from
+        # The customer of the merged case sees the target's status with their own code.
+        code = next(c['access_code'] for c in self.service.seed['cases'] if c['case_number'] == source)
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', source)
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for('#stage')
+        # Undone from the merged case.
+        browser.open('/#/cases/' + source)
+        browser.click('button[data-action="unmerge"]')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Identity check')
+        self.assertEqual(self.service.psql("SELECT merged_into IS NULL FROM cases WHERE case_number = '%s'" % source), 't')
+
+
+class DeviceOnlyTests(BrowserTestCase):
+
+    def test_engineering_removes_the_activation_lock_and_the_customer_is_told(self):
+        case = self.service.case(state='engineering', path='activation_lock')
+        browser = self.browser()
+        self.sign_in(browser, 'engineering')
+        browser.open('/#/cases/' + case['case_number'])
+        steps = browser.wait_for('#unlock-list')
+        self.assertEqual([li.get_attribute('data-step') for li in steps.find_elements(By.CSS_SELECTOR, 'li')], ['remove_activation_lock'])
+        browser.click('button[data-unlock="remove_activation_lock"]')
+        browser.click('#unlock-confirm')
+        browser.wait_for_text('#unlocks-summary', 'Every step is done')
+        browser.click('button[data-action="complete"]')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-state', 'Resolved')
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', 'The lock is removed from your device')
+        self.assertIn('set up your device as new', customer.find('#next-step').text)
+
+
+class VerifiedIdentityTests(BrowserTestCase):
+
+    def test_two_of_three_go_to_engineering_and_every_unlock_resolves_it(self):
+        case = self.service.case(state='new', kind='account_takeover')
+        number = case['case_number']
+        imei = self.service.psql("SELECT devices->0->>'imei' FROM cases WHERE case_number = '%s'" % number)
+        tier1 = self.browser()
+        self.sign_in(tier1, 'tier1')
+        tier1.open('/#/cases/' + number)
+        tier1.click('button[data-action="escalate"]')
+        tier1.click('#action-confirm')
+        tier1.wait_for_text('#case-state', 'Identity check')
+        tier2 = self.browser()
+        self.sign_in(tier2, 'tier2')
+        tier2.open('/#/cases/' + number)
+        tier2.wait_for('#verification-outcome')
+        # Factor 1: one security answer (the city is the same on every demo account).
+        tier2.fill('#answer-city', 'Lyon')
+        tier2.click('#answers-submit')
+        tier2.wait_for_text('#answers-outcome', '1 of 2')
+        # Factor 2: the device on file.
+        tier2.driver.find_element(By.CSS_SELECTOR, '#evidence-kind option[value="device"]').click()
+        tier2.fill('#ev-imei', imei)
+        tier2.click('#evidence-submit')
+        tier2.wait_for_text('#panel-verification', 'Device: matched')
+        tier2.wait_for_text('#verification-outcome', 'Identity verified')
+        tier2.click('button[data-action="verify"]')
+        tier2.click('#action-confirm')
+        tier2.wait_for_text('#case-state', 'Engineering')
+        engineer = self.browser()
+        self.sign_in(engineer, 'engineering')
+        engineer.open('/#/cases/' + number)
+        engineer.wait_for('#unlock-list')
+        engineer.click('button[data-unlock="remove_rescue_email"]')
+        engineer.click('#unlock-confirm')
+        engineer.wait_for('#unlock-list li[data-step="remove_rescue_email"][data-done="true"]')
+        # The last step given with Complete is recorded first, then the case resolves.
+        engineer.click('button[data-action="complete"]')
+        Select(engineer.find('#action-unlock')).select_by_value('reset_security_questions')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-state', 'Resolved')
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', number)
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', 'Your access is restored')
