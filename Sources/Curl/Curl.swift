@@ -193,7 +193,8 @@ private final class Transfer {
                 if line.hasPrefix("HTTP/") { headers.removeAll() }  // a 100 Continue's headers are not the answer's
                 continue
             }
-            headers.append((line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: [" ", "\t", "\r", "\n"])))
+            // By Character, not CharacterSet: "\r\n" is one Character, which trimmingCharacters(in:) leaves in place.
+            headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())))
         }
         return HTTPClientResponse(status: status, headers: headers, body: buffers.body)
     }

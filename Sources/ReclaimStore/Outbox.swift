@@ -120,15 +120,16 @@ public enum OutboxStore {
         let rows = try connection.query("""
             UPDATE outbox SET attempts = attempts + 1, next_attempt_at = \(leaseEnd)
             WHERE id IN (SELECT id FROM outbox WHERE state = 'queued' AND next_attempt_at <= \(now)
-                         ORDER BY next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                         ORDER BY next_attempt_at, created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING id, channel, case_id, endpoint_id, recipient, kind, payload, secret_sealed, secret_key_id, attempts, created_at
             """)
+        // RETURNING keeps no order: deliver in the order the changes were made (the opening mail before the news).
         return try rows.map { row in
             OutboxMessage(id: try row.decode("id"), channel: OutboxChannel(rawValue: try row.decode("channel")) ?? .mail,
                           caseID: try row.decode("case_id"), endpointID: try row.decode("endpoint_id"), recipient: try row.decode("recipient"),
                           kind: try row.decode("kind"), payload: try row.decode("payload"), sealedSecret: try row.decode("secret_sealed"),
                           secretKeyID: try row.decode("secret_key_id"), attempt: try row.decode("attempts"), createdAt: try row.decode("created_at"))
-        }
+        }.sorted { $0.createdAt < $1.createdAt }
     }
 
     /// Records one attempt in the log.

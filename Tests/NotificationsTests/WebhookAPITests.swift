@@ -52,7 +52,7 @@ import Testing
         #expect(!rows.joined().contains(String(secret.dropFirst(6))))
     }
 
-    @Test(arguments: ["http://example.com/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://localhost/x",
+    @Test(arguments: ["http://example.com/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://127.0.0.2/x",
                       "https://192.168.0.10/hook", "ftp://example.com/"])
     func ssrfDestinationsAreRefused(url: String) throws {
         let client = try service.addClient()
