@@ -192,6 +192,18 @@ import Testing
         #expect(try messages(opened.record).first?.state == .sent)
     }
 
+    @Test func aClaimLostWhileTheBatchWaitedIsNotSentAgain() throws {
+        _ = try open()
+        // Worker A claims; its lease runs out before it reaches the message; worker B claims it (attempt 2).
+        let a = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 0.05, on: $0) }
+        Thread.sleep(forTimeInterval: 0.1)
+        let b = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 60, on: $0) }
+        #expect(a.count == 1 && b.count == 1 && b[0].attempt == a[0].attempt + 1)
+        // A's renewal before its transfer matches nothing, so A skips it; B's holds.
+        #expect(try pool.withConnection { try OutboxStore.renew(id: a[0].id, attempt: a[0].attempt, until: Date().addingTimeInterval(20), on: $0) } == false)
+        #expect(try pool.withConnection { try OutboxStore.renew(id: b[0].id, attempt: b[0].attempt, until: Date().addingTimeInterval(20), on: $0) })
+    }
+
     @Test func aMessageThatCannotBeDeliveredIsDeadLettered() throws {
         _ = try open()
         let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(freePort())", schedule: [0.05, 0.05]))
