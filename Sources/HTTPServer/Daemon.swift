@@ -160,7 +160,7 @@ extension HTTPServer {
     }
 
     /// MHD is done with the request (answered, failed, or the connection closed).
-    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, connection: OpaquePointer?, reason: MHD_RequestTerminationCode) {
+    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode) {
         let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeRetainedValue()
         context.connection = nil
         connectionGuard.readyForNext(context.watch)
@@ -235,7 +235,7 @@ private func requestCompletedCallback(
 ) {
     guard let cls, let contextSlot, let pointer = contextSlot.pointee else { return }
     contextSlot.pointee = nil
-    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, connection: connection, reason: reason)
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, reason: reason)
 }
 
 private func acceptPolicyCallback(_ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> MHD_Result {
