@@ -96,6 +96,15 @@ reclaim_mhd_connection_fd (struct MHD_Connection *connection)
   return info == NULL ? -1 : info->connect_fd;
 }
 
+/// The connection's socket context (MHD_CONNECTION_INFO_SOCKET_CONTEXT): what the connection callback stored, or NULL.
+/// Only the thread that owns the connection may ask (MHD writes the answer into the connection).
+static inline void *
+reclaim_mhd_socket_context (struct MHD_Connection *connection)
+{
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info == NULL ? NULL : info->socket_context;
+}
+
 /// A connection opened (started = 1) or closed (started = 0); called on the worker thread that owns it,
 /// and for a close before MHD closes the socket.
 typedef void (*reclaim_mhd_connection_callback) (void *cls, struct MHD_Connection *connection, void **socket_context, unsigned int toe);

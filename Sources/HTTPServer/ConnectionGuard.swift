@@ -5,29 +5,27 @@ import Synchronization
 /// Slow and greedy clients: the connection cap and the head and body deadlines, which MHD's idle timeout alone
 /// does not give (a client sending one byte every few seconds is never idle).
 ///
-/// Every open connection has an entry, made and removed by MHD's connection callbacks on the worker thread that
-/// owns it (the removal comes before MHD closes the socket). A sweeper thread shuts down the socket of any
-/// connection past its deadline; MHD then sees the close and cleans up on its own thread. Doing that under the
-/// same lock as the removal means a socket number is never touched after MHD closed (and maybe reused) it.
+/// Every open connection has a `ConnectionWatch`, made and dropped by MHD's connection callbacks on the worker
+/// thread that owns the connection (the drop comes before MHD closes the socket). MHD keeps it in the connection's
+/// socket context; each request's context holds it too, so the request path moves the deadline with one atomic
+/// store: no lock, no lookup, nothing shared between connections. The registry of watches (one lock) is touched
+/// only at open, at close and by the sweeper, a thread that every 100 ms shuts down the socket of any connection
+/// past its deadline; MHD then sees the close and cleans up on its own thread. The sweeper shuts a socket down only
+/// while holding the registry's lock and only for a watch still in it, and the close callback removes the watch
+/// under that lock before MHD closes the socket: a socket number is never touched after MHD closed (and maybe
+/// reused) it.
 /// - From the moment a connection can take a request (accepted, or its last answer sent), its whole head must
 ///   arrive within `headTimeout`; its body then within `bodyTimeout`. A handler's own time is never limited here.
 /// - Above `softCap` open connections, new ones are still accepted, but their first request is answered 503 at
 ///   once (and must arrive within a second); above `hardCap` the accept policy closes them immediately. Either way
 ///   a new client gets an answer at once instead of waiting in the listen queue.
 final class ConnectionGuard: Sendable {
-    struct Entry {
-        let socket: Int32
-        /// Monotonic nanoseconds after which the socket is shut down; 0 while a handler works.
-        var deadline: UInt64
-        /// Accepted above the soft cap: its first request is answered 503.
-        let overflow: Bool
-    }
-
     let headTimeout: UInt64
     let bodyTimeout: UInt64
     let softCap: Int
     let hardCap: Int
-    private let entries = Mutex<[UInt: Entry]>([:])
+    /// Every open connection's watch, for the sweeper; keyed by the watch itself.
+    private let watches = Mutex<[ObjectIdentifier: ConnectionWatch]>([:])
     private let count = Atomic<Int>(0)
     /// Connections shut down for missing a deadline.
     let timedOut = Atomic<Int>(0)
@@ -52,48 +50,48 @@ final class ConnectionGuard: Sendable {
         return false
     }
 
-    func opened(_ connection: OpaquePointer) {
+    /// MHD opened the connection: its watch goes into the registry and, retained, into MHD's socket context.
+    func opened(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let open = count.add(1, ordering: .relaxed).newValue
         let overflow = open > softCap
         let wait = overflow ? min(headTimeout, 1_000_000_000) : headTimeout
-        let entry = Entry(socket: reclaim_mhd_connection_fd(connection), deadline: monotonicNanos() + wait, overflow: overflow)
-        entries.withLock { $0[key(connection)] = entry }
+        let watch = ConnectionWatch(socket: reclaim_mhd_connection_fd(connection), overflow: overflow, deadline: monotonicNanos() + wait)
+        watches.withLock { $0[ObjectIdentifier(watch)] = watch }
+        socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
     }
 
-    func closed(_ connection: OpaquePointer) {
-        if entries.withLock({ $0.removeValue(forKey: key(connection)) }) != nil { count.subtract(1, ordering: .relaxed) }
+    /// MHD is about to close the connection's socket: once this returns, the sweeper can no longer reach it.
+    func closed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let watch = Unmanaged<ConnectionWatch>.fromOpaque(pointer).takeRetainedValue()
+        if watches.withLock({ $0.removeValue(forKey: ObjectIdentifier(watch)) }) != nil { count.subtract(1, ordering: .relaxed) }
     }
 
-    /// True when the connection came in above the soft cap.
-    func isOverflow(_ connection: OpaquePointer) -> Bool { entries.withLock { $0[key(connection)]?.overflow ?? false } }
+    /// The connection's watch, from its socket context; only on the worker thread that owns the connection.
+    func watch(_ connection: OpaquePointer) -> ConnectionWatch? {
+        reclaim_mhd_socket_context(connection).map { Unmanaged<ConnectionWatch>.fromOpaque($0).takeUnretainedValue() }
+    }
 
     /// Headers in: the body (if any) must follow within `bodyTimeout`.
-    func headArrived(_ connection: OpaquePointer) { setDeadline(connection, after: bodyTimeout) }
+    func headArrived(_ watch: ConnectionWatch?) { watch?.deadline.store(monotonicNanos() + bodyTimeout, ordering: .relaxed) }
 
     /// The request is whole: the handler's time is its own.
-    func handling(_ connection: OpaquePointer) { setDeadline(connection, after: nil) }
+    func handling(_ watch: ConnectionWatch?) { watch?.deadline.store(0, ordering: .relaxed) }
 
     /// The answer is out: the next request's head must arrive within `headTimeout` (keep-alive included).
-    func readyForNext(_ connection: OpaquePointer) { setDeadline(connection, after: headTimeout) }
-
-    private func setDeadline(_ connection: OpaquePointer, after nanos: UInt64?) {
-        let deadline = nanos.map { monotonicNanos() + $0 } ?? 0
-        entries.withLock { entries in
-            let key = key(connection)
-            guard let entry = entries[key] else { return }
-            entries[key] = Entry(socket: entry.socket, deadline: deadline, overflow: entry.overflow)
-        }
-    }
-
-    private func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))) }
+    func readyForNext(_ watch: ConnectionWatch?) { watch?.deadline.store(monotonicNanos() + headTimeout, ordering: .relaxed) }
 
     /// Shuts down every socket past its deadline (MHD closes the connection when it sees that).
     func sweep() {
         let now = monotonicNanos()
-        entries.withLock { entries in
-            for (key, entry) in entries where entry.deadline != 0 && entry.deadline < now {
-                if entry.socket >= 0 { _ = Foundation.shutdown(entry.socket, Int32(SHUT_RDWR)) }
-                entries[key] = Entry(socket: entry.socket, deadline: 0, overflow: entry.overflow)
+        watches.withLock { watches in
+            for watch in watches.values {
+                let deadline = watch.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline < now else { continue }
+                // A deadline the request path moved since the load (the head came in, say) is the one that counts.
+                guard watch.deadline.compareExchange(expected: deadline, desired: 0, ordering: .relaxed).exchanged else { continue }
+                if watch.socket >= 0 { _ = Foundation.shutdown(watch.socket, Int32(SHUT_RDWR)) }
                 timedOut.add(1, ordering: .relaxed)
             }
         }
@@ -116,4 +114,21 @@ final class ConnectionGuard: Sendable {
 
     /// Open connections right now.
     var openConnections: Int { count.load(ordering: .relaxed) }
+}
+
+/// One open connection as the guard sees it: its socket, whether it came in above the soft cap, and its deadline.
+/// Written by the connection's worker thread without a lock; read by the sweeper.
+final class ConnectionWatch: Sendable {
+    /// The socket as it was at open; only ever shut down while the watch is in the guard's registry.
+    let socket: Int32
+    /// Accepted above the soft cap: its first request is answered 503.
+    let overflow: Bool
+    /// Monotonic nanoseconds after which the socket is shut down; 0 while a handler works (or once shut down).
+    let deadline: Atomic<UInt64>
+
+    init(socket: Int32, overflow: Bool, deadline: UInt64) {
+        self.socket = socket
+        self.overflow = overflow
+        self.deadline = Atomic(deadline)
+    }
 }

@@ -147,22 +147,23 @@ extension HTTPServer {
     // MARK: - MHD callbacks (entered through the @convention(c) functions at the bottom of the file)
 
     /// The request line arrived: allocate the context MHD will hand back as `*con_cls`.
-    fileprivate func requestLine(target: UnsafePointer<CChar>) -> UnsafeMutableRawPointer {
+    /// The connection's watch is looked up here once, so the rest of the request reaches it without MHD or a lock.
+    fileprivate func requestLine(target: UnsafePointer<CChar>, connection: OpaquePointer?) -> UnsafeMutableRawPointer {
         metrics.requestStarted()
         let length = strlen(target)
         let start = UInt(bitPattern: target)
         // Where the target sits in MHD's buffer is kept too: a NUL hidden in the request line shows there.
         let context = RequestContext(target: String(decoding: UnsafeRawBufferPointer(start: target, count: length), as: UTF8.self),
                                      targetStart: start, targetEnd: start + UInt(length), startNanos: monotonicNanos(),
-                                     requestID: requestIDs.next())
+                                     requestID: requestIDs.next(), watch: connection.flatMap(connectionGuard.watch))
         return Unmanaged.passRetained(context).toOpaque()
     }
 
     /// MHD is done with the request (answered, failed, or the connection closed).
-    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, connection: OpaquePointer?, reason: MHD_RequestTerminationCode) {
+    fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode) {
         let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeRetainedValue()
         context.connection = nil
-        if let connection { connectionGuard.readyForNext(connection) }
+        connectionGuard.readyForNext(context.watch)
         if context.holdsLargeBodySlot {
             context.holdsLargeBodySlot = false
             metrics.largeBodies.subtract(1, ordering: .relaxed)
@@ -225,7 +226,7 @@ extension HTTPServer {
 
 private func requestLineCallback(_ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?) -> UnsafeMutableRawPointer? {
     guard let cls, let uri else { return nil }
-    return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestLine(target: uri)
+    return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestLine(target: uri, connection: connection)
 }
 
 private func requestCompletedCallback(
@@ -234,7 +235,7 @@ private func requestCompletedCallback(
 ) {
     guard let cls, let contextSlot, let pointer = contextSlot.pointee else { return }
     contextSlot.pointee = nil
-    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, connection: connection, reason: reason)
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(pointer, reason: reason)
 }
 
 private func acceptPolicyCallback(_ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> MHD_Result {
@@ -244,9 +245,9 @@ private func acceptPolicyCallback(_ cls: UnsafeMutableRawPointer?, _ address: Un
 
 private func connectionNotifyCallback(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                                       _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: UInt32) {
-    guard let cls, let connection else { return }
+    guard let cls, let connection, let socketContext else { return }
     let guardian = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connectionGuard
-    if toe == 0 { guardian.opened(connection) } else { guardian.closed(connection) }
+    if toe == 0 { guardian.opened(connection, socketContext: socketContext) } else { guardian.closed(socketContext: socketContext) }
 }
 
 private func accessHandlerCallback(

@@ -9,7 +9,7 @@ import Foundation
 extension HTTPServer {
     /// Final call: the whole body is in. Run the handler (or serve the file, or the problem).
     func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
-        connectionGuard.handling(connection)
+        connectionGuard.handling(context.watch)
         switch context.disposition {
         case .problem(let problem):
             return queue(.problem(problem, requestID: context.requestID), context: context, connection: connection)

@@ -16,8 +16,8 @@ extension HTTPServer {
         context.method = method
         if let method { context.methodLabel = method.rawValue }
         _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(context).toOpaque())
-        connectionGuard.headArrived(connection)
-        if connectionGuard.isOverflow(connection) {
+        connectionGuard.headArrived(context.watch)
+        if context.watch?.overflow == true {
             // Accepted above the cap only to be told so now, rather than left waiting in the listen queue.
             return answerEarly(context, connection: connection, problem: .unavailable(retryAfter: 1, code: HTTPProblemCode.overloaded,
                                                                                       detail: "Too many connections; try again in a moment."))

@@ -32,6 +32,8 @@ final class RequestContext: @unchecked Sendable {
     let targetEnd: UInt
     let startNanos: UInt64
     let requestID: String
+    /// The connection's deadline and overflow mark (see `ConnectionGuard`); nil only if MHD gave no socket context.
+    let watch: ConnectionWatch?
     var phase = Phase.fresh
     var method: HTTPMethod?
     /// The method label for logs and metrics ("OTHER" for methods we do not route).
@@ -62,12 +64,13 @@ final class RequestContext: @unchecked Sendable {
     /// Set by a deferred handler's first completion; later calls are ignored.
     private let completed = Atomic<Bool>(false)
 
-    init(target: String, targetStart: UInt, targetEnd: UInt, startNanos: UInt64, requestID: String) {
+    init(target: String, targetStart: UInt, targetEnd: UInt, startNanos: UInt64, requestID: String, watch: ConnectionWatch?) {
         self.target = target
         self.targetStart = targetStart
         self.targetEnd = targetEnd
         self.startNanos = startNanos
         self.requestID = requestID
+        self.watch = watch
     }
 
     /// True for the first call only: a deferred handler's completion runs the `after` stages once.
