@@ -105,7 +105,7 @@ reclaim_mhd_socket_context (struct MHD_Connection *connection)
   return info == NULL ? NULL : info->socket_context;
 }
 
-/// A connection opened (started = 1) or closed (started = 0); called on the worker thread that owns it,
+/// A connection opened (toe = MHD_CONNECTION_NOTIFY_STARTED, 0) or closed (MHD_CONNECTION_NOTIFY_CLOSED, 1); called on the worker thread that owns it,
 /// and for a close before MHD closes the socket.
 typedef void (*reclaim_mhd_connection_callback) (void *cls, struct MHD_Connection *connection, void **socket_context, unsigned int toe);
 
