@@ -581,8 +581,8 @@ function loadMessages({ polled = false } = {}) {
     if (items.length === 0) return h('p', { class: 'muted' }, 'Nothing sent yet.');
     return h('ol', { class: 'messages', id: 'messages-list' }, items.map((m) => h('li', { dataset: { channel: m.channel, kind: m.kind, state: m.state } },
       h('span', { class: 'when' }, formatDateTime(m.created_at)),
-      h('span', { class: 'what' }, m.channel === 'mail' ? 'Mail: ' : 'Webhook ', h('span', { class: m.channel === 'mail' ? '' : 'mono' }, label(MESSAGE_KINDS, m.kind))),
-      h('span', { class: 'to' }, ' to ', h('span', { class: 'mono' }, recipientWords(m))),
+      h('span', { class: 'what' }, m.channel === 'mail' ? 'Mail to ' : 'Webhook to ', h('span', { class: 'mono to' }, recipientWords(m)), ': ',
+        h('span', { class: m.channel === 'mail' ? 'kind' : 'kind mono' }, label(MESSAGE_KINDS, m.kind))),
       h('span', { class: `message-state ${m.state}` }, messageStateWords(m)))));
   });
 }

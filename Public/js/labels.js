@@ -84,9 +84,9 @@ export const FACTORS = { security_answer: 'Security answer', card: 'Payment card
 
 /** The mails the customer receives (CustomerMailKind) and the webhook events (WebhookEvent), for the Messages panel. */
 export const MESSAGE_KINDS = {
-  case_opened: 'Case opened: number, access code and status link', access_code_reissued: 'New access code',
-  state_changed: 'The case moved on', documents_requested: 'Documents requested', customer_note: 'A note for the customer',
-  merged: 'Merged into another case',
+  case_opened: 'case opened (number, access code, status link)', access_code_reissued: 'a new access code',
+  state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
+  merged: 'merged into another case',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added',
 };

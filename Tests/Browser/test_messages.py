@@ -79,7 +79,7 @@ class MessagesTests(BrowserTestCase):
         browser.open('/#/cases/' + number)
         browser.wait_for_text('#case-state', 'New')
         opening = browser.wait_for('#messages-list li[data-kind="case_opened"]')
-        self.assertIn('Case opened', opening.text)
+        self.assertIn('Mail to %s: case opened (number, access code, status link)' % contact, opening.text)
         self.assertIn(contact, opening.text)
         self.assertIn('Sent ', opening.find_element(By.CSS_SELECTOR, '.message-state').text)
         self.assertEqual(len(browser.find_all('#messages-list li')), 1)
