@@ -1,5 +1,6 @@
 // One case: facts, devices, path and due date; the actions this agent may take now (allowed_actions), each
-// asking for what the API needs; verification; evidence with previews for tier3+; notes; the timeline with
+// asking for what the API needs; verification; evidence with previews for tier3+; notes; the messages sent (what,
+// to whom, when, never a body); the timeline with
 // a mark saying whether its hash chain verifies. Every change sends If-Match with the version shown; a 412
 // says someone else changed the case and reloads it.
 import { ApiError, MAX_UPLOAD_BYTES } from './api.js';
@@ -149,11 +150,12 @@ function render() {
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
         app.can('case.verification') ? section('Verification', 'verification', h('div', { id: 'verification-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null)));
   loadTimeline();
-  if (app.can('case.events')) loadMessages();
   if (app.can('evidence.file') && ['new', 'identity_check'].includes(c.state)) loadAnswers();
   if (app.can('evidence.list')) loadEvidence();
   loadNotes();
   if (app.can('case.verification')) loadVerification();
+  // Last: the panels the agent works in are asked for first.
+  if (app.can('case.events')) loadMessages();
 }
 
 function dueWords(c, open, left) {
