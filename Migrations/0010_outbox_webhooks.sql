@@ -1,4 +1,4 @@
--- 0008: the case talks back (api.md v1.1 "Notifications"). Every message leaves through `outbox`, written in the
+-- 0010: the case talks back (api.md v1.1 "Notifications"). Every message leaves through `outbox`, written in the
 -- same transaction as the change that caused it; a worker in every instance claims due rows with
 -- FOR UPDATE SKIP LOCKED. Webhook endpoints belong to API clients; their secrets are sealed (never in clear).
 CREATE TABLE webhook_endpoints (

@@ -32,8 +32,11 @@ public struct NotificationSettings: Sendable {
     public var threads: Int = 1
     /// How long an idle worker waits before looking again.
     public var pollInterval: TimeInterval = 1
-    /// How long a claim keeps other workers off a message: longer than any transfer may take.
-    public var lease: TimeInterval = 120
+    /// How long a claim keeps other workers off the batch's messages while they wait their turn; each message's
+    /// lease is renewed to its transfer's timeout plus `leaseMargin` just before it is sent.
+    public var lease: TimeInterval = 60
+    /// Seconds a renewed lease outlasts the transfer's timeout (recording the result fits in it).
+    public var leaseMargin: TimeInterval = 5
     /// Messages claimed at once.
     public var batchSize: Int = 10
 
@@ -141,6 +144,12 @@ public final class DeliveryWorker: Sendable {
     public func runOnce() throws -> Int {
         let claimed = try pool.withTransaction { try OutboxStore.claim(limit: settings.batchSize, now: now(), lease: settings.lease, on: $0) }
         for message in claimed {
+            // The claim's lease covers waiting in the batch; this one covers the transfer, which curl cuts at its timeout.
+            // A message another worker claimed meanwhile (our lease ran out) has a new attempt number: skip it.
+            let transfer = message.channel == .mail ? settings.smtpTimeouts.totalSeconds : settings.webhookTimeout
+            guard try pool.withConnection({ connection in
+                try OutboxStore.renew(id: message.id, attempt: message.attempt, until: now().addingTimeInterval(transfer + settings.leaseMargin), on: connection)
+            }) else { continue }
             let started = DispatchTime.now().uptimeNanoseconds
             let outcome = attempt(message)
             let milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)

@@ -130,13 +130,14 @@ public enum OutboxStore {
                          ORDER BY next_attempt_at, created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING id, channel, case_id, endpoint_id, recipient, kind, payload, secret_sealed, secret_key_id, attempts, created_at
             """)
-        // RETURNING keeps no order: deliver in the order the changes were made (the opening mail before the news).
+        // RETURNING keeps no order: deliver in the order the changes were made (the opening mail before the news), and
+        // of one change's messages the customer's mail first.
         return try rows.map { row in
             OutboxMessage(id: try row.decode("id"), channel: OutboxChannel(rawValue: try row.decode("channel")) ?? .mail,
                           caseID: try row.decode("case_id"), endpointID: try row.decode("endpoint_id"), recipient: try row.decode("recipient"),
                           kind: try row.decode("kind"), payload: try row.decode("payload"), sealedSecret: try row.decode("secret_sealed"),
                           secretKeyID: try row.decode("secret_key_id"), attempt: try row.decode("attempts"), createdAt: try row.decode("created_at"))
-        }.sorted { $0.createdAt < $1.createdAt }
+        }.sorted { ($0.createdAt, $0.channel == .mail ? 0 : 1) < ($1.createdAt, $1.channel == .mail ? 0 : 1) }
     }
 
     /// Records one attempt in the log.
@@ -146,6 +147,14 @@ public enum OutboxStore {
             INSERT INTO outbox_attempts (message_id, attempted_at, status, duration_ms, error)
             VALUES (\(messageID), \(at), \(status), \(durationMilliseconds), \(error))
             """)
+    }
+
+    /// Renews a claimed message's lease to `until` just before its transfer; false when the claim was lost (the claim's
+    /// lease ran out while earlier messages of the batch were delivered, and another worker claimed it): skip it then.
+    public static func renew(id: UUID, attempt: Int, until: Date, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE outbox SET next_attempt_at = \(until) WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
+            """) == 1
     }
 
     /// Marks a claimed message delivered; false when the claim was lost (the lease ran out and another worker took it).

@@ -96,7 +96,9 @@ class Service:
         self.env = dict(os.environ, DATABASE_URL=self.conninfo, RECLAIM_KEY_FILE=keys,
                         RECLAIM_ADDRESS='127.0.0.1:%d' % self.port,
                         RECLAIM_PUBLIC_DIR=os.path.join(ROOT, 'Public'),
-                        RECLAIM_MIGRATIONS_DIR=os.path.join(ROOT, 'Migrations'))
+                        RECLAIM_MIGRATIONS_DIR=os.path.join(ROOT, 'Migrations'),
+                        # Without SMTP the delivery worker writes each mail here as an .eml file.
+                        RECLAIM_DATA_DIR=os.path.join(self.directory, 'data'))
         run = dict(env=self.env, check=True, capture_output=True, text=True)
         subprocess.run([self.binary, 'keys', 'generate', '--output', keys], **run)
         subprocess.run([self.binary, 'migrate'], **run)

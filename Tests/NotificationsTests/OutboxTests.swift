@@ -192,6 +192,65 @@ import Testing
         #expect(try messages(opened.record).first?.state == .sent)
     }
 
+    @Test func everyMailOfTheContractArrivesInEachLanguage() throws {
+        let inbox = directory + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let smtp = try PythonHelper("smtp_sink.py", [inbox])
+        defer { smtp.stop() }
+        struct Expected { let address: String; let one: CaseOperations.Opened; let other: CaseOperations.Opened; let newCode: AccessCode }
+        var expected: [CustomerLanguage: Expected] = [:]
+        for language in CustomerLanguage.allCases {
+            let address = "owner-\(language.rawValue.lowercased())@example.net"
+            let one = try open(opening(contact: address, language: language))
+            let other = try open(opening(contact: address, language: language))
+            let number = try CaseNumber(parsing: one.record.number)
+            let newCode = try pool.withTransaction { connection in
+                _ = try operations.addNote(number, body: "Please call us", visibility: .customer, by: agent, at: Date(), on: connection)
+                _ = try operations.transition(number, expectedVersion: nil, .init(action: .requestDocuments, reason: "Answers do not match"), actorTier: .tier2, by: agent, at: Date(), on: connection)
+                let code = try operations.reissueAccessCode(number, by: agent, at: Date(), on: connection)
+                _ = try operations.merge(number, expectedVersion: nil, into: try CaseNumber(parsing: other.record.number), reason: "Same owner",
+                                         actorTier: .tier2, by: agent, at: Date(), on: connection)
+                return code
+            }
+            expected[language] = Expected(address: address, one: one, other: other, newCode: newCode)
+        }
+        let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(smtp.port)"))
+        delivery.start()
+        defer { delivery.stop() }
+        // Per language: two openings, a customer note, documents requested, a new code, a merge.
+        #expect(eventually { receivedMails(in: inbox).count == 18 })
+        let mails = receivedMails(in: inbox)
+        for (language, case_) in expected {
+            let theirs = mails.filter { $0.recipients == [case_.address] }
+            let one = try CaseNumber(parsing: case_.one.record.number).description, other = try CaseNumber(parsing: case_.other.record.number).description
+            let kinds: [CustomerMailKind] = [.caseOpened, .customerNote, .documentsRequested, .accessCodeReissued, .merged]
+            let subjects = Set(kinds.map { MailText.subject($0, caseNumber: one, language: language) } + [MailText.subject(.caseOpened, caseNumber: other, language: language)])
+            #expect(Set(theirs.map(\.subject)) == subjects, "\(language)")
+            #expect(theirs.count == 6)
+            // Only the opening mails and the new code's carry a code, each its own.
+            for mail in theirs {
+                let carries = mail.subject == MailText.subject(.caseOpened, caseNumber: one, language: language) ? case_.one.accessCode
+                    : mail.subject == MailText.subject(.caseOpened, caseNumber: other, language: language) ? case_.other.accessCode
+                    : mail.subject == MailText.subject(.accessCodeReissued, caseNumber: one, language: language) ? case_.newCode : nil
+                for code in [case_.one.accessCode, case_.other.accessCode, case_.newCode] {
+                    #expect(mail.body.contains(code.display) == (code == carries), "\(language) \(mail.subject)")
+                }
+            }
+        }
+    }
+
+    @Test func aClaimLostWhileTheBatchWaitedIsNotSentAgain() throws {
+        _ = try open()
+        // Worker A claims; its lease runs out before it reaches the message; worker B claims it (attempt 2).
+        let a = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 0.05, on: $0) }
+        Thread.sleep(forTimeInterval: 0.1)
+        let b = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 60, on: $0) }
+        #expect(a.count == 1 && b.count == 1 && b[0].attempt == a[0].attempt + 1)
+        // A's renewal before its transfer matches nothing, so A skips it; B's holds.
+        #expect(try pool.withConnection { try OutboxStore.renew(id: a[0].id, attempt: a[0].attempt, until: Date().addingTimeInterval(20), on: $0) } == false)
+        #expect(try pool.withConnection { try OutboxStore.renew(id: b[0].id, attempt: b[0].attempt, until: Date().addingTimeInterval(20), on: $0) })
+    }
+
     @Test func aMessageThatCannotBeDeliveredIsDeadLettered() throws {
         _ = try open()
         let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(freePort())", schedule: [0.05, 0.05]))
