@@ -8,8 +8,6 @@ import hashlib
 import hmac
 import json
 import os
-import shutil
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -30,24 +28,17 @@ class MessagesTests(BrowserTestCase):
 
     @classmethod
     def setUpClass(cls):
-        # This class's service only: mail files in a directory of its own, loopback webhooks allowed.
-        cls.data_dir = tempfile.mkdtemp(prefix='reclaim-browser-data-')
-        extra = {'RECLAIM_DATA_DIR': cls.data_dir, 'RECLAIM_WEBHOOK_ALLOW': '127.0.0.1'}
-        saved = {name: os.environ.get(name) for name in extra}
-        os.environ.update(extra)
+        # This class's service only: loopback webhook destinations allowed (the harness keeps the .eml files in its
+        # own scratch directory).
+        saved = os.environ.get('RECLAIM_WEBHOOK_ALLOW')
+        os.environ['RECLAIM_WEBHOOK_ALLOW'] = '127.0.0.1'
         try:
             super().setUpClass()
         finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        shutil.rmtree(cls.data_dir, ignore_errors=True)
+            if saved is None:
+                os.environ.pop('RECLAIM_WEBHOOK_ALLOW', None)
+            else:
+                os.environ['RECLAIM_WEBHOOK_ALLOW'] = saved
 
     def signed_post(self, key, secret, path, body):
         data = json.dumps(body).encode()
