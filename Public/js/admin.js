@@ -1,4 +1,5 @@
-// The administration page (/admin): agents, API clients and the audit log, for admin agents. Every change is a
+// The administration page (/admin): agents, API clients (with their webhook endpoints and latest deliveries) and the
+// audit log, for admin agents. Every change is a
 // call to /api/v1/admin/…, which records it on the admin hash chain; the chain is checked here, in the browser.
 // One-time secrets (a new agent's password and TOTP URI, a client's key and signing secret) are shown once in
 // #secret and dropped from the page when dismissed.
@@ -160,13 +161,90 @@ function clientRow(client) {
       h('span', { class: 'block small mono', text: client.id })),
     h('td', {}, h('span', { class: client.active ? 'state-on' : 'state-off', text: client.active ? 'Active' : `Revoked ${formatDateTime(client.revoked_at)}` })),
     h('td', { class: 'small', text: secret }),
-    h('td', {}, client.active ? h('div', { class: 'actions' }, rotate, revoke) : '—'));
+    h('td', {}, h('div', { class: 'actions' }, client.active ? [rotate, revoke] : null, webhooksButton(client))));
+}
+
+// MARK: A client's webhooks
+
+// The clients whose webhooks are shown, kept open when the list is drawn again.
+const openWebhooks = new Set();
+
+function webhooksButton(client) {
+  const button = h('button', { type: 'button', class: 'secondary', dataset: { action: 'webhooks' }, 'aria-expanded': 'false',
+    'aria-controls': `webhooks-${client.id}`, 'aria-label': `Webhooks of ${client.name}`, text: 'Webhooks' });
+  button.addEventListener('click', () => {
+    if (openWebhooks.has(client.id)) {
+      openWebhooks.delete(client.id);
+      document.getElementById(`webhooks-${client.id}`)?.remove();
+      button.setAttribute('aria-expanded', 'false');
+    } else {
+      openWebhooks.add(client.id);
+      showWebhooks(client);
+    }
+  });
+  return button;
+}
+
+/** "HTTP 500 · 120 ms · error" for one attempt, at its time. */
+function attemptWords(attempt) {
+  return [formatDateTime(attempt.at), attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`, `${attempt.duration_ms} ms`, attempt.error]
+    .filter(Boolean).join(' · ');
+}
+
+function deliveryStateWords(delivery) {
+  if (delivery.state === 'sent') return `Delivered ${formatDateTime(delivery.sent_at)}`;
+  if (delivery.state === 'queued') return delivery.attempts.length ? `Retry at ${formatDateTime(delivery.next_attempt_at)}` : 'Waiting to be sent';
+  return 'Failed (no more retries)';
+}
+
+function endpointPanel(client, endpoint) {
+  const deliveries = endpoint.recent_deliveries;
+  return h('div', { class: 'endpoint', dataset: { endpoint: endpoint.id } },
+    h('h4', {}, h('span', { class: 'mono', text: endpoint.url })),
+    h('p', { class: 'small' },
+      h('span', { class: endpoint.active ? 'state-on' : 'state-off', dataset: { state: endpoint.active ? 'active' : 'disabled' },
+        text: endpoint.active ? 'Active' : `Disabled ${formatDateTime(endpoint.disabled_at)}: the receiver answered 410 Gone` }),
+      ` · added ${formatDateTime(endpoint.created_at)} · events: `, h('span', { class: 'mono', text: endpoint.events.join(', ') })),
+    deliveries.length === 0 ? h('p', { class: 'muted small', text: 'Nothing delivered yet.' })
+      : h('table', { class: 'queue deliveries' },
+        h('caption', { class: 'visually-hidden', text: `The latest deliveries to ${endpoint.url} for ${client.name}, newest first` }),
+        h('thead', {}, h('tr', {}, ['Queued', 'Event', 'State', 'Attempts'].map((title) => h('th', { scope: 'col', text: title })))),
+        h('tbody', {}, deliveries.map((delivery) => h('tr', { dataset: { delivery: delivery.id, state: delivery.state } },
+          h('td', { text: formatDateTime(delivery.created_at) }),
+          h('td', { class: 'mono', text: delivery.event }),
+          h('td', { text: deliveryStateWords(delivery) }),
+          h('td', {}, delivery.attempts.length === 0 ? '—'
+            : h('ol', { class: 'attempts' }, delivery.attempts.map((attempt) => h('li', { class: 'small', text: attemptWords(attempt) })))))))));
+}
+
+/** Opens (or refreshes) the row under the client's with its endpoints and their latest 20 deliveries. */
+async function showWebhooks(client) {
+  const row = document.querySelector(`#clients-rows tr[data-client="${client.id}"]`);
+  if (!row) return;
+  const id = `webhooks-${client.id}`;
+  let detail = document.getElementById(id);
+  if (!detail) {
+    detail = h('tr', { id, class: 'client-webhooks', dataset: { webhooksFor: client.id } }, h('td', { colspan: 4 }, h('p', { class: 'muted', text: 'Loading…' })));
+    row.after(detail);
+  }
+  row.querySelector('button[data-action="webhooks"]')?.setAttribute('aria-expanded', 'true');
+  const cell = detail.firstChild;
+  try {
+    const { data } = await api.call('GET', `/api/v1/admin/clients/${client.id}/webhooks`);
+    replace(cell, h('h3', { text: `Webhook endpoints of ${client.name}` }),
+      data.items.length === 0 ? h('p', { class: 'muted', text: 'No webhook endpoints (deleted ones are not shown).' })
+        : data.items.map((endpoint) => endpointPanel(client, endpoint)));
+  } catch (error) {
+    if (error.status === 401 || (error.status === 403 && error.code !== 'csrf_failed')) refuse(error);
+    else replace(cell, h('p', { class: 'field-error', text: error.message }));
+  }
 }
 
 async function loadClients() {
   const { items } = await everyPage('/api/v1/admin/clients');
   clientNames = new Map(items.map((client) => [client.id, client.name]));
   replace(byId('clients-rows'), items.map(clientRow));
+  for (const client of items) if (openWebhooks.has(client.id)) showWebhooks(client);
 }
 
 byId('client-form').addEventListener('submit', async (event) => {

@@ -1,5 +1,6 @@
 // One case: facts, devices, path and due date; the actions this agent may take now (allowed_actions), each
-// asking for what the API needs; verification; evidence with previews for tier3+; notes; the timeline with
+// asking for what the API needs; verification; evidence with previews for tier3+; notes; the messages sent (what,
+// to whom, when, never a body); the timeline with
 // a mark saying whether its hash chain verifies. Every change sends If-Match with the version shown; a 412
 // says someone else changed the case and reloads it.
 import { ApiError, MAX_UPLOAD_BYTES } from './api.js';
@@ -7,7 +8,7 @@ import { announce, byId, h, replace, show, whileBusy } from './dom.js';
 import { formatBytes, formatDateTime, timeLeft, words } from './format.js';
 import { groupCaseNumber } from './identifiers.js';
 import {
-  ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, FINISHED_STATES, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label,
+  ACTIONS, DOCUMENT_TYPES, EVIDENCE_TYPES, FACTORS, FACTS, FINISHED_STATES, MESSAGE_KINDS, PATHS, REQUIREMENTS, STATES, TIERS, UNLOCKS, label,
   outstandingUnlocks, tierCovers, unlocksFor,
 } from './labels.js';
 import { verifyChain } from './chain.js';
@@ -123,6 +124,7 @@ function render() {
         c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
         app.can('evidence.file') && ['new', 'identity_check'].includes(c.state) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
+        app.can('case.events') ? section('Messages', 'messages', h('div', { id: 'messages-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Notes', 'notes', h('div', { id: 'notes-body' }, h('p', { class: 'muted' }, 'Loading…')))),
       h('section', { class: 'case-side', 'aria-label': 'Case facts' },
@@ -152,6 +154,8 @@ function render() {
   if (app.can('evidence.list')) loadEvidence();
   loadNotes();
   if (app.can('case.verification')) loadVerification();
+  // Last: the panels the agent works in are asked for first.
+  if (app.can('case.events')) loadMessages();
 }
 
 function dueWords(c, open, left) {
@@ -340,6 +344,7 @@ function openAccessCode() {
           } }, 'Copy')),
         h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Done'))));
       loadTimeline();
+      if (app.can('case.events')) loadMessages();
       byId('new-code-value').focus?.();
     });
   });
@@ -474,6 +479,7 @@ async function send(form, error, request, after) {
 function evidenceChanged() {
   loadEvidence();
   loadTimeline();
+  if (app.can('case.events')) loadMessages();
   if (app.can('case.verification')) loadVerification();
 }
 
@@ -529,6 +535,57 @@ function loadTimeline() {
       h('span', { class: 'when' }, formatDateTime(event.at)),
       h('span', { class: 'what' }, eventWords(event)),
       h('span', { class: 'who muted' }, ` by ${actorWords(event.actor)}`))))];
+  });
+}
+
+// MARK: Messages
+
+/** Where a message went: the customer's address, or the partner's name and its endpoint. */
+function recipientWords(message) {
+  const to = message.to ?? {};
+  return message.channel === 'mail' ? to.email ?? '—' : `${to.client ?? 'a partner'} (${to.url ?? '—'})`;
+}
+
+/** Where a message stands, in words: sent when, waiting (to retry) until when and why, failed and why, or refused. */
+function messageStateWords(message) {
+  const tries = message.attempts === 1 ? '1 attempt' : `${message.attempts} attempts`;
+  switch (message.state) {
+    case 'sent': return `Sent ${formatDateTime(message.sent_at)}`;
+    case 'queued': return message.attempts === 0 || !message.last_error
+      ? `Waiting to be sent (due ${formatDateTime(message.next_attempt_at)})`
+      : `Waiting to retry at ${formatDateTime(message.next_attempt_at)} after ${tries}: ${message.last_error}`;
+    case 'failed': return `Failed after ${tries}: ${message.last_error ?? 'no reason recorded'}`;
+    case 'refused': return message.reason === 'rescue_address' ? 'Not sent: the contact address is the rescue address the thief added' : `Not sent: ${words(message.reason)}`;
+    default: return words(message.state);
+  }
+}
+
+// While a message waits, the panel looks again a few times (the worker delivers within seconds); bounded per case view.
+const MESSAGE_POLL_MS = 4000;
+const MESSAGE_POLLS = 15;
+let messagePoll = { timer: null, left: 0, number: null };
+
+/** What the case sent to whom and when (never a body): mails to the customer and webhooks to partners. */
+function loadMessages({ polled = false } = {}) {
+  clearTimeout(messagePoll.timer);
+  if (!polled || messagePoll.number !== current?.number) messagePoll = { timer: null, left: MESSAGE_POLLS, number: current?.number };
+  const number = current?.number;
+  return fill('messages-body', async () => {
+    const { data } = await app.api.call('GET', `/api/v1/cases/${number}/messages`);
+    const items = data.items ?? [];
+    if (items.some((m) => m.state === 'queued') && messagePoll.left > 0) {
+      messagePoll.left -= 1;
+      messagePoll.timer = setTimeout(() => {
+        // Only while this case is still the one on screen.
+        if (current?.number === number && !byId('case').hidden && document.getElementById('messages-body') && document.visibilityState === 'visible') loadMessages({ polled: true });
+      }, MESSAGE_POLL_MS);
+    }
+    if (items.length === 0) return h('p', { class: 'muted' }, 'Nothing sent yet.');
+    return h('ol', { class: 'messages', id: 'messages-list' }, items.map((m) => h('li', { dataset: { channel: m.channel, kind: m.kind, state: m.state } },
+      h('span', { class: 'when' }, formatDateTime(m.created_at)),
+      h('span', { class: 'what' }, m.channel === 'mail' ? 'Mail to ' : 'Webhook to ', h('span', { class: 'mono to' }, recipientWords(m)), ': ',
+        h('span', { class: m.channel === 'mail' ? 'kind' : 'kind mono' }, label(MESSAGE_KINDS, m.kind))),
+      h('span', { class: `message-state ${m.state}` }, messageStateWords(m)))));
   });
 }
 
@@ -824,6 +881,7 @@ function noteForm() {
       draftNotes.delete(number);
       loadNotes();
       loadTimeline();
+      if (app.can('case.events')) loadMessages();
     });
   });
   return form;

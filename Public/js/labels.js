@@ -82,6 +82,15 @@ export const FACTS = {
 
 export const FACTORS = { security_answer: 'Security answer', card: 'Payment card', device: 'Device' };
 
+/** The mails the customer receives (CustomerMailKind) and the webhook events (WebhookEvent), for the Messages panel. */
+export const MESSAGE_KINDS = {
+  case_opened: 'case opened (number, access code, status link)', access_code_reissued: 'a new access code',
+  state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
+  merged: 'merged into another case',
+  'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
+  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added',
+};
+
 /** A label for any machine word, falling back to the word with spaces. */
 export function label(table, word) {
   return table[word]?.label ?? table[word] ?? words(word);

@@ -18,6 +18,8 @@ struct Routes {
     let reports: ReportsController
     let passkeys: PasskeyController
     let webhooks: WebhooksController  // Notifications
+    let caseMessages: CaseMessagesController  // Notifications
+    let adminWebhooks: AdminWebhooksController  // Notifications
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -32,6 +34,8 @@ struct Routes {
         self.admin = AdminController(context: context)
         self.reports = ReportsController(context: context)
         self.webhooks = WebhooksController(context: context)  // Notifications
+        self.caseMessages = CaseMessagesController(context: context)  // Notifications
+        self.adminWebhooks = AdminWebhooksController(context: context)  // Notifications
     }
 
     var all: [APIRoute] {
@@ -407,6 +411,20 @@ struct Routes {
                      responses: [202: .json("Queued.", "WebhookRetry"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
                                  404: notFound, 409: .problem("endpoint_disabled: the receiver answered 410 Gone.")],
                      handler: webhooks.retry),
+            // What was sent: per case for its agents, per API client for admins (never a body or a secret).
+            APIRoute(.GET, "/api/v1/cases/{case_number}/messages", operationID: "caseMessages",
+                     summary: "What the case sent to whom and when, oldest first (agents who read the timeline): each mail and webhook with its state, attempts, next attempt while queued and last error, and each mail refused because the contact address is the rescue address (state refused). Never a body or a secret.",
+                     tag: "cases", authentication: .agent,
+                     responses: [200: .json("The messages.", "CaseMessageList"), 401: .problem("Not authenticated."),
+                                 403: .problem("Not allowed (API clients use their webhook deliveries)."),
+                                 404: .problem("invalid_case_number (mistyped, no database query) or not_found.")],
+                     handler: caseMessages.list),
+            APIRoute(.GET, "/api/v1/admin/clients/{id}/webhooks", operationID: "adminClientWebhooks",
+                     summary: "An API client's webhook endpoints (deleted ones left out; disabled_at set when the receiver answered 410), each with its latest 20 deliveries and their attempts (admins). Never a secret.",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The endpoints.", "AdminClientWebhookList"), 401: .problem("Not authenticated."),
+                                 403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such agent or client.")],
+                     handler: adminWebhooks.list),
         ]
     }
 }

@@ -78,6 +78,11 @@ public enum APIClientStore {
         }
     }
 
+    /// Whether a client with `id` exists, revoked or not (no lock: for read-only views).
+    public static func exists(id: UUID, on connection: PostgresConnection) throws -> Bool {
+        try !connection.query("SELECT 1 AS one FROM api_clients WHERE id = \(id)").isEmpty
+    }
+
     /// One client for the admin view, locked for the rest of the transaction.
     public static func summary(id: UUID, on connection: PostgresConnection) throws -> APIClientSummary? {
         try connection.query("""

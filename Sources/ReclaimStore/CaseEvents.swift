@@ -94,6 +94,13 @@ public enum CaseEventStore {
             """).decodeEvents()
     }
 
+    /// Events of a case of one `type` (say, `mail_refused` for the case's messages), in seq order.
+    public static func list(caseID: UUID, type: String, on connection: PostgresConnection) throws -> [CaseEvent] {
+        try connection.query("""
+            SELECT seq, at, actor, type, data, prev_hash, hash FROM case_events WHERE case_id = \(caseID) AND type = \(type) ORDER BY seq
+            """).decodeEvents()
+    }
+
     /// Recomputes every chain (or the one of `caseNumber`) and returns the first break of each broken case,
     /// with the number of cases and events checked.
     public static func verify(caseNumber: String? = nil, on connection: PostgresConnection) throws -> (breaks: [CaseEventChain.Break], cases: Int, events: Int) {

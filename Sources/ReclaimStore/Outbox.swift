@@ -76,6 +76,13 @@ public struct OutboxEntry: Sendable {
     public let lastError: String?
 }
 
+/// A case's message with where it went: for a webhook, the endpoint's URL and its API client's name.
+public struct CaseMessageEntry: Sendable {
+    public let entry: OutboxEntry
+    public let endpointURL: String?
+    public let clientName: String?
+}
+
 /// Counts for `/metrics`, across every instance (read from the table).
 public struct OutboxStatistics: Sendable, Equatable {
     public let queued: Int
@@ -202,6 +209,23 @@ public enum OutboxStore {
             SELECT \(unescaped: entryColumns) FROM outbox WHERE case_id = \(caseID) ORDER BY created_at, id
             """))
     }
+
+    /// The messages of a case, oldest first (mail before webhooks of the same moment), each webhook with its endpoint's
+    /// URL and client's name, deleted endpoints too (what was sent stays on record). No bodies.
+    public static func listWithDestinations(caseID: UUID, on connection: PostgresConnection) throws -> [CaseMessageEntry] {
+        let rows = try connection.query("""
+            SELECT \(unescaped: prefixedEntryColumns), e.url AS endpoint_url, c.name AS client_name
+            FROM outbox o LEFT JOIN webhook_endpoints e ON e.id = o.endpoint_id LEFT JOIN api_clients c ON c.id = e.client_id
+            WHERE o.case_id = \(caseID) ORDER BY o.created_at, o.channel, o.id
+            """)
+        let entries = try decodeEntries(rows)
+        return try zip(entries, rows).map { entry, row in
+            CaseMessageEntry(entry: entry, endpointURL: try row.decode("endpoint_url"), clientName: try row.decode("client_name"))
+        }
+    }
+
+    /// `entryColumns` of the outbox aliased `o`, for joins.
+    static let prefixedEntryColumns = entryColumns.split(separator: ", ").map { "o." + $0 }.joined(separator: ", ")
 
     /// The latest messages to an endpoint, newest first.
     public static func list(endpointID: UUID, limit: Int, on connection: PostgresConnection) throws -> [OutboxEntry] {

@@ -168,6 +168,7 @@ class DashboardTests(BrowserTestCase):
         browser = self.browser()
         self.sign_in(browser, 'tier3')
         self.open_case(browser, case['case_number'])
+        browser.wait_for('#evidence-kind')  # the evidence panel loads on its own, after the timeline
         browser.driver.find_element(By.CSS_SELECTOR, '#evidence-kind option[value="document"]').click()
         browser.driver.find_element(By.CSS_SELECTOR, '#ev-doc-type option[value="warranty_card"]').click()
         browser.find('#ev-file').send_keys(self.file_with(png_bytes(24, 16), '.png'))

@@ -25,25 +25,61 @@ extension OpenAPIDocument {
         ],
         "WebhookList": ["type": "object", "required": ["items"],
                         "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Webhook"]], "next_cursor": ["type": "null"]]],
-        "WebhookDeliveryList": [
-            "type": "object", "required": ["items"],
+        "WebhookDelivery": [
+            "type": "object", "required": ["id", "event", "state", "created_at", "attempts"],
             "properties": [
-                "next_cursor": ["type": "null"],
-                "items": ["type": "array", "items": [
-                    "type": "object", "required": ["id", "event", "state", "created_at", "attempts"],
-                    "properties": [
-                        "id": ["type": "string", "format": "uuid", "description": "The webhook-id, the same on every attempt."],
-                        "event": ["type": "string"], "state": ["type": "string", "enum": ["queued", "sent", "failed"]],
-                        "created_at": ["type": "string", "format": "date-time"], "sent_at": ["type": ["string", "null"]],
-                        "next_attempt_at": ["type": ["string", "null"]],
-                        "attempts": ["type": "array", "items": [
-                            "type": "object", "required": ["at", "status", "duration_ms", "error"],
-                            "properties": ["at": ["type": "string", "format": "date-time"], "status": ["type": ["integer", "null"]],
-                                           "duration_ms": ["type": "integer"], "error": ["type": ["string", "null"]]],
-                        ]],
-                    ],
+                "id": ["type": "string", "format": "uuid", "description": "The webhook-id, the same on every attempt."],
+                "event": ["type": "string"], "state": ["type": "string", "enum": ["queued", "sent", "failed"]],
+                "created_at": ["type": "string", "format": "date-time"], "sent_at": ["type": ["string", "null"]],
+                "next_attempt_at": ["type": ["string", "null"]],
+                "attempts": ["type": "array", "items": [
+                    "type": "object", "required": ["at", "status", "duration_ms", "error"],
+                    "properties": ["at": ["type": "string", "format": "date-time"], "status": ["type": ["integer", "null"]],
+                                   "duration_ms": ["type": "integer"], "error": ["type": ["string", "null"]]],
                 ]],
             ],
+        ],
+        "WebhookDeliveryList": [
+            "type": "object", "required": ["items"],
+            "properties": ["next_cursor": ["type": "null"], "items": ["type": "array", "items": ["$ref": "#/components/schemas/WebhookDelivery"]]],
+        ],
+        "CaseMessageList": [
+            "type": "object", "required": ["items"],
+            "properties": ["items": ["type": "array", "items": [
+                "type": "object",
+                "required": ["id", "channel", "kind", "to", "state", "attempts", "created_at", "sent_at", "next_attempt_at", "last_error", "reason"],
+                "properties": [
+                    "id": ["type": ["string", "null"], "format": "uuid", "description": "The message id (Message-ID, webhook-id); null for a refused mail."],
+                    "channel": ["type": "string", "enum": ["mail", "webhook"]],
+                    "kind": ["type": "string", "description": "The mail's template (\(CustomerMailKind.allCases.map(\.rawValue).joined(separator: ", "))) or the webhook's event type."],
+                    "to": ["oneOf": [
+                        ["type": "object", "required": ["email"], "additionalProperties": false,
+                         "properties": ["email": ["type": "string", "description": "The customer's contact address."]]],
+                        ["type": "object", "required": ["client", "url"], "additionalProperties": false,
+                         "properties": ["client": ["type": ["string", "null"], "description": "The API client's name."], "url": ["type": ["string", "null"]]]],
+                    ]],
+                    "state": ["type": "string", "enum": ["queued", "sent", "failed", "refused"],
+                              "description": "refused: not sent, the contact address is the case's rescue address (also a mail_refused event)."],
+                    "attempts": ["type": "integer", "minimum": 0],
+                    "created_at": ["type": "string", "format": "date-time", "description": "When it was queued (or refused)."],
+                    "sent_at": ["type": ["string", "null"], "format": "date-time"],
+                    "next_attempt_at": ["type": ["string", "null"], "format": "date-time", "description": "While queued: when it is tried (again)."],
+                    "last_error": ["type": ["string", "null"], "description": "What the last failed attempt met, as the attempt log holds it."],
+                    "reason": ["type": ["string", "null"], "description": "Why a mail was refused: rescue_address."],
+                    "event_seq": ["type": "integer", "description": "A refused mail's mail_refused event on the timeline."],
+                ],
+            ]]],
+        ],
+        "AdminClientWebhookList": [
+            "type": "object", "required": ["items"],
+            "properties": ["items": ["type": "array", "items": [
+                "type": "object", "required": ["id", "url", "events", "created_at", "disabled_at", "active", "recent_deliveries"],
+                "properties": webhookProperties.merging([
+                    "active": ["type": "boolean", "description": "False once the receiver answered 410 Gone (disabled_at)."],
+                    "recent_deliveries": ["type": "array", "description": "The latest 20 messages, newest first, each with every attempt.",
+                                          "items": ["$ref": "#/components/schemas/WebhookDelivery"]],
+                ]) { a, _ in a },
+            ]]],
         ],
         "WebhookRetry": ["type": "object", "required": ["id", "state"],
                          "properties": ["id": ["type": "string", "format": "uuid"], "state": ["const": "queued"]]],

@@ -36,6 +36,17 @@ final class WebhooksController: Sendable {
          "created_at": Timestamp.json(endpoint.createdAt), "disabled_at": Timestamp.json(endpoint.disabledAt)]
     }
 
+    /// One delivery: the message (never its body) with every attempt (time, status, duration, error); also the admin view's.
+    static func json(_ entry: OutboxEntry, attempts: [OutboxAttempt]) -> JSONValue {
+        ["id": .string(entry.id.uuidString.lowercased()), "event": .string(entry.kind), "state": .string(entry.state.rawValue),
+         "created_at": Timestamp.json(entry.createdAt), "sent_at": Timestamp.json(entry.sentAt),
+         "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
+         "attempts": .array(attempts.map { attempt in
+             ["at": Timestamp.json(attempt.attemptedAt), "status": attempt.status.map { .int(Int64($0)) } ?? .null,
+              "duration_ms": .int(Int64(attempt.durationMilliseconds)), "error": .optional(attempt.error)]
+         })]
+    }
+
     /// `POST /api/v1/webhooks` `{"url", "events"}` → 201 with `id` and `secret` (`whsec_…`, shown this once).
     @Sendable func create(_ request: HTTPRequest) throws -> HTTPResponse {
         let client = try clientID(request)
@@ -77,15 +88,7 @@ final class WebhooksController: Sendable {
         let id = try endpointID(request)
         let items = try context.pool.withConnection { connection -> [JSONValue] in
             guard try WebhookEndpointStore.find(id: id, clientID: client, on: connection) != nil else { throw Self.notFound }
-            return try WebhookRegistry.deliveries(endpointID: id, on: connection).map { entry, attempts in
-                ["id": .string(entry.id.uuidString.lowercased()), "event": .string(entry.kind), "state": .string(entry.state.rawValue),
-                 "created_at": Timestamp.json(entry.createdAt), "sent_at": Timestamp.json(entry.sentAt),
-                 "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
-                 "attempts": .array(attempts.map { attempt in
-                     ["at": Timestamp.json(attempt.attemptedAt), "status": attempt.status.map { .int(Int64($0)) } ?? .null,
-                      "duration_ms": .int(Int64(attempt.durationMilliseconds)), "error": .optional(attempt.error)]
-                 })]
-            }
+            return try WebhookRegistry.deliveries(endpointID: id, on: connection).map { Self.json($0, attempts: $1) }
         }
         return CaseHTTP.json(CaseHTTP.list(items, nextCursor: nil))
     }

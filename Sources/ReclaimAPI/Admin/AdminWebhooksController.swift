@@ -1,0 +1,35 @@
+import Foundation
+import HTTPServer
+import Notifications
+import ReclaimStore
+
+/// `GET /api/v1/admin/clients/{id}/webhooks` (admin agents only): an API client's live endpoints, each with its latest
+/// deliveries and their attempts, for support to see what a partner received. Never a secret, never a body.
+final class AdminWebhooksController: Sendable {
+    let context: ServiceContext
+    /// Deliveries shown per endpoint, newest first.
+    static let recentDeliveries = 20
+
+    init(context: ServiceContext) {
+        self.context = context
+    }
+
+    /// `{"items": [endpoint + "active" + "recent_deliveries"]}`, endpoints oldest first; deleted ones left out; 404 for
+    /// an unknown client (a revoked one still answers: its endpoints and their log stay on record).
+    @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard case .agent = try context.authorize(.administer, request) else { throw Problem.forbidden(detail: "Only admin agents may do this.") }
+        let missing = Problem.notFound(detail: "No such agent or client.")
+        guard let text = request.parameter("id"), let clientID = UUID(uuidString: text) else { throw missing }
+        let items = try context.pool.withConnection { connection -> [JSONValue] in
+            guard try APIClientStore.exists(id: clientID, on: connection) else { throw missing }
+            return try WebhookEndpointStore.list(clientID: clientID, on: connection).map { endpoint in
+                guard case .object(var members) = WebhooksController.json(endpoint) else { preconditionFailure("an endpoint renders as an object") }
+                members["active"] = .bool(endpoint.disabledAt == nil)
+                members["recent_deliveries"] = .array(try WebhookRegistry.deliveries(endpointID: endpoint.id, limit: Self.recentDeliveries, on: connection)
+                    .map { WebhooksController.json($0, attempts: $1) })
+                return .object(members)
+            }
+        }
+        return CaseHTTP.json(["items": .array(items)])
+    }
+}
