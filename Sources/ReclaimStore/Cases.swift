@@ -560,7 +560,7 @@ extension CaseStore {
             SELECT \(unescaped: columns),
                 (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(\(throttleKeys)) AND t.locked_until > \(now)) AS locked_until,
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
-                 FROM case_notes n WHERE (n.case_id = c.id OR n.case_id IN (SELECT m.id FROM cases m WHERE m.merged_into = c.id))
+                 FROM case_notes n WHERE n.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
                    AND n.visibility = 'customer') AS customer_notes
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
             """)

@@ -61,7 +61,7 @@ public enum NoteStore {
         let rows = try connection.query("""
             SELECT n.id, n.body, n.visibility, n.author, n.created_at, CASE WHEN n.case_id = \(caseID) THEN NULL ELSE c.case_number END AS from_case
             FROM case_notes n JOIN cases c ON c.id = n.case_id
-            WHERE n.case_id = \(caseID) OR c.merged_into = \(caseID) ORDER BY n.created_at, n.id
+            WHERE n.case_id IN (SELECT \(caseID)::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = \(caseID)) ORDER BY n.created_at, n.id
             """)
         var columns = rows.columns()
         let id = try columns("id"), body = try columns("body"), visibility = try columns("visibility"), author = try columns("author"),
