@@ -256,7 +256,8 @@ public final class DeliveryWorker: Sendable {
             guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
                 throw DeliveryError("rename failed: errno \(errno)")
             }
-            logger.info("mail_written", ["file": .string(directory.appendingPathComponent(name).path), "to": .string(mail.to)])
+            // The file, not the address: a customer's address is personal data the log does not need (the file has it).
+            logger.info("mail_written", ["file": .string(directory.appendingPathComponent(name).path)])
             return .delivered(status: nil)
         } catch {
             return .failed(status: nil, error: "cannot write \(name): \(error.localizedDescription)", retryAfter: nil)
