@@ -11,6 +11,11 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
     /// The address: local part as typed, domain lower-cased.
     public let value: String
 
+    /// The rule in words, for `/openapi.json` and refusals' readers.
+    public static let rule = "A mailbox the service can send to: before the @ ASCII letters, digits and . _ - + ' (no dot at either end, "
+        + "none doubled, at most 64); after it an ASCII domain name (an international one in its xn-- form). No %, !, quotes, "
+        + "RFC 2047 encoded words or address literals."
+
     /// The longest address accepted (RFC 5321's path limit).
     public static let maximumLength = 254
 
