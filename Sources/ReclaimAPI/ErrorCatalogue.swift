@@ -218,7 +218,7 @@ extension IdentityAdministrationError: Refusal {
     }
 
     static let examples: [IdentityAdministrationError] = [
-        .invalid(field: "email", "not a valid email address"), .noSuchAgent, .noSuchClient(activeOnly: true), .noSuchClient(activeOnly: false),
+        .invalid(field: "email", "Not a valid email address."), .noSuchAgent, .noSuchClient(activeOnly: true), .noSuchClient(activeOnly: false),
         .agentExists,
     ] + AdministrationLockout.allCases.map(IdentityAdministrationError.lockout)
 }

@@ -76,14 +76,14 @@ import Testing
         #expect(incomplete.code == "unlocks_outstanding" && incomplete.extraMembers["outstanding"] as? [String] == ["reset_security_questions"])
         #expect(incomplete.extraHeaders.contains { $0 == ("ETag", "\"7\"") })
         #expect(OperationError.stale(current: 3).problem.extraHeaders.contains { $0 == ("ETag", "\"3\"") })
-        let invalid = IdentityAdministrationError.invalid(field: "email", "not a valid email address").problem
-        #expect(invalid.code == "validation_failed" && invalid.fieldErrors == [FieldError(field: "email", message: "not a valid email address")])
+        let invalid = IdentityAdministrationError.invalid(field: "email", "Not a valid email address.").problem
+        #expect(invalid.code == "validation_failed" && invalid.fieldErrors == [FieldError(field: "email", message: "Not a valid email address.")])
     }
 
     @Test func theCommandLinePrintsTheCataloguesMessages() {
         #expect(Refusals.message(for: IdentityAdministrationError.agentExists) == "An agent with this email already exists.")
         #expect(IdentityAdministrationError.lockout(.lastAdmin).description == IdentityAdministrationError.lockout(.lastAdmin).problem.detail)
-        #expect(Refusals.message(for: IdentityAdministrationError.invalid(field: "email", "not a valid email address")) == "email: not a valid email address")
+        #expect(Refusals.message(for: IdentityAdministrationError.invalid(field: "email", "Not a valid email address.")) == "email: Not a valid email address.")
         #expect(Refusals.message(for: OperationError.accountExists) == OperationError.accountExists.problem.detail)
         #expect(Refusals.message(for: OperationError.refused(.reasonRequired, caseID: nil)) == "Give a reason for this action.")
         #expect(Refusals.message(for: CancellationError()) == nil)

@@ -93,14 +93,14 @@ public struct IdentityAdministration: Sendable {
         let address: EmailAddress
         switch EmailAddress.validate(email) {
         case .success(let value): address = value
-        case .failure: throw IdentityAdministrationError.invalid(field: "email", "not a valid email address")
+        case .failure: throw IdentityAdministrationError.invalid(field: "email", "Not a valid email address.")
         }
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "1 to 200 characters") }
+        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.") }
         let password = password ?? AgentPassword.generate()
         if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
         let secret = totpSecret ?? TOTP.generateSecret()
-        guard secret.count >= 20 else { throw IdentityAdministrationError.invalid(field: "totp_secret", "at least 160 bits") }
+        guard secret.count >= 20 else { throw IdentityAdministrationError.invalid(field: "totp_secret", "A TOTP secret has at least 160 bits.") }
         let id = UUID()
         let sealed = TOTPSeal.seal(secret, agentID: id, keys: keys)
         let record = AgentRecord(id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, disabled: false,
@@ -223,7 +223,7 @@ public struct IdentityAdministration: Sendable {
     public func addClient(name: String, apiKey: String? = nil, signingSecret: String? = nil, now: Date,
                           by actor: String = commandLineActor) throws -> NewAPIClient {
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "1 to 200 characters") }
+        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.") }
         let key = apiKey ?? APIKey.newKey()
         let secret = signingSecret ?? APIKey.newSigningSecret()
         let id = UUID()
