@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import ReclaimCore
 import ReclaimOperations
@@ -47,6 +48,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case notFrozen = "not_frozen"
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
+    case accessCodeJustIssued = "access_code_just_issued"
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
@@ -76,6 +78,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
              .notFrozen, .notSameAccount, .endpointDisabled: 409
+        case .accessCodeJustIssued: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -184,6 +187,9 @@ extension OperationError: Refusal {
             Problem(ErrorCode.caseNotOpen, detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
         case .accountExists: Problem(ErrorCode.accountExists, detail: "An account with this e-mail is already on file.")
         case .keysUnavailable: Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.")
+        case .accessCodeJustIssued(let until, let now):
+            Problem(ErrorCode.accessCodeJustIssued, detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
+                    extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
         }
     }
 
@@ -193,6 +199,7 @@ extension OperationError: Refusal {
         .invalid(field: "reason", "A reason has at most 2000 characters."), .answersLocked(until: .distantFuture, now: .distantPast),
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
         .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .keysUnavailable,
+        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)),
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.

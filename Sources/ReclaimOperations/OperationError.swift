@@ -38,6 +38,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case accountExists
     /// The secret keys are not loaded (the service was started without them).
     case keysUnavailable
+    /// A new access code was issued moments ago; another may be issued from `until`.
+    case accessCodeJustIssued(until: Date, now: Date)
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {
