@@ -54,8 +54,8 @@ extension OpenAPIDocument {
             "type": "object",
             "required": ["verified", "factors"],
             "properties": ["verified": ["type": "boolean"],
-                           "factors": ["type": "object", "required": ["security_answer", "card", "device"],
-                                       "properties": ["security_answer": factorOutcome, "card": factorOutcome, "device": factorOutcome]]],
+                           "factors": ["type": "object", "required": Factor.allCases.map(\.rawValue),
+                                       "properties": Dictionary(uniqueKeysWithValues: Factor.allCases.map { ($0.rawValue, factorOutcome) })]],
         ],
         "CustomerUploadReceipt": [
             "type": "object",
