@@ -144,7 +144,10 @@ class ModuleTests(BrowserTestCase):
     def test_every_word_of_the_service_has_its_words_on_the_dashboard(self):
         browser = self.browser()
         browser.open('/')
-        browser.wait_for('#signin-form')
+        # The timeline's words name the reader ("you"): a case is open for someone.
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/cases/' + self.service.case()['case_number'])
+        browser.wait_for('#chain-mark')
         result = browser.driver.execute_async_script(self.VOCABULARY % ("import('/js/labels.js'), import('/js/case.js'), import('/js/format.js')", """
             const [labels, kase, format] = m;
             const out = { unknown: [], missing: [], extra: [], events: [] };
