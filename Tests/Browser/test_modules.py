@@ -148,7 +148,7 @@ class ModuleTests(BrowserTestCase):
         self.sign_in(browser, 'tier1')
         browser.open('/#/cases/' + self.service.case()['case_number'])
         browser.wait_for('#chain-mark')
-        result = browser.driver.execute_async_script(self.VOCABULARY % ("import('/js/labels.js'), import('/js/case.js'), import('/js/format.js')", """
+        result = browser.driver.execute_async_script(self.VOCABULARY % ("import('/js/labels.js'), import('/js/case/timeline.js'), import('/js/format.js')", """
             const [labels, kase, format] = m;
             const out = { unknown: [], missing: [], extra: [], events: [] };
             const tables = new Map();
@@ -171,7 +171,7 @@ class ModuleTests(BrowserTestCase):
         self.assertEqual(result['unknown'], [], 'labels.js WORDS names a vocabulary the service does not have')
         self.assertEqual(result['missing'], [], 'words of the service without words in labels.js')
         self.assertEqual(result['extra'], [], 'words in labels.js for words the service does not have')
-        self.assertEqual(result['events'], [], 'event types without their own words in eventWords (case.js)')
+        self.assertEqual(result['events'], [], 'event types without their own words in eventWords (case/timeline.js)')
         vocabulary = json.loads(urllib.request.urlopen(self.service.origin + '/api/v1/vocabulary', timeout=5).read())
         self.assertEqual(result['filters'], {'state': vocabulary['case_states'], 'tier': vocabulary['tiers']})
         self.assertEqual(result['lists'], {'finished': vocabulary['finished_states'], 'documents': vocabulary['document_kinds']})
