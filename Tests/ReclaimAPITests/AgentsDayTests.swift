@@ -328,14 +328,16 @@ enum AccessCodeSymbols {
 }
 
 @Suite(.serialized) final class APIClientReachTests {
-    // Each request signed at its own second: the same signature twice is refused as a replay.
+    // Each request signed at its own second: the same signature twice is refused as a replay. Counted back from one
+    // start, not from each call's clock: a second passing between two calls would otherwise give both the same one.
+    let start = Int64(Date().timeIntervalSince1970)
     var skew: Int64 = 0
 
     func signed(_ world: CaseWorld, _ client: NewAPIClient, _ method: String, _ target: String, json: String? = nil,
                 extra: [(String, String)] = []) throws -> TestHTTPResponse {
         let body = Array((json ?? "").utf8)
         skew += 1
-        let t = Int64(Date().timeIntervalSince1970) - skew
+        let t = start - skew
         var headers = world.service.clientHeaders(client, method: method, target: target, body: body, timestamp: t) + extra
         if json != nil { headers.append(("Content-Type", "application/json")) }
         return try world.client.request(method, target, headers: headers, body: body)
