@@ -80,6 +80,12 @@ public enum WebhookEndpointStore {
             """)
     }
 
+    /// Ends the endpoint's rest at once (its client asked for a retry: the receiver is said to be back); the failures
+    /// stand, so one probe goes first.
+    public static func endRest(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE webhook_endpoints SET backoff_until = NULL WHERE id = \(id) AND backoff_until IS NOT NULL")
+    }
+
     /// Clears the endpoint's failures and rest after a delivery (writes nothing when it was healthy already).
     public static func recordSuccess(id: UUID, on connection: PostgresConnection) throws {
         try connection.execute("""
