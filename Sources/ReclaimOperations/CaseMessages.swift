@@ -52,14 +52,15 @@ public enum CaseMessages {
         return true
     }
 
-    /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address.
+    /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address (false).
     /// A code-carrying mail seals the code with the `documents` key; the queued row never holds it in clear.
+    @discardableResult
     public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, accessCode: AccessCode? = nil, keys: KeyFile?,
-                            at now: Date, on connection: PostgresConnection) throws {
+                            at now: Date, on connection: PostgresConnection) throws -> Bool {
         let recipient = record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
             try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
-            return
+            return false
         }
         let id = UUID()
         var sealed: (bytes: [UInt8], keyID: String)?
@@ -75,6 +76,7 @@ public enum CaseMessages {
                                   "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                                                 payload: payload, sealedSecret: sealed), now: now, on: connection)
+        return true
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.
@@ -112,7 +114,8 @@ public enum CaseMessages {
     }
 
     /// The messages of a re-issued access code: the mail carrying the new code (sealed); no webhook, the code is the customer's.
-    static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+    /// False when the mail was refused (the contact address is the rescue address).
+    static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws -> Bool {
         try mail(.accessCodeReissued, for: record, state: record.snapshot.state, accessCode: code, keys: keys, at: now, on: connection)
     }
 

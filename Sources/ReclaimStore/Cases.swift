@@ -81,13 +81,25 @@ public struct CaseRecord: Sendable {
     public let mergedInto: String?
     /// The state it left when merged (restored by unmerge).
     public let mergedFromState: CaseState?
+    /// The security answers on file for the account and how many an answer filed on the case matched (for `send_reset`).
+    public let answerProgress: AnswerProgress
+    /// The state of the case it was merged into (nil unless merged).
+    public let mergedIntoState: CaseState?
+
+    /// What, beside the workflow columns, decides the work and actions the case offers now.
+    public var standing: CaseStanding {
+        CaseStanding(frozen: frozen, unlocksDone: Set(unlocksDone), answers: answerProgress, mergedIntoState: mergedIntoState)
+    }
 
     /// A record from its fields.
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
                 rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
-                createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil) {
+                createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
+                answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil) {
+        self.answerProgress = answerProgress
+        self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy
         self.mergedInto = mergedInto
         self.mergedFromState = mergedFromState
@@ -271,7 +283,18 @@ public enum CaseStore {
         c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
         (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state,
         (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
-            AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
+            AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents,
+        \(answerProgress) AS answer_progress,
+        CASE WHEN c.merged_into IS NOT NULL THEN (SELECT m.state FROM cases m WHERE m.id = c.merged_into) END AS merged_into_state
+        """
+    // "<on file>,<matched>": the security questions on file for the case's account, and how many of them an answer filed on
+    // the case (or a case merged into it), not rejected, matched; only where `send_reset` may be taken, so it is offered
+    // only once every one matched (api.md v1.2). Elsewhere (most of the queue) it costs nothing: "0,0".
+    static let answerProgress = """
+        CASE WHEN c.state IN (\(CaseAction.sendReset.rule.from.map { "'\($0.rawValue)'" }.joined(separator: ", "))) THEN
+            (SELECT count(*) || ',' || count(*) FILTER (WHERE q.question_id IN (\(EvidenceStore.matchedQuestionIDsSQL(caseID: "c.id"))))
+             FROM accounts ac JOIN account_security_questions q ON q.account_id = ac.id WHERE ac.email_key = lower(c.account_email))
+        ELSE '0,0' END
         """
     // Evidence `d` is a document: the predicate of the `evidence_documents` index (0012), so that it is used.
     static let documentKinds = "d.document"
@@ -486,6 +509,7 @@ public enum CaseStore {
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
         let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState: PostgresColumn
+        let answerProgress, mergedIntoState: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
@@ -502,6 +526,7 @@ public enum CaseStore {
             rescueEmail = try c("rescue_email"); language = try c("language")
             unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents"); createdBy = try c("created_by")
             mergedInto = try c("merged_into_number"); mergedFromState = try c("merged_from_state")
+            answerProgress = try c("answer_progress"); mergedIntoState = try c("merged_into_state")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
@@ -528,7 +553,14 @@ public enum CaseStore {
                 unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
                 unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self), createdBy: try row.decode(createdBy, as: String.self),
                 mergedInto: try row.decode(mergedInto, as: String?.self),
-                mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)))
+                mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
+                answerProgress: try progress(row), mergedIntoState: try row.decode(mergedIntoState, as: String?.self).flatMap(CaseState.init(rawValue:)))
+        }
+
+        private func progress(_ row: PostgresRow) throws -> AnswerProgress {
+            let counts = try row.decode(answerProgress, as: String.self).split(separator: ",").compactMap { Int($0) }
+            guard counts.count == 2 else { throw PostgresError(.decoding, message: "column \"answer_progress\" is not \"<on file>,<matched>\"") }
+            return AnswerProgress(onFile: counts[0], matched: counts[1])
         }
 
         private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {

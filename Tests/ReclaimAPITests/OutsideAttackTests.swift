@@ -58,12 +58,13 @@ import Testing
 
     @Test func twoConcurrentAccessCodeReissuesHaveExactlyOneWinnerAndOneMail() throws {
         let world = try CaseWorld()
-        let tier1 = try world.agent(.tier1), other = try world.agent(.tier1)
+        // Tier 2 with a caller check, so the winner is answered the code it issued.
+        let tier1 = try world.agent(.tier1), tier2 = try world.agent(.tier2), other = try world.agent(.tier2)
         for _ in 0..<3 {
             let number = try world.openCase(as: tier1).caseNumber
-            let headers = [tier1.headers, other.headers]
+            let headers = [tier2.headers, other.headers]
             let answers = Self.concurrently(2, port: world.service.service.port) { client, index in
-                try client.request("POST", "/api/v1/cases/\(number)/access-code", headers: headers[index], json: [String: Any]())
+                try client.request("POST", "/api/v1/cases/\(number)/access-code", headers: headers[index], json: ["caller_check": "Answered the questions on file"])
             }
             #expect(answers.map { $0?.status ?? -1 }.sorted() == [201, 409])
             let loser = try #require(answers.first { $0?.status == 409 } ?? nil)
