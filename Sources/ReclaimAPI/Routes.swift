@@ -130,7 +130,7 @@ struct Routes {
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
                      bodyLimit: 16 * 1024, deferred: cases.transitionRoute).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
-                     summary: "Take the case or hand it to a colleague of the case's tier or above (If-Match required).",
+                     summary: "Take the case or hand it to a colleague of the case's tier or above (If-Match required); an open case only: a finished one (resolved, rejected, closed, merged) is 409 case_not_open.",
                      tag: "cases", authentication: .agent, requestSchema: "Assign", responses: changing,
                      bodyLimit: 4096, handler: cases.assign).requiringIfMatch(),
             APIRoute(.GET, "/api/v1/agents", operationID: "listAssignees",

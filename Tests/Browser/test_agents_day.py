@@ -269,6 +269,7 @@ class AccessCodeTests(BrowserTestCase):
         browser.wait_for_text('#access-code-mail-only', 'Never read a code out')
         self.assertEqual(browser.find_all('#access-code-give'), [])
         self.assert_accessible(browser)
+        browser.screenshot(os.path.join(WALK, 'access-code-tier1.png'))
         browser.click('#action-confirm')
         browser.wait_for_text('#case-message', 'was mailed to')
         self.assertEqual(browser.find_all('#new-code-value'), [])
@@ -296,6 +297,7 @@ class AccessCodeTests(BrowserTestCase):
         self.assert_accessible(browser)
         browser.click('#action-confirm')
         code = browser.wait_for('#new-code-value').text
+        browser.screenshot(os.path.join(WALK, 'access-code-tier2.png'))
         self.assertRegex(code, r'^[0-9A-Z]{4}( [0-9A-Z]{4}){3}$')
         browser.wait_for_text('#timeline-list', 'New access code issued')
         self.assert_accessible(browser)
