@@ -8,7 +8,7 @@ public enum CaseStore {
     // The documents count is written as `IN (this case UNION ALL its merged cases)`, not `= c.id OR IN (…)`: the OR
     // kept the planner from the `evidence_documents` index, and with `cases_merged_into` (0011) a queue page is
     // estimated at ~1,750, not ~600,000, so it is never JIT-compiled (see BENCHMARKS.md, "Cases").
-    static let columns = """
+    static let columns: PostgresQuery = """
         c.id, c.case_number, c.access_code_hash, c.access_code_key_id, c.kind, c.state, c.tier, c.path,
         c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
@@ -20,10 +20,10 @@ public enum CaseStore {
             AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
         """
     // Evidence `d` is a document (the predicate of the `evidence_documents` index, spelled the same so it is used).
-    static let documentKinds = """
+    static let documentKinds: PostgresQuery = """
         d.kind IN ('invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo')
         """
-    static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
+    static let from: PostgresQuery = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
 
     /// Inserts a case and its search terms; a taken case number fails with 23505 on `cases_case_number_unique`.
     public static func insert(_ new: NewCase, on connection: PostgresConnection) throws {
@@ -67,7 +67,7 @@ public enum CaseStore {
 
     /// The case with this number, or nil.
     public static func find(number: String, on connection: PostgresConnection) throws -> CaseRecord? {
-        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.case_number = \(number)").decodeCases().first
+        try connection.query("SELECT \(columns) FROM \(from) WHERE c.case_number = \(number)").decodeCases().first
     }
 
     /// The id of the case with this number, or nil; `lock` takes its row lock for the rest of the transaction
@@ -86,7 +86,7 @@ public enum CaseStore {
 
     /// The case with this id, or nil.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> CaseRecord? {
-        try connection.query("SELECT \(unescaped: columns) FROM \(unescaped: from) WHERE c.id = \(id)").decodeCases().first
+        try connection.query("SELECT \(columns) FROM \(from) WHERE c.id = \(id)").decodeCases().first
     }
 
     /// Stores a decided transition if the case is still at `expectedVersion`; false when someone else changed it first.
@@ -182,7 +182,7 @@ extension CaseStore {
     public static func findForStatus(number: String, throttleKeys: [String], now: Date,
                                      on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [(body: String, at: Date)]) {
         let rows = try connection.query("""
-            SELECT \(unescaped: columns),
+            SELECT \(columns),
                 (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(\(throttleKeys)) AND t.locked_until > \(now)) AS locked_until,
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
                  FROM case_notes n WHERE n.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
