@@ -29,7 +29,7 @@ public struct CaseQueueFilter: Sendable {
 /// The queue's order, written once: oldest due first, undated cases (paused or finished) last, ties broken by id. It owns
 /// the `ORDER BY`, the keyset comparison that starts a page after a cursor, and the cursor's text. The indexes
 /// `cases_queue`, `cases_queue_by_state` and `cases_queue_by_tier` (0003: `(…, due_at ASC NULLS LAST, id)`) serve it;
-/// `QueueTests` checks each page's plan uses them.
+/// `CaseQueueTests` checks each page is a range scan on one of them (or the primary key), priced far below JIT.
 public enum CaseQueueOrder {
     /// Where a page ended: the last case's due date (nil: the undated section) and id. `encoded` is the API's opaque cursor.
     public struct Cursor: Sendable, Equatable {
