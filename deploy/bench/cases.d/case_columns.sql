@@ -6,5 +6,5 @@ c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.cre
 c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
 (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state,
 (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
-    AND d.kind IN ('invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo')
+    AND d.document
     AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
