@@ -10,7 +10,7 @@ import Testing
     static let folder = RepositoryPaths.root + "/deploy/bench/cases.d/"
 
     @Test func thePgbenchScriptsRunTheStatementsTheServiceSends() throws {
-        let world = try CaseWorld { $0.deliveryThreads = 0 }  // no worker polling the outbox meanwhile
+        let world = try CaseWorld { $0.mailThreads = 0; $0.webhookThreads = 0 }  // no worker polling the outbox meanwhile
         let agent = try world.agent(.tier1)
         let opened = try world.openCase(as: agent)
         let number = opened.caseNumber, code = try #require(opened.accessCode)

@@ -4,9 +4,11 @@
 #   source "$(dirname "$0")/prologue.sh"       sets root (the repository, also the working directory), work (a scratch
 #                                               folder removed on exit) and results (deploy/bench/results)
 #   bench_options NAME... -- "$@"               accepts --NAME VALUE for each NAME (set its default before), else exits 2
-#   bench_build                                 release build of reclaim in $scratch (empty or unset: .build); sets reclaim
+#   bench_build                                 release build of reclaim from $tree (default: this checkout; another one,
+#                                               e.g. main's, for a before/after) in $scratch (empty: .build); sets reclaim
 #   bench_database [PGPORT]                     a cluster in $work/pg with database reclaim_bench, keys, migrated; exports
-#                                               DATABASE_URL and the RECLAIM_* settings (the service listens on $port)
+#                                               DATABASE_URL and the RECLAIM_* settings ($tree's Public/ and Migrations/;
+#                                               the service listens on $port)
 #   bench_serve [ARGS...]                       starts `reclaim serve ARGS` (log: $work/service.log), waits for /readyz
 #   bench_stop                                  stops it
 #   bench_p99 WRK-OUTPUT                        wrk's 99th percentile, in ms
@@ -18,6 +20,7 @@ results="$root/deploy/bench/results"
 mkdir -p "$results"
 work=$(mktemp -d "/tmp/reclaim-bench-$(basename "$0").XXXXXX")
 chmod 755 "$work"  # the postgres user must reach the cluster inside it
+tree=$root
 service_pid=""
 bench_pids=""
 
@@ -49,8 +52,9 @@ bench_options() {
 }
 
 bench_build() {
-    local place=()
-    [[ -n "${scratch:-}" ]] && place=(--scratch-path "$scratch")
+    tree=$(cd "$tree" && pwd)
+    local place=(--package-path "$tree")
+    [[ -n "${scratch:-}" ]] && place+=(--scratch-path "$scratch")
     swift build -c release "${place[@]}" --product reclaim >&2
     reclaim="$(swift build -c release "${place[@]}" --show-bin-path)/reclaim"
 }
@@ -62,8 +66,8 @@ bench_database() {
     export DATABASE_URL="${conninfo/dbname=postgres/dbname=reclaim_bench}"
     export RECLAIM_KEY_FILE="$work/keys"
     export RECLAIM_ADDRESS="127.0.0.1:$port"
-    export RECLAIM_PUBLIC_DIR="$root/Public"
-    export RECLAIM_MIGRATIONS_DIR="$root/Migrations"
+    export RECLAIM_PUBLIC_DIR="$tree/Public"
+    export RECLAIM_MIGRATIONS_DIR="$tree/Migrations"
     export RECLAIM_LOG_LEVEL="${RECLAIM_LOG_LEVEL:-error}"
     # The delivery worker runs as in production: without SMTP it writes each mail as an .eml file here.
     export RECLAIM_DATA_DIR="$work/data"
