@@ -49,7 +49,7 @@ extension CaseStore {
                 assigneeID: try row.decode(assigneeID), assigneeName: try row.decode(assigneeName),
                 assigneeTier: assigneeTierText.flatMap(Tier.init(rawValue:)), frozen: try row.decode(frozen),
                 createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version),
-                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language),
+                rescueEmail: try row.decode(rescueEmail), language: row.isNull(language) ? nil : try enumValue(row, language),
                 unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
                 unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self), createdBy: try row.decode(createdBy, as: String.self),
                 mergedInto: try row.decode(mergedInto, as: String?.self),

@@ -68,8 +68,8 @@ public struct CaseRecord: Sendable {
     public let version: Int
     /// The rescue address the thief added, when known: nothing is ever sent to it.
     public let rescueEmail: String?
-    /// The customer's language.
-    public let language: CustomerLanguage
+    /// The customer's language; nil when nobody said (the reader's `Accept-Language` decides, mail goes in English).
+    public let language: CustomerLanguage?
     /// The unlock steps engineering has recorded, in the order done.
     public let unlocksDone: [UnlockKind]
     /// Documents on the case not reviewed yet (pending).
@@ -85,7 +85,7 @@ public struct CaseRecord: Sendable {
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
+                rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
                 createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil) {
         self.createdBy = createdBy
         self.mergedInto = mergedInto
@@ -146,12 +146,12 @@ public struct NewCase: Sendable {
     /// See `CaseRecord`.
     public var rescueEmail: String?
     /// See `CaseRecord`.
-    public var language: CustomerLanguage
+    public var language: CustomerLanguage?
 
     /// A case from its parts.
     public init(id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
-                createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage = .english) {
+                createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage? = nil) {
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash

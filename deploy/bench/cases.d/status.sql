@@ -2,7 +2,8 @@
 -- The format of these scripts is described in helper.py (`script`), which expands them for pgbench.
 SELECT {case_columns},
     (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(:keys) AND t.locked_until > :now) AS locked_until,
-    (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
+    (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint,
+        CASE WHEN n.case_id = c.id THEN NULL ELSE (SELECT m.case_number FROM cases m WHERE m.id = n.case_id) END) ORDER BY n.created_at, n.id)::text
      FROM case_notes n WHERE n.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
        AND n.visibility = 'customer') AS customer_notes
 FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = :num LEFT JOIN agents a ON a.id = c.assignee_id \gset s_
