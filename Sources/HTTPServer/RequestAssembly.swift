@@ -15,7 +15,10 @@ extension HTTPServer {
         let method = token.flatMap(HTTPMethod.init(token:))
         context.method = method
         if let method { context.methodLabel = method.rawValue }
-        _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(context).toOpaque())
+        var layout = token.flatMap { method in
+            version.map { HeadLayout(method: method, version: $0, headerSize: reclaim_mhd_request_header_size(connection)) }
+        }
+        collectHeaders(context, connection: connection, layout: &layout)
         connectionGuard.headArrived(context.watch)
         if context.watch?.overflow == true {
             // Accepted above the cap only to be told so now, rather than left waiting in the listen queue.
@@ -23,8 +26,9 @@ extension HTTPServer {
                                                                                       detail: "Too many connections; try again in a moment."))
         }
 
-        // Ambiguous framing closes the connection whether or not a body follows: the bytes after it are suspect.
-        guard let token, let version, !RequestFraming.requestLineHidesNUL(
+        // Ambiguous framing or a head MHD read more leniently than RFC 9112 allows closes the connection whether
+        // or not a body follows: the bytes after it are suspect.
+        guard let token, let version, !HeadLayout.requestLineHidesNUL(
             method: token, targetStart: context.targetStart, targetEnd: context.targetEnd, version: version,
             bufferLimit: configuration.connectionMemoryLimit
         ) else {
@@ -33,6 +37,9 @@ extension HTTPServer {
         }
         if let problem = context.framing.problem {
             return answerEarly(context, connection: connection, problem: problem)
+        }
+        guard layout?.isIntact == true else {
+            return answerEarly(context, connection: connection, problem: HeadLayout.problem)
         }
 
         let target = context.target
@@ -187,12 +194,30 @@ extension HTTPServer {
     }
 }
 
-/// Appends each request header to the context `cls` points to (unretained), noting its framing on the way.
-private func headerCollector(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+/// What the header iterator fills: the request's context and, on the first call, the layout being checked.
+struct HeaderCollection {
+    let context: RequestContext
+    var layout: HeadLayout?
+}
+
+extension HTTPServer {
+    /// Copies MHD's request headers into the context, noting their framing (and, with a layout, checking it) on the way.
+    func collectHeaders(_ context: RequestContext, connection: OpaquePointer, layout: inout HeadLayout?) {
+        var collection = HeaderCollection(context: context, layout: layout)
+        _ = withUnsafeMutablePointer(to: &collection) { MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0) }
+        layout = collection.layout
+    }
+}
+
+/// Appends each request header to the collection `cls` points to, noting its framing and layout on the way.
+private func headerCollector(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+                             _ value: UnsafePointer<CChar>?, _ valueSize: Int) -> MHD_Result {
     guard let cls, let key else { return .YES }
-    let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
-    let name = String(cString: key)
-    let text = value.map { String(cString: $0) } ?? ""
+    let collection = cls.assumingMemoryBound(to: HeaderCollection.self)
+    collection.pointee.layout?.note(name: key, nameSize: keySize, value: value, valueSize: valueSize)
+    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+    let context = collection.pointee.context
     context.framing.note(name: name, value: text)
     context.headers.append((name, text))
     return .YES
