@@ -104,6 +104,13 @@ final class ConnectionGuard: Sendable {
         }
     }
 
+    /// Shuts down every open connection's socket (at shutdown); MHD sees each close and cleans up on its own thread.
+    func shutDownAll() {
+        watches.withLock { watches in
+            for watch in watches.values where watch.socket >= 0 { _ = Foundation.shutdown(watch.socket, Int32(SHUT_RDWR)) }
+        }
+    }
+
     /// Starts the sweeper: every 100 ms, so a deadline is kept to about a tenth of a second.
     func start() {
         running.store(true, ordering: .releasing)

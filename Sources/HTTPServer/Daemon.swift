@@ -107,6 +107,14 @@ extension HTTPServer {
             }
         }
         let abandoned = requestsInFlight
+        // MHD 0.9.75 dereferences a NULL response when it refuses a request while the daemon stops (its queueing
+        // answers "done" without queueing once shutdown has begun): every connection still open is shut down first
+        // and closed by MHD on its own threads, so none is left for it to refuse.
+        connectionGuard.shutDownAll()
+        let closeDeadline = monotonicNanos() + 500_000_000
+        while connectionGuard.openConnections > 0 && monotonicNanos() < closeDeadline {
+            usleep(2_000)
+        }
         MHD_stop_daemon(daemon)
         connectionGuard.stop()
         let retained = state.withLock { state -> Unmanaged<HTTPServer>? in

@@ -114,9 +114,11 @@ extension HTTPServer {
         return .NO
     }
 
-    /// Writes a problem straight to the socket and shuts its sending side, for the moments MHD cannot queue an
+    /// Writes a problem straight to the socket and shuts the socket down, for the moments MHD cannot queue an
     /// answer (mid-body) or is about to send its own (`TransportRefusal`): any later write by MHD then fails and
-    /// MHD closes the connection. Nothing is written for a descriptor of -1; the request is counted and logged either way.
+    /// MHD closes the connection. Both directions: the hang-up is an event MHD acts on at once, whereas a socket
+    /// shut for writing alone was seen to stay open until the daemon stopped. Nothing is written for a descriptor
+    /// of -1; the request is counted and logged either way.
     func answerOnSocket(_ problem: Problem, context: RequestContext, descriptor: Int32) {
         context.phase = .answered
         var response = HTTPResponse.problem(problem, requestID: context.requestID)
@@ -130,7 +132,7 @@ extension HTTPServer {
             let bytes = Array(head.utf8) + response.body
             // Small enough for the socket buffer; a short or failed write just means the client sees the close.
             _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            _ = Foundation.shutdown(descriptor, Int32(SHUT_WR))
+            _ = Foundation.shutdown(descriptor, Int32(SHUT_RDWR))
         }
         finish(context, status: response.status, bytes: response.body.count)
     }
