@@ -172,19 +172,23 @@ public final class HTTPRequest: @unchecked Sendable {
 
     /// The body of a JSON request, with the checks every JSON route shares whatever parser it then uses:
     /// 415 `unsupported_media_type` unless `Content-Type: application/json` (a UTF-8 charset parameter is allowed),
-    /// 400 `malformed_json` when empty or holding a raw NUL byte, 422 `validation_failed` naming each field whose string holds U+0000
-    /// (PostgreSQL text cannot store it, and no field of the service means anything with it).
+    /// 400 `malformed_json` unless the bytes are JSON as RFC 8259 writes it (a trailing comma, a raw NUL, invalid UTF-8 are not),
+    /// 422 `validation_failed` naming each key an object repeats (which value would win is the parser's guess) and each field
+    /// whose string holds U+0000 (PostgreSQL text cannot store it, and no field of the service means anything with it).
     public func checkedJSONBody() throws -> [UInt8] {
         guard let contentType = header("content-type"), Self.isJSONMediaType(contentType) else {
             throw Problem.unsupportedMediaType(expected: "application/json")
         }
         guard !body.isEmpty else { throw Problem.malformedJSON("The request body is empty.") }
-        // RFC 8259 allows no raw control character in a string, and NUL nowhere else; JSONDecoder would let it through.
-        guard !body.contains(0) else { throw Problem.malformedJSON("The request body is not valid JSON: it holds a NUL byte.") }
-        let fields = JSONInput.fieldsHoldingNUL(body)
-        if !fields.isEmpty {
+        let findings = JSONInput.check(body)
+        if let malformed = findings.malformed { throw Problem.malformedJSON("The request body is not valid JSON: \(malformed).") }
+        if !findings.duplicateKeys.isEmpty {
+            throw Problem.unprocessable(detail: "An object in the request body repeats a key.",
+                                        errors: findings.duplicateKeys.map { FieldError(field: $0, message: "appears more than once") })
+        }
+        if !findings.fieldsHoldingNUL.isEmpty {
             throw Problem.unprocessable(detail: "A text field holds the character U+0000.",
-                                        errors: fields.map { FieldError(field: $0, message: "must not contain U+0000") })
+                                        errors: findings.fieldsHoldingNUL.map { FieldError(field: $0, message: "must not contain U+0000") })
         }
         return body
     }
