@@ -1,0 +1,56 @@
+// The Messages panel: what the case sent to whom and when (never a body), looking again while one waits.
+import { byId, h } from '../dom.js';
+import { formatDateTime, words } from '../format.js';
+import { MESSAGE_KINDS, label } from '../labels.js';
+import { app, current, fill } from './common.js';
+
+// MARK: Messages
+
+/** Where a message went: the customer's address, or the partner's name and its endpoint. */
+function recipientWords(message) {
+  const to = message.to ?? {};
+  return message.channel === 'mail' ? to.email ?? '—' : `${to.client ?? 'a partner'} (${to.url ?? '—'})`;
+}
+
+/** Where a message stands, in words: sent when, waiting (to retry) until when and why, failed and why, or refused. */
+function messageStateWords(message) {
+  const tries = message.attempts === 1 ? '1 attempt' : `${message.attempts} attempts`;
+  switch (message.state) {
+    case 'sent': return `Sent ${formatDateTime(message.sent_at)}`;
+    case 'queued': return message.attempts === 0 || !message.last_error
+      ? `Waiting to be sent (due ${formatDateTime(message.next_attempt_at)})`
+      : `Waiting to retry at ${formatDateTime(message.next_attempt_at)} after ${tries}: ${message.last_error}`;
+    case 'failed': return `Failed after ${tries}: ${message.last_error ?? 'no reason recorded'}`;
+    case 'refused': return message.reason === 'rescue_address' ? 'Not sent: the contact address is the rescue address the thief added' : `Not sent: ${words(message.reason)}`;
+    default: return words(message.state);
+  }
+}
+
+// While a message waits, the panel looks again a few times (the worker delivers within seconds); bounded per case view.
+const MESSAGE_POLL_MS = 4000;
+const MESSAGE_POLLS = 15;
+let messagePoll = { timer: null, left: 0, number: null };
+
+/** What the case sent to whom and when (never a body): mails to the customer and webhooks to partners. */
+export function loadMessages({ polled = false } = {}) {
+  clearTimeout(messagePoll.timer);
+  if (!polled || messagePoll.number !== current?.number) messagePoll = { timer: null, left: MESSAGE_POLLS, number: current?.number };
+  const number = current?.number;
+  return fill('messages-body', async () => {
+    const { data } = await app.api.call('GET', `/api/v1/cases/${number}/messages`);
+    const items = data.items ?? [];
+    if (items.some((m) => m.state === 'queued') && messagePoll.left > 0) {
+      messagePoll.left -= 1;
+      messagePoll.timer = setTimeout(() => {
+        // Only while this case is still the one on screen.
+        if (current?.number === number && !byId('case').hidden && document.getElementById('messages-body') && document.visibilityState === 'visible') loadMessages({ polled: true });
+      }, MESSAGE_POLL_MS);
+    }
+    if (items.length === 0) return h('p', { class: 'muted' }, 'Nothing sent yet.');
+    return h('ol', { class: 'messages', id: 'messages-list' }, items.map((m) => h('li', { dataset: { channel: m.channel, kind: m.kind, state: m.state } },
+      h('span', { class: 'when' }, formatDateTime(m.created_at)),
+      h('span', { class: 'what' }, m.channel === 'mail' ? 'Mail to ' : 'Webhook to ', h('span', { class: 'mono to' }, recipientWords(m)), ': ',
+        h('span', { class: m.channel === 'mail' ? 'kind' : 'kind mono' }, label(MESSAGE_KINDS, m.kind))),
+      h('span', { class: `message-state ${m.state}` }, messageStateWords(m)))));
+  });
+}

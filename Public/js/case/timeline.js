@@ -1,0 +1,51 @@
+// The timeline, with a mark saying whether its hash chain verifies (checked here with WebCrypto).
+import { h } from '../dom.js';
+import { formatDateTime, words } from '../format.js';
+import { groupCaseNumber } from '../identifiers.js';
+import { ACTIONS, EVIDENCE_TYPES, STATES, UNLOCKS, label } from '../labels.js';
+import { verifyChain } from '../chain.js';
+import { actorWords, allPages, current, fill } from './common.js';
+
+// MARK: Timeline
+
+
+function eventWords(event) {
+  const d = event.data ?? {};
+  switch (event.type) {
+    case 'case_opened': return 'Case opened';
+    case 'transition': return `${label(ACTIONS, d.action)}: ${label(STATES, d.from)} → ${label(STATES, d.to)}${d.reason ? ` — “${d.reason}”` : ''}${d.unlock ? ` (${label(UNLOCKS, d.unlock)})` : ''}`;
+    case 'note_added': return d.visibility === 'customer' ? 'Note for the customer added' : 'Internal note added';
+    case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
+    case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
+    case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
+    case 'frozen': return 'Account frozen';
+    case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
+    case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
+    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
+    case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
+    case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
+    case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
+    default: return words(event.type);
+  }
+}
+
+export function loadTimeline() {
+  return fill('timeline-body', async () => {
+    const events = await allPages(`/api/v1/cases/${current.number}/events`);
+    const check = await verifyChain(events);
+    const mark = check.ok === true
+      ? h('p', { class: 'chain ok', id: 'chain-mark' }, '✓ Hash chain verified in this browser: no event was changed or removed.')
+      : check.ok === false
+        ? h('p', { class: 'chain broken', id: 'chain-mark', role: 'alert' }, `✗ Hash chain broken at event ${check.seq}: ${check.reason}.`)
+        : h('p', { class: 'chain unknown', id: 'chain-mark' }, check.reason);
+    return [mark, h('ol', { class: 'timeline', id: 'timeline-list' }, events.map((event) => h('li', { dataset: { type: event.type, seq: event.seq } },
+      h('span', { class: 'when' }, formatDateTime(event.at)),
+      h('span', { class: 'what' }, eventWords(event)),
+      h('span', { class: 'who muted' }, ` by ${actorWords(event.actor)}`))))];
+  });
+}

@@ -1,0 +1,43 @@
+// The unlock checklist: every step the thief's changes need undone; engineering records each on its own.
+import { byId, h, replace } from '../dom.js';
+import { words } from '../format.js';
+import { UNLOCKS, outstandingUnlocks, tierCovers } from '../labels.js';
+import { app, change, current } from './common.js';
+
+// MARK: Unlock checklist
+
+/** Every step the thief's changes need undone, done or not; engineering records each on its own. */
+export function unlockChecklist(c) {
+  const done = new Set(c.unlocks.done);
+  const canRecord = app.can('case.unlock') && tierCovers(app.agent.tier, 'engineering') && c.state === 'engineering';
+  const outstanding = outstandingUnlocks(c);
+  return [
+    h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' },
+      outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
+        : '✓ Every step is done: the case can be completed.'),
+    h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', { dataset: { step, done: String(done.has(step)) } },
+      h('span', { class: done.has(step) ? 'yes' : 'no' }, done.has(step) ? '✓ Done' : 'To do'), ' ', UNLOCKS[step] ?? words(step),
+      canRecord && !done.has(step)
+        ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
+        : null))),
+    h('div', { id: 'unlock-form-slot' }),
+  ];
+}
+
+function openUnlock(step) {
+  const slot = byId('unlock-form-slot');
+  const form = h('form', { id: 'unlock-form', class: 'action-form', novalidate: true, dataset: { step } },
+    h('h3', {}, UNLOCKS[step]),
+    h('label', { for: 'unlock-reason' }, 'Note (optional)', h('span', { class: 'hint' }, 'Recorded on the timeline with the step.')),
+    h('textarea', { id: 'unlock-reason', rows: 2, maxlength: 2000 }),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', id: 'unlock-confirm' }, `Confirm: ${UNLOCKS[step]}`),
+      h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const reason = form.querySelector('#unlock-reason').value.trim();
+    change(form, `/api/v1/cases/${current.number}/unlocks`, reason ? { step, reason } : { step }, `${UNLOCKS[step]}: recorded.`);
+  });
+  replace(slot, form);
+  form.querySelector('textarea').focus();
+}
