@@ -40,8 +40,11 @@ public final class HTTPRequest: @unchecked Sendable {
     public let target: String
     /// Every request header in arrival order; names as the client spelled them.
     public let headers: [(name: String, value: String)]
-    /// The whole body, at most the route's `bodyLimit` bytes.
+    /// The whole body, at most the route's `bodyLimit` bytes, when it is in memory; empty when it was spooled to disk
+    /// (a large document on a route made with `spoolingLargeBodies`): `content` has it either way.
     public let body: [UInt8]
+    /// The body's bytes wherever they are: in memory (the same bytes as `body`) or spooled; read large ones in pieces.
+    public let content: BodyContent
     /// Values of the `{name}` segments of the matched route.
     public internal(set) var pathParameters: [String: String]
     /// Random id of this request, sent back as `X-Request-Id` and written to the access log.
@@ -85,6 +88,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.path = PercentEncoding.decode(pathPart) ?? String(pathPart)
         self.headers = headers
         self.body = body
+        self.content = BodyContent(body)
         self.pathParameters = pathParameters
         self.requestID = requestID
         self.peer = .text(clientAddress)
@@ -96,7 +100,7 @@ public final class HTTPRequest: @unchecked Sendable {
     /// The server's initializer: the path is already decoded.
     init(
         method: HTTPMethod, path: String, target: String, queryItems: [(name: String, value: String)],
-        headers: [(name: String, value: String)], body: [UInt8], requestID: String, peer: PeerAddress, isSecure: Bool,
+        headers: [(name: String, value: String)], body: [UInt8], content: BodyContent, requestID: String, peer: PeerAddress, isSecure: Bool,
         multipartOutcome: Result<MultipartForm, Problem>? = nil
     ) {
         self.method = method
@@ -105,6 +109,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.queryItems = queryItems
         self.headers = headers
         self.body = body
+        self.content = content
         self.pathParameters = [:]
         self.requestID = requestID
         self.peer = peer

@@ -85,6 +85,13 @@ public final class ReclaimService: Sendable {
                 throw StartupError("cannot read the TLS certificate or key: \(error.localizedDescription)")
             }
         }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.spoolDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            pool.close()
+            throw StartupError("cannot create the upload spool directory \(configuration.spoolDirectory): \(error.localizedDescription)")
+        }
         var serverConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port)
         serverConfiguration.threads = configuration.threads
         serverConfiguration.maxConnections = configuration.maxConnections
