@@ -215,6 +215,9 @@ extension HTTPServer {
         context.body = []
         let content = context.spool.map(BodyContent.init(spooled:)) ?? BodyContent(body)
         context.spool = nil
+        if content.isSpooled || (try? multipart?.get())?.parts.contains(where: \.content.isSpooled) == true {
+            metrics.spooled.add(1, ordering: .relaxed)
+        }
         // The peer address is copied, not formatted: most handlers never ask for it.
         var peer = PeerAddress.text("")
         if let connection = context.connection, let address = reclaim_mhd_client_address(connection) {

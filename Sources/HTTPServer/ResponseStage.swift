@@ -108,6 +108,7 @@ extension HTTPServer {
     /// connection without reading further.
     func answerMidBody(_ problem: Problem, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         context.body = []
+        context.spool = nil
         context.multipart = nil
         // Over TLS nothing can be written past MHD: the client sees the close.
         answerOnSocket(problem, context: context, descriptor: configuration.usesTLS ? -1 : reclaim_mhd_connection_fd(connection))
