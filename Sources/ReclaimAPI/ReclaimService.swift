@@ -85,6 +85,13 @@ public final class ReclaimService: Sendable {
                 throw StartupError("cannot read the TLS certificate or key: \(error.localizedDescription)")
             }
         }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.spoolDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            pool.close()
+            throw StartupError("cannot create the upload spool directory \(configuration.spoolDirectory): \(error.localizedDescription)")
+        }
         var serverConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port)
         serverConfiguration.threads = configuration.threads
         serverConfiguration.maxConnections = configuration.maxConnections
@@ -96,11 +103,13 @@ public final class ReclaimService: Sendable {
         serverConfiguration.shutdownGraceSeconds = Double(configuration.shutdownGraceSeconds)
         serverConfiguration.tlsCertificatePEM = tlsCertificate
         serverConfiguration.tlsKeyPEM = tlsKey
+        serverConfiguration.spoolDirectory = configuration.spoolDirectory
 
         let router = Router(routes: routes.map { route in
             var served = Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
-            // Evidence: document uploads parse forms while they arrive.
+            // Evidence: document uploads parse forms while they arrive, and large documents are spooled, not held in memory.
             if let limits = route.multipart { served = served.acceptingMultipart(limits) }
+            if route.requestContent.contains(where: { if case .bytes = $0 { true } else { false } }) { served = served.spoolingLargeBodies() }
             return served
         })
         let staticFiles = StaticFiles(root: configuration.publicDirectory,

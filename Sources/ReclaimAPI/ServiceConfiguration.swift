@@ -116,7 +116,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
         ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
-        ("RECLAIM_DATA_DIR", "the service's own files; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
+        ("RECLAIM_DATA_DIR", "the service's own files: large uploads are spooled (encrypted) in its spool/ folder; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
         ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
@@ -309,6 +309,10 @@ public struct ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// Where large uploads are spooled while they are read and filed (`spool/` in `RECLAIM_DATA_DIR`): nameless files,
+    /// encrypted under keys that never leave the process, gone when the request is.
+    public var spoolDirectory: String { (dataDirectory as NSString).appendingPathComponent("spool") }
+
     /// What the delivery worker needs, from this configuration.
     public var notificationSettings: NotificationSettings {
         var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,

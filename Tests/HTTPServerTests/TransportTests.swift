@@ -61,9 +61,11 @@ import Testing
         let status = try outcome.get()
         // Either refused with a status (431/413) or cut off; never served.
         #expect(status == nil || status == 431 || status == 413, "got \(String(describing: status))")
-        // MHD answered that one itself; the request state was still released and the refusal logged.
+        // MHD refuses that one before the access handler: the server answers it instead (a 431 problem, logged as a request)
+        // unless another connection on its thread could have been the one; either way the request state is released and logged once.
         #expect(server.waitUntilIdle())
-        #expect(server.logLines(event: "request_unanswered").count == 1)
+        let answered = server.logLines(event: "request").filter { $0["status"] as? Int == 431 }.count
+        #expect(server.logLines(event: "request_unanswered").count + answered == 1)
     }
 
     @Test func slowClientDoesNotBlockOthers() throws {
