@@ -74,6 +74,29 @@ public struct AddressRanges: Sendable, Equatable {
         return client
     }
 
+    /// Whether `address` (text) is an IPv4 or IPv6 literal this type can read (a scoped `fe80::1%eth0` is not).
+    public static func isAddress(_ address: String) -> Bool { addressBytes(address) != nil }
+
+    /// The IPv4 address an IPv6 address carries in a form that reaches it (IPv4-compatible `::/96`, IPv4-translated
+    /// `::ffff:0:0/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`), as text; nil for any other address. IPv4-mapped
+    /// addresses are read as IPv4 already.
+    public static func embeddedIPv4(_ address: String) -> String? {
+        guard let bytes = addressBytes(address), bytes.count == 16 else { return nil }
+        let carried: ArraySlice<UInt8>
+        if bytes[0..<12].allSatisfy({ $0 == 0 }) {
+            carried = bytes[12...]
+        } else if bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<12] == [0xFF, 0xFF, 0, 0] {
+            carried = bytes[12...]
+        } else if bytes[0..<12] == [0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] {
+            carried = bytes[12...]
+        } else if bytes[0] == 0x20 && bytes[1] == 0x02 {
+            carried = bytes[2..<6]
+        } else {
+            return nil
+        }
+        return text(Array(carried))
+    }
+
     /// 4 or 16 bytes of an IPv4 or IPv6 literal (IPv4-mapped IPv6 is read as IPv4), else nil.
     static func addressBytes(_ text: String) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count <= 45 else { return nil }

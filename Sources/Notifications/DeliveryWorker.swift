@@ -229,6 +229,14 @@ public final class DeliveryWorker: Sendable {
     }
 
     func deliverMail(_ message: OutboxMessage) -> AttemptOutcome {
+        // Before every send, not only when queued: the rescue address may have been recorded since.
+        do {
+            if try pool.withTransaction({ try CaseMessages.refusesDelivery(message, at: now(), on: $0) }) {
+                return .abandoned(status: nil, error: "refused: the address reaches the case's rescue address", disableEndpoint: false)
+            }
+        } catch {
+            return .failed(status: nil, error: "database: \(error)", retryAfter: nil)
+        }
         let mail: MIMEMessage
         do {
             mail = try renderMail(message)

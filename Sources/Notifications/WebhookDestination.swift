@@ -56,18 +56,34 @@ public enum WebhookDestinationRefusal: Error, Sendable, Equatable, CustomStringC
 /// non-public) address, unless the allow list names it. The checked address is pinned for the transfer, so the
 /// name cannot resolve elsewhere between check and connection.
 public enum WebhookDestination {
-    /// Non-public ranges (RFC 6890 and friends): loopback, private, CGNAT, link-local, multicast, reserved (IPv4-mapped IPv6 is read as IPv4 by AddressRanges).
+    /// Non-public ranges (RFC 6890, the IANA special-purpose registries): IPv4 this network, private, CGNAT, loopback,
+    /// link-local, IETF protocol, documentation, 6to4 relay, benchmarking, multicast, reserved; IPv6 unspecified,
+    /// loopback, discard, IETF protocol (Teredo, ORCHID, benchmarking), documentation, SRv6, local-use NAT64, ULA,
+    /// link-local, site-local, multicast. IPv4-mapped IPv6 is read as IPv4 by AddressRanges; the other forms that carry
+    /// an IPv4 address are judged by it (`isForbidden`).
     static let forbidden = try! AddressRanges(parsing: """
-        0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.168.0.0/16, \
-        198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4, ::/128, ::1/128, 64:ff9b::/96, fc00::/7, fe80::/10, ff00::/8
+        0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, \
+        192.88.99.0/24, 192.168.0.0/16, 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4, \
+        ::/128, ::1/128, 100::/64, 2001::/23, 2001:db8::/32, 3fff::/20, 5f00::/16, 64:ff9b:1::/48, fc00::/7, fe80::/10, \
+        fec0::/10, ff00::/8
         """)
 
-    /// A checked destination: the `CURLOPT_RESOLVE` pin (`host:port:address`).
+    /// Whether a resolved address is refused: in a non-public range, carrying an IPv4 address that is (6to4, NAT64,
+    /// IPv4-compatible), or not an address this check can read (a scoped `fe80::1%eth0`): refused, never let through.
+    static func isForbidden(_ address: String) -> Bool {
+        guard AddressRanges.isAddress(address) else { return true }
+        return forbidden.contains(address) || AddressRanges.embeddedIPv4(address).map(forbidden.contains) == true
+    }
+
+    /// A checked destination, and the `CURLOPT_RESOLVE` pin (`host:port:address`) that keeps curl on the checked address.
     public struct Checked: Sendable, Equatable {
         public let host: String
         public let port: Int
         public let address: String
-        public var pin: String { "\(host):\(port):\(address.contains(":") ? "[\(address)]" : address)" }
+        /// Nil for an IP literal, which curl does not resolve (and whose IPv6 form a RESOLVE entry cannot name: curl error 49).
+        public var pin: String? {
+            AddressRanges.isAddress(host) ? nil : "\(host):\(port):\(address.contains(":") ? "[\(address)]" : address)"
+        }
     }
 
     /// The URL's parts, or `invalidURL` / `notHTTPS`.
@@ -90,7 +106,7 @@ public enum WebhookDestination {
         let (host, port) = try parse(url, allow: allow)
         let addresses = resolve(host)
         guard let first = addresses.first else { throw .unresolvable(host: host) }
-        for address in addresses where forbidden.contains(address) && !allow.allows(host: host, address: address) {
+        for address in addresses where isForbidden(address) && !allow.allows(host: host, address: address) {
             throw .forbiddenAddress(host: host, address: address)
         }
         return Checked(host: host, port: port, address: first)

@@ -10,6 +10,12 @@ public enum PostgresTime {
     /// Days from 1970-01-01 to 2000-01-01.
     static let unixToPostgresDays: Int64 = 10_957
 
+    /// `date` as a timestamptz column gives it back (rounded to the microsecond, as `Date`'s bind rounds it): a value
+    /// computed from it compares equal to the one read back.
+    public static func stored(_ date: Date) -> Date {
+        Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1_000_000).rounded() / 1_000_000)
+    }
+
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year

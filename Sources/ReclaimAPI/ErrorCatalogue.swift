@@ -37,6 +37,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case notFrozen = "not_frozen"
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
+    case accessCodeJustIssued = "access_code_just_issued"
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
@@ -66,6 +67,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
              .notFrozen, .notSameAccount, .endpointDisabled: 409
+        case .accessCodeJustIssued: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503

@@ -41,6 +41,9 @@ enum OperationProblem {
                     detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
         case .accountExists: Problem.conflict(code: ErrorCode.accountExists, detail: "An account with this e-mail is already on file.")
         case .keysUnavailable: Problem.internal
+        case .accessCodeJustIssued(let until, let now):
+            Problem(ErrorCode.accessCodeJustIssued, detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
+                    extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
         }
     }
 }

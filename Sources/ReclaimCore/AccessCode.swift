@@ -102,3 +102,16 @@ public struct AccessCode: Sendable, Hashable, Codable, CustomStringConvertible, 
         try container.encode(display)
     }
 }
+
+extension AccessCode {
+    /// A case's code is re-issued at most once in this long: a second request meanwhile (a double click, two agents at
+    /// once) would leave the customer two mails of which one holds a dead code.
+    public static let reissueInterval: TimeInterval = 60
+
+    /// Until when a new code may not be issued, given the case's last re-issue; nil when it may be now.
+    public static func reissueRefusedUntil(lastReissuedAt: Date?, now: Date) -> Date? {
+        guard let lastReissuedAt else { return nil }
+        let until = lastReissuedAt.addingTimeInterval(reissueInterval)
+        return until > now ? until : nil
+    }
+}

@@ -67,4 +67,45 @@ public struct ThrottleState: Sendable, Hashable {
         return state
     }
 
+    /// Counts `count` failures in advance, before they are known to be failures, unless the key is locked at `now`
+    /// (nil then): what a check that is slow to decide (argon2id) claims before it starts, so that concurrent checks
+    /// cannot all start under the limit. `settling` gives back those that were not failures.
+    public func claiming(_ count: Int, at now: Date, rule: ThrottleRule) -> ThrottleClaim? {
+        if lockedUntil(at: now) != nil { return nil }
+        return ThrottleClaim(before: self, after: recordingFailures(count, at: now, rule: rule), count: max(count, 0), at: now)
+    }
+
+    /// The state once `claim` is settled with only `failures` of its count failures: the surplus leaves the count it
+    /// joined, and a lock in force that the count no longer reaches is lifted (no failure counts while locked, so the
+    /// count is what reached the lock). A count begun since (window passed, lock expired) is not the claim's: unchanged.
+    public func settling(_ claim: ThrottleClaim, failures: Int, now: Date, rule: ThrottleRule) -> ThrottleState {
+        let actual = claim.before.recordingFailures(min(max(failures, 0), claim.count), at: claim.at, rule: rule)
+        let actualInCount = actual.windowStartedAt == claim.after.windowStartedAt ? actual.failures : 0
+        let surplus = claim.after.failures - actualInCount
+        guard surplus > 0, windowStartedAt == claim.after.windowStartedAt else { return self }
+        var next = self
+        next.failures = max(self.failures - surplus, 0)
+        if next.failures < rule.limit, lockedUntil(at: now) != nil { next.lockedUntil = nil }
+        return next
+    }
+}
+
+/// Failures counted in advance by `ThrottleState.claiming`: the state before and after, how many, and when.
+public struct ThrottleClaim: Sendable, Hashable {
+    /// The key's state the claim was made on.
+    public let before: ThrottleState
+    /// The state it left (stored).
+    public let after: ThrottleState
+    /// The failures claimed.
+    public let count: Int
+    /// When.
+    public let at: Date
+
+    /// A claim from its parts (as `claiming` makes it).
+    public init(before: ThrottleState, after: ThrottleState, count: Int, at: Date) {
+        self.before = before
+        self.after = after
+        self.count = count
+        self.at = at
+    }
 }

@@ -35,11 +35,21 @@ public enum CaseMessages {
     /// Associated data of a sealed outbox secret: the message id, so a sealed code cannot be moved to another message.
     public static func secretAssociatedData(_ messageID: UUID) -> [UInt8] { Array("outbox:\(messageID.lowercased)".utf8) }
 
-    /// Whether `address` is the thief's (the rescue address on the case), compared without case or spaces.
+    /// Whether `address` reaches the thief's mailbox (the rescue address on the case), as mail providers read
+    /// addresses (`EmailAddress.sameMailbox`: case, `+tag`, Gmail's dots).
     public static func isRescueAddress(_ address: String, of record: CaseRecord) -> Bool {
         guard let rescue = record.rescueEmail else { return false }
-        func canonical(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
-        return canonical(address) == canonical(rescue)
+        return EmailAddress.sameMailbox(address, rescue)
+    }
+
+    /// Before a queued mail is sent: whether its recipient now reaches the case's rescue address (one recorded after it
+    /// was queued, or a mail queued under an older rule); if so `mail_refused` is appended, and the mail must not go.
+    public static func refusesDelivery(_ message: OutboxMessage, at now: Date, on connection: PostgresConnection) throws -> Bool {
+        guard message.channel == .mail, let caseID = message.caseID, let recipient = message.recipient,
+              let record = try CaseStore.find(id: caseID, on: connection), isRescueAddress(recipient, of: record) else { return false }
+        try CaseStore.lock(id: caseID, on: connection)  // appends to one case's timeline are serial
+        try CaseTimeline.append(.mailRefused(kind: message.kind, reason: "rescue_address"), caseID: caseID, actor: "system", at: now, on: connection)
+        return true
     }
 
     /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address.

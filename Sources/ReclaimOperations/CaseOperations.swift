@@ -362,10 +362,14 @@ public struct CaseOperations: Sendable {
     // MARK: Access code
 
     /// Issues a new access code for a lost one: the old code stops working, the case number's status lock is cleared,
-    /// and `access_code_reissued` says who did it. The new code exists in clear only in the answer.
+    /// and `access_code_reissued` says who did it. The new code exists in clear only in the answer. Under the case's
+    /// row lock, a code re-issued within `AccessCode.reissueInterval` refuses another (`accessCodeJustIssued`), so of
+    /// concurrent requests exactly one issues and mails a code.
     public func reissueAccessCode(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> AccessCode {
         let codeKey = try requireKeys().activeKey(for: .accessCode)
         let id = try lockID(number, on: connection)
+        let last = try CaseEventStore.list(caseID: id, type: CaseEventType.accessCodeReissued.rawValue, on: connection).last?.at
+        if let until = AccessCode.reissueRefusedUntil(lastReissuedAt: last, now: now) { throw OperationError.accessCodeJustIssued(until: until, now: now) }
         let code = AccessCode(entropy: SecureRandom.bytes(10))
         try CaseStore.setAccessCode(id: id, hash: AccessCodeHash.compute(code, key: codeKey.key), keyID: codeKey.id, now: now, on: connection)
         try ThrottleStore.reset(key: ThrottleStore.caseKey(number.digits), on: connection)

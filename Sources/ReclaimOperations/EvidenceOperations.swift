@@ -21,17 +21,18 @@ public struct AnswerCheck: Sendable, Equatable {
 }
 
 /// The account's answer budget (9 wrong answers in 8 hours lock its answers for 8 hours, even right ones), shared by
-/// answers filed as evidence and answers given with `send_reset`.
+/// answers filed as evidence and answers given with `send_reset`. Answers are claimed as wrong before they are checked
+/// (check and count in one step), so concurrent checks cannot all start under the limit; the right ones are given back.
 public enum AnswerBudget {
-    /// When the account's answers are locked until, if they are now.
-    public static func lockedUntil(accountEmail: String, now: Date, on connection: PostgresConnection) throws -> Date? {
-        try ThrottleStore.lockedUntil(keys: [ThrottleStore.accountKey(accountEmail)], now: now, on: connection)
+    /// Claims `count` answers, committed at once: the claim, or when the account's answers are locked until.
+    public static func claim(_ count: Int, accountEmail: String, now: Date, pool: PostgresPool) throws -> ThrottleAdmission {
+        try pool.withTransaction { try ThrottleStore.claimAnswers(email: accountEmail, count: count, now: now, on: $0) }
     }
 
-    /// Counts `failures` wrong answers.
-    public static func record(failures: Int, accountEmail: String, now: Date, on connection: PostgresConnection) throws {
-        guard failures > 0 else { return }
-        try ThrottleStore.recordAnswerFailures(email: accountEmail, count: failures, now: now, on: connection)
+    /// Settles a claim once checked: only `wrong` of its answers count.
+    public static func settle(_ claim: ThrottleClaim, wrong: Int, accountEmail: String, now: Date, pool: PostgresPool) throws {
+        guard wrong < claim.count else { return }
+        try pool.withTransaction { try ThrottleStore.settleAnswers(email: accountEmail, claim: claim, wrong: wrong, now: now, on: $0) }
     }
 }
 
@@ -40,18 +41,22 @@ extension CaseOperations {
     public static let maximumAnswers = 20
 
     /// Checks given answers (normalised) for the case's account: refused while its answers are locked; each answer
-    /// that does not match (an unknown question included, at the same cost) counts one failure, committed at once.
-    /// Runs argon2id per answer (~15 ms), so it takes the pool and holds no transaction while hashing: call it before
-    /// the operation's transaction, off the HTTP workers.
+    /// that does not match (an unknown question included, at the same cost) counts one failure. All are claimed as
+    /// failures before hashing and the matches given back after, each step committed at once, so concurrent checks
+    /// stop at the budget. Runs argon2id per answer (~15 ms), so it takes the pool and holds no transaction while
+    /// hashing: call it before the operation's transaction, off the HTTP workers.
     public func checkAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, hasher: PasswordHash,
                              at now: Date, pool: PostgresPool) throws -> AnswerCheck {
         if answers.count > Self.maximumAnswers { throw OperationError.invalid(field: "answers", "At most \(Self.maximumAnswers) answers.") }
-        let (accountEmail, onFile, lockedUntil) = try pool.withConnection { connection in
+        let (accountEmail, onFile) = try pool.withConnection { connection in
             let record = try load(number, on: connection)
-            return (record.accountEmail, try AccountStore.securityAnswers(email: record.accountEmail, on: connection),
-                    try AnswerBudget.lockedUntil(accountEmail: record.accountEmail, now: now, on: connection))
+            return (record.accountEmail, try AccountStore.securityAnswers(email: record.accountEmail, on: connection))
         }
-        if let lockedUntil { throw OperationError.answersLocked(until: lockedUntil, now: now) }
+        let claim: ThrottleClaim
+        switch try AnswerBudget.claim(answers.count, accountEmail: accountEmail, now: now, pool: pool) {
+        case .locked(let until): throw OperationError.answersLocked(until: until, now: now)
+        case .admitted(let admitted): claim = admitted
+        }
         var matched = Set<String>()
         var failures = 0
         for answer in answers {
@@ -62,9 +67,7 @@ extension CaseOperations {
                 failures += 1
             }
         }
-        if failures > 0 {
-            try pool.withTransaction { try AnswerBudget.record(failures: failures, accountEmail: accountEmail, now: now, on: $0) }
-        }
+        try AnswerBudget.settle(claim, wrong: failures, accountEmail: accountEmail, now: now, pool: pool)
         return AnswerCheck(questionIDs: answers.map(\.questionID), matchedQuestionIDs: matched)
     }
 

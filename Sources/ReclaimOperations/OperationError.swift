@@ -34,6 +34,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case accountExists
     /// The secret keys are not loaded (the service was started without them).
     case keysUnavailable
+    /// A new access code was issued moments ago; another may be issued from `until`.
+    case accessCodeJustIssued(until: Date, now: Date)
 
     /// One field's validation failure.
     static func invalid(field: String, _ message: String) -> OperationError {
@@ -60,6 +62,7 @@ extension OperationError: CustomStringConvertible {
         case .caseNotOpen: "the case is finished"
         case .accountExists: "an account with this e-mail is already on file"
         case .keysUnavailable: "the secret keys are not loaded"
+        case .accessCodeJustIssued: "a new access code was issued moments ago"
         }
     }
 }

@@ -30,10 +30,16 @@ public struct StatusThrottlePolicy: Sendable {
     public var addressRule: ThrottleRule { ThrottleRule(limit: addressLimit, window: addressWindow, lockout: addressLockout) }
 }
 
+/// What a claim came to: admitted (settle it once decided), or refused while the key is locked.
+public enum ThrottleAdmission: Sendable, Equatable {
+    case admitted(ThrottleClaim)
+    case locked(until: Date)
+}
+
 /// The `throttles` table: one row of `ThrottleState` per key; `ThrottleState.recordingFailure` decides, this stores.
 ///
 /// Keys (their prefixes never overlap): sign-in `account:<sha256>` and `address:<ip>`; status look-up `case:<number>`
-/// and `addr:<ip>`; answer checks `account:<email>`.
+/// and `addr:<ip>`; answer checks `account:<email>`; passkey sign-in challenges `passkey:<ip>`.
 public enum ThrottleStore {
     // MARK: Keys
 
@@ -45,6 +51,8 @@ public enum ThrottleStore {
     public static func caseKey(_ number: String) -> String { "case:" + number }
     /// The status look-up key of a client address.
     public static func addressKey(_ address: String) -> String { "addr:" + address }
+    /// The key of a client address's passkey sign-in challenges (each one counts, not only failures).
+    public static func passkeyOptionsKey(_ address: String) -> String { "passkey:" + address }
     /// The key of an account's answer budget, shared by answers filed as evidence and answers given with `send_reset`.
     public static func accountKey(_ email: String) -> String { "account:" + email.lowercased() }
 
@@ -70,13 +78,47 @@ public enum ThrottleStore {
     public static func recordFailure(key: String, rule: ThrottleRule, count: Int = 1, now: Date,
                                      on connection: PostgresConnection) throws -> ThrottleState {
         guard count > 0 else { return try state(key: key, on: connection) }
+        return try update(key: key, on: connection) { $0.recordingFailures(count, at: now, rule: rule) }
+    }
+
+    /// Counts `count` failures in advance unless `key` is locked at `now` (`ThrottleState.claiming`): the check and the
+    /// count are one step under the row's lock, so of concurrent claims only those made before the limit is reached are
+    /// admitted. Commit it before the slow work it admits; `settle` gives back what turned out not to be failures.
+    public static func claim(key: String, rule: ThrottleRule, count: Int = 1, now: Date,
+                             on connection: PostgresConnection) throws -> ThrottleAdmission {
+        // As stored, so that the claim's dates compare equal to the row's when it is settled.
+        let now = PostgresTime.stored(now)
+        var admission = ThrottleAdmission.locked(until: now)
+        try update(key: key, on: connection) { stored in
+            guard let claim = stored.claiming(count, at: now, rule: rule) else {
+                admission = .locked(until: stored.lockedUntil(at: now) ?? now)
+                return stored
+            }
+            admission = .admitted(claim)
+            return claim.after
+        }
+        return admission
+    }
+
+    /// Settles a claim on `key`: only `failures` of its count were failures (`ThrottleState.settling`).
+    public static func settle(key: String, claim: ThrottleClaim, failures: Int, rule: ThrottleRule, now: Date,
+                              on connection: PostgresConnection) throws {
+        guard failures < claim.count else { return }
+        try update(key: key, on: connection) { $0.settling(claim, failures: failures, now: now, rule: rule) }
+    }
+
+    /// Replaces the state of `key` by `change(stored)` under the row's lock (inserting a new key's row), in the caller's
+    /// transaction or one of its own; returns the new state.
+    @discardableResult
+    private static func update(key: String, on connection: PostgresConnection,
+                               _ change: (ThrottleState) -> ThrottleState) throws -> ThrottleState {
         guard connection.inTransaction else {
-            return try connection.withTransaction { try recordFailure(key: key, rule: rule, count: count, now: now, on: $0) }
+            return try connection.withTransaction { try update(key: key, on: $0, change) }
         }
         // Twice at most: when the key is new and another transaction inserts it first, the second pass finds its row.
         for _ in 0..<2 {
             if let stored = try load(key: key, forUpdate: true, on: connection) {
-                let next = stored.recordingFailures(count, at: now, rule: rule)
+                let next = change(stored)
                 if next != stored {
                     try connection.execute("""
                         UPDATE throttles SET failures = \(next.failures), window_started_at = \(next.windowStartedAt),
@@ -85,7 +127,8 @@ public enum ThrottleStore {
                 }
                 return next
             }
-            let next = ThrottleState.clear.recordingFailures(count, at: now, rule: rule)
+            let next = change(.clear)
+            if next == .clear { return next }
             let inserted = try connection.execute("""
                 INSERT INTO throttles (key, failures, window_started_at, locked_until)
                 VALUES (\(key), \(next.failures), \(next.windowStartedAt), \(next.lockedUntil)) ON CONFLICT (key) DO NOTHING
@@ -102,12 +145,17 @@ public enum ThrottleStore {
         if let address { try recordFailure(key: addressKey(address), rule: policy.addressRule, now: now, on: connection) }
     }
 
-    /// Records `count` wrong security answers for the account on file, under the case-number budget
-    /// (9 in 8 hours lock its answers for 8 hours, even right ones).
-    public static func recordAnswerFailures(email: String, count: Int, policy: StatusThrottlePolicy = .default, now: Date,
-                                            on connection: PostgresConnection) throws {
-        guard count > 0 else { return }
-        try recordFailure(key: accountKey(email), rule: policy.caseRule, count: count, now: now, on: connection)
+    /// Claims `count` answers for the account on file as wrong until checked, under the case-number budget (9 wrong in
+    /// 8 hours lock its answers for 8 hours, even right ones): refused while locked.
+    public static func claimAnswers(email: String, count: Int, policy: StatusThrottlePolicy = .default, now: Date,
+                                    on connection: PostgresConnection) throws -> ThrottleAdmission {
+        try claim(key: accountKey(email), rule: policy.caseRule, count: count, now: now, on: connection)
+    }
+
+    /// Settles claimed answers once checked: only `wrong` of them count.
+    public static func settleAnswers(email: String, claim: ThrottleClaim, wrong: Int, policy: StatusThrottlePolicy = .default, now: Date,
+                                     on connection: PostgresConnection) throws {
+        try settle(key: accountKey(email), claim: claim, failures: wrong, rule: policy.caseRule, now: now, on: connection)
     }
 
     /// Forgets the failures of `key` (a successful sign-in resets its account's count).

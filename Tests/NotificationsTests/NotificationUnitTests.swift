@@ -53,6 +53,23 @@ import Testing
         ("https://[::ffff:127.0.0.1]/hook", .forbiddenAddress(host: "::ffff:127.0.0.1", address: "::ffff:127.0.0.1")),
         ("https://0.0.0.0/hook", .forbiddenAddress(host: "0.0.0.0", address: "0.0.0.0")),
         ("https://localhost/hook", .forbiddenAddress(host: "localhost", address: "127.0.0.1")),
+        // IPv6 that carries a refused IPv4 address: 6to4, IPv4-compatible, IPv4-translated, NAT64.
+        ("https://[2002:7f00:1::]/hook", .forbiddenAddress(host: "2002:7f00:1::", address: "2002:7f00:1::")),
+        ("https://[2002:a9fe:a9fe::1]/latest", .forbiddenAddress(host: "2002:a9fe:a9fe::1", address: "2002:a9fe:a9fe::1")),
+        ("https://[::127.0.0.1]/hook", .forbiddenAddress(host: "::127.0.0.1", address: "::127.0.0.1")),
+        ("https://[::ffff:0:10.0.0.1]/hook", .forbiddenAddress(host: "::ffff:0:10.0.0.1", address: "::ffff:0:a00:1")),
+        ("https://[64:ff9b::7f00:1]/hook", .forbiddenAddress(host: "64:ff9b::7f00:1", address: "64:ff9b::7f00:1")),
+        ("https://[::ffff:192.168.0.1]/hook", .forbiddenAddress(host: "::ffff:192.168.0.1", address: "::ffff:192.168.0.1")),
+        // IPv6 never public: unspecified, Teredo, local-use NAT64, ULA, site-local, documentation, multicast, discard.
+        ("https://[::]/hook", .forbiddenAddress(host: "::", address: "::")),
+        ("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", .forbiddenAddress(host: "2001:0:4136:e378:8000:63bf:3fff:fdd2", address: "2001:0:4136:e378:8000:63bf:3fff:fdd2")),
+        ("https://[64:ff9b:1::1]/hook", .forbiddenAddress(host: "64:ff9b:1::1", address: "64:ff9b:1::1")),
+        ("https://[fd12:3456::1]/hook", .forbiddenAddress(host: "fd12:3456::1", address: "fd12:3456::1")),
+        ("https://[fec0::1]/hook", .forbiddenAddress(host: "fec0::1", address: "fec0::1")),
+        ("https://[2001:db8::1]/hook", .forbiddenAddress(host: "2001:db8::1", address: "2001:db8::1")),
+        ("https://[ff02::1]/hook", .forbiddenAddress(host: "ff02::1", address: "ff02::1")),
+        ("https://[100::1]/hook", .forbiddenAddress(host: "100::1", address: "100::1")),
+        ("https://192.0.2.10/hook", .forbiddenAddress(host: "192.0.2.10", address: "192.0.2.10")),
         ("ftp://example.com/", .invalidURL),
         ("https://user:pw@example.com/", .invalidURL),
     ])
@@ -60,10 +77,28 @@ import Testing
         #expect(throws: refusal) { try WebhookDestination.check(url, allow: .none) }
     }
 
+    @Test func aScopedLinkLocalAddressIsRefusedNotSkipped() {
+        // getaddrinfo reads fe80::1%lo, which no range check can: refused, never let through as "not in a range".
+        #expect(throws: WebhookDestinationRefusal.self) { try WebhookDestination.check("https://[fe80::1%25lo]/hook", allow: .none) }
+    }
+
+    @Test func publicAddressesInsideIPv6FormsPass() throws {
+        // A NAT64 network's way to 8.8.8.8, and its 6to4 form: judged by the IPv4 address they carry.
+        for url in ["https://[64:ff9b::808:808]/hook", "https://[2002:808:808::1]/hook", "https://[2606:4700:4700::1111]/hook", "https://8.8.8.8/hook"] {
+            #expect(try WebhookDestination.check(url, allow: .none).pin == nil, "\(url)")
+        }
+    }
+
     @Test func allowListAdmitsLoopbackAndHTTP() throws {
-        let allow = WebhookAllowList(parsing: "127.0.0.0/8, receiver.internal")
-        let checked = try WebhookDestination.check("http://127.0.0.1:9999/hook", allow: allow)
-        #expect(checked.pin == "127.0.0.1:9999:127.0.0.1")
+        let allow = WebhookAllowList(parsing: "127.0.0.0/8, ::1, receiver.internal")
+        // An IP literal is not resolved, so there is nothing to pin (and curl cannot pin an IPv6 literal: error 49).
+        #expect(try WebhookDestination.check("http://127.0.0.1:9999/hook", allow: allow).pin == nil)
+        #expect(try WebhookDestination.check("http://[::1]:9999/hook", allow: allow).pin == nil)
+        // A name is pinned to the address checked, an IPv6 one in brackets.
+        let named = try WebhookDestination.check("http://localhost:9999/hook", allow: WebhookAllowList(parsing: "localhost"))
+        #expect(named.pin == "localhost:9999:" + (named.address.contains(":") ? "[\(named.address)]" : named.address))
+        #expect(throws: WebhookDestinationRefusal.self) { try WebhookDestination.check("https://[2002:7f00:1::]/hook", allow: allow) }
+        #expect(try WebhookDestination.check("https://[2002:7f00:1::]/hook", allow: WebhookAllowList(parsing: "2002::/16")).pin == nil)
         #expect(throws: WebhookDestinationRefusal.notHTTPS) { try WebhookDestination.check("http://10.0.0.1/hook", allow: allow) }
         #expect(throws: WebhookDestinationRefusal.self) { try WebhookDestination.check("https://10.0.0.1/hook", allow: allow) }
     }

@@ -67,6 +67,24 @@ import Testing
         #expect(!events.contains { $0.data.canonical.contains("evil.test") && $0.type == "mail_refused" })
     }
 
+    /// Before every send, not only when queued: a rescue address recorded after the mail was queued (the coming case
+    /// edit, or a mail queued under the old literal comparison) still stops it.
+    @Test func aMailToAnAddressThatReachesTheRescueAddressIsRefusedAtDelivery() throws {
+        let opened = try open(opening(contact: "evil+x@example.com"))
+        let innocent = try open(opening(contact: "ada@example.net"))
+        #expect(try messages(opened.record).map(\.state) == [.queued])
+        try pool.withConnection { try $0.execute("UPDATE cases SET rescue_email = 'EVIL@example.com' WHERE id = \(opened.record.id)") }
+        let delivery = worker(testSettings(directory: directory))
+        try delivery.runOnce()
+        // Nothing written for the thief; the innocent case's mail went.
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/mail")) ?? []
+        #expect(files.filter { $0.hasSuffix(".eml") }.count == 1)
+        #expect(try messages(opened.record).map(\.state) == [.failed])
+        #expect(try messages(innocent.record).map(\.state) == [.sent])
+        let events = try pool.withConnection { try CaseEventStore.list(caseID: opened.record.id, type: "mail_refused", on: $0) }
+        #expect(events.count == 1 && !events[0].data.canonical.contains("example.com"))
+    }
+
     @Test func transitionsAndCustomerNotesQueueMailInternalNotesDoNot() throws {
         let opened = try open()
         let number = try CaseNumber(parsing: opened.record.number)

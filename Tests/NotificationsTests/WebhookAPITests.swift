@@ -53,7 +53,9 @@ import Testing
     }
 
     @Test(arguments: ["http://example.com/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://127.0.0.2/x",
-                      "https://192.168.0.10/hook", "ftp://example.com/"])
+                      "https://192.168.0.10/hook", "ftp://example.com/",
+                      // IPv6 forms of a refused IPv4 address: 6to4, IPv4-compatible, NAT64, IPv4-mapped.
+                      "https://[2002:7f00:1::]/hook", "https://[::127.0.0.1]/hook", "https://[64:ff9b::a9fe:a9fe]/latest", "https://[::ffff:10.0.0.1]/hook"])
     func ssrfDestinationsAreRefused(url: String) throws {
         let client = try service.addClient()
         let response = try send("POST", "/api/v1/webhooks", as: client, json: ["url": url, "events": ["case.opened"]])

@@ -185,6 +185,24 @@ import Testing
         #expect(error?.contains("destination refused") == true)
     }
 
+    /// An IPv6 literal the operator allowed is delivered to (curl cannot pin one: the literal needs no pin).
+    @Test func anAllowedIPv6LiteralIsDeliveredEndToEnd() throws {
+        let v6 = try PythonHelper("webhook_receiver.py", [secretsFile, logFile, "::1"])
+        defer { v6.stop() }
+        let allow = WebhookAllowList(parsing: "::1")
+        let registered = try pool.withTransaction { connection in
+            try WebhookRegistry.register(url: "http://[::1]:\(v6.port)/ok", events: [WebhookEvent.caseOpened.rawValue], clientID: clientID, keys: keys,
+                                         allow: allow, at: Date(), on: connection)
+        }
+        try Data((registered.secret + "\n").utf8).write(to: URL(fileURLWithPath: secretsFile))
+        _ = try open(by: client)
+        let delivery = worker { $0.webhookAllow = allow }
+        try delivery.runOnce()
+        #expect(received().map(\.path) == ["/ok"])
+        #expect(received().allSatisfy { $0.verified })
+        #expect(try webhookStates() == ["sent"])
+    }
+
     @Test func theSecretIsSealedAtRest() throws {
         let registered = try register("/ok")
         #expect(registered.secret.hasPrefix("whsec_"))

@@ -1,12 +1,14 @@
 """A webhook receiver for the notification tests: verifies every request with the Standard Webhooks
 reference library (PyPI `standardwebhooks`) and records what it got.
 
-Usage: webhook_receiver.py SECRETS_FILE LOG_FILE. Prints its port. SECRETS_FILE holds one whsec_ secret
+Usage: webhook_receiver.py SECRETS_FILE LOG_FILE [ADDRESS]. Listens on ADDRESS (default 127.0.0.1; ::1 for IPv6) and
+prints its port. SECRETS_FILE holds one whsec_ secret
 per line (re-read on each request; any may match). Each request appends a JSON line to LOG_FILE:
 {"path", "id", "verified", "body"}. The path decides the answer: /ok → 204 when verified (401 when not),
 /fail → 500, /gone → 410, /slow → sleeps 3 s then 204, /retry-after → 503 with Retry-After: 2.
 """
 import json
+import socket
 import sys
 import threading
 import time
@@ -54,6 +56,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+ADDRESS = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"
+
+
+class Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6 if ":" in ADDRESS else socket.AF_INET
+
+
+server = Server((ADDRESS, 0), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()

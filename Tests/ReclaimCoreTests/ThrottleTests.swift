@@ -105,4 +105,60 @@ import Testing
         #expect(failing([8 * hour - 1], rule: caseRule, from: eight).lockedUntil == Self.t0.addingTimeInterval(16 * hour - 1))
         #expect(failing([8 * hour], rule: caseRule, from: eight).failures == 1)
     }
+
+    // MARK: Claims: counted before they are decided, settled after
+
+    @Test func aClaimIsRefusedWhileLockedAndCountsLikeFailures() throws {
+        let locked = failing([0, 10, 20])
+        #expect(locked.claiming(1, at: Self.t0.addingTimeInterval(30), rule: Self.windowed) == nil)
+        let claim = try #require(failing([0]).claiming(1, at: Self.t0.addingTimeInterval(5), rule: Self.windowed))
+        #expect(claim.after == failing([0, 5]))
+        #expect(claim.before == failing([0]) && claim.count == 1)
+        // The claim that reaches the limit is admitted and locks: the next is not.
+        let reaching = try #require(claim.after.claiming(1, at: Self.t0.addingTimeInterval(6), rule: Self.windowed))
+        #expect(reaching.after.lockedUntil == Self.t0.addingTimeInterval(6 + 900))
+        #expect(reaching.after.claiming(1, at: Self.t0.addingTimeInterval(7), rule: Self.windowed) == nil)
+    }
+
+    @Test func settlingGivesBackWhatWasNoFailureAndLiftsALockItNoLongerReaches() throws {
+        let now = Self.t0.addingTimeInterval(6)
+        let claim = try #require(failing([0, 5]).claiming(1, at: now, rule: Self.windowed))
+        #expect(claim.after.lockedUntil(at: now) != nil)
+        // A right answer: back to the two failures before, unlocked.
+        let right = claim.after.settling(claim, failures: 0, now: now, rule: Self.windowed)
+        #expect(right == ThrottleState(failures: 2, windowStartedAt: Self.t0, lockedUntil: nil))
+        // A wrong one: as claimed.
+        #expect(claim.after.settling(claim, failures: 1, now: now, rule: Self.windowed) == claim.after)
+        // Seven claimed on a clear key count three (the lock takes no more); two wrong leave two, unlocked; five leave the lock.
+        let many = try #require(ThrottleState.clear.claiming(7, at: now, rule: Self.windowed))
+        #expect(many.after.failures == 3)
+        #expect(many.after.settling(many, failures: 2, now: now, rule: Self.windowed) == ThrottleState(failures: 2, windowStartedAt: now, lockedUntil: nil))
+        #expect(many.after.settling(many, failures: 5, now: now, rule: Self.windowed) == many.after)
+        #expect(many.after.settling(many, failures: 0, now: now, rule: Self.windowed).failures == 0)
+    }
+
+    @Test func concurrentClaimsSettleInAnyOrder() throws {
+        let now = Self.t0.addingTimeInterval(10)
+        // A and B claim one each on one failure; B's reaches the limit.
+        let a = try #require(failing([0]).claiming(1, at: now, rule: Self.windowed))
+        let b = try #require(a.after.claiming(1, at: now, rule: Self.windowed))
+        #expect(b.after.lockedUntil(at: now) != nil)
+        // A was right, B wrong: two failures, so the lock B reached no longer stands, in either order.
+        let aFirst = b.after.settling(a, failures: 0, now: now, rule: Self.windowed).settling(b, failures: 1, now: now, rule: Self.windowed)
+        let bFirst = b.after.settling(b, failures: 1, now: now, rule: Self.windowed).settling(a, failures: 0, now: now, rule: Self.windowed)
+        #expect(aFirst == bFirst)
+        #expect(aFirst == ThrottleState(failures: 2, windowStartedAt: Self.t0, lockedUntil: nil))
+    }
+
+    @Test func aCountBegunSinceIsNotTheClaims() throws {
+        let claim = try #require(failing([0, 10]).claiming(1, at: Self.t0.addingTimeInterval(20), rule: Self.windowed))
+        // The lock expired and a new count began before the claim was settled: that count is left alone.
+        let later = failing([20 + 900 + 1], from: claim.after)
+        #expect(later.failures == 1)
+        #expect(later.settling(claim, failures: 0, now: Self.t0.addingTimeInterval(20 + 902), rule: Self.windowed) == later)
+        // A claim that itself began a fresh count (after an expired lock) gives all of it back.
+        let fresh = try #require(claim.after.claiming(1, at: Self.t0.addingTimeInterval(2000), rule: Self.windowed))
+        #expect(fresh.after.failures == 1)
+        #expect(fresh.after.settling(fresh, failures: 0, now: Self.t0.addingTimeInterval(2000), rule: Self.windowed).failures == 0)
+    }
 }

@@ -114,8 +114,10 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
         ("  John.Doe@Example.COM ", "John.Doe@example.com"),
         ("a+tag@sub.example.co.uk", "a+tag@sub.example.co.uk"),
         ("o'brien@example.ie", "o'brien@example.ie"),
-        ("用户@例子.广告", "用户@例子.广告"),
-        ("x@ÉXAMPLE.fr", "x@éxample.fr"),
+        ("Jean_Luc-Picard@Example.FR", "Jean_Luc-Picard@example.fr"),
+        ("12345678@qq.com", "12345678@qq.com"),
+        // An internationalised domain in the form mail servers use.
+        ("x@XN--BCHER-KVA.de", "x@xn--bcher-kva.de"),
     ])
     func emailsAccepted(_ typed: String, _ expected: String) throws {
         let email = try EmailAddress.validate(typed).get()
@@ -125,9 +127,54 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
     }
 
     @Test(arguments: ["", "a", "a@b", "a@@b.com", "@b.com", "a@", "a@b..com", "a b@c.com", "a@-b.com", "a@b-.com", ".a@b.com", "a.@b.com", "a..b@c.com",
-                      "a@b.c", "a@1.2.3.4", "a@b.com.", "<a@b.com>", "a@b_c.com", String(repeating: "a", count: 65) + "@b.com", "a@" + String(repeating: "b", count: 250) + ".com"])
+                      "a@b.c", "a@1.2.3.4", "a@b.com.", "<a@b.com>", "a@b_c.com", String(repeating: "a", count: 65) + "@b.com", "a@" + String(repeating: "b", count: 250) + ".com",
+                      // Addresses that route elsewhere or read as something else.
+                      "victim%evil.example@relay.example", "relay!victim@example.com", "=?utf-8?q?victim=40example.com?=@evil.example",
+                      "=?UTF-8?B?dmljdGlt?=@example.com", "\"victim@example.com\"@evil.example", "\"a b\"@example.com", "a@[192.0.2.1]",
+                      "a(comment)@example.com", "victim@example.com\r\nBcc: x@evil.example", "a\u{0}@example.com", "a@b.com@evil.example",
+                      "a#b@example.com", "a/b@example.com", "a|b@example.com", "a`b@example.com", "a=b@example.com",
+                      // Non-ASCII: needs SMTPUTF8 (local part) or IDNA (domain).
+                      "用户@例子.广告", "x@ÉXAMPLE.fr", "josé@example.com", "a@\u{301}example.com", "vi\u{200B}ctim@example.com"])
     func emailsRefused(_ typed: String) {
         #expect(failure(EmailAddress.validate(typed, field: "contact_email"))?.first?.field == "contact_email", "\(typed)")
+    }
+
+    @Test func theRefusalSaysWhatToWrite() {
+        #expect(failure(EmailAddress.validate("josé@example.com"))?.first?.message.contains("A to Z") == true)
+        #expect(failure(EmailAddress.validate("x@bücher.de"))?.first?.message.contains("xn--") == true)
+    }
+
+    /// The rescue rule's comparison: as the providers read addresses (see `EmailAddress.providerRules`).
+    @Test(arguments: [
+        ("evil+x@example.com", "evil@example.com", true),
+        ("EVIL@Example.COM", " evil@example.com ", true),
+        ("evil+a+b@example.com", "evil+c@example.com", true),
+        ("evil@example.com.", "evil@example.com", true),
+        ("evil@example.com", "evil@example.org", false),
+        ("evil@example.com", "evil2@example.com", false),
+        // Gmail: dots do not count, googlemail.com is gmail.com.
+        ("j.o.h.n+shop@gmail.com", "john@googlemail.com", true),
+        ("John.Smith@GMail.com", "johnsmith@gmail.com", true),
+        // Elsewhere dots count.
+        ("john.smith@outlook.com", "johnsmith@outlook.com", false),
+        ("john.smith@qq.com", "johnsmith@qq.com", false),
+        ("ada+tag@outlook.com", "ada@outlook.com", true),
+        ("12345+x@qq.com", "12345@qq.com", true),
+        // iCloud: me.com and mac.com are icloud.com.
+        ("ada@me.com", "ada+x@icloud.com", true),
+        ("ada@mac.com", "ada@icloud.com", true),
+        // Separate providers, separate mailboxes.
+        ("ada@hotmail.com", "ada@outlook.com", false),
+        ("ada@163.com", "ada@126.com", false),
+        ("ada@gmail.com", "ada@gmail.co", false),
+        // A plus at the start is not a tag.
+        ("+x@example.com", "x@example.com", false),
+        // Addresses stored under older rules still compare.
+        ("Ünï+x@example.com", "ünï@example.com", true),
+    ])
+    func sameMailboxAsProvidersReadIt(_ first: String, _ second: String, _ same: Bool) {
+        #expect(EmailAddress.sameMailbox(first, second) == same, "\(first) \(second)")
+        #expect(EmailAddress.sameMailbox(second, first) == same)
     }
 
     @Test func answersNormaliseAcrossCaseSpacingAndWidth() {

@@ -92,21 +92,83 @@ import Testing
         }
     }
 
-    @Test func answerFailuresCountOneEachAndStatusKeysAreTheirOwn() throws {
+    @Test func answersAreClaimedCountOneEachAndStatusKeysAreTheirOwn() throws {
         try withDatabase { _, connection throws in
             let policy = StatusThrottlePolicy.default
-            try ThrottleStore.recordAnswerFailures(email: "Owner@Example.test", count: 8, now: Self.t0, on: connection)
-            #expect(try ThrottleStore.lockedUntil(keys: [ThrottleStore.accountKey("owner@example.test")], now: Self.t0, on: connection) == nil)
-            try ThrottleStore.recordAnswerFailures(email: "owner@example.test", count: 0, now: Self.t0, on: connection)
-            try ThrottleStore.recordAnswerFailures(email: "owner@example.test", count: 1, now: Self.t0, on: connection)
-            #expect(try ThrottleStore.lockedUntil(keys: [ThrottleStore.accountKey("owner@example.test")], now: Self.t0, on: connection)
-                    == Self.t0.addingTimeInterval(policy.caseLockout))
+            let key = ThrottleStore.accountKey("owner@example.test")
+            func claim(_ count: Int, _ email: String = "owner@example.test") throws -> ThrottleClaim? {
+                guard case .admitted(let claim) = try ThrottleStore.claimAnswers(email: email, count: count, now: Self.t0, on: connection) else { return nil }
+                return claim
+            }
+            // Eight claimed and all wrong: not locked yet.
+            let eight = try #require(try claim(8, "Owner@Example.test"))
+            try ThrottleStore.settleAnswers(email: "owner@example.test", claim: eight, wrong: 8, now: Self.t0, on: connection)
+            #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == nil)
+            // The ninth claim locks while it is checked; a right answer gives it back and lifts the lock.
+            let ninth = try #require(try claim(1))
+            #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == Self.t0.addingTimeInterval(policy.caseLockout))
+            #expect(try ThrottleStore.claimAnswers(email: "owner@example.test", count: 1, now: Self.t0, on: connection)
+                    == .locked(until: Self.t0.addingTimeInterval(policy.caseLockout)))
+            try ThrottleStore.settleAnswers(email: "owner@example.test", claim: ninth, wrong: 0, now: Self.t0, on: connection)
+            #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == nil)
+            #expect(try ThrottleStore.state(key: key, on: connection).failures == 8)
+            // A wrong one stays counted and the lock with it.
+            let wrong = try #require(try claim(1))
+            try ThrottleStore.settleAnswers(email: "owner@example.test", claim: wrong, wrong: 1, now: Self.t0, on: connection)
+            #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == Self.t0.addingTimeInterval(policy.caseLockout))
             // The answer key is not the sign-in key of the same email, nor a status key.
             #expect(try ThrottleStore.lockedUntil(keys: [ThrottleStore.signInAccountKey(email: "owner@example.test")], now: Self.t0, on: connection) == nil)
             try ThrottleStore.recordFailure(caseNumber: "123456789012", address: "198.51.100.1", policy: policy, now: Self.t0, on: connection)
             #expect(try ThrottleStore.state(key: ThrottleStore.caseKey("123456789012"), on: connection).failures == 1)
             #expect(try ThrottleStore.state(key: ThrottleStore.addressKey("198.51.100.1"), on: connection).failures == 1)
             #expect(try ThrottleStore.state(key: ThrottleStore.signInAddressKey("198.51.100.1"), on: connection) == .clear)
+        }
+    }
+
+    @Test func aClaimOnANewKeySettlesAtAnyInstant() throws {
+        try withDatabase { _, connection throws in
+            // A clock finer than the column's microseconds: the claim's dates must still match the row's.
+            let now = Self.t0.addingTimeInterval(0.123_456_789)
+            let rule = StatusThrottlePolicy.default.caseRule
+            guard case .admitted(let right) = try ThrottleStore.claim(key: "k", rule: rule, now: now, on: connection) else { Issue.record("locked"); return }
+            try ThrottleStore.settle(key: "k", claim: right, failures: 0, rule: rule, now: now, on: connection)
+            #expect(try ThrottleStore.state(key: "k", on: connection).failures == 0)
+            guard case .admitted(let wrong) = try ThrottleStore.claim(key: "k", rule: rule, count: 2, now: now, on: connection) else { Issue.record("locked"); return }
+            try ThrottleStore.settle(key: "k", claim: wrong, failures: 1, rule: rule, now: now, on: connection)
+            #expect(try ThrottleStore.state(key: "k", on: connection).failures == 1)
+        }
+    }
+
+    /// The race of issue 25: checks read the lock, then hashed, then counted, so concurrent wrong answers all started
+    /// under the limit. A claim checks and counts in one step: of 30 concurrent claims on a new key, exactly 9 pass.
+    @Test func ofThirtyConcurrentClaimsExactlyTheBudgetIsAdmitted() throws {
+        try withDatabase { database, connection throws in
+            let rule = StatusThrottlePolicy.default.caseRule
+            let admitted = Mutex(0), locked = Mutex(0), errors = Mutex<[String]>([])
+            let start = DispatchSemaphore(value: 0), group = DispatchGroup()
+            for _ in 0..<30 {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    do {
+                        let other = try database.connect()
+                        defer { other.close() }
+                        start.wait()
+                        switch try ThrottleStore.claim(key: "account:race@example.test", rule: rule, now: Self.t0, on: other) {
+                        case .admitted: admitted.withLock { $0 += 1 }
+                        case .locked: locked.withLock { $0 += 1 }
+                        }
+                    } catch {
+                        errors.withLock { $0.append("\(error)") }
+                    }
+                }.start()
+            }
+            for _ in 0..<30 { start.signal() }
+            group.wait()
+            #expect(errors.withLock { $0 } == [])
+            #expect(admitted.withLock { $0 } == rule.limit)
+            #expect(locked.withLock { $0 } == 30 - rule.limit)
+            #expect(try ThrottleStore.state(key: "account:race@example.test", on: connection).failures == rule.limit)
         }
     }
 

@@ -23,7 +23,7 @@ extension OpenAPIDocument {
     nonisolated(unsafe) static let adminSchemas: [String: Any] = [  // immutable after initialisation
         "AdminNewAgent": [
             "type": "object", "required": ["email", "name", "tier"],
-            "properties": ["email": ["type": "string", "format": "email"], "name": ["type": "string", "minLength": 1, "maxLength": 200], "tier": tier,
+            "properties": ["email": mailbox, "name": ["type": "string", "minLength": 1, "maxLength": 200], "tier": tier,
                            "admin": ["type": "boolean", "default": false]],
         ],
         "AdminAgentChange": [

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimCore
 
 /// The numbers of identity and access, in one place (documented in README "Authentication" and docs/decisions.md).
 public struct IdentityPolicy: Sendable {
@@ -18,6 +19,9 @@ public struct IdentityPolicy: Sendable {
     public var addressWindow: TimeInterval = 15 * 60
     /// How long an address over its budget is refused.
     public var addressLockout: TimeInterval = 15 * 60
+    /// Passkey sign-in challenges one client address may ask for within `addressWindow` (each counts, used or not);
+    /// then it is refused for `addressLockout`.
+    public var passkeyOptionsLimit = 50
     /// TOTP steps accepted either side of now (RFC 6238 §5.2: one step of clock drift).
     public var totpWindow = 1
     /// Request signatures are accepted within this many seconds of the service's clock, either way.
@@ -30,6 +34,9 @@ public struct IdentityPolicy: Sendable {
     public var hashThreads = 2
     /// Sign-ins allowed to wait for a hashing thread; beyond that, 503 `busy`.
     public var hashQueueCapacity = 64
+
+    /// The rule for one address's passkey sign-in challenges.
+    public var passkeyOptionsRule: ThrottleRule { ThrottleRule(limit: passkeyOptionsLimit, window: addressWindow, lockout: addressLockout) }
 
     /// The defaults above.
     public init() {}

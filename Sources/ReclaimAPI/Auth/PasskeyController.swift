@@ -130,14 +130,22 @@ final class PasskeyController: Sendable {
 
     // MARK: Sign-in (not signed in)
 
-    /// `POST /api/v1/session/passkey-options`: a fresh sign-in challenge (the passkey itself names the agent).
+    /// `POST /api/v1/session/passkey-options`: a fresh sign-in challenge (the passkey itself names the agent). Anyone
+    /// may ask, so each challenge counts against the client address's budget (429 past it) and expired ones are deleted:
+    /// one address keeps at most `passkeyOptionsLimit` rows alive.
     @Sendable func signInOptions(_ request: HTTPRequest) throws -> HTTPResponse {
         let challenge = SecureRandom.bytes(32)
         let now = context.now
         try context.pool.withTransaction { connection in
+            let key = ThrottleStore.passkeyOptionsKey(request.clientAddress)
+            if case .locked(let until) = try ThrottleStore.claim(key: key, rule: policy.passkeyOptionsRule, now: now, on: connection) {
+                context.logger.warning("passkey_options_throttled", ["request_id": .string(request.requestID)])
+                throw Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)),
+                                              detail: "Too many passkey sign-ins from this address. Try again later.")
+            }
+            try PasskeyStore.purgeChallenges(now: now, on: connection)
             try PasskeyStore.insertChallenge(hash: SHA256.hash(challenge), purpose: "sign_in", agentID: nil,
                                              expiresAt: now.addingTimeInterval(Self.challengeLifetime), on: connection)
-            if UInt8.random(in: 0...15) == 0 { try PasskeyStore.purgeChallenges(now: now, on: connection) }
         }
         return CaseHTTP.json(["challenge": .string(Base64URL.encode(challenge)), "timeout": .int(Int64(Self.challengeLifetime * 1000)),
                               "rp_id": .string(context.configuration.webAuthnRPID), "user_verification": "required"],

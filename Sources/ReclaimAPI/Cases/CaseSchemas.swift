@@ -3,6 +3,9 @@ import ReclaimCore
 /// OpenAPI schemas of cases, accounts on file and customer status (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
     nonisolated(unsafe) private static let string: [String: Any] = ["type": "string"]
+    /// An address the service accepts as input (`EmailAddress.validate`).
+    nonisolated(unsafe) static let mailbox: [String: Any] = ["type": "string", "format": "email", "maxLength": EmailAddress.maximumLength,
+                                                             "description": EmailAddress.rule]
     nonisolated(unsafe) private static let dateTime: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
     nonisolated(unsafe) private static let caseNumber: [String: Any] = ["type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit."]
     nonisolated(unsafe) static let actorNames: [String: Any] = [
@@ -15,7 +18,9 @@ extension OpenAPIDocument {
     ]
     nonisolated(unsafe) private static let facts: [String: Any] = [
         "type": "object",
-        "properties": ["rescue_email": ["type": ["string", "null"], "description": "The address the thief added, when known; nothing is ever sent to it."],
+        "properties": ["rescue_email": ["type": ["string", "null"], "description": "The address the thief added, when known; nothing is ever sent to it, "
+                                        + "nor to any address that reaches the same mailbox (case, +tag and the provider's own rules ignored). "
+                                        + EmailAddress.rule],
                        "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
                        "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
     ]
@@ -60,8 +65,8 @@ extension OpenAPIDocument {
             "required": ["kind", "account_email", "customer"],
             "properties": [
                 "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
-                "account_email": ["type": "string", "format": "email"],
-                "customer": ["type": "object", "required": ["name", "contact_email"], "properties": ["name": string, "contact_email": string]],
+                "account_email": mailbox,
+                "customer": ["type": "object", "required": ["name", "contact_email"], "properties": ["name": string, "contact_email": mailbox]],
                 "devices": ["type": "array", "items": device],
                 "facts": facts,
                 "summary": string,
@@ -137,7 +142,7 @@ extension OpenAPIDocument {
         "NewAccount": [
             "type": "object", "required": ["email"],
             "properties": [
-                "email": ["type": "string", "format": "email"],
+                "email": mailbox,
                 "security_questions": ["type": "array", "items": ["type": "object", "required": ["id", "question", "answer"],
                                                                   "properties": ["id": string, "question": string, "answer": string]]],
                 "cards": ["type": "array", "items": ["type": "object", "required": ["number", "exp_month", "exp_year"],
