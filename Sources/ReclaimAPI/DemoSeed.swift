@@ -286,7 +286,7 @@ public struct DemoSeed: Sendable {
                 let tier = holder.isAtLeast(action.rule.minimumTier) ? holder : action.rule.minimumTier
                 _ = try pool.withTransaction { connection in
                     try operations.transition(number, expectedVersion: record.version, .init(action: action, reason: reason, unlock: unlock),
-                                              actorTier: tier, by: agents.actor(tier), at: at, on: connection)
+                                              actorTier: tier, by: agents.actor(tier), at: at, on: connection).taken()
                 }
             case .note(let body, let visibility):
                 _ = try pool.withTransaction { try operations.addNote(number, body: body, visibility: visibility, by: actor, at: at, on: $0) }

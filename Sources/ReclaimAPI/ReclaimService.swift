@@ -113,7 +113,7 @@ public final class ReclaimService: Sendable {
         let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes),
                                                 IdempotencyMiddleware(context: context, agentRoutes: agentKeyRoutes)]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
-                            errorMapper: OperationProblem.map, logger: logger, metrics: metrics)
+                            errorMapper: ProblemMapping.map, logger: logger, metrics: metrics)
     }
 
     /// Applies pending migrations through `RECLAIM_MIGRATION_DATABASE_URL` (when it is set and `migrate`), then checks

@@ -1,5 +1,6 @@
 import HTTPServer
 import ReclaimCore
+import ReclaimOperations
 
 /// The one route table of the service. The router and `/openapi.json` are both built from it. Each route lists the
 /// answers particular to it; those that follow from its kind (401, 413, 415, 428, ...) are added by
@@ -96,12 +97,12 @@ struct Routes {
     // MARK: Cases
     var caseRoutes: [APIRoute] {
         let caseNumber404: ResponseDoc = .problem("invalid_case_number (mistyped, no database query) or not_found.")
+        // The refusals of the case-changing routes, by status, from the refusal catalogue (412 and 428 follow from If-Match).
+        let refusals: [any Refusal] = WorkflowRefusal.examples + OperationError.caseChanges
         let changing: [Int: ResponseDoc] = [
             200: .json("The changed case; ETag carries the new version.", "Case"), 401: .problem("Not authenticated."),
-            403: .problem("forbidden / insufficient_tier: recorded as a `denied` event on the case."), 404: caseNumber404,
-            409: .problem("invalid_transition, verification_failed (with factors), not_recoverable, answers_not_matched, case_not_open, already_frozen, not_frozen, documents_missing (with missing), documents_pending, unlocks_outstanding (with outstanding; the unlock given was recorded), already_done, not_same_account."),
-            412: .problem("stale_version: If-Match is not the current version."), 422: .problem("validation_failed, reason_required, unlock_required, unlock_not_allowed."),
-            428: .problem("if_match_required."),
+            403: .refusals(refusals, status: 403, lead: ["forbidden"], then: ": recorded as a `denied` event on the case."), 404: caseNumber404,
+            409: .refusals(refusals, status: 409), 422: .refusals(refusals, status: 422, lead: ["validation_failed"]),
         ]
         return [
             APIRoute(.POST, "/api/v1/cases", operationID: "createCase",
@@ -120,7 +121,7 @@ struct Routes {
                      responses: [200: .json("The case.", "Case"), 401: .problem("Not authenticated."), 404: caseNumber404],
                      handler: cases.get),
             APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
-                     summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file.",
+                     summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
                      bodyLimit: 16 * 1024, deferred: cases.transitionRoute).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
@@ -162,8 +163,8 @@ struct Routes {
                      tag: "cases", authentication: .agent,
                      responses: [201: .json("The new code.", "IssuedAccessCode"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
                                  404: caseNumber404,
-                                 409: .problem("access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After.")],
-                     bodyLimit: 4096, handler: cases.reissueAccessCode),
+                                 409: .problem("access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After. Or idempotency_in_progress: the first request with this Idempotency-Key still runs (a retry with the key gets the first code).")],
+                     bodyLimit: 4096, handler: cases.reissueAccessCode).acceptingAgentIdempotencyKey(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/actions/unfreeze", operationID: "unfreezeCase",
                      summary: "Lift the account's freeze (tier2+, If-Match required); 409 not_frozen when there is none. Resolved, rejected and closed lift it by themselves.",
                      tag: "cases", authentication: .agent, responses: changing,
@@ -229,8 +230,9 @@ struct Routes {
                      summary: "Accept or reject evidence with a reason (tier2+ for typed evidence, tier3+ for documents and transcripts); kept as a separate record and an event.",
                      tag: "evidence", authentication: .agent, requestSchema: "EvidenceReview",
                      responses: [200: .json("The evidence with its new status.", "Evidence"), 401: .problem("Not authenticated."),
-                                 403: .problem("forbidden / insufficient_tier."), 404: .problem("No such evidence."), 422: .problem("validation_failed.")],
-                     bodyLimit: 8192, handler: evidence.review),
+                                 403: .refusals([OperationError.reviewNeedsTier(.tier3)], status: 403, lead: ["forbidden"]),
+                                 404: .refusal(OperationError.evidenceNotFound), 422: .problem("validation_failed.")],
+                     bodyLimit: 8192, handler: evidence.review).acceptingAgentIdempotencyKey(),
         ]
     }
 
@@ -241,7 +243,7 @@ struct Routes {
                      summary: "Put an account on file (admin agents, API clients): answers argon2id-hashed, cards as first six + last four + fingerprint.",
                      tag: "accounts", authentication: .agentOrAPIClient, requestSchema: "NewAccount",
                      responses: [201: .json("The account, without secrets.", "Account"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
-                                 403: .problem("Not allowed."), 409: .problem("account_exists."), 422: .problem("validation_failed."),
+                                 403: .problem("Not allowed."), 409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
                                  503: .problem("busy: too many hashes queued; see Retry-After.")],
                      bodyLimit: 64 * 1024, deferred: accounts.create),
         ]
@@ -276,7 +278,8 @@ struct Routes {
     // MARK: Administration
     var adminRoutes: [APIRoute] {
         let notAdmin: ResponseDoc = .problem("forbidden: only admin agents may administer.")
-        let missing: ResponseDoc = .problem("No such agent or client.")
+        let missing: ResponseDoc = .refusal(IdentityAdministrationError.noSuchAgent)
+        let noClient: ResponseDoc = .refusal(IdentityAdministrationError.noSuchClient(activeOnly: true))
         return [
             APIRoute(.GET, "/api/v1/admin/agents", operationID: "adminListAgents",
                      summary: "Every agent by email: tier, role, active or not, last sign-in (admins).", tag: "administration", authentication: .agent,
@@ -286,14 +289,15 @@ struct Routes {
                      summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
                      tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
                      responses: [201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
-                                 409: .problem("agent_exists: an agent has this email."), 422: .problem("validation_failed."),
+                                 409: .refusal(IdentityAdministrationError.agentExists), 422: .problem("validation_failed."),
                                  503: .problem("busy: too many passwords being hashed; see Retry-After.")],
                      bodyLimit: 4096, deferred: admin.addAgent),
             APIRoute(.PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
                      summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
                      tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
                      responses: [200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
-                                 409: .problem("admin_lockout: an admin may not deactivate or demote themselves, nor the last admin."),
+                                 409: .refusal(IdentityAdministrationError.lockout(.selfDemotion), IdentityAdministrationError.lockout(.lastAdmin),
+                                                IdentityAdministrationError.lockout(.noPasskeyYet)),
                                  422: .problem("validation_failed.")],
                      bodyLimit: 4096, handler: admin.changeAgent),
             APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
@@ -319,12 +323,12 @@ struct Routes {
             APIRoute(.POST, "/api/v1/admin/clients/{id}/rotate", operationID: "adminRotateClient",
                      summary: "A new signing secret, shown this once; the previous one keeps signing for 24 hours (admins). Recorded in the audit log.",
                      tag: "administration", authentication: .agent,
-                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: noClient],
                      bodyLimit: 4096, handler: admin.rotateClient),
             APIRoute(.DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
                      summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
                      tag: "administration", authentication: .agent,
-                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: noClient],
                      handler: admin.revokeClient),
             APIRoute(.GET, "/api/v1/admin/audit", operationID: "adminAudit",
                      summary: "Every administrative change, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}, as a case timeline.",
@@ -367,7 +371,7 @@ struct Routes {
             APIRoute(.DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
                      tag: "identity", authentication: .agent,
                      responses: [204: .empty("Removed."), 404: .problem("No such passkey of yours."),
-                                 409: .problem("admin_lockout: a passkey is required of you and this is your last.")],
+                                 409: .refusal(IdentityAdministrationError.lockout(.lastRequiredPasskey))],
                      handler: passkeys.remove),
             APIRoute(.POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
                      summary: "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get; each one counts against this address's budget (as failed sign-ins do).",

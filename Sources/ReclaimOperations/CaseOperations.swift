@@ -169,27 +169,26 @@ public struct CaseOperations: Sendable {
         }
     }
 
-    /// What a transition did: the case after it, and the unlock steps still outstanding when `complete` recorded its
-    /// unlock but could not finish (the step stays recorded; the caller commits, then reports `unlocks_outstanding`).
+    /// What a transition did: the case after it and, when `complete` recorded the unlock given but steps remain, the
+    /// refusal to answer once that step is committed (api.md: "records its optional unlock first").
     public struct TransitionOutcome: Sendable {
         public let record: CaseRecord
-        public let outstanding: [UnlockKind]
+        /// `refusedAfterRecording(.unlocksOutstanding(…), version:)`; nil when the transition was taken.
+        public let refusal: OperationError?
+
+        /// The case after a transition that was taken; throws the refusal otherwise (rolling the recorded unlock back
+        /// with the caller's transaction), for callers that keep nothing of a refused transition.
+        public func taken() throws(OperationError) -> CaseRecord {
+            if let refusal { throw refusal }
+            return record
+        }
     }
 
-    /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its timeline.
-    /// A `complete` that leaves steps outstanding throws `unlocksOutstanding` (rolling its unlock back with the transaction).
+    /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its
+    /// timeline. A `complete` that leaves steps outstanding still records its own unlock and returns the refusal in the
+    /// outcome: the caller commits, then answers it (the API does), or throws it with `taken()`.
     public func transition(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
-                           at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
-        let outcome = try self.transitionKeepingUnlock(number, expectedVersion: expectedVersion, transition, actorTier: actorTier, by: actor,
-                                                      at: now, on: connection)
-        if !outcome.outstanding.isEmpty { throw OperationError.refused(.unlocksOutstanding(outcome.outstanding), caseID: nil) }
-        return outcome.record
-    }
-
-    /// As `transition`, but a `complete` refused for outstanding steps still records its own unlock (api.md: "records its
-    /// optional unlock first"): the outcome then carries the outstanding steps and the caller commits before refusing.
-    public func transitionKeepingUnlock(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
-                                        at now: Date, on connection: PostgresConnection) throws -> TransitionOutcome {
+                           at now: Date, on connection: PostgresConnection) throws -> TransitionOutcome {
         if let reason = transition.reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
         var record = try load(number, expectedVersion: expectedVersion, on: connection)
         var context = TransitionContext(unlock: transition.unlock, reason: transition.reason, unlocksDone: Set(record.unlocksDone))
@@ -218,7 +217,7 @@ public struct CaseOperations: Sendable {
             if let step = transition.unlock, !record.unlocksDone.contains(step) {
                 record = try recordStep(step, on: record, reason: transition.reason, by: actor, at: now, on: connection)
             }
-            return TransitionOutcome(record: record, outstanding: outstanding)
+            return TransitionOutcome(record: record, refusal: .refusedAfterRecording(.unlocksOutstanding(outstanding), version: record.version))
         case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
         }
         if decision.action == .complete, let step = decision.unlock,
@@ -226,7 +225,7 @@ public struct CaseOperations: Sendable {
             record = try recordStep(step, on: record, reason: decision.reason, by: actor, at: now, on: connection)
         }
         return TransitionOutcome(record: try apply(decision, to: record, by: actor, at: now, on: connection, resetDestination: resetDestination),
-                                 outstanding: [])
+                                 refusal: nil)
     }
 
     /// Stores a decided transition with its event, then what follows from it: the assignee leaves a case that went to a

@@ -211,7 +211,7 @@ extension CaseOperations {
         guard decision != .pending else { throw OperationError.invalid(field: "decision", "accepted or rejected") }
         if reason.isEmpty || reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has 1 to 2000 characters.") }
         guard let (record, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
-        guard actorTier.isAtLeast(record.kind.reviewMinimumTier) else { throw OperationError.reviewNeedsTier(record.kind.reviewMinimumTier, caseID: record.caseID) }
+        guard actorTier.isAtLeast(record.kind.reviewMinimumTier) else { throw OperationError.reviewNeedsTier(record.kind.reviewMinimumTier) }
         try CaseStore.lock(id: record.caseID, on: connection)
         try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, reviewedBy: actor, reviewedAt: now), on: connection)
         try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason),

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Postgres
+import ReclaimAPI
 import ReclaimCore
 import ReclaimOperations
 import ReclaimStore
@@ -45,7 +46,7 @@ func accountsCommand(arguments: [String]) -> Never {
             _ = try AccountOperations.putOnFile(try AccountOperations.validate(payload), hasher: hasher, keys: keys, at: Date(), pool: pool)
             imported.add(1, ordering: .relaxed)
         } catch let error as OperationError {
-            refuse(error.description)
+            refuse(Refusals.message(for: error) ?? "not stored")
         } catch {
             refuse("not stored: \(error)")
         }

@@ -36,7 +36,7 @@ func demoCommand(arguments: [String]) -> Never {
     } catch let error as DemoSeedError {
         fail("demo seed: \(error.description)")
     } catch {
-        fail("demo seed: \(error)")
+        fail("demo seed: \(Refusals.message(for: error) ?? String(describing: error))")
     }
     if json {
         let object: [String: Any] = [

@@ -93,6 +93,8 @@ import Testing
         let again = try send(service, "POST", "/api/v1/admin/agents", admin, json: ["email": "NEW.agent@reclaim.test", "name": "Again", "tier": "tier1"])
         #expect(again.status == 409)
         #expect(try again.json()["code"] as? String == "agent_exists")
+        // The command line says the same (IdentityCommandTests runs it).
+        #expect(try again.json()["detail"] as? String == IdentityAdministrationError.agentExists.description)
         let badTier = try send(service, "POST", "/api/v1/admin/agents", admin, json: ["email": "b@reclaim.test", "name": "B", "tier": "boss"])
         #expect(badTier.status == 422)
         #expect(badTier.text.contains("\"tier\""))

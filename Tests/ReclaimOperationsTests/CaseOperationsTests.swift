@@ -68,7 +68,7 @@ import Testing
             try pool.withTransaction { try operations.transition(number, expectedVersion: 7, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0) }
         }
         let escalated = try pool.withTransaction {
-            try operations.transition(number, expectedVersion: 1, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0)
+            try operations.transition(number, expectedVersion: 1, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0).taken()
         }
         #expect(escalated.version == 2)
         #expect(escalated.snapshot.state == .identityCheck)
@@ -87,14 +87,14 @@ import Testing
         } catch let error as OperationError { caught = error }
         guard case .refused(let refusal, let caseID)? = caught else { Issue.record("expected a refusal, got \(String(describing: caught))"); return }
         #expect(caseID == opened.record.id)
-        #expect(refusal.category != .invalid || refusal.code == "invalid_transition")
+        #expect(refusal == .insufficientTier(required: .engineering))
         #expect(try events(opened.record).count == 1)
         try pool.withTransaction {
-            try operations.recordDenial(caseID: opened.record.id, attempted: "complete", code: refusal.code, by: agent, at: now, on: $0)
+            try operations.recordDenial(caseID: opened.record.id, attempted: "complete", code: "insufficient_tier", by: agent, at: now, on: $0)
         }
         let last = try events(opened.record).last
         #expect(last?.type == CaseEventType.denied.rawValue)
-        #expect(last?.data == ["attempted": "complete", "code": .string(refusal.code)])
+        #expect(last?.data == ["attempted": "complete", "code": "insufficient_tier"])
     }
 
     @Test func notesAndFreezesAppendTheirCatalogueEvents() throws {

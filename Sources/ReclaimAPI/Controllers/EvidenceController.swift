@@ -153,7 +153,14 @@ final class EvidenceController: Sendable {
         }
         let principal = try authorizeOnEvidence(.readEvidenceContent, request, id: id, attempted: "evidence_content")
         let now = context.now
-        let (record, bytes) = try context.pool.withTransaction { try operations.readContent(evidence: id, by: principal.actor, at: now, on: $0) }
+        return try context.transaction(for: request) { connection in
+            let (record, bytes) = try operations.readContent(evidence: id, by: principal.actor, at: now, on: connection)
+            return Self.content(record, bytes, id: id, inline: inline)
+        }
+    }
+
+    /// The decrypted bytes as a download (or shown in the page), never sniffed by the browser.
+    static func content(_ record: EvidenceRecord, _ bytes: [UInt8], id: UUID, inline: Bool) -> HTTPResponse {
         let mediaType = record.mediaType ?? "application/octet-stream"
         let ext = switch mediaType {
         case MediaType.pdf.rawValue: "pdf"
@@ -194,10 +201,10 @@ final class EvidenceController: Sendable {
         if reason.isEmpty || reason.count > 2000 { errors.append(FieldError(field: "reason", message: "A reason has 1 to 2000 characters.")) }
         guard errors.isEmpty, let decision else { throw Problem.unprocessable(errors: errors) }
         let now = context.now
-        let record = try context.perform("evidence.review", by: principal, request) { connection in
-            try operations.review(evidence: id, decision: decision, reason: reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "evidence.review") { connection in
+            CaseHTTP.json(try operations.review(evidence: id, decision: decision, reason: reason, actorTier: agent.tier, by: principal.actor, at: now,
+                                                on: connection).json)
         }
-        return CaseHTTP.json(record.json)
     }
 
     /// The principal if it holds `permission`; otherwise the attempt is recorded as a `denied` event on the evidence's
@@ -211,7 +218,7 @@ final class EvidenceController: Sendable {
         return try context.authorize(permission, request)
     }
 
-    static var evidenceNotFound: Problem { Problem.notFound(detail: "No evidence has this id.") }
+    static var evidenceNotFound: Problem { OperationError.evidenceNotFound.problem }
 
     static func evidenceID(_ request: HTTPRequest) throws -> UUID {
         guard let text = request.parameter("id"), let id = UUID(uuidString: text) else { throw evidenceNotFound }

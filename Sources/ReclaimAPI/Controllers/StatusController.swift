@@ -148,14 +148,14 @@ final class StatusController: Sendable {
         let (type, bytes, declared) = try EvidenceInput.uploadFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let now = context.now
-        let evidence = try context.pool.withTransaction { connection in
-            try CaseOperations(keys: context.keys).fileDocument(upload: type, bytes: bytes, declaredType: declared, number: number,
-                                                                by: Principal.customer(number).actor, at: now, on: connection)
+        return try context.transaction(for: request) { connection in
+            let evidence = try CaseOperations(keys: context.keys).fileDocument(upload: type, bytes: bytes, declaredType: declared, number: number,
+                                                                               by: Principal.customer(number).actor, at: now, on: connection)
+            let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
+                                       "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(bytes.count)),
+                                       "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
+            return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
         }
-        let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
-                                   "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(bytes.count)),
-                                   "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
-        return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
     }
 
     /// The case behind a case number and access code, under the throttles: 404 (the same for an unknown case and a wrong
