@@ -2,13 +2,13 @@ import Foundation
 import Postgres
 
 /// How a message leaves the service.
-public enum OutboxChannel: String, Sendable {
+public enum OutboxChannel: String, Sendable, CaseIterable {
     case mail
     case webhook
 }
 
 /// Where a message stands: waiting (first try or a retry), delivered, or given up after the schedule (dead letter).
-public enum OutboxState: String, Sendable {
+public enum OutboxState: String, Sendable, CaseIterable {
     case queued
     case sent
     case failed
