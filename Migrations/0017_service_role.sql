@@ -23,3 +23,6 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO re
 REVOKE UPDATE, DELETE, TRUNCATE ON case_events, admin_events FROM reclaim_service;
 -- The migrations' own record: the service reads it (is the schema current?) and never writes it.
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON schema_migrations FROM reclaim_service;
+-- The vocabularies (0012): a new word is a row of a migration, never the service's to add.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON tiers, case_kinds, case_states, recovery_paths, languages, unlock_steps, factors,
+    evidence_kinds FROM reclaim_service;

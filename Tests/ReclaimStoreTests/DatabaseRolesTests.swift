@@ -66,6 +66,9 @@ import Testing
             refused("ALTER ROLE CURRENT_USER SUPERUSER", on: connection)
             refused("CREATE TABLE case_events_copy (LIKE case_events)", on: connection)
             refused("INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'x', 'y')", on: connection)
+            // Nor add a word to a vocabulary the columns check against (a new state, a tier above engineering).
+            refused("INSERT INTO case_states (state) VALUES ('withdrawn')", on: connection, saying: "permission denied for table case_states")
+            refused("DELETE FROM tiers WHERE tier = 'tier1'", on: connection, saying: "permission denied for table tiers")
 
             // Nothing changed: both chains hold, every event is there.
             let cases = try CaseEventStore.verify(on: connection)
