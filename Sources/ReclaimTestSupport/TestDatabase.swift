@@ -109,7 +109,7 @@ public final class TestDatabase: Sendable {
         }
         guard first, let admin = try? TestDatabase.adminConnection() else { return }
         defer { admin.close() }
-        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
     }
 
     // MARK: Template and clones
@@ -128,9 +128,9 @@ public final class TestDatabase: Sendable {
         let admin = try adminConnection()
         defer { admin.close() }
         try dropLeftovers(admin)
-        try admin.executeScript(roles.rolesSQL)
+        try admin.executeScript(PostgresQuery(unsafeSQL: roles.rolesSQL))
         let name = "reclaim_tpl_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        try admin.executeScript("CREATE DATABASE \(quoted(name)) OWNER \(roles.owner) TEMPLATE template0")
+        try admin.executeScript("CREATE DATABASE \(identifier: name) OWNER \(identifier: roles.owner) TEMPLATE template0")
         do {
             let connection = try PostgresConnection(connectionString: PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name,
                                                                                                          user: roles.owner))
@@ -138,11 +138,11 @@ public final class TestDatabase: Sendable {
             let migrations = try Migrator.load(directory: migrationsDirectory)
             try Migrator(migrations: migrations).migrate(connection, logger: .discard)
         } catch {
-            _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+            _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
             throw error
         }
         // No connections to the template, ever: CREATE DATABASE fails while anyone is connected to it.
-        try admin.executeScript("ALTER DATABASE \(quoted(name)) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+        try admin.executeScript("ALTER DATABASE \(identifier: name) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
         atexit { TestDatabase.dropTemplateAtExit() }
         return name
     }
@@ -155,8 +155,8 @@ public final class TestDatabase: Sendable {
 
     /// DROP DATABASE refuses templates, and cannot share a multi-statement string: two calls.
     private static func dropTemplate(_ name: String, _ admin: PostgresConnection) {
-        _ = try? admin.executeScript("ALTER DATABASE \(quoted(name)) WITH IS_TEMPLATE false")
-        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+        _ = try? admin.executeScript("ALTER DATABASE \(identifier: name) WITH IS_TEMPLATE false")
+        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
     }
 
     /// Drops templates and clones left by test processes that died before cleaning up.
@@ -172,12 +172,12 @@ public final class TestDatabase: Sendable {
     private static func clone(from template: String) throws -> TestDatabase {
         let admin = try adminConnection()
         defer { admin.close() }
-        if template == "template0" { try admin.executeScript(roles.rolesSQL) }  // an empty database may come first
+        if template == "template0" { try admin.executeScript(PostgresQuery(unsafeSQL: roles.rolesSQL)) }  // an empty database may come first
         let name = "reclaim_test_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)"
         var attempt = 1
         while true {
             do {
-                try admin.executeScript("CREATE DATABASE \(quoted(name)) OWNER \(roles.owner) TEMPLATE \(quoted(template))")
+                try admin.executeScript("CREATE DATABASE \(identifier: name) OWNER \(identifier: roles.owner) TEMPLATE \(identifier: template)")
                 break
             } catch let error as PostgresError where error.sqlState == "55006" && attempt < 10 {
                 // "source database is being accessed by other users": a moment's overlap (e.g. autovacuum).
@@ -186,11 +186,7 @@ public final class TestDatabase: Sendable {
             }
         }
         // Database-level grants are not copied from a template: as `reclaim db roles` sets them.
-        try admin.executeScript(try DatabaseRoles(database: name, owner: roles.owner, login: roles.login).databaseGrantsSQL)
+        try admin.executeScript(PostgresQuery(unsafeSQL: try DatabaseRoles(database: name, owner: roles.owner, login: roles.login).databaseGrantsSQL))
         return try TestDatabase(name: name)
     }
-}
-
-private func quoted(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
