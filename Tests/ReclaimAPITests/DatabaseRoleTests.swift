@@ -54,7 +54,7 @@ import Testing
         ]
         for attempt in attempts {
             do {
-                try attacker.executeScript(attempt)
+                try attacker.executeScript(PostgresQuery(unsafeSQL: attempt))
                 Issue.record("the service's role was allowed: \(attempt)")
             } catch let error as PostgresError {
                 #expect(error.sqlState == "42501", "\(attempt): \(error)")

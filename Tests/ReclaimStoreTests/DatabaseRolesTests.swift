@@ -25,7 +25,7 @@ import Testing
     func refused(_ statement: String, on connection: PostgresConnection, saying words: String? = nil,
                  sourceLocation: SourceLocation = #_sourceLocation) {
         do {
-            try connection.executeScript(statement)
+            try connection.executeScript(PostgresQuery(unsafeSQL: statement))
             Issue.record("the service's role was allowed: \(statement)", sourceLocation: sourceLocation)
         } catch let error as PostgresError {
             #expect(error.sqlState == "42501", "\(statement): \(error)", sourceLocation: sourceLocation)
@@ -165,13 +165,13 @@ import Testing
     @Test func theSetupRunsAgainAndRefusesALoginThatCouldRewriteHistory() throws {
         let admin = try PostgresConnection(connectionString: TestDatabase.adminConnectionString)
         defer { admin.close() }
-        try admin.executeScript(TestDatabase.roles.rolesSQL)  // again: nothing to do, nothing refused
+        try admin.executeScript(PostgresQuery(unsafeSQL: TestDatabase.roles.rolesSQL))  // again: nothing to do, nothing refused
         let name = "reclaim_probe_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        try admin.executeScript("CREATE ROLE \(name) LOGIN CREATEDB")
-        defer { _ = try? admin.executeScript("DROP ROLE \(name)") }
+        try admin.executeScript("CREATE ROLE \(identifier: name) LOGIN CREATEDB")
+        defer { _ = try? admin.executeScript("DROP ROLE \(identifier: name)") }
         let roles = try DatabaseRoles(database: "reclaim_probe", owner: TestDatabase.roles.owner, login: name)
         do {
-            try admin.executeScript(roles.rolesSQL)
+            try admin.executeScript(PostgresQuery(unsafeSQL: roles.rolesSQL))
             Issue.record("a login that may create databases was accepted")
         } catch let error as PostgresError {
             #expect(error.message.contains("NOCREATEDB"), "\(error.message)")
