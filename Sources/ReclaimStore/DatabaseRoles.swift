@@ -16,7 +16,7 @@ public enum DatabaseRolesError: Error, CustomStringConvertible, Sendable, Equata
 
 /// The roles Reclaim's database runs under (issue 25). The migrations run as the owner, which owns the schema and every
 /// table; the service logs in as a member of the NOLOGIN group `reclaim_service`, owns nothing, and is granted (by
-/// migration 0017 and its default privileges) only what it needs: never UPDATE, DELETE or TRUNCATE on the timelines and
+/// migration 0015 and its default privileges) only what it needs: never UPDATE, DELETE or TRUNCATE on the timelines and
 /// the admin log, no DDL, no `session_replication_role`. `setupScript` is what `reclaim db roles` prints.
 public struct DatabaseRoles: Sendable, Equatable {
     /// The group every grant names; fixed, because the migrations name it.
@@ -84,7 +84,7 @@ public struct DatabaseRoles: Sendable, Equatable {
                     RAISE EXCEPTION 'role \(login) is a member of the owner \(owner): REVOKE \(owner) FROM \(login)';
                 END IF;
                 IF EXISTS (SELECT FROM pg_shdepend WHERE refclassid = 'pg_authid'::regclass AND refobjid = '\(login)'::regrole AND deptype = 'o') THEN
-                    RAISE EXCEPTION 'role \(login) owns objects (did it own the schema before migration 0017?): in its database, REASSIGN OWNED BY \(login) TO \(owner); if it owns the database, ALTER DATABASE (it) OWNER TO \(owner)';
+                    RAISE EXCEPTION 'role \(login) owns objects (did it own the schema before migration 0015?): in its database, REASSIGN OWNED BY \(login) TO \(owner); if it owns the database, ALTER DATABASE (it) OWNER TO \(owner)';
                 END IF;
             END
             $roles$;

@@ -143,7 +143,7 @@ import Testing
         defer { database.drop() }
         let owner = try database.connect(as: .owner)
         defer { owner.close() }
-        // What another helper's migration does: a table and a sequence, and an append-only table revoking as 0017 does.
+        // What another helper's migration does: a table and a sequence, and an append-only table revoking as 0015 does.
         try owner.executeScript("""
             CREATE TABLE later_things (id bigserial PRIMARY KEY, note text NOT NULL);
             CREATE TABLE later_log (seq integer PRIMARY KEY, note text NOT NULL);

@@ -1,4 +1,4 @@
--- 0017: the service runs as a role that cannot switch the timelines' protection off (issue 25).
+-- 0015: the service runs as a role that cannot switch the timelines' protection off (issue 25).
 --
 -- The migrations run as the schema's owner (RECLAIM_MIGRATION_DATABASE_URL); the service logs in as a member of the
 -- NOLOGIN group reclaim_service (`reclaim db roles` prints the SQL that makes both), owns nothing, so it can neither
