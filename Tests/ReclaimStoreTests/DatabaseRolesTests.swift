@@ -52,7 +52,7 @@ import Testing
                 refused("ALTER TABLE \(table) OWNER TO reclaim", on: connection)
                 refused("DROP TABLE \(table)", on: connection)
                 // Granting itself more is a no-op with a warning (it holds no grant option): the privileges stay away.
-                try connection.executeScript("GRANT UPDATE, DELETE ON \(table) TO \(TestDatabase.roles.login)")
+                try connection.executeScript("GRANT UPDATE, DELETE ON \(identifier: table) TO \(identifier: TestDatabase.roles.login)")
                 #expect(try connection.query("SELECT has_table_privilege(\(table), 'UPDATE') OR has_table_privilege(\(table), 'DELETE') AS p")
                     .first!.decode("p", as: Bool.self) == false)
             }
