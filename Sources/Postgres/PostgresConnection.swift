@@ -441,10 +441,11 @@ public final class PostgresConnection {
         return parsed
     }
 
-    /// `connectionString` pointing at database `database` instead (keyword form).
-    public static func connectionString(_ connectionString: String, replacingDatabase database: String) throws -> String {
+    /// `connectionString` pointing at database `database` instead, and as `user` when given (keyword form).
+    public static func connectionString(_ connectionString: String, replacingDatabase database: String, user: String? = nil) throws -> String {
         var parsed = try parse(connectionString)
         parsed["dbname"] = database
+        if let user { parsed["user"] = user }
         return parsed.sorted { $0.key < $1.key }.map { key, value in
             var escaped = ""
             for character in value {

@@ -6,7 +6,11 @@ is read: any console error or CSP violation fails the test, except the network l
 test said it expects (a wrong access code is a 404 by contract, and Chromium logs every 4xx fetch).
 A failing test leaves a screenshot in .build/browser-failures/.
 
-Environment: RECLAIM_TEST_PG (conninfo of a server we may create databases on, as deploy/test exports),
+The database is made by the SQL `reclaim db roles` prints, run as the cluster's superuser: migrations run as its
+owner, and `reclaim serve`, `demo seed` and `self.psql` connect as the service's login, which owns nothing (a test
+that plays an owner switching a guard off passes `self.owner_conninfo`).
+
+Environment: RECLAIM_TEST_PG (conninfo of a server we may create databases on, as its superuser; deploy/test exports it),
 RECLAIM_BIN (the reclaim executable; default .build/debug/reclaim), RECLAIM_SCREENSHOTS (where README
 screenshots go; default docs/screenshots).
 """
@@ -75,10 +79,16 @@ class Service:
         self.binary = os.environ.get('RECLAIM_BIN', os.path.join(ROOT, '.build', 'debug', 'reclaim'))
         self.database = 'browser_%s_%d' % (re.sub(r'[^a-z0-9]', '_', name.lower()), os.getpid())
         self.admin_conninfo = conninfo
-        self.conninfo = re.sub(r'dbname=\S+', 'dbname=' + self.database, conninfo)
+        self.conninfo = self.connect_as('reclaim')
+        self.owner_conninfo = self.connect_as('reclaim_owner')
         self.directory = tempfile.mkdtemp(prefix='reclaim-browser-')
         self.process = None
         self.last_totp_step = {}
+
+    def connect_as(self, user):
+        """The conninfo of this class's database as `user` (keyword form, as deploy/pg prints it)."""
+        conninfo = re.sub(r'dbname=\S+', 'dbname=' + self.database, self.admin_conninfo)
+        return re.sub(r'user=\S+', 'user=' + user, conninfo) if 'user=' in conninfo else conninfo + ' user=' + user
 
     def psql(self, sql, conninfo=None):
         done = subprocess.run(['psql', conninfo or self.conninfo, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql],
@@ -89,11 +99,14 @@ class Service:
 
     def start(self):
         self.psql('DROP DATABASE IF EXISTS %s' % self.database, self.admin_conninfo)
-        self.psql('CREATE DATABASE %s' % self.database, self.admin_conninfo)
+        roles = subprocess.run([self.binary, 'db', 'roles', '--database', self.database], check=True, capture_output=True, text=True)
+        done = subprocess.run(['psql', self.admin_conninfo, '-qX', '-v', 'ON_ERROR_STOP=1'], input=roles.stdout, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError('the roles script failed: ' + done.stderr.strip())
         self.port = free_port()
         self.origin = 'http://localhost:%d' % self.port
         keys = os.path.join(self.directory, 'reclaim.keys')
-        self.env = dict(os.environ, DATABASE_URL=self.conninfo, RECLAIM_KEY_FILE=keys,
+        self.env = dict(os.environ, DATABASE_URL=self.conninfo, RECLAIM_MIGRATION_DATABASE_URL=self.owner_conninfo, RECLAIM_KEY_FILE=keys,
                         RECLAIM_ADDRESS='127.0.0.1:%d' % self.port,
                         RECLAIM_PUBLIC_DIR=os.path.join(ROOT, 'Public'),
                         RECLAIM_MIGRATIONS_DIR=os.path.join(ROOT, 'Migrations'),

@@ -207,7 +207,8 @@ import Testing
         #expect(eventually(10) { FileManager.default.fileExists(atPath: file) })
         let text = try String(contentsOfFile: file, encoding: .utf8)
         #expect(ReceivedMail(raw: text, recipients: []).body.contains(opened.accessCode.display))
-        #expect(try messages(opened.record).first?.state == .sent)
+        // The file is renamed into place before the worker's transaction marks the message sent: wait for that too.
+        #expect(try eventually(5) { try messages(opened.record).first?.state == .sent })
     }
 
     @Test func everyMailOfTheContractArrivesInEachLanguage() throws {

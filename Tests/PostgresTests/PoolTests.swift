@@ -7,7 +7,7 @@ import Testing
 @Suite struct PoolTests {
     @Test func nestedCallsOnOneThreadShareTheConnection() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 1)
+        let pool = database.makePool(maximumConnections: 1, as: .owner)
         defer { pool.close() }
         let (outer, inner) = try pool.withConnection { outer in
             try pool.withConnection { inner in
@@ -27,7 +27,7 @@ import Testing
 
     @Test func aThreadKeepsItsConnection() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 4)
+        let pool = database.makePool(maximumConnections: 4, as: .owner)
         defer { pool.close() }
         try onThreads(3) { _ in
             let pids = try (0..<5).map { _ in
@@ -41,7 +41,7 @@ import Testing
 
     @Test func connectionsCloseWhenTheirThreadExits() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 4)
+        let pool = database.makePool(maximumConnections: 4, as: .owner)
         defer { pool.close() }
         try onThreads(2) { _ in try pool.withConnection { _ = try $0.query("SELECT 1") } }
         for _ in 0..<100 where pool.statistics.openConnections > 0 { usleep(10_000) }
@@ -88,7 +88,7 @@ import Testing
 
     @Test func manyThreadsShareFewConnections() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         defer { pool.close() }
         let total = Atomic<Int>(0)
         try onThreads(6) { _ in
@@ -104,10 +104,10 @@ import Testing
 
     @Test func serializationFailuresAreRetried() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         defer { pool.close() }
         try pool.withConnection { try $0.executeScript("CREATE TABLE ledger (v int); INSERT INTO ledger VALUES (1)") }
-        let other = try database.connect()
+        let other = try database.connect(as: .owner)
         defer { other.close() }
         var attempts = 0
         let total = try pool.withTransaction(isolation: .serializable) { tx in
@@ -146,7 +146,7 @@ import Testing
 
     @Test func poolReconnectsAfterTheBackendDies() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 1)
+        let pool = database.makePool(maximumConnections: 1, as: .owner)
         defer { pool.close() }
         let pid = try pool.withConnection { try $0.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self) }
         try terminateBackend(pid, in: database)
@@ -165,7 +165,7 @@ import Testing
 
     @Test func aTransactionLeftOpenIsRolledBackOnRelease() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 1)
+        let pool = database.makePool(maximumConnections: 1, as: .owner)
         defer { pool.close() }
         try pool.withConnection { try $0.executeScript("CREATE TABLE t (v int)") }
         try pool.withConnection { connection in
@@ -177,7 +177,7 @@ import Testing
 
     @Test func closedPoolRefusesWork() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         try pool.withConnection { _ = try $0.query("SELECT 1") }
         #expect(pool.statistics.openConnections == 1)
         pool.close()

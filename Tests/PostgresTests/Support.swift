@@ -36,7 +36,7 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 
 /// Terminates the backend serving `pid` from a separate connection and waits until it is gone.
 func terminateBackend(_ pid: Int, in database: TestDatabase) throws {
-    let admin = try database.connect()
+    let admin = try database.connect(as: .owner)
     defer { admin.close() }
     try admin.execute("SELECT pg_terminate_backend(\(Int32(pid)))")
     for _ in 0..<200 {

@@ -119,11 +119,11 @@ import Testing
     @Test func postgresRestartedIdleThenBusyFailsNoRequestOnceItIsBack() throws {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
-        let configuration = try ServiceConfiguration.fromEnvironment([
-            "DATABASE_URL": cluster.connectionString(database: "reclaim"), "RECLAIM_ADDRESS": "127.0.0.1:0",
+        let configuration = try ServiceConfiguration.fromEnvironment(cluster.databaseEnvironment.merging([
+            "RECLAIM_ADDRESS": "127.0.0.1:0",
             "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
             "RECLAIM_THREADS": "2",
-        ])
+        ]) { $1 })
         let service = try ReclaimService(configuration: configuration, keys: nil, logger: Logger(sink: MemorySink()))
         try service.start()
         defer { service.shutdown() }

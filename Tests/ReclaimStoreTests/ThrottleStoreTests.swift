@@ -262,7 +262,7 @@ import Testing
     @Test func theMigrationCarriesBothOldTablesOver() throws {
         let database = try TestDatabase.createEmpty()
         defer { database.drop() }
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let all = try Migrator.load(directory: TestDatabase.migrationsDirectory)
         try Migrator(migrations: all.filter { $0.version <= 4 }).migrate(connection, logger: .discard)
