@@ -19,7 +19,7 @@ public final class ReclaimService: Sendable {
     public let server: HTTPServer
     public let metrics: RequestMetrics
     public let routes: [APIRoute]
-    /// The outbox's delivery worker (nil with `RECLAIM_DELIVERY_THREADS=0`); its threads start with the server.
+    /// The outbox's delivery worker (nil when neither lane has a thread); its threads start with the server.
     public let deliveryWorker: DeliveryWorker?
     let logger: Logger
 
@@ -67,7 +67,7 @@ public final class ReclaimService: Sendable {
                                               openAPIDocument: { documentBox.bytes })
         let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
         self.context = context
-        deliveryWorker = configuration.deliveryThreads > 0
+        deliveryWorker = configuration.mailThreads + configuration.webhookThreads > 0
             ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
             : nil
         let routes = Routes(context: context, operations: operations).all
