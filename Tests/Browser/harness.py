@@ -107,7 +107,8 @@ class Service:
         self.seed = json.loads(subprocess.run([self.binary, 'demo', 'seed', '--json'], **run).stdout)
         self.log = open(os.path.join(self.directory, 'serve.log'), 'w')
         self.process = subprocess.Popen([self.binary, 'serve'], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        # Generous: on a loaded machine (the suites run side by side) a start can take many seconds.
+        deadline = time.time() + 60
         while True:
             try:
                 with urllib.request.urlopen(self.origin + '/readyz', timeout=2) as response:
@@ -116,7 +117,11 @@ class Service:
             except OSError:
                 pass
             if self.process.poll() is not None or time.time() > deadline:
-                raise RuntimeError('reclaim serve did not become ready; see ' + self.log.name)
+                self.log.flush()
+                with open(self.log.name) as log:
+                    tail = log.read()[-2000:]
+                raise RuntimeError('reclaim serve did not become ready (exit status %s); the end of %s:\n%s'
+                                   % (self.process.poll(), self.log.name, tail))
             time.sleep(0.1)
 
     def stop(self):
