@@ -43,6 +43,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 FAILURES = os.path.join(ROOT, '.build', 'browser-failures')
 SCREENSHOTS = os.environ.get('RECLAIM_SCREENSHOTS', os.path.join(ROOT, 'docs', 'screenshots'))
 WAIT = 10  # seconds an element may take to appear
+# Seconds between looks while waiting: selenium's default, 0.5 s, costs a quarter of a second per wait on average.
+POLL = 0.05
 
 
 def totp_code(uri, step):
@@ -118,7 +120,8 @@ class Service:
         self.seed = json.loads(subprocess.run([self.binary, 'demo', 'seed', '--json'], **run).stdout)
         self.log = open(os.path.join(self.directory, 'serve.log'), 'w')
         self.process = subprocess.Popen([self.binary, 'serve'], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        # Generous: on a loaded machine (the suites run side by side) a start can take many seconds.
+        deadline = time.time() + 60
         while True:
             try:
                 with urllib.request.urlopen(self.origin + '/readyz', timeout=2) as response:
@@ -127,7 +130,11 @@ class Service:
             except OSError:
                 pass
             if self.process.poll() is not None or time.time() > deadline:
-                raise RuntimeError('reclaim serve did not become ready; see ' + self.log.name)
+                self.log.flush()
+                with open(self.log.name) as log:
+                    tail = log.read()[-2000:]
+                raise RuntimeError('reclaim serve did not become ready (exit status %s); the end of %s:\n%s'
+                                   % (self.process.poll(), self.log.name, tail))
             time.sleep(0.1)
 
     def stop(self):
@@ -171,7 +178,9 @@ class Service:
         now = int(time.time() // 30)
         step = max(now, self.last_totp_step.get(agent['email'], -1) + 1)
         if step > now + 1:  # the service accepts one step either side; wait until this one is near
-            time.sleep((step - 1) * 30 - time.time() + 0.5)
+            pause = (step - 1) * 30 - time.time() + 0.5
+            sys.stderr.write('harness: %.0f s until a new TOTP step for %s (a fresh agent would not wait)\n' % (pause, agent['email']))
+            time.sleep(pause)
         self.last_totp_step[agent['email']] = step
         return totp_code(agent['totp_uri'], step)
 
@@ -208,13 +217,13 @@ class Browser:
     def wait_for(self, css, visible=True, timeout=WAIT):
         condition = EC.visibility_of_element_located if visible else EC.presence_of_element_located
         try:
-            return WebDriverWait(self.driver, timeout).until(condition((By.CSS_SELECTOR, css)))
+            return WebDriverWait(self.driver, timeout, POLL).until(condition((By.CSS_SELECTOR, css)))
         except TimeoutException:
             raise AssertionError('nothing matching %r appeared within %d s' % (css, timeout)) from None
 
     def wait_for_text(self, css, text, timeout=WAIT):
         try:
-            WebDriverWait(self.driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+            WebDriverWait(self.driver, timeout, POLL).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
         except TimeoutException:
             found = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, css)]
             raise AssertionError('%r never showed %r (it shows %r)' % (css, text, found)) from None
@@ -222,7 +231,7 @@ class Browser:
 
     def wait_until_gone(self, css, timeout=WAIT):
         try:
-            WebDriverWait(self.driver, timeout).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, css)))
+            WebDriverWait(self.driver, timeout, POLL).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, css)))
         except TimeoutException:
             raise AssertionError('%r is still shown after %d s' % (css, timeout)) from None
 
@@ -240,7 +249,7 @@ class Browser:
 
     def click(self, css):
         element = self.wait_for(css)
-        WebDriverWait(self.driver, WAIT).until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
+        WebDriverWait(self.driver, WAIT, POLL).until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
         element.click()
         return element
 

@@ -96,13 +96,13 @@ import Testing
         let second = try server.client().openConnection()
         try first.send("GET /hel")
         try second.send("GET /hel")
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(eventually(2) { server.server.openConnections == 2 })
         // The third from the same address is accepted by the kernel but closed by MHD at once.
         let third = try server.client().openConnection()
         #expect(third.waitForClose(timeout: 2))
         first.close()
         second.close()
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(eventually(2) { server.server.openConnections == 0 })
         #expect(try server.client().request("GET", "/hello").status == 200)
     }
 
@@ -117,8 +117,7 @@ import Testing
         let server = try TestServer(routes: routes)
         let port = server.port
         let slow = Background { try TestHTTPClient(port: port).request("GET", "/slow") }
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(server.server.requestsInFlight == 1)
+        #expect(eventually(2) { server.server.requestsInFlight == 1 })
 
         let stopping = Background { server.stop() }
         Thread.sleep(forTimeInterval: 0.2)
@@ -138,7 +137,7 @@ import Testing
         let server = try TestServer(routes: routes, configure: { $0.shutdownGraceSeconds = 0.3 })
         let port = server.port
         let waiting = Background { try TestHTTPClient(port: port).request("GET", "/never") }
-        Thread.sleep(forTimeInterval: 0.2)
+        #expect(eventually(2) { server.server.requestsInFlight == 1 })
         let started = Date()
         server.stop()
         #expect(Date().timeIntervalSince(started) < 2)

@@ -425,7 +425,7 @@ import Testing
         let first = try server.client().openConnection()
         try first.send("POST /upload?type=x HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(size)\r\n\r\n")
         try first.send([UInt8](repeating: 1, count: 1000))
-        #expect(Self.waitFor { server.server.largeBodiesInFlight == 1 })
+        #expect(eventually(2) { server.server.largeBodiesInFlight == 1 })
         #expect(server.metrics.renderPrometheus().contains("http_large_bodies_in_flight 1\n"))
 
         // Announced large: refused up front. Chunked: refused once it grows past the threshold.
@@ -446,7 +446,7 @@ import Testing
 
         try first.send([UInt8](repeating: 1, count: size - 1000))
         #expect(try first.readResponse(timeout: 5).text == "type=x size=\(size)")
-        #expect(Self.waitFor { server.server.largeBodiesInFlight == 0 })
+        #expect(eventually(2) { server.server.largeBodiesInFlight == 0 })
         let again = try server.client().request("POST", "/upload?type=y", headers: [("Content-Type", "image/png")], body: [UInt8](repeating: 3, count: size))
         #expect(again.text == "type=y size=\(size)")
     }
@@ -461,12 +461,6 @@ import Testing
             offset = end
         }
         if terminate { try connection.send("0\r\n\r\n") }
-    }
-
-    static func waitFor(timeout: Double = 2, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        return condition()
     }
 }
 

@@ -142,7 +142,7 @@ import Testing
         #expect(connection.isOpen)
         // Dead while a statement runs: that one may have run, so it is reported; the next reconnects.
         let thirdPID = secondPID
-        let killer = Thread { Thread.sleep(forTimeInterval: 0.2); try? terminateBackend(thirdPID, in: database) }
+        let killer = Thread { try? waitUntilBusy(thirdPID, in: database); try? terminateBackend(thirdPID, in: database) }
         killer.start()
         let failure = #expect(throws: PostgresError.self) { try connection.query("SELECT pg_sleep(3)") }
         #expect(failure?.isConnectionError == true)

@@ -53,7 +53,7 @@ import Testing
         let database = try TestDatabase.create()
         let pool = PostgresPool(connectionString: database.connectionString, maximumConnections: 1, acquireTimeout: .milliseconds(200))
         defer { pool.close() }
-        let holding = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0), takenOver = DispatchSemaphore(value: 0)
         let results = Mutex<[String]>([])
         try onThreads(2) { index in
             if index == 0 {
@@ -61,7 +61,9 @@ import Testing
                     holding.signal()
                     _ = try connection.query("SELECT pg_sleep(0.6)")
                 }
-                usleep(1_000_000)  // stay alive (keeping the idle connection) while the other thread takes it over
+                released.signal()
+                // Stay alive (keeping the idle connection) until the other thread has taken it over.
+                _ = takenOver.wait(timeout: .now() + 10)
             } else {
                 holding.wait()
                 let elapsed = seconds {
@@ -76,7 +78,8 @@ import Testing
                 // the rest is slack for a machine loaded by parallel tests.
                 #expect(elapsed < 3)
                 // Once the holder is done, its idle connection is handed over (the limit is 1).
-                usleep(700_000)
+                _ = released.wait(timeout: .now() + 10)
+                defer { takenOver.signal() }
                 let pid = try pool.withConnection { try $0.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self) }
                 #expect(pid > 0)
             }
