@@ -33,6 +33,11 @@ import Testing
         #expect(workflow.allowedWork(for: open, standing: CaseStanding(frozen: true), actorTier: .tier2).contains(.unfreeze))
     }
 
+    /// `CaseStore.answerProgress` names these states in its SQL text.
+    @Test func sendResetIsTakenFromTriageAndTheIdentityCheck() {
+        #expect(CaseAction.sendReset.rule.from == [.new, .identityCheck])
+    }
+
     @Test func sendResetOnlyOnceEveryAnswerOnFileMatched() {
         let triage = snapshot(.new)
         for (onFile, matched, offered) in [(2, 0, false), (2, 1, false), (2, 2, true), (0, 0, false)] {

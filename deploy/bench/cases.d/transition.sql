@@ -5,7 +5,7 @@ SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, 
 FROM sessions s JOIN agents a ON a.id = s.agent_id
 WHERE s.token_hash = :token AND s.expires_at > :now AND s.last_seen_at > :idle AND NOT a.disabled;
 BEGIN;
-SELECT {case_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num \gset p_
+SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num \gset p_
 -- An escalated case has no path clock and is not paused: the service binds NULL, which pgbench cannot.
 -- bind $5 = NULL
 -- bind $7 = NULL
