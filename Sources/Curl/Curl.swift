@@ -8,6 +8,10 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// Whether the connect or total timeout ran out.
     public var timedOut: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+    /// Whether the server's certificate did not verify (unknown CA, wrong host name, expired).
+    public var certificateRefused: Bool { code == Int(CURLE_PEER_FAILED_VERIFICATION.rawValue) }
+    /// Whether the server refused the user name or password.
+    public var loginDenied: Bool { code == Int(CURLE_LOGIN_DENIED.rawValue) }
     public var description: String { "curl error \(code): \(message)" }
 }
 

@@ -3,7 +3,7 @@ import CCurl
 /// A mailbox on an IMAP server, from `imap://user:password@host:port/MAILBOX` or `imaps://…` (user and password
 /// percent-encoded where they hold `@ : / %`; no MAILBOX means INBOX). The password is kept apart from the URL curl
 /// is given, and `description` shows it as `***`: the form logs and errors may carry.
-public struct IMAPMailbox: Sendable, Equatable, CustomStringConvertible {
+public struct IMAPMailbox: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// `imaps://` (TLS from the first byte); `imap://` upgrades with STARTTLS whenever the server offers it.
     public let tls: Bool
     /// The host as written (an IPv6 address in brackets).
@@ -63,6 +63,9 @@ public struct IMAPMailbox: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "\(tls ? "imaps" : "imap")://\(percentEncoded(user)):***@\(host):\(port)/\(percentEncoded(mailbox))"
     }
+
+    /// What `dump` and debuggers show: no password.
+    public var customMirror: Mirror { Mirror(self, children: ["url": description]) }
 
     /// The server's URL, no credentials, no mailbox.
     var serverURL: String { "\(tls ? "imaps" : "imap")://\(host):\(port)/" }

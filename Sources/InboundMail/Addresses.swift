@@ -34,7 +34,7 @@ public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
             } else {
                 // No angle brackets: the last word with an @ is the address, the words before it the name.
                 let words = name.split(separator: " ")
-                guard let at = words.lastIndex(where: { $0.contains("@") }) ?? (words.count == 1 ? 0 : nil) else { return }
+                guard let at = words.lastIndex(where: { $0.contains("@" as Character) }) ?? (words.count == 1 ? 0 : nil) else { return }
                 address = String(words[at])
                 name = words[..<at].joined(separator: " ")
             }

@@ -1,9 +1,5 @@
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // and, through it, glibc's iconv
+import Synchronization
 
 /// Bytes in a declared charset to text, never failing: UTF-8, US-ASCII, ISO-8859-1 and Windows-1252 in Swift, every
 /// other label (GB2312/GBK/GB18030, Big5, Shift_JIS, KOI8-R, …) through glibc's iconv, which Foundation on Linux
@@ -20,8 +16,8 @@ public enum Charset {
             if Name.extendsASCII(name) && bytes.allSatisfy({ $0 < 0x80 }) {
                 return String(decoding: bytes, as: UTF8.self)  // the common case of a Chinese mail's ASCII parts
             }
-            guard let converter = Iconv(from: name) else { return guessed(bytes) }
-            return String(decoding: converter.convert(Array(bytes)), as: UTF8.self)
+            guard let converted = Iconv.convert(Array(bytes), from: name) else { return guessed(bytes) }
+            return String(decoding: converted, as: UTF8.self)
         }
     }
 
@@ -77,40 +73,67 @@ public enum Charset {
         }
 
         init(_ label: String?) {
-            guard var name = label?.trimmingCharacters(in: CharacterSet(charactersIn: " \t\"'")).lowercased(), !name.isEmpty else {
+            // Quotes and blanks off, lower case, an RFC 2231 language suffix (`utf-8*en`) off: on bytes, it is ASCII.
+            var bytes = Array((label ?? "").utf8)
+            if let star = bytes.firstIndex(of: UInt8(ascii: "*")) { bytes.removeSubrange(star...) }
+            func loose(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x22 || byte == 0x27 }
+            let start = bytes.firstIndex { !loose($0) } ?? bytes.endIndex
+            let end = bytes.lastIndex { !loose($0) }.map { $0 + 1 } ?? start
+            let name = String(decoding: bytes[start..<max(start, end)].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+            if name.isEmpty {
                 self = .unlabelled
-                return
-            }
-            // RFC 2231 language suffix (`utf-8*en`), as encoded words may carry it.
-            if let star = name.firstIndex(of: "*") { name = String(name[..<star]) }
-            switch name {
-            case "utf-8", "utf8", "unicode-1-1-utf-8", "x-unicode20utf8", "unicode-2-0-utf-8": self = .utf8
-            case "us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us", "default", "unknown", "unknown-8bit", "x-unknown":
-                self = .unlabelled  // often UTF-8 or Windows-1252 in practice
-            case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "cp819", "ibm819", "iso-ir-100", "csisolatin1",
-                 "windows-1252", "cp1252", "x-cp1252", "cp-1252", "windows1252", "iso_8859-1:1987":
-                self = .windows1252
-            case "gb2312", "gbk", "gb18030", "cp936", "x-gbk", "euc-cn", "x-euc-cn", "csgb2312", "chinese", "iso-ir-58", "gb_2312-80",
-                 "gb_2312", "ms936", "windows-936", "csgbk", "gb18030-2000", "gb18030-2005", "x-gb18030":
-                self = .iconv("GB18030")
-            case "big5", "big-5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5", "x-big5", "cp950", "ms950", "windows-950", "big5hkscs":
-                self = .iconv("BIG5-HKSCS")
-            case "ks_c_5601-1987", "ks_c_5601", "ksc5601", "cp949", "windows-949", "euc-kr", "x-euc-kr", "csksc56011987":
-                self = .iconv("CP949")
-            case "shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "windows-31j", "cp932", "ms932", "csshiftjis":
-                self = .iconv("CP932")
-            default:
-                let allowed = name.unicodeScalars.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || "-_.:".unicodeScalars.contains($0) }
-                self = allowed && name.count <= 40 ? .iconv(name.uppercased()) : .unlabelled
+            } else if let known = Name.aliases[name] {
+                self = known
+            } else {
+                let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || $0 == 0x3A }
+                self = allowed && name.utf8.count <= 40 ? .iconv(name.uppercased()) : .unlabelled
             }
         }
+
+        /// The labels read otherwise than by their name, lower case.
+        static let aliases: [String: Name] = {
+            var table: [String: Name] = [:]
+            let groups: [(Name, [String])] = [
+                (.utf8, ["utf-8", "utf8", "unicode-1-1-utf-8", "x-unicode20utf8", "unicode-2-0-utf-8"]),
+                // Often UTF-8 or Windows-1252 in practice.
+                (.unlabelled, ["us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us", "default", "unknown", "unknown-8bit", "x-unknown"]),
+                (.windows1252, ["iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "cp819", "ibm819", "iso-ir-100", "csisolatin1",
+                                "windows-1252", "cp1252", "x-cp1252", "cp-1252", "windows1252", "iso_8859-1:1987"]),
+                (.iconv("GB18030"), ["gb2312", "gbk", "gb18030", "cp936", "x-gbk", "euc-cn", "x-euc-cn", "csgb2312", "chinese", "iso-ir-58",
+                                     "gb_2312-80", "gb_2312", "ms936", "windows-936", "csgbk", "gb18030-2000", "gb18030-2005", "x-gb18030"]),
+                (.iconv("BIG5-HKSCS"), ["big5", "big-5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5", "x-big5", "cp950", "ms950", "windows-950", "big5hkscs"]),
+                (.iconv("CP949"), ["ks_c_5601-1987", "ks_c_5601", "ksc5601", "cp949", "windows-949", "euc-kr", "x-euc-kr", "csksc56011987"]),
+                (.iconv("CP932"), ["shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "windows-31j", "cp932", "ms932", "csshiftjis"]),
+            ]
+            for (name, labels) in groups { for label in labels { table[label] = name } }
+            return table
+        }()
     }
 }
 
 /// glibc's iconv, from one charset to UTF-8: the only use of iconv in the project. Owns its descriptor (closed in
-/// `deinit`); one per conversion, so nothing is shared between threads.
-final class Iconv {
+/// `deinit`). Converters are pooled per charset (opening one makes glibc load the charset's module, closing the last
+/// unloads it: a few milliseconds a part otherwise); a converter is used by one thread at a time, taken out of the
+/// pool and put back, which is why it may be marked Sendable.
+final class Iconv: @unchecked Sendable {
     private let descriptor: iconv_t
+
+    /// Idle converters by charset (at most a few each).
+    private static let idle = Mutex<[String: [Iconv]]>([:])
+    /// Names iconv did not know (bounded: labels are short, but senders choose them).
+    private static let unknown = Mutex<Set<String>>([])
+
+    /// `input` converted from `charset` to UTF-8, or nil when iconv does not know the charset.
+    static func convert(_ input: [UInt8], from charset: String) -> [UInt8]? {
+        if unknown.withLock({ $0.contains(charset) }) { return nil }
+        guard let converter = idle.withLock({ $0[charset]?.popLast() }) ?? Iconv(from: charset) else {
+            unknown.withLock { if $0.count < 256 { $0.insert(charset) } }
+            return nil
+        }
+        let output = converter.convert(input)
+        idle.withLock { if $0[charset, default: []].count < 4 { $0[charset, default: []].append(converter) } }
+        return output
+    }
 
     /// nil when iconv does not know `charset`.
     init?(from charset: String) {
@@ -123,6 +146,7 @@ final class Iconv {
     deinit { iconv_close(descriptor) }
 
     /// The UTF-8 bytes of `input`; each byte iconv cannot read becomes U+FFFD (and the conversion goes on after it).
+    /// Ends in the initial shift state, ready for the next input.
     func convert(_ input: [UInt8]) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(input.count * 2)
@@ -159,6 +183,7 @@ final class Iconv {
             }
             _ = step(flush: true)
         }
+        iconv(descriptor, nil, nil, nil, nil)  // back to the initial state, whatever happened above
         return output
     }
 }

@@ -104,12 +104,24 @@ public enum EncodedWords {
         return output
     }
 
-    /// Control characters (a decoded word may carry CR, LF or NUL) as spaces; trimmed.
+    /// Control characters (a decoded word may carry CR, LF or NUL) as spaces; blanks trimmed at both ends.
     static func clean(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            scalars.append(scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) ? " " : scalar)
+        // On UTF-8 bytes: every control character and blank is ASCII, except C1 controls (U+0080–U+009F: C2 80–C2 9F).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F {
+                bytes.append(0x20)
+            } else if previous == 0xC2 && byte >= 0x80 && byte < 0xA0 {
+                bytes[bytes.count - 1] = 0x20
+            } else {
+                bytes.append(byte)
+            }
+            previous = byte
         }
-        return String(scalars).trimmingCharacters(in: .whitespaces)
+        let start = bytes.firstIndex { $0 != 0x20 } ?? bytes.endIndex
+        let end = bytes.lastIndex { $0 != 0x20 }.map { $0 + 1 } ?? start
+        return String(decoding: bytes[start..<max(start, end)], as: UTF8.self)
     }
 }

@@ -119,7 +119,9 @@ public enum HTMLText {
                 if kept.isEmpty { blank += 1; if blank > 1 { continue } } else { blank = 0 }
                 lines.append(kept)
             }
-            return lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
+            let first = lines.firstIndex { !$0.isEmpty } ?? lines.endIndex
+            let last = lines.lastIndex { !$0.isEmpty }.map { $0 + 1 } ?? first
+            return lines[first..<max(first, last)].joined(separator: "\n")
         }
     }
 

@@ -19,7 +19,7 @@ public enum MailDate {
         // Day and month in either order (`1 Dec 2026`, `Dec 1 2026`).
         var dayText = words[0], monthText = words[1]
         if month(dayText) != nil { swap(&dayText, &monthText) }
-        guard let day = number(dayText.trimmingCharacters(in: CharacterSet(charactersIn: "."))), (1...31).contains(day),
+        guard let day = number(dayText.filter { $0 != "." }), (1...31).contains(day),
               let monthNumber = month(monthText), var year = number(words[2]) else { return nil }
         if words[2].count == 2 { year += year < 50 ? 2000 : 1900 } else if words[2].count == 3 { year += 1900 }
         guard (1900...9999).contains(year) else { return nil }

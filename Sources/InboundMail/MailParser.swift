@@ -65,7 +65,7 @@ public struct MailParser: Sendable {
         func keyword(_ name: String) -> String? {
             guard let text = headers.text(name) else { return nil }
             let word = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
-            let trimmed = word.trimmingCharacters(in: .whitespaces).lowercased()
+            let trimmed = word.filter { $0 != " " && $0 != "\t" }.lowercased()
             return trimmed.isEmpty ? nil : trimmed
         }
         message.autoSubmitted = keyword("auto-submitted")
@@ -106,7 +106,7 @@ struct Entity {
         guard parts <= limits.maximumParts else { throw .tooManyParts(limit: limits.maximumParts) }
         let (headers, bodyStart) = source.withUnsafeBufferPointer { MailHeaders.parse($0, in: range) }
         var contentType = ContentField(parsing: headers.value("content-type") ?? [])
-        if headers.value("content-type") == nil || !contentType.value.contains("/") {
+        if headers.value("content-type") == nil || !contentType.value.contains("/" as Character) {
             contentType = ContentField(parsing: Array(defaultType.utf8) + (contentType["charset"].map { Array("; charset=\"\($0)\"".utf8) } ?? []))
         }
         let disposition = headers.value("content-disposition").map { ContentField(parsing: $0) }
@@ -142,8 +142,8 @@ struct Entity {
     func decodedBody() -> [UInt8] {
         let encoding = headers.text("content-transfer-encoding")?.lowercased() ?? ""
         let raw = source[body]
-        if encoding.contains("base64") { return TransferEncoding.base64(raw) }
-        if encoding.contains("quoted-printable") { return TransferEncoding.quotedPrintable(raw) }
+        if encoding.hasPrefix("base64") { return TransferEncoding.base64(raw) }
+        if encoding.hasPrefix("quoted-printable") { return TransferEncoding.quotedPrintable(raw) }
         return Array(raw)
     }
 
@@ -158,7 +158,7 @@ struct Entity {
     var fileName: String? {
         guard let name = disposition?["filename"] ?? contentType["name"] else { return nil }
         let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        let trimmed = last.trimmingCharacters(in: .whitespaces)
+        let trimmed = EncodedWords.clean(last)
         return trimmed.isEmpty ? nil : trimmed
     }
 
@@ -191,19 +191,26 @@ struct Entity {
         return text().contains(where: { !$0.isWhitespace }) ? 3 : 1
     }
 
-    /// LF line ends; NUL and other controls but tab out; trimmed at both ends.
+    /// LF line ends; NUL and other controls but tab out; blank lines and blanks trimmed at both ends.
     static func normalised(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
+        // On UTF-8 bytes: the characters touched are all ASCII.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
         var previousCR = false
-        for scalar in text.unicodeScalars {
-            if scalar == "\r" { scalars.append("\n"); previousCR = true; continue }
-            if scalar == "\n" { if !previousCR { scalars.append("\n") }; previousCR = false; continue }
+        for byte in text.utf8 {
+            switch byte {
+            case 0x0D: bytes.append(0x0A); previousCR = true; continue
+            case 0x0A: if !previousCR { bytes.append(0x0A) }
+            case 0x09: bytes.append(byte)
+            case 0..<0x20, 0x7F: break
+            default: bytes.append(byte)
+            }
             previousCR = false
-            if scalar.value < 0x20 && scalar != "\t" { continue }
-            if scalar.value == 0x7F { continue }
-            scalars.append(scalar)
         }
-        return String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A }
+        let start = bytes.firstIndex { !blank($0) } ?? bytes.endIndex
+        let end = bytes.lastIndex { !blank($0) }.map { $0 + 1 } ?? start
+        return String(decoding: bytes[start..<max(start, end)], as: UTF8.self)
     }
 
     /// RFC 3676: a line ending in a space continues on the next (same quote depth); space-stuffing removed.
@@ -230,11 +237,11 @@ struct Entity {
 
     /// An HTML part's `<meta charset=…>` or `http-equiv` charset, from its first 2 KB.
     static func metaCharset(_ bytes: [UInt8]) -> String? {
-        let head = String(decoding: bytes.prefix(2048), as: UTF8.self).lowercased()
-        guard let range = head.range(of: "charset=") else { return nil }
-        let name = head[range.upperBound...].drop { $0 == "\"" || $0 == "'" || $0 == " " }
-            .prefix { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
-        return name.isEmpty ? nil : String(name)
+        let head = bytes.prefix(2048).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        guard let found = head.firstRange(of: Array("charset=".utf8)) else { return nil }
+        let name = head[found.upperBound...].drop { $0 == 0x22 || $0 == 0x27 || $0 == 0x20 }
+            .prefix { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+        return name.isEmpty ? nil : String(decoding: name, as: UTF8.self)
     }
 }
 
@@ -320,7 +327,7 @@ struct Extraction {
         }
         let bytes = entity.decodedBody()
         guard !bytes.isEmpty else { return }
-        let mediaType = entity.type.contains("/") ? entity.type : "application/octet-stream"
+        let mediaType = entity.type.contains("/" as Character) ? entity.type : "application/octet-stream"
         attachments.append(MailAttachment(fileName: entity.fileName, mediaType: mediaType, bytes: bytes, contentID: contentID(entity),
                                           inline: inRelated || entity.disposition?.value == "inline"))
     }

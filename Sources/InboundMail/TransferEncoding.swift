@@ -3,38 +3,55 @@ public enum TransferEncoding {
     /// Base64, skipping whitespace and every byte outside the alphabet; padding may be missing, short or in the
     /// middle (concatenated chunks decode one after the other); a lone trailing sextet is dropped.
     public static func base64<Bytes: Collection>(_ input: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count / 4 * 3 + 3)
-        var accumulator: UInt32 = 0
-        var count = 0
-        func flush() {
-            // 2 sextets carry one byte, 3 carry two; one alone carries nothing.
-            if count == 2 { output.append(UInt8(truncatingIfNeeded: accumulator >> 4)) }
-            if count == 3 {
-                output.append(UInt8(truncatingIfNeeded: accumulator >> 10))
-                output.append(UInt8(truncatingIfNeeded: accumulator >> 2))
+        input.withContiguousStorageIfAvailable(decodeBase64) ?? Array(input).withUnsafeBufferPointer(decodeBase64)
+    }
+
+    private static func decodeBase64(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        let capacity = input.count / 4 * 3 + 3
+        return [UInt8](unsafeUninitializedCapacity: capacity) { output, written in
+            base64Values.withUnsafeBufferPointer { table in
+                var accumulator: UInt32 = 0
+                var count = 0
+                var length = 0
+                for byte in input {
+                    let value = table[Int(byte)]
+                    if value == 0xFF {
+                        guard byte == UInt8(ascii: "=") else { continue }
+                        // Padding ends a quantum: 2 sextets carry one byte, 3 carry two, one alone carries nothing.
+                        if count == 2 {
+                            output[length] = UInt8(truncatingIfNeeded: accumulator >> 4)
+                            length += 1
+                        } else if count == 3 {
+                            output[length] = UInt8(truncatingIfNeeded: accumulator >> 10)
+                            output[length + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
+                            length += 2
+                        }
+                        accumulator = 0
+                        count = 0
+                        continue
+                    }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    count += 1
+                    if count == 4 {
+                        output[length] = UInt8(truncatingIfNeeded: accumulator >> 16)
+                        output[length + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
+                        output[length + 2] = UInt8(truncatingIfNeeded: accumulator)
+                        length += 3
+                        accumulator = 0
+                        count = 0
+                    }
+                }
+                if count == 2 {
+                    output[length] = UInt8(truncatingIfNeeded: accumulator >> 4)
+                    length += 1
+                } else if count == 3 {
+                    output[length] = UInt8(truncatingIfNeeded: accumulator >> 10)
+                    output[length + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
+                    length += 2
+                }
+                written = length
             }
-            accumulator = 0
-            count = 0
         }
-        for byte in input {
-            let value = base64Values[Int(byte)]
-            if value == 0xFF {
-                if byte == UInt8(ascii: "=") { flush() }
-                continue
-            }
-            accumulator = accumulator << 6 | UInt32(value)
-            count += 1
-            if count == 4 {
-                output.append(UInt8(truncatingIfNeeded: accumulator >> 16))
-                output.append(UInt8(truncatingIfNeeded: accumulator >> 8))
-                output.append(UInt8(truncatingIfNeeded: accumulator))
-                accumulator = 0
-                count = 0
-            }
-        }
-        flush()
-        return output
     }
 
     /// Quoted-printable: `=XX` (either case), soft line breaks (`=` at a line end, after trailing blanks too),

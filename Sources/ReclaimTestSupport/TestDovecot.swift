@@ -58,9 +58,7 @@ public final class TestDovecot: @unchecked Sendable {
             try Self.configuration(directory: directory, user: runAs, group: group, uid: uid, imap: imap, imaps: imaps)
                 .write(toFile: directory + "/dovecot.conf", atomically: true, encoding: .utf8)
             if let owner { try Self.chown(directory, owner) }
-            // Its output to a file, not a pipe: the daemon it leaves behind must not hold our end open.
-            let (status, output) = try Self.run(Self.asOwner(["/usr/sbin/dovecot", "-c", directory + "/dovecot.conf"], root: owner != nil),
-                                                outputFile: directory + "/start.log")
+            let (status, output) = try Self.run(Self.asOwner(["/usr/sbin/dovecot", "-c", directory + "/dovecot.conf"], root: owner != nil))
             if status == 0, let pid = Self.waitForPID(directory + "/run/master.pid"), Self.waitForListener(imap), Self.waitForListener(imaps) {
                 started = (pid, imap, imaps)
             } else {
@@ -84,12 +82,18 @@ public final class TestDovecot: @unchecked Sendable {
         return "\(tls ? "imaps" : "imap")://\(Self.encoded(user)):\(Self.encoded(secret))@127.0.0.1:\(tls ? imapsPort : imapPort)/\(mailbox)"
     }
 
-    /// Delivers one message through `dovecot-lda`, as an MTA hands mail to Dovecot.
-    public func deliver(_ message: [UInt8], to user: String? = nil) throws {
+    /// Delivers one message through `dovecot-lda`, as an MTA hands mail to Dovecot (into `mailbox`, created if need be).
+    public func deliver(_ message: [UInt8], to user: String? = nil, mailbox: String = "INBOX") throws {
         let user = user ?? users.keys.sorted()[0]
         let (status, output) = try Self.run(Self.asOwner(["/usr/lib/dovecot/dovecot-lda", "-c", directory + "/dovecot.conf", "-d", user,
-                                                          "-f", "sender@example.net"], root: owner != nil), input: message)
+                                                          "-f", "sender@example.net", "-m", mailbox], root: owner != nil), input: message)
         guard status == 0 else { throw TestDovecotError("dovecot-lda exited \(status): \(output)") }
+    }
+
+    /// Runs `doveadm` on this Dovecot (e.g. `["mailbox", "delete", "-u", user, "Replies"]`).
+    public func doveadm(_ arguments: [String]) throws {
+        let (status, output) = try Self.run(Self.asOwner(["/usr/bin/doveadm", "-c", directory + "/dovecot.conf"] + arguments, root: owner != nil))
+        guard status == 0 else { throw TestDovecotError("doveadm \(arguments.joined(separator: " ")) exited \(status): \(output)") }
     }
 
     /// Delivers many messages at once into `user`'s INBOX as a Maildir-writing MTA does: each file written in a
@@ -109,9 +113,9 @@ public final class TestDovecot: @unchecked Sendable {
         }
     }
 
-    /// Stops Dovecot (SIGTERM to its master, SIGKILL if it lingers) and removes the scratch directory.
+    /// Stops Dovecot and removes the scratch directory.
     public func stop() {
-        if kill(masterPID, 0) == 0 { Self.terminate(masterPID) }
+        if Self.isAlive(masterPID) { Self.terminate(masterPID) }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -147,6 +151,7 @@ public final class TestDovecot: @unchecked Sendable {
           args = uid=\(uid) gid=\(group) home=\(directory)/home/%u
         }
         mail_location = maildir:~/Maildir
+        lda_mailbox_autocreate = yes
         service anvil {
           chroot =
         }
@@ -176,17 +181,17 @@ public final class TestDovecot: @unchecked Sendable {
     static func makeCertificates(in directory: String) throws {
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n".write(toFile: directory + "/server.ext", atomically: true, encoding: .utf8)
+        func file(_ name: String) -> String { directory + "/" + name }
+        let authority = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]
         let steps: [[String]] = [
-            ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", "ca.key", "-out", "ca.crt",
-                                      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
-            ["req"] + key + ["-subj", "/CN=127.0.0.1", "-keyout", "server.key", "-out", "server.csr"],
-            ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
-             "-out", "server.crt", "-extfile", "server.ext"],
-            ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", "other-ca.key", "-out", "other-ca.crt",
-                                      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", file("ca.key"), "-out", file("ca.crt")] + authority,
+            ["req"] + key + ["-subj", "/CN=127.0.0.1", "-keyout", file("server.key"), "-out", file("server.csr")],
+            ["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.crt"), "-CAkey", file("ca.key"), "-CAcreateserial",
+             "-CAserial", file("ca.srl"), "-days", "2", "-out", file("server.crt"), "-extfile", file("server.ext")],
+            ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", file("other-ca.key"), "-out", file("other-ca.crt")] + authority,
         ]
         for arguments in steps {
-            let (status, output) = try run(["/usr/bin/openssl"] + arguments, in: directory)
+            let (status, output) = try run(["/usr/bin/openssl"] + arguments)
             guard status == 0 else { throw TestDovecotError("openssl \(arguments[0]) failed: \(output)") }
         }
     }
@@ -200,38 +205,45 @@ public final class TestDovecot: @unchecked Sendable {
         guard status == 0 else { throw TestDovecotError("chown failed: \(output)") }
     }
 
-    /// Runs a command to its end: its exit status and what it wrote (stdout and stderr together).
+    /// Runs a command to its end: its exit status and what it wrote (stdout and stderr together, through a file, so
+    /// a daemon it leaves behind holds nothing of ours). posix_spawn rather than Process: the child gets an empty
+    /// signal mask (the test process may block SIGTERM, and Dovecot must obey it) and is reaped here.
     @discardableResult
-    static func run(_ command: [String], in folder: String? = nil, input: [UInt8] = [], outputFile: String? = nil) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
-        let output = Pipe(), stdin = Pipe()
-        if let outputFile {
-            _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputFile))
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = FileHandle.nullDevice
-        } else {
-            process.standardOutput = output
-            process.standardError = output
-            process.standardInput = stdin
+    static func run(_ command: [String], input: [UInt8] = []) throws -> (Int32, String) {
+        let scratch = NSTemporaryDirectory() + "reclaim-run-" + UUID().uuidString
+        let inputFile = scratch + ".in", outputFile = scratch + ".out"
+        guard FileManager.default.createFile(atPath: inputFile, contents: Data(input)) else { throw TestDovecotError("cannot write \(inputFile)") }
+        defer {
+            unlink(inputFile)
+            unlink(outputFile)
         }
-        try process.run()
-        guard outputFile == nil else {
-            process.waitUntilExit()
-            return (process.terminationStatus, (try? String(contentsOfFile: outputFile!, encoding: .utf8)) ?? "")
-        }
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(Data(input))
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, inputFile, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), defaults = sigset_t()
+        sigemptyset(&empty)
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = command.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, command[0], &actions, &attributes, arguments, environ)
+        guard spawned == 0 else { throw TestDovecotError("cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
+        // WIFEXITED / WEXITSTATUS, which Swift does not import (a signal's death reads as 128 + its number).
+        let exitStatus = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (exitStatus, output)
     }
 
     static func waitForPID(_ file: String, seconds: Double = 10) -> pid_t? {
@@ -260,11 +272,23 @@ public final class TestDovecot: @unchecked Sendable {
         return false
     }
 
+    /// SIGKILL to the master's process group (it calls setsid, so the group is this Dovecot and nothing else): a
+    /// throwaway server has nothing to flush, and Dovecot's own shutdown takes seconds. Waits until it is gone.
     static func terminate(_ pid: pid_t) {
-        kill(pid, SIGTERM)
+        guard pid > 1, getpgid(pid) == pid else {
+            kill(pid, SIGKILL)
+            return
+        }
+        kill(-pid, SIGKILL)
         let end = Date().addingTimeInterval(10)
-        while kill(pid, 0) == 0 && Date() < end { Thread.sleep(forTimeInterval: 0.02) }
-        if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        while isAlive(pid) && Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    /// Whether `pid` runs (a zombie waiting for its parent to reap it does not).
+    static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return kill(pid, 0) == 0 }
+        return !stat[close...].dropFirst(2).hasPrefix("Z")
     }
 
     static func loopback(_ port: Int) -> sockaddr_in {
