@@ -68,7 +68,7 @@ struct IMAPTests {
             #expect(try MailParser().parse(message.bytes) == MailParser().parse(fixture))
         }
 
-        // Delete two; the others keep their UIDs.
+        // Delete two by marking and expunging; the others keep their UIDs.
         try imap.markDeleted(uid: 1, uidValidity: listing.uidValidity)
         try imap.markDeleted(uid: 3, uidValidity: listing.uidValidity)
         #expect(try imap.listing().uids == listing.uids, "marked, not yet expunged")
@@ -76,6 +76,11 @@ struct IMAPTests {
         let after = try session(dovecot, tls: tls).listing()
         #expect(after.uidValidity == listing.uidValidity)
         #expect(after.uids == listing.uids.filter { $0 != 1 && $0 != 3 })
+        // `delete` removes one message and leaves another client's \Deleted mark to that client.
+        let other = try session(dovecot, tls: tls)
+        try other.markDeleted(uid: 5, uidValidity: listing.uidValidity)
+        try imap.delete(uid: 4, uidValidity: listing.uidValidity)
+        #expect(try imap.listing().uids == after.uids.filter { $0 != 4 })
     }
 
     @Test func anEmptyMailbox() throws {
@@ -184,5 +189,50 @@ struct IMAPTests {
         } catch {
             #expect(error.timedOut, "\(error)")
         }
+    }
+}
+
+@Suite("IMAP: many messages at once")
+struct IMAPBurstTests {
+    let timeouts = CurlTimeouts(connectSeconds: 5, totalSeconds: 120)
+
+    @Test func aLargeMailboxIsListedOldestFirstInBoundedBatches() throws {
+        let dovecot = try TestDovecot()
+        defer { dovecot.stop() }
+        try dovecot.deliverToMaildir(Array(repeating: Fixture.bytes("auto-reply.eml"), count: 4_000))
+        let imap = try IMAPSession(mailbox: IMAPMailbox(url: dovecot.url(tls: true)), timeouts: timeouts, caFile: dovecot.caFile)
+        // Every UID: a SEARCH line of 19 KB, which curl's default 16 KB buffer garbled.
+        let listing = try imap.listing()
+        #expect(listing.messages == 4_000 && listing.uids == Array(1...4_000))
+        // The oldest, when the mailbox holds more than asked for.
+        let first = try imap.listing(limit: 3_000)
+        #expect(first.messages == 4_000 && first.uids == Array(1...3_000))
+        #expect(IMAPSession.maximumListing == 10_000)
+        #expect(try imap.listing(limit: 50_000) == listing)
+        // Stored ones deleted one by one, as the worker does.
+        for uid in listing.uids.prefix(100) { try imap.delete(uid: uid, uidValidity: listing.uidValidity) }
+        let after = try imap.listing(limit: 10)
+        #expect(after.messages == 3_900 && after.uids == Array(101...110))
+    }
+
+    @Test func anotherClientsMassExpungeDoesNotWedgeTheSession() throws {
+        let dovecot = try TestDovecot()
+        defer { dovecot.stop() }
+        try dovecot.deliverToMaildir(Array(repeating: Fixture.bytes("auto-reply.eml"), count: 400))
+        let reader = try IMAPSession(mailbox: IMAPMailbox(url: dovecot.url(tls: true)), timeouts: timeouts, caFile: dovecot.caFile)
+        let listing = try reader.listing()
+        #expect(listing.uids.count == 400)
+        // Another client (a person in a mail program) deletes 399 at once; libcurl may report its long answer as an
+        // error, but the server has done it.
+        let other = try IMAPSession(mailbox: IMAPMailbox(url: dovecot.url(tls: true)), timeouts: timeouts, caFile: dovecot.caFile)
+        for uid in listing.uids.dropFirst() { try other.markDeleted(uid: uid, uidValidity: listing.uidValidity) }
+        _ = try? other.expunge(uidValidity: listing.uidValidity)
+        #expect(try other.listing().uids == [listing.uids[0]])
+        // The reader's kept connection gets the 399 EXPUNGE lines with its next answer: that call may fail, the next
+        // one (on a fresh connection) works.
+        let first = Result { () throws(CurlError) in try reader.fetch(uid: listing.uids[0], uidValidity: listing.uidValidity, maximumBytes: 1 << 20) }
+        let kept = try (try? first.get()) ?? reader.fetch(uid: listing.uids[0], uidValidity: listing.uidValidity, maximumBytes: 1 << 20)
+        #expect(kept.bytes == Fixture.bytes("auto-reply.eml"))
+        #expect(try reader.listing().uids == [listing.uids[0]])
     }
 }
