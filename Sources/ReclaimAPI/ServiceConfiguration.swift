@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Notifications
+import ReclaimOperations
 
 /// A configuration value that failed validation; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -83,6 +85,11 @@ public struct ServiceConfiguration: Sendable {
     /// Outbox delivery threads of this instance (`RECLAIM_DELIVERY_THREADS`, default 1; 0 delivers nothing, for a
     /// read-only or maintenance instance).
     public var deliveryThreads: Int = 1
+    /// The transparency log's origin: its checkpoints' first line and its note key's name (`RECLAIM_LOG_ORIGIN`,
+    /// default the public URL's host + `/reclaim`).
+    public var logOrigin: String = "127.0.0.1/reclaim"
+    /// Least seconds between two signed checkpoints, made only when the tree grew (`RECLAIM_CHECKPOINT_SECONDS`, default 3600).
+    public var checkpointSeconds: Int = 3600
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -117,6 +124,8 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_WEBHOOK_RETRY_SCHEDULE", "seconds between webhook attempts, comma-separated (default Standard Webhooks': 5,300,1800,7200,18000,36000,36000)"),
         ("RECLAIM_WEBHOOK_ALLOW", "webhook destinations allowed despite being http, loopback, private or link-local: hosts, IPs or CIDR ranges"),
         ("RECLAIM_DELIVERY_THREADS", "outbox delivery threads in this instance, 0 = none (default 1)"),
+        ("RECLAIM_LOG_ORIGIN", "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"),
+        ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -242,6 +251,12 @@ public struct ServiceConfiguration: Sendable {
         let mailSchedule = try schedule("RECLAIM_MAIL_RETRY_SCHEDULE", default: [5, 30, 60, 300, 1800, 7200, 18000, 36000])
         let webhookSchedule = try schedule("RECLAIM_WEBHOOK_RETRY_SCHEDULE", default: [5, 300, 1800, 7200, 18000, 36000, 36000])
         let deliveryThreads = try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+        let logOrigin = value("RECLAIM_LOG_ORIGIN") ?? (publicComponents.host ?? "localhost") + "/reclaim"
+        // The origin names the note key too: signed-note forbids spaces and `+` in a key name.
+        guard SignedNote.isValidName(logOrigin), logOrigin.count <= 200 else {
+            throw ConfigurationError(variable: "RECLAIM_LOG_ORIGIN", problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
+        }
+        let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -261,6 +276,8 @@ public struct ServiceConfiguration: Sendable {
         configuration.webhookRetrySchedule = webhookSchedule
         configuration.webhookAllow = value("RECLAIM_WEBHOOK_ALLOW") ?? ""
         configuration.deliveryThreads = deliveryThreads
+        configuration.logOrigin = logOrigin
+        configuration.checkpointSeconds = checkpointSeconds
         return configuration
     }
 
@@ -290,6 +307,11 @@ public struct ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// What the transparency log's sequencer needs, from this configuration.
+    public var transparencyLogSettings: TransparencyLogSettings {
+        TransparencyLogSettings(origin: logOrigin, checkpointInterval: TimeInterval(checkpointSeconds))
+    }
+
     /// What the delivery worker needs, from this configuration.
     public var notificationSettings: NotificationSettings {
         var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,

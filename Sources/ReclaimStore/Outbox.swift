@@ -119,6 +119,18 @@ public enum OutboxStore {
             """)
     }
 
+    /// Writes one webhook message, about no case, per live endpoint of any client subscribed to `event` (the log's
+    /// checkpoints: every partner may hold them). Returns how many were written.
+    @discardableResult
+    public static func insertWebhooks(event: String, body: String, now: Date, on connection: PostgresConnection) throws -> Int {
+        try connection.execute("""
+            INSERT INTO outbox (id, channel, endpoint_id, kind, payload, next_attempt_at, created_at)
+            SELECT gen_random_uuid(), 'webhook', e.id, \(event), \(body), \(now), \(now)
+            FROM webhook_endpoints e
+            WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND \(event) = ANY (e.events)
+            """)
+    }
+
     /// Claims up to `limit` due messages for `lease` seconds: each claim counts an attempt and moves the message's
     /// next try past the lease, committed at once, so another worker skips it and a worker that dies mid-delivery
     /// only delays it. Run it in a transaction of its own.
