@@ -86,17 +86,21 @@ public enum SignedNote {
         let text = String(note[..<split.lowerBound]) + "\n"
         let lines = note[split.upperBound...].dropLast().split(separator: "\n", omittingEmptySubsequences: false)
         guard !lines.isEmpty, !text.isEmpty else { throw .malformed("no signature") }
-        var known = false
+        // Every line must be a signature line before any is believed.
+        var signatures: [(name: String, id: [UInt8], signature: [UInt8])] = []
         for line in lines {
             guard line.hasPrefix(signaturePrefix) else { throw .malformed("a line after the blank line is not a signature") }
             let fields = line.dropFirst(signaturePrefix.count).split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count == 2, isValidName(String(fields[0])), let bytes = Data(base64Encoded: String(fields[1])), bytes.count > 4 else {
                 throw .malformed("a signature line is not `— name base64`")
             }
-            let id = Array(bytes.prefix(4))
-            for key in keys where key.name == String(fields[0]) && key.keyID == id {
+            signatures.append((String(fields[0]), Array(bytes.prefix(4)), Array(bytes.dropFirst(4))))
+        }
+        var known = false
+        for signature in signatures {
+            for key in keys where key.name == signature.name && key.keyID == signature.id {
                 known = true
-                if Ed25519.verify(signature: Array(bytes.dropFirst(4)), message: Array(text.utf8), publicKey: key.publicKey) { return (text, key) }
+                if Ed25519.verify(signature: signature.signature, message: Array(text.utf8), publicKey: key.publicKey) { return (text, key) }
             }
         }
         throw known ? .invalidSignature : .unknownKey
