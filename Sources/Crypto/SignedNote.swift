@@ -20,7 +20,8 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `<name>+<hex key id>+<base64 key>`; nil unless the id matches the name and key.
     public init?(parsing text: String) {
-        let parts = text.split(separator: "+", omittingEmptySubsequences: false)
+        // The base64 key may itself contain `+`: the name and the id end at the first two.
+        let parts = text.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[1].count == 8, let id = Hex.decode(String(parts[1])),
               let encoded = Data(base64Encoded: String(parts[2])), encoded.count == 1 + Ed25519.publicKeyByteCount,
               encoded.first == Self.ed25519, let key = NoteVerifierKey(name: String(parts[0]), publicKey: Array(encoded.dropFirst())),

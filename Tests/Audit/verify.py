@@ -99,7 +99,7 @@ def verify_consistency(first, second, first_hash, second_hash, path):
 
 def parse_verifier_key(text):
     """C2SP signed-note: <name>+<hex key id>+<base64(0x01 || public key)>; the id must be the key's."""
-    name, key_id, key = text.split("+")
+    name, key_id, key = text.split("+", 2)  # the base64 key may contain "+"
     raw = base64.b64decode(key, validate=True)
     if raw[0] != 0x01 or len(raw) != 33 or not name or " " in name:
         raise ValueError("not an Ed25519 verifier key")

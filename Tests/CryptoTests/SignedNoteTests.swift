@@ -65,6 +65,18 @@ import Testing
         #expect(NoteVerifierKey(name: "a+b", publicKey: [UInt8](repeating: 1, count: 32)) == nil)
     }
 
+    /// A base64 key may contain `+`: only the first two separate name, id and key (as Go's NewVerifier reads them).
+    @Test func keysWhoseBase64HoldsAPlusParse() throws {
+        var found = 0
+        for _ in 0..<200 where found < 5 {
+            let key = try #require(NoteVerifierKey(name: "reclaim.example/reclaim", publicKey: Ed25519.publicKey(seed: SymmetricKey())))
+            guard key.description.split(separator: "+").count > 3 else { continue }
+            found += 1
+            #expect(NoteVerifierKey(parsing: key.description) == key)
+        }
+        #expect(found == 5)
+    }
+
     @Test func checkpointBodiesRoundTrip() throws {
         let root = SHA256.hash(Array("root".utf8))
         let checkpoint = TreeCheckpoint(origin: "reclaim.example/reclaim", size: 12_345, root: root)
