@@ -7,7 +7,8 @@ import { ApiError, agentClient, request } from './api.js';
 import { verifyChain } from './chain.js';
 import { announce, byId, h, replace, show, whileBusy } from './dom.js';
 import { formatDateTime } from './format.js';
-import { TIERS } from './labels.js';
+import { TIERS, label } from './labels.js';
+import { VOCABULARY } from './vocabulary.js';
 
 const api = agentClient({ onUnauthorized: () => Promise.reject(new ApiError(401, { code: 'unauthenticated', detail: 'Your session has ended.' })) });
 let clientNames = new Map();
@@ -62,7 +63,7 @@ async function change(region, work, done) {
 function agentRow(agent) {
   const region = byId('agents-message');
   const tier = h('select', { 'aria-label': `Tier of ${agent.name}`, dataset: { field: 'tier' } },
-    Object.entries(TIERS).map(([value, label]) => h('option', { value, selected: value === agent.tier, text: label })));
+    VOCABULARY.tiers.map((value) => h('option', { value, selected: value === agent.tier, text: label(TIERS, value) })));
   tier.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { tier: tier.value } }),
     `${agent.name} is now ${TIERS[tier.value]}.`));
   const admin = h('input', { type: 'checkbox', checked: agent.admin, 'aria-label': `${agent.name} is an administrator`, dataset: { field: 'admin' } });
@@ -114,6 +115,9 @@ async function loadAgents() {
   const { items } = await everyPage('/api/v1/admin/agents');
   replace(byId('agents-rows'), items.map(agentRow));
 }
+
+// A new agent's tier: one of the service's, in its order.
+byId('agent-tier').append(...VOCABULARY.tiers.map((tier) => h('option', { value: tier }, label(TIERS, tier))));
 
 byId('agent-form').addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -4,9 +4,8 @@
 import { ApiError } from './api.js';
 import { announce, byId, h, replace, show, whileBusy } from './dom.js';
 import { groupCaseNumber } from './identifiers.js';
-import { FACTS, FINISHED_STATES, STATES, label } from './labels.js';
-
-const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh-Hant': 'Chinese (Traditional)' };
+import { CASE_KINDS, FACTS, FINISHED_STATES, LANGUAGES, STATES, label } from './labels.js';
+import { VOCABULARY } from './vocabulary.js';
 let app = null;
 
 function field(id, words, input, hint) {
@@ -33,8 +32,8 @@ export function showOpenCase(appState) {
   const duplicates = h('div', { id: 'open-duplicates', role: 'status' });
   const form = h('form', { id: 'open-form', novalidate: true },
     h('fieldset', {}, h('legend', {}, 'What was taken'),
-      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'kind', value: 'account_takeover', id: 'open-kind-account', checked: true }), 'The account'),
-      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'kind', value: 'activation_lock', id: 'open-kind-device' }), 'A device (activation lock)')),
+      VOCABULARY.case_kinds.map((kind, index) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'kind', value: kind, id: `open-kind-${kind}`, checked: index === 0 }), label(CASE_KINDS, kind)))),
     field('open-account', 'Account e-mail', h('input', { type: 'email', id: 'open-account', class: 'dup-term', autocomplete: 'off', required: true }),
       'The account that was taken over'),
     h('div', { class: 'inline-fields' },
@@ -42,7 +41,7 @@ export function showOpenCase(appState) {
       field('open-contact', 'Contact e-mail', h('input', { type: 'email', id: 'open-contact', autocomplete: 'off', required: true }),
         'Where the customer reads our mail; never the thief\'s address')),
     field('open-language', 'Customer\'s language', h('select', { id: 'open-language' },
-      Object.entries(LANGUAGES).map(([value, words]) => h('option', { value }, words)))),
+      VOCABULARY.languages.map((value) => h('option', { value }, label(LANGUAGES, value))))),
     h('fieldset', {}, h('legend', {}, 'What the thief changed'),
       Object.entries(FACTS).map(([key, words]) => h('label', { class: 'choice' },
         h('input', { type: 'checkbox', id: `open-fact-${key}`, dataset: { fact: key } }), words))),

@@ -7,6 +7,10 @@ export const LANGUAGES = ['en', 'zh-Hans', 'zh-Hant'];
 /** Each language's name in itself, for the switch. */
 export const LANGUAGE_NAMES = { en: 'English', 'zh-Hans': '简体中文', 'zh-Hant': '繁體中文' };
 
+/** The catalogue keys of each vocabulary's words (`evidence.invoice`): a browser test fails on a word of the service
+ *  without its key in every language. */
+export const VOCABULARY_KEYS = { evidence_kinds: 'evidence', upload_kinds: 'evidence', shown_evidence_statuses: 'status' };
+
 /** The BCP 47 locale used for dates in each language. */
 export const DATE_LOCALES = { en: 'en-GB', 'zh-Hans': 'zh-CN', 'zh-Hant': 'zh-TW' };
 

@@ -159,7 +159,8 @@ public struct DemoSeed: Sendable {
         case card(matched: Bool)
         case device(matched: Bool)
         case transcript(String)
-        case document(DocumentType)
+        /// The customer uploads a document of this kind.
+        case document(EvidenceKind)
         case assign(Tier)
         case freeze
         /// Tier 3 accepts every pending document (approve needs them accepted).
@@ -304,7 +305,8 @@ public struct DemoSeed: Sendable {
             case .transcript(let text):
                 let valid = try Self.valid(Transcript.validate(text))
                 _ = try pool.withTransaction { try operations.fileTyped(.transcript(valid), number: number, by: actor, at: at, on: $0) }
-            case .document(let type):
+            case .document(let kind):
+                guard let type = DocumentType(kind) else { preconditionFailure("The demo uploads documents only, not \(kind).") }
                 _ = try pool.withTransaction { connection in
                     try operations.fileDocument(type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
                                                 number: number, by: "customer", at: at, on: connection)

@@ -41,6 +41,7 @@ enum OpenAPIDocument {
             "required": ["status", "schema_version"],
             "properties": ["status": ["type": "string", "const": "ready"], "schema_version": ["type": "integer"]],
         ],
+        "Vocabulary": Vocabulary.schema,
         // Evidence: an agent's or API client's document as a form (the customers' form is CustomerUpload).
         "DocumentForm": [
             "type": "object",
@@ -71,7 +72,7 @@ enum OpenAPIDocument {
                         "id": ["type": "string", "format": "uuid"],
                         "name": ["type": "string"],
                         "email": ["type": "string", "format": "email"],
-                        "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
+                        "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
                         "admin": ["type": "boolean"],
                     ],
                 ],

@@ -20,7 +20,7 @@ public final class ReclaimService: Sendable {
     public let server: HTTPServer
     public let metrics: RequestMetrics
     public let routes: [APIRoute]
-    /// The outbox's delivery worker (nil with `RECLAIM_DELIVERY_THREADS=0`); its threads start with the server.
+    /// The outbox's delivery worker (nil when neither lane has a thread); its threads start with the server.
     public let deliveryWorker: DeliveryWorker?
     /// The transparency log's sequencer (one pass at a time across instances); its thread starts with the server.
     public let sequencer: TransparencyLogWorker
@@ -70,7 +70,7 @@ public final class ReclaimService: Sendable {
                                               openAPIDocument: { documentBox.bytes })
         let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
         self.context = context
-        deliveryWorker = configuration.deliveryThreads > 0
+        deliveryWorker = configuration.mailThreads + configuration.webhookThreads > 0
             ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
             : nil
         sequencer = TransparencyLogWorker(settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })

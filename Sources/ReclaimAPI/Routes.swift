@@ -71,6 +71,11 @@ struct Routes {
             APIRoute(.GET, "/openapi.json", operationID: "openapi", summary: "This document.", tag: "operations",
                      responses: [200: .other("OpenAPI 3.1 document.", mediaType: "application/json")],
                      handler: operations.openAPI),
+            APIRoute(.GET, "/api/v1/vocabulary", operationID: "vocabulary",
+                     summary: "Every vocabulary's machine words (case states, tiers, evidence and document kinds, event types, ...) in the service's order: the pages read their lists here.",
+                     tag: "operations",
+                     responses: [200: .json("The vocabularies, by name.", "Vocabulary")],
+                     handler: operations.vocabulary),
         ]
     }
 

@@ -82,9 +82,16 @@ public struct ServiceConfiguration: Sendable {
     public var webhookRetrySchedule: [Double] = [5, 300, 1800, 7200, 18000, 36000, 36000]
     /// Webhook destinations exempt from the https and public-address rules (`RECLAIM_WEBHOOK_ALLOW`: hosts, IPs, CIDR ranges).
     public var webhookAllow: String = ""
-    /// Outbox delivery threads of this instance (`RECLAIM_DELIVERY_THREADS`, default 1; 0 delivers nothing, for a
-    /// read-only or maintenance instance).
-    public var deliveryThreads: Int = 1
+    /// Mail delivery threads of this instance (`RECLAIM_MAIL_THREADS`, default 1, or `RECLAIM_DELIVERY_THREADS`
+    /// when only that is set; 0 delivers no mail).
+    public var mailThreads: Int = 1
+    /// Webhook delivery threads of this instance (`RECLAIM_WEBHOOK_THREADS`, default 2, or `RECLAIM_DELIVERY_THREADS`
+    /// when only that is set; 0 delivers no webhooks).
+    public var webhookThreads: Int = 2
+    /// Most webhook claims in flight to one endpoint across instances (`RECLAIM_WEBHOOK_PER_ENDPOINT`, default 1).
+    public var webhookPerEndpoint: Int = 1
+    /// Seconds an endpoint rests after its 1st, 2nd, … failure in a row, the last repeating (`RECLAIM_WEBHOOK_BACKOFF`).
+    public var webhookBackoff: [Double] = [5, 30, 60, 300, 900, 1800, 3600]
     /// The transparency log's origin: its checkpoints' first line and its note key's name (`RECLAIM_LOG_ORIGIN`,
     /// default the public URL's host + `/reclaim`).
     public var logOrigin: String = "127.0.0.1/reclaim"
@@ -123,7 +130,11 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_MAIL_RETRY_SCHEDULE", "seconds between mail attempts, comma-separated (default 5,30,60,300,1800,7200,18000,36000)"),
         ("RECLAIM_WEBHOOK_RETRY_SCHEDULE", "seconds between webhook attempts, comma-separated (default Standard Webhooks': 5,300,1800,7200,18000,36000,36000)"),
         ("RECLAIM_WEBHOOK_ALLOW", "webhook destinations allowed despite being http, loopback, private or link-local: hosts, IPs or CIDR ranges"),
-        ("RECLAIM_DELIVERY_THREADS", "outbox delivery threads in this instance, 0 = none (default 1)"),
+        ("RECLAIM_MAIL_THREADS", "threads delivering mail only, 0 = none (default 1)"),
+        ("RECLAIM_WEBHOOK_THREADS", "threads delivering webhooks only, 0 = none (default 2; keep it above RECLAIM_WEBHOOK_PER_ENDPOINT)"),
+        ("RECLAIM_WEBHOOK_PER_ENDPOINT", "most deliveries in flight to one webhook endpoint, across instances (default 1: in order)"),
+        ("RECLAIM_WEBHOOK_BACKOFF", "seconds a failing endpoint rests after its 1st, 2nd, ... failure in a row, the last repeating (default 5,30,60,300,900,1800,3600)"),
+        ("RECLAIM_DELIVERY_THREADS", "deprecated: the default of both RECLAIM_MAIL_THREADS and RECLAIM_WEBHOOK_THREADS (0 = no delivery)"),
         ("RECLAIM_LOG_ORIGIN", "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"),
         ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
     ]
@@ -250,7 +261,12 @@ public struct ServiceConfiguration: Sendable {
         }
         let mailSchedule = try schedule("RECLAIM_MAIL_RETRY_SCHEDULE", default: [5, 30, 60, 300, 1800, 7200, 18000, 36000])
         let webhookSchedule = try schedule("RECLAIM_WEBHOOK_RETRY_SCHEDULE", default: [5, 300, 1800, 7200, 18000, 36000, 36000])
-        let deliveryThreads = try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+        // Deprecated since the lanes: the old single line's count now sizes each lane that is not set on its own.
+        let deliveryThreads: Int? = value("RECLAIM_DELIVERY_THREADS") == nil ? nil : try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+        let mailThreads = try integer("RECLAIM_MAIL_THREADS", default: deliveryThreads ?? 1, range: 0...16)
+        let webhookThreads = try integer("RECLAIM_WEBHOOK_THREADS", default: deliveryThreads ?? 2, range: 0...16)
+        let webhookPerEndpoint = try integer("RECLAIM_WEBHOOK_PER_ENDPOINT", default: 1, range: 1...16)
+        let webhookBackoff = try schedule("RECLAIM_WEBHOOK_BACKOFF", default: [5, 30, 60, 300, 900, 1800, 3600])
         let logOrigin = value("RECLAIM_LOG_ORIGIN") ?? (publicComponents.host ?? "localhost") + "/reclaim"
         // The origin names the note key too: signed-note forbids spaces and `+` in a key name.
         guard SignedNote.isValidName(logOrigin), logOrigin.count <= 200 else {
@@ -275,7 +291,10 @@ public struct ServiceConfiguration: Sendable {
         configuration.mailRetrySchedule = mailSchedule
         configuration.webhookRetrySchedule = webhookSchedule
         configuration.webhookAllow = value("RECLAIM_WEBHOOK_ALLOW") ?? ""
-        configuration.deliveryThreads = deliveryThreads
+        configuration.mailThreads = mailThreads
+        configuration.webhookThreads = webhookThreads
+        configuration.webhookPerEndpoint = webhookPerEndpoint
+        configuration.webhookBackoff = webhookBackoff
         configuration.logOrigin = logOrigin
         configuration.checkpointSeconds = checkpointSeconds
         return configuration
@@ -318,7 +337,10 @@ extension ServiceConfiguration {
                                             mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
                                             mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
                                             webhookAllow: WebhookAllowList(parsing: webhookAllow))
-        settings.threads = deliveryThreads
+        settings.mailThreads = mailThreads
+        settings.webhookThreads = webhookThreads
+        settings.webhookPerEndpoint = webhookPerEndpoint
+        settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)
         return settings
     }
 }

@@ -33,35 +33,44 @@ public enum EvidenceKind: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// The document type, when this is an uploaded document.
-    public var documentType: DocumentType? { DocumentType(rawValue: rawValue) }
+    /// True for uploaded documents (stored encrypted, like transcripts); `DocumentType` lists them.
+    public var isDocument: Bool {
+        switch self {
+        case .securityAnswers, .card, .device, .transcript: false
+        case .invoice, .warrantyCard, .boxPhoto, .carrierContract, .policeReport, .imeiPhoto, .lockScreenPhoto: true
+        }
+    }
 
-    /// True for uploaded documents (stored encrypted, like transcripts).
-    public var isDocument: Bool { documentType != nil }
+    /// The document type, when this is an uploaded document.
+    public var documentType: DocumentType? { DocumentType(self) }
 
     /// Least tier that may review it: tier 3 for documents and transcripts, tier 2 for answers, card and device.
     public var reviewMinimumTier: Tier { factor == nil ? .tier3 : .tier2 }
 }
 
-/// The documents and photos a customer or partner may upload.
-public enum DocumentType: String, Sendable, Codable, CaseIterable {
-    /// Proof of purchase.
-    case invoice
-    /// The warranty card.
-    case warrantyCard = "warranty_card"
-    /// A photo of the back of the box (serial and IMEI printed).
-    case boxPhoto = "box_photo"
-    /// The carrier contract naming the device.
-    case carrierContract = "carrier_contract"
-    /// A police report, where there is one.
-    case policeReport = "police_report"
-    /// A photo of the serial/IMEI, ideally of the "Hello" setup screen.
-    case imeiPhoto = "imei_photo"
-    /// A photo of the activation-lock or lost-mode screen.
-    case lockScreenPhoto = "lock_screen_photo"
-
+/// The documents and photos a customer or partner may upload: the evidence kinds that are documents, in
+/// `EvidenceKind`'s order (declared there once).
+public struct DocumentType: RawRepresentable, Sendable, Hashable, Codable, CaseIterable {
     /// The same kind as evidence.
-    public var evidenceKind: EvidenceKind { EvidenceKind(rawValue: rawValue)! }
+    public let evidenceKind: EvidenceKind
+
+    /// The document type of `kind`; nil unless `kind` is a document.
+    public init?(_ kind: EvidenceKind) {
+        guard kind.isDocument else { return nil }
+        evidenceKind = kind
+    }
+
+    /// The document type named `rawValue` (`invoice`, …); nil for anything else, typed evidence included.
+    public init?(rawValue: String) {
+        guard let kind = EvidenceKind(rawValue: rawValue) else { return nil }
+        self.init(kind)
+    }
+
+    /// The evidence kind's name.
+    public var rawValue: String { evidenceKind.rawValue }
+
+    /// Every document type, in `EvidenceKind`'s order.
+    public static let allCases: [DocumentType] = EvidenceKind.allCases.compactMap(DocumentType.init)
 }
 
 /// The media types accepted for documents, named by their MIME type.

@@ -273,10 +273,8 @@ public enum CaseStore {
         (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
             AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
         """
-    // Evidence `d` is a document (the predicate of the `evidence_documents` index, spelled the same so it is used).
-    static let documentKinds = """
-        d.kind IN ('invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo')
-        """
+    // Evidence `d` is a document: the predicate of the `evidence_documents` index (0012), so that it is used.
+    static let documentKinds = "d.document"
     static let from = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
 
     /// Inserts a case and its search terms; a taken case number fails with 23505 on `cases_case_number_unique`.
@@ -308,7 +306,7 @@ public enum CaseStore {
         guard !terms.isEmpty else { return [] }
         let rows = try connection.query("""
             SELECT DISTINCT c.case_number, c.state FROM case_search s JOIN cases c ON c.id = s.case_id
-            WHERE s.term = ANY(\(terms)) AND c.id <> \(id) AND c.state NOT IN ('resolved', 'rejected', 'closed', 'merged')
+            WHERE s.term = ANY(\(terms)) AND c.id <> \(id) AND c.state = ANY(\(CaseState.allCases.filter(\.isOpen).map(\.rawValue)))
             ORDER BY c.case_number LIMIT 50
             """)
         var found: [(number: String, state: CaseState)] = []

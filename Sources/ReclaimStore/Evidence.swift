@@ -134,9 +134,9 @@ public enum EvidenceStore {
     /// Inserts the evidence (the caller appends the `evidence_filed` event in the same transaction, holding the case's lock).
     public static func insert(_ e: NewEvidence, on connection: PostgresConnection) throws {
         try connection.execute("""
-            INSERT INTO evidence (id, case_id, kind, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
+            INSERT INTO evidence (id, case_id, kind, document, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
                                   content, content_key_id, sha256, size, media_type, filed_by, filed_at)
-            VALUES (\(e.id), \(e.caseID), \(e.kind.rawValue), \(e.kind.factor?.rawValue), \(e.matched), \(e.summary), \(e.details.canonical)::jsonb,
+            VALUES (\(e.id), \(e.caseID), \(e.kind.rawValue), \(e.kind.isDocument), \(e.kind.factor?.rawValue), \(e.matched), \(e.summary), \(e.details.canonical)::jsonb,
                     \(e.cardFingerprint?.fingerprint), \(e.cardFingerprint?.keyID), \(e.sealedContent?.sealed), \(e.sealedContent?.keyID),
                     \(e.sha256), \(e.size), \(e.mediaType), \(e.filedBy), \(e.filedAt))
             """)

@@ -66,6 +66,34 @@ public enum WebhookEndpointStore {
             """)
     }
 
+    /// Counts a failed delivery to the endpoint (across instances); the failures in a row, this one included.
+    public static func recordFailure(id: UUID, on connection: PostgresConnection) throws -> Int {
+        try connection.query("""
+            UPDATE webhook_endpoints SET delivery_failures = delivery_failures + 1 WHERE id = \(id) RETURNING delivery_failures
+            """).first?.decode("delivery_failures") ?? 0
+    }
+
+    /// Rests the endpoint until `until`: none of its messages is claimed before then (a later rest is kept).
+    public static func backOff(id: UUID, until: Date, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            UPDATE webhook_endpoints SET backoff_until = greatest(backoff_until, \(until)) WHERE id = \(id)
+            """)
+    }
+
+    /// Ends the endpoint's rest at once (its client asked for a retry: the receiver is said to be back); the failures
+    /// stand, so one probe goes first.
+    public static func endRest(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE webhook_endpoints SET backoff_until = NULL WHERE id = \(id) AND backoff_until IS NOT NULL")
+    }
+
+    /// Clears the endpoint's failures and rest after a delivery (writes nothing when it was healthy already).
+    public static func recordSuccess(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            UPDATE webhook_endpoints SET delivery_failures = 0, backoff_until = NULL
+            WHERE id = \(id) AND (delivery_failures <> 0 OR backoff_until IS NOT NULL)
+            """)
+    }
+
     static func decode(_ rows: PostgresRows) throws -> [WebhookEndpointRecord] {
         try rows.map { row in
             WebhookEndpointRecord(id: try row.decode("id"), clientID: try row.decode("client_id"), url: try row.decode("url"),

@@ -89,6 +89,7 @@ func testSettings(directory: String, smtpURL: String? = nil, schedule: [Double] 
                                         webhookSchedule: RetrySchedule(delays: schedule), webhookAllow: WebhookAllowList(parsing: "127.0.0.1"))
     settings.pollInterval = 0.05
     settings.smtpTimeouts = CurlTimeouts(connectSeconds: 2, totalSeconds: 5)
+    settings.endpointBackoff = RetrySchedule(delays: [0.1])
     return settings
 }
 

@@ -176,7 +176,7 @@ import Testing
         defer { smtp.stop() }
         for index in 0..<30 { _ = try open(opening(contact: "c\(index)@example.net")) }
         var settings = testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(smtp.port)")
-        settings.threads = 2
+        settings.mailThreads = 2
         settings.batchSize = 2
         let otherPool = database.makePool()
         defer { otherPool.close() }
@@ -195,7 +195,7 @@ import Testing
     @Test func aWorkerThatDiesMidDeliveryLosesNothing() throws {
         let opened = try open()
         // A worker claims the message and dies before delivering (kill -9 between claim and send).
-        let claimed = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 1, on: $0) }
+        let claimed = try pool.withTransaction { try OutboxStore.claimMail(limit: 10, now: Date(), lease: 1, on: $0) }
         #expect(claimed.count == 1)
         // A restarted instance (a new pool, a new worker) writes it once the lease has run out.
         let restartedPool = database.makePool()
@@ -260,9 +260,9 @@ import Testing
     @Test func aClaimLostWhileTheBatchWaitedIsNotSentAgain() throws {
         _ = try open()
         // Worker A claims; its lease runs out before it reaches the message; worker B claims it (attempt 2).
-        let a = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 0.05, on: $0) }
+        let a = try pool.withTransaction { try OutboxStore.claimMail(limit: 10, now: Date(), lease: 0.05, on: $0) }
         Thread.sleep(forTimeInterval: 0.1)
-        let b = try pool.withTransaction { try OutboxStore.claim(limit: 10, now: Date(), lease: 60, on: $0) }
+        let b = try pool.withTransaction { try OutboxStore.claimMail(limit: 10, now: Date(), lease: 60, on: $0) }
         #expect(a.count == 1 && b.count == 1 && b[0].attempt == a[0].attempt + 1)
         // A's renewal before its transfer matches nothing, so A skips it; B's holds.
         #expect(try pool.withConnection { try OutboxStore.renew(id: a[0].id, attempt: a[0].attempt, until: Date().addingTimeInterval(20), on: $0) } == false)

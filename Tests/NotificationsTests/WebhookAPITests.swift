@@ -90,8 +90,17 @@ import Testing
         let attempt = try #require((delivery["attempts"] as? [[String: Any]])?.first)
         #expect(attempt["error"] is String && attempt["duration_ms"] is Int && attempt["at"] is String)
         let deliveryID = try #require(delivery["id"] as? String)
+        // The failure rested the endpoint; the partner's retry ends that rest, so the message is due now in earnest
+        // (the worker may take it at once and, failing again, rest the endpoint anew: a later rest, never the same).
+        func rest() throws -> Date? {
+            try service.service.pool.withConnection {
+                try $0.query("SELECT backoff_until FROM webhook_endpoints WHERE id = \(try #require(UUID(uuidString: id)))").first?.decode("backoff_until")
+            }
+        }
+        let before = try #require(try rest())
         let retried = try send("POST", "/api/v1/webhooks/\(id)/deliveries/\(deliveryID)/retry", as: client)
         #expect(retried.status == 202, "\(retried.text)")
+        #expect(try rest() != before)
         #expect(try send("POST", "/api/v1/webhooks/\(id)/deliveries/\(UUID().uuidString.lowercased())/retry", as: client).status == 404)
     }
 

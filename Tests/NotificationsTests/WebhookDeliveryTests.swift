@@ -66,6 +66,12 @@ import Testing
         let id: String?
         let verified: Bool
         let body: String
+        /// Requests to the same path the receiver was answering when this one arrived, this one included.
+        let inFlight: Int
+
+        enum CodingKeys: String, CodingKey {
+            case path, id, verified, body, inFlight = "in_flight"
+        }
     }
 
     func received() -> [Received] {

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimAPI
+import ReclaimCore
 import ReclaimTestSupport
 import Testing
 
@@ -23,7 +24,7 @@ extension CaseWorld {
     /// The ids of the documents still pending on the case.
     func pendingDocuments(_ number: String, as session: AgentSession) throws -> [String] {
         let items = try get("/api/v1/cases/\(number)/evidence", as: session).json()["items"] as? [[String: Any]] ?? []
-        let documents: Set = ["invoice", "warranty_card", "box_photo", "carrier_contract", "police_report", "imei_photo", "lock_screen_photo"]
+        let documents = Set(DocumentType.allCases.map(\.rawValue))
         return items.filter { documents.contains($0["type"] as? String ?? "") && $0["status"] as? String == "pending" }.compactMap { $0["id"] as? String }
     }
 

@@ -53,9 +53,14 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
     }
 
     @Test func kinds() {
-        #expect(DocumentType.allCases.map(\.rawValue) == ["invoice", "warranty_card", "box_photo", "carrier_contract", "police_report", "imei_photo", "lock_screen_photo"])
+        // The document types are the kinds that are documents, in the same order, found by kind and by name.
+        #expect(!DocumentType.allCases.isEmpty)
         #expect(EvidenceKind.allCases.filter(\.isDocument).compactMap(\.documentType) == DocumentType.allCases)
-        #expect(DocumentType.allCases.allSatisfy { $0.evidenceKind.documentType == $0 })
+        #expect(DocumentType.allCases.allSatisfy { $0.evidenceKind.documentType == $0 && DocumentType(rawValue: $0.rawValue) == $0 })
+        // Typed evidence (a factor) and the transcript are the kinds that are no document, by kind or by name.
+        #expect(EvidenceKind.allCases.allSatisfy { $0.isDocument == ($0.factor == nil && $0 != .transcript) })
+        #expect(EvidenceKind.allCases.allSatisfy { ($0.documentType == nil) != $0.isDocument && (DocumentType(rawValue: $0.rawValue) == nil) != $0.isDocument })
+        #expect(DocumentType(rawValue: "receipt") == nil)
         #expect(EvidenceKind.allCases.compactMap(\.factor) == [.securityAnswer, .card, .device])
         #expect(!EvidenceKind.transcript.isDocument && EvidenceKind.transcript.factor == nil)
     }
@@ -77,6 +82,6 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
         #expect(sniffTranscriptMediaType(Array("bell\u{7}".utf8)) == nil)
         // Documents are never sniffed as text.
         #expect(sniffMediaType(Array("hello".utf8)) == nil)
-        #expect(UploadKind(rawValue: "transcript") == .transcript && UploadKind(rawValue: "invoice") == .document(.invoice) && UploadKind(rawValue: "card") == nil)
+        #expect(UploadKind(rawValue: "transcript") == .transcript && UploadKind(rawValue: "invoice") == .document(DocumentType(.invoice)!) && UploadKind(rawValue: "card") == nil)
     }
 }

@@ -120,18 +120,18 @@ import Testing
         let number = try CaseNumber(parsing: opened.record.number)
         #expect(throws: OperationError.unsupportedMedia(declaredMismatch: false)) {
             try pool.withTransaction {
-                try operations.fileDocument(type: .invoice, bytes: Array("<html>".utf8), declaredType: nil, number: number, by: "customer", at: now, on: $0)
+                try operations.fileDocument(type: DocumentType(.invoice)!, bytes: Array("<html>".utf8), declaredType: nil, number: number, by: "customer", at: now, on: $0)
             }
         }
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 32)
         #expect(throws: OperationError.unsupportedMedia(declaredMismatch: true)) {
             try pool.withTransaction {
-                try operations.fileDocument(type: .invoice, bytes: png, declaredType: "application/pdf", number: number, by: "customer", at: now, on: $0)
+                try operations.fileDocument(type: DocumentType(.invoice)!, bytes: png, declaredType: "application/pdf", number: number, by: "customer", at: now, on: $0)
             }
         }
         #expect(try events(opened.record).count == 1)
         let filed = try pool.withTransaction {
-            try operations.fileDocument(type: .invoice, bytes: png, declaredType: "image/png", number: number, by: "customer", at: now, on: $0)
+            try operations.fileDocument(type: DocumentType(.invoice)!, bytes: png, declaredType: "image/png", number: number, by: "customer", at: now, on: $0)
         }
         #expect(filed.mediaType == "image/png")
         let (_, content) = try pool.withTransaction { try operations.readContent(evidence: filed.id, by: agent, at: now, on: $0) }

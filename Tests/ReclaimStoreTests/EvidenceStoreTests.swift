@@ -67,8 +67,8 @@ import Testing
         // Content without its key id is refused by the schema.
         #expect(throws: PostgresError.self) {
             try connection.execute("""
-                INSERT INTO evidence (id, case_id, kind, summary, content, filed_by, filed_at)
-                VALUES (\(UUID()), \(caseID), 'invoice', 'x', '\\x01'::bytea, 'agent:x', \(now))
+                INSERT INTO evidence (id, case_id, kind, document, summary, content, filed_by, filed_at)
+                VALUES (\(UUID()), \(caseID), 'invoice', true, 'x', '\\x01'::bytea, 'agent:x', \(now))
                 """)
         }
     }

@@ -2,18 +2,20 @@
 import { h } from '../dom.js';
 import { formatDateTime, words } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { ACTIONS, EVIDENCE_TYPES, STATES, UNLOCKS, label } from '../labels.js';
+import { ACTIONS, EVIDENCE_TYPES, MESSAGE_KINDS, STATES, UNLOCKS, label } from '../labels.js';
 import { verifyChain } from '../chain.js';
 import { actorWords, allPages, current, fill } from './common.js';
 
 // MARK: Timeline
 
 
-function eventWords(event) {
+/** An event's words on the timeline (exported for the test that every event type of the service has its own). */
+export function eventWords(event) {
   const d = event.data ?? {};
   switch (event.type) {
     case 'case_opened': return 'Case opened';
     case 'transition': return `${label(ACTIONS, d.action)}: ${label(STATES, d.from)} → ${label(STATES, d.to)}${d.reason ? ` — “${d.reason}”` : ''}${d.unlock ? ` (${label(UNLOCKS, d.unlock)})` : ''}`;
+    case 'reset_sent': return `Reset sent to the verified primary address${d.to ? ` ${d.to}` : ''}`;
     case 'note_added': return d.visibility === 'customer' ? 'Note for the customer added' : 'Internal note added';
     case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`;
@@ -29,6 +31,7 @@ function eventWords(event) {
     case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
     case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
     case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
+    case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }

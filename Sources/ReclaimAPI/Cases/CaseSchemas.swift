@@ -1,4 +1,5 @@
 import ReclaimCore
+import ReclaimStore
 
 /// OpenAPI schemas of cases, accounts on file and customer status (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
@@ -30,11 +31,11 @@ extension OpenAPIDocument {
     ]
     nonisolated(unsafe) private static let caseProperties: [String: Any] = [
         "case_number": caseNumber,
-        "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+        "kind": ["type": "string", "enum": CaseKind.allCases.map(\.rawValue)],
         "language": language,
-        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged"]],
-        "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
-        "path": ["type": "string", "enum": ["undetermined", "reset", "verified_identity", "documents", "activation_lock"]],
+        "state": ["type": "string", "enum": CaseState.allCases.map(\.rawValue)],
+        "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
+        "path": ["type": "string", "enum": RecoveryPath.allCases.map(\.rawValue)],
         "facts": facts,
         "account_email": string,
         "customer": ["type": "object", "properties": ["name": string, "contact_email": string]],
@@ -54,7 +55,7 @@ extension OpenAPIDocument {
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
     ]
-    nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]]
+    nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
     private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
                                        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents"]
 
@@ -64,7 +65,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": ["kind", "account_email", "customer"],
             "properties": [
-                "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+                "kind": ["type": "string", "enum": CaseKind.allCases.map(\.rawValue)],
                 "account_email": mailbox,
                 "customer": ["type": "object", "required": ["name", "contact_email"], "properties": ["name": string, "contact_email": mailbox]],
                 "devices": ["type": "array", "items": device],
@@ -107,9 +108,9 @@ extension OpenAPIDocument {
         "Transition": [
             "type": "object", "required": ["action"],
             "properties": [
-                "action": ["type": "string", "enum": ["send_reset", "escalate", "verify", "request_documents", "begin_review", "approve", "reject", "complete", "reopen", "close"]],
+                "action": ["type": "string", "enum": CaseAction.allCases.map(\.rawValue)],
                 "reason": string,
-                "unlock": ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]],
+                "unlock": unlockStep,
                 "answers": ["type": "array", "description": "send_reset: the customer's answers, checked against every answer on file.",
                             "items": ["type": "object", "required": ["question_id", "answer"], "properties": ["question_id": string, "answer": string]]],
             ],
@@ -117,7 +118,7 @@ extension OpenAPIDocument {
         "Assign": ["type": "object", "required": ["agent_id"], "properties": ["agent_id": ["type": "string", "format": "uuid"]]],
         "NewNote": [
             "type": "object", "required": ["body", "visibility"],
-            "properties": ["body": string, "visibility": ["type": "string", "enum": ["internal", "customer"]]],
+            "properties": ["body": string, "visibility": ["type": "string", "enum": NoteVisibility.allCases.map(\.rawValue)]],
         ],
         "Note": [
             "type": "object", "required": ["id", "body", "visibility", "author", "created_at"],
@@ -166,7 +167,7 @@ extension OpenAPIDocument {
             "properties": ["items": ["type": "array", "items": [
                 "type": "object", "required": ["id", "name", "tier"],
                 "properties": ["id": ["type": "string", "format": "uuid"], "name": string,
-                               "tier": ["enum": ["tier1", "tier2", "tier3", "engineering"]]],
+                               "tier": ["enum": Tier.allCases.map(\.rawValue)]],
             ]]],
         ],
         "StatusRequest": [
@@ -191,7 +192,7 @@ extension OpenAPIDocument {
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
                 "progress": ["type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
                              "items": ["type": "object", "required": ["key", "label", "mark"],
-                                       "properties": ["key": string, "label": string, "mark": ["enum": ["done", "current", "upcoming"]]]]],
+                                       "properties": ["key": string, "label": string, "mark": ["enum": ProgressStage.Mark.allCases.map(\.rawValue)]]]],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
                 "evidence": ["type": "array", "items": ["type": "object", "properties": [
                     "type": string, "filed_at": dateTime,

@@ -93,7 +93,8 @@ final class WebhooksController: Sendable {
         return CaseHTTP.json(CaseHTTP.list(items, nextCursor: nil))
     }
 
-    /// `POST /api/v1/webhooks/{id}/deliveries/{did}/retry` → 202: the message is queued again, due now, same id.
+    /// `POST /api/v1/webhooks/{id}/deliveries/{did}/retry` → 202: the message is queued again, due now, same id, and
+    /// the endpoint's rest ends.
     @Sendable func retry(_ request: HTTPRequest) throws -> HTTPResponse {
         let client = try clientID(request)
         let id = try endpointID(request)
@@ -107,6 +108,8 @@ final class WebhooksController: Sendable {
             guard try OutboxStore.requeue(id: deliveryID, endpointID: id, now: now, on: connection) else {
                 throw Problem.notFound(detail: "This endpoint has no delivery with this id.")
             }
+            // Due now means now: a retry the partner asked for does not wait out the endpoint's rest.
+            try WebhookEndpointStore.endRest(id: id, on: connection)
             return CaseHTTP.json(["id": .string(deliveryID.uuidString.lowercased()), "state": "queued"], status: 202)
         }
     }
