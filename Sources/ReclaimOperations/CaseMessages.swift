@@ -74,7 +74,7 @@ public enum CaseMessages {
         let snapshot = record.snapshot
         let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: []).stage
         let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
-                                  "language": .string(record.language.rawValue)]
+                                  "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                                                 payload: payload, sealedSecret: sealed), now: now, on: connection)
     }

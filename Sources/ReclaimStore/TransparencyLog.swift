@@ -25,7 +25,7 @@ public struct StoredCheckpoint: Sendable, Equatable {
     }
 }
 
-/// The transparency log's tables (migration 0018): `log_pending` (committed events not yet in the tree, filled by the
+/// The transparency log's tables (migration 0016): `log_pending` (committed events not yet in the tree, filled by the
 /// event tables' insert triggers), `log_leaves` (leaf index → event, with its leaf hash: level 0), `log_nodes` (every
 /// complete perfect subtree above it) and `log_checkpoints`. Roots and proofs read O(log n) rows by primary key.
 public enum TransparencyLogStore {

@@ -1,3 +1,4 @@
+import Foundation
 import ReclaimCore
 import ReclaimStore
 
@@ -25,9 +26,12 @@ extension OpenAPIDocument {
                        "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
                        "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
     ]
+    nonisolated(unsafe) private static let fromCase: [String: Any] = [
+        "type": "string", "description": "Present on an item a merged case brought: that case's number.",
+    ]
     nonisolated(unsafe) private static let language: [String: Any] = [
-        "type": "string", "enum": CustomerLanguage.allCases.map(\.rawValue),
-        "description": "The customer's language for the status page and every message sent; default en.",
+        "type": ["string", "null"], "enum": CustomerLanguage.allCases.map(\.rawValue) + [NSNull()],
+        "description": "The customer's language for the status page and every message sent; null (or left out when opening) when not known: the reader's Accept-Language then decides the status page, and mail goes in English.",
     ]
     nonisolated(unsafe) private static let caseProperties: [String: Any] = [
         "case_number": caseNumber,
@@ -195,11 +199,12 @@ extension OpenAPIDocument {
                                        "properties": ["key": string, "label": string, "mark": ["enum": ProgressStage.Mark.allCases.map(\.rawValue)]]]],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
                 "evidence": ["type": "array", "items": ["type": "object", "properties": [
-                    "type": string, "filed_at": dateTime,
+                    "type": string, "filed_at": dateTime, "from_case": fromCase,
                     "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
                                "description": "received for typed details and transcripts (never a match result) and on finished cases."]]]],
                 "missing": ["type": "array", "items": string],
-                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime]]],
+                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]]],
+                "merged_from": ["type": "string", "description": "Looked up by the number of a case merged into this one: that number."],
             ],
         ],
     ]

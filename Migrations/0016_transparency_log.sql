@@ -1,4 +1,4 @@
--- 0018: one RFC 9162 Merkle tree over every timeline event and admin-log entry, in the order they were committed
+-- 0016: one RFC 9162 Merkle tree over every timeline event and admin-log entry, in the order they were committed
 -- (api.md v1.2 "Signed checkpoints"; docs/decisions.md "The transparency log").
 --
 -- The events' own tables stay append-only and untouched: an AFTER INSERT trigger queues each new event in
@@ -80,16 +80,10 @@ CREATE TRIGGER log_nodes_no_truncate BEFORE TRUNCATE ON log_nodes FOR EACH STATE
 CREATE TRIGGER log_checkpoints_append_only BEFORE UPDATE OR DELETE ON log_checkpoints FOR EACH ROW EXECUTE FUNCTION log_refuse_change();
 CREATE TRIGGER log_checkpoints_no_truncate BEFORE TRUNCATE ON log_checkpoints FOR EACH STATEMENT EXECUTE FUNCTION log_refuse_change();
 
--- Under the service role (0017, when present): the queue is read, appended to (by the events' trigger, as the writer)
--- and emptied; the tree and its checkpoints are read and appended to only.
-DO $$
-BEGIN
-    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'reclaim_service') THEN
-        GRANT SELECT, INSERT, DELETE ON log_pending TO reclaim_service;
-        GRANT USAGE, SELECT ON SEQUENCE log_pending_id_seq TO reclaim_service;
-        GRANT SELECT, INSERT ON log_leaves, log_nodes, log_checkpoints TO reclaim_service;
-        REVOKE UPDATE, TRUNCATE ON log_pending FROM reclaim_service;
-        REVOKE UPDATE, DELETE, TRUNCATE ON log_leaves, log_nodes, log_checkpoints FROM reclaim_service;
-    END IF;
-END
-$$;
+-- Under the service role (0015): the queue is read, appended to (by the events' trigger, as the writer) and emptied;
+-- the tree and its checkpoints are read and appended to only.
+GRANT SELECT, INSERT, DELETE ON log_pending TO reclaim_service;
+GRANT USAGE, SELECT ON SEQUENCE log_pending_id_seq TO reclaim_service;
+GRANT SELECT, INSERT ON log_leaves, log_nodes, log_checkpoints TO reclaim_service;
+REVOKE UPDATE, TRUNCATE ON log_pending FROM reclaim_service;
+REVOKE UPDATE, DELETE, TRUNCATE ON log_leaves, log_nodes, log_checkpoints FROM reclaim_service;
