@@ -35,7 +35,7 @@ class CheckpointTests(BrowserTestCase):
         self.service.psql("""
             ALTER TABLE log_nodes DISABLE TRIGGER USER;
             UPDATE log_nodes SET hash = sha256('rewritten') WHERE (level, idx) = (SELECT level, idx FROM log_nodes ORDER BY level DESC, idx LIMIT 1);
-            ALTER TABLE log_nodes ENABLE TRIGGER USER;""")
+            ALTER TABLE log_nodes ENABLE TRIGGER USER;""", self.service.owner_conninfo)
         browser.driver.refresh()
         browser.wait_for_text('#checkpoint-verdict', 'does not verify')
         self.assertIn('broken', browser.find('#checkpoint-verdict').get_attribute('class'))
