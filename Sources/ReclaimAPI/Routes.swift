@@ -21,6 +21,7 @@ struct Routes {
     let webhooks: WebhooksController  // Notifications
     let caseMessages: CaseMessagesController  // Notifications
     let adminWebhooks: AdminWebhooksController  // Notifications
+    let audit: AuditController  // the transparency log
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -37,6 +38,7 @@ struct Routes {
         self.webhooks = WebhooksController(context: context)  // Notifications
         self.caseMessages = CaseMessagesController(context: context)  // Notifications
         self.adminWebhooks = AdminWebhooksController(context: context)  // Notifications
+        self.audit = AuditController(context: context)
     }
 
     var all: [APIRoute] {
@@ -50,6 +52,7 @@ struct Routes {
             + reportRoutes
             + passkeyRoutes
             + notificationRoutes
+            + auditRoutes
     }
 
     // MARK: Operations
@@ -345,6 +348,34 @@ struct Routes {
                      tag: "administration", authentication: .agent,
                      responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
                      handler: admin.audit),
+        ]
+    }
+
+    // MARK: The transparency log
+    var auditRoutes: [APIRoute] {
+        let bad: ResponseDoc = .problem("validation_failed: errors name the parameter (missing, not a whole number, or outside today's tree).")
+        return [
+            APIRoute(.GET, "/api/v1/audit/checkpoint", operationID: "auditCheckpoint",
+                     summary: "The latest signed checkpoint of the transparency log (every timeline event and admin-log entry a leaf of one RFC 9162 tree): a C2SP tlog-checkpoint in a signed note, Ed25519 (origin, tree size, base64 root, blank line, `— <origin> <base64(key id ‖ signature)>`). Signed at most every RECLAIM_CHECKPOINT_SECONDS when the tree grew; no sign-in.",
+                     tag: "audit", responses: [200: .other("The signed note.", mediaType: "text/plain")],
+                     handler: audit.checkpoint),
+            APIRoute(.GET, "/api/v1/audit/key", operationID: "auditKey",
+                     summary: "The checkpoints' verifier key, `<origin>+<hex key id>+<base64(0x01 ‖ Ed25519 public key)>` (golang.org/x/mod/sumdb/note's form); no sign-in.",
+                     tag: "audit", responses: [200: .other("The verifier key.", mediaType: "text/plain")],
+                     handler: audit.key),
+            APIRoute(.GET, "/api/v1/audit/proof", operationID: "auditInclusionProof",
+                     summary: "RFC 9162 §2.1.3 inclusion proof of ?leaf= (an event's leaf_index) in the tree's first ?size= leaves (a checkpoint's size); no sign-in.",
+                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                     handler: audit.inclusion),
+            APIRoute(.GET, "/api/v1/audit/consistency", operationID: "auditConsistencyProof",
+                     summary: "RFC 9162 §2.1.4 consistency proof from the tree's first ?from= leaves to its first ?to= (1 ≤ from ≤ to ≤ today's size; empty when equal); no sign-in.",
+                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                     handler: audit.consistency),
+            APIRoute(.GET, "/api/v1/admin/checkpoint", operationID: "adminCheckpoint",
+                     summary: "The latest checkpoint and whether the service's own tree verifies against it: its signature under the key file's checkpoint keys, its size, and the consistency proof to today's root (admins).",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The checkpoint and the verdict.", "AdminCheckpoint"), 403: .problem("forbidden: only admin agents may administer.")],
+                     handler: audit.adminCheckpoint),
         ]
     }
 

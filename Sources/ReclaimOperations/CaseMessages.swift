@@ -27,6 +27,8 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case evidenceFiled = "evidence.filed"
     case evidenceReviewed = "evidence.reviewed"
     case noteAdded = "note.added"
+    /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
+    case auditCheckpoint = "audit.checkpoint"
 }
 
 /// Writes the messages a change causes into the outbox, in the operation's transaction: commit and message are one.

@@ -134,10 +134,12 @@ extension OpenAPIDocument {
                            "actors": actorNames],
         ],
         "Event": [
-            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash"],
+            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash", "leaf_index"],
             "properties": ["seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
                            "prev_hash": ["type": ["string", "null"]],
-                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."]],
+                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."],
+                           "leaf_index": ["type": ["integer", "null"], "minimum": 0,
+                                          "description": "The event's leaf in the transparency log (GET /api/v1/audit/proof); null for the moment between its commit and the sequencer's next pass."]],
         ],
         "EventList": [
             "type": "object", "required": ["items", "next_cursor"],
