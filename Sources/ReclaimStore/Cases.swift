@@ -69,8 +69,8 @@ public struct CaseRecord: Sendable {
     public let version: Int
     /// The rescue address the thief added, when known: nothing is ever sent to it.
     public let rescueEmail: String?
-    /// The customer's language.
-    public let language: CustomerLanguage
+    /// The customer's language; nil when not known (an agent said so).
+    public let language: CustomerLanguage?
     /// The unlock steps engineering has recorded, in the order done.
     public let unlocksDone: [UnlockKind]
     /// Documents on the case not reviewed yet (pending).
@@ -86,7 +86,7 @@ public struct CaseRecord: Sendable {
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
+                rescueEmail: String? = nil, language: CustomerLanguage? = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
                 createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil) {
         self.createdBy = createdBy
         self.mergedInto = mergedInto
@@ -114,6 +114,9 @@ public struct CaseRecord: Sendable {
         self.rescueEmail = rescueEmail
         self.language = language
     }
+
+    /// The language every message to the customer is written in: theirs, English while it is not known.
+    public var messageLanguage: CustomerLanguage { language ?? .english }
 }
 
 /// A case about to be inserted.
@@ -524,7 +527,7 @@ public enum CaseStore {
                 assigneeID: try row.decode(assigneeID), assigneeName: try row.decode(assigneeName),
                 assigneeTier: assigneeTierText.flatMap(Tier.init(rawValue:)), frozen: try row.decode(frozen),
                 createdAt: try row.decode(createdAt), updatedAt: try row.decode(updatedAt), version: try row.decode(version),
-                rescueEmail: try row.decode(rescueEmail), language: try enumValue(row, language),
+                rescueEmail: try row.decode(rescueEmail), language: row.isNull(language) ? nil : try enumValue(row, language),
                 unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
                 unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self), createdBy: try row.decode(createdBy, as: String.self),
                 mergedInto: try row.decode(mergedInto, as: String?.self),
