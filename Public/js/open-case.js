@@ -40,7 +40,9 @@ export function showOpenCase(appState) {
       field('open-name', 'Customer name', h('input', { type: 'text', id: 'open-name', autocomplete: 'off', required: true })),
       field('open-contact', 'Contact e-mail', h('input', { type: 'email', id: 'open-contact', autocomplete: 'off', required: true }),
         'Where the customer reads our mail; never the thief\'s address')),
+    // Not known unless the agent picks one: the customer's browser then decides their status page, mail goes in English.
     field('open-language', 'Customer\'s language', h('select', { id: 'open-language' },
+      h('option', { value: '', selected: true }, 'Not known'),
       VOCABULARY.languages.map((value) => h('option', { value }, label(LANGUAGES, value))))),
     h('fieldset', {}, h('legend', {}, 'What the thief changed'),
       Object.entries(FACTS).map(([key, words]) => h('label', { class: 'choice' },
@@ -112,9 +114,10 @@ async function submit(form, error) {
     kind: form.querySelector('input[name="kind"]:checked').value,
     account_email: value(form, 'open-account'),
     customer: { name: value(form, 'open-name'), contact_email: value(form, 'open-contact') },
-    language: value(form, 'open-language'),
     facts, devices: devicesOf(form), summary: value(form, 'open-summary'),
   };
+  const language = value(form, 'open-language');
+  if (language) body.language = language;
   await whileBusy(form, async () => {
     try {
       const { data } = await app.api.call('POST', '/api/v1/cases', { json: body });

@@ -119,13 +119,20 @@ enum OpenAPIDocument {
                                     : "API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once.",
                                    "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"]])
             }
+            for query in route.queryParameters {
+                parameters.append(["name": query.name, "in": "query", "required": false, "description": query.description,
+                                   "schema": ["type": "string", "enum": query.values]])
+            }
             if !parameters.isEmpty { operation["parameters"] = parameters }
             if !route.requestContent.isEmpty {
                 var content: [String: Any] = [:]
                 for accepted in route.requestContent {
                     switch accepted {
                     case .json(let schema): content["application/json"] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
-                    case .multipart(let schema): content["multipart/form-data"] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
+                    case .multipart(let schema, let partTypes):
+                        var form: [String: Any] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
+                        if !partTypes.isEmpty { form["encoding"] = partTypes.mapValues { ["contentType": $0.joined(separator: ", ")] } }
+                        content["multipart/form-data"] = form
                     case .bytes(let mediaTypes):
                         for type in mediaTypes { content[type] = ["schema": ["type": "string", "format": "binary"]] }
                     }

@@ -203,6 +203,8 @@ struct Routes {
     // MARK: Evidence
     var evidenceRoutes: [APIRoute] {
         let caseNumber404: ResponseDoc = .problem("invalid_case_number (mistyped, no database query) or not_found.")
+        // What a document may be declared as, raw or as the form's file part (the bytes are sniffed either way).
+        let documentMediaTypes = MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]
         return [
             APIRoute(.POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
                      summary: "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404; a finished case 409 case_not_open.",
@@ -216,8 +218,10 @@ struct Routes {
                                  429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
                                  503: .problem("busy: too many answers being checked; see Retry-After.")],
                      bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file)
-                .acceptingMultipart(schema: "DocumentForm")
-                .acceptingBytes(MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]),
+                .acceptingMultipart(schema: "DocumentForm", partTypes: ["file": documentMediaTypes])
+                .acceptingBytes(documentMediaTypes)
+                .readingQuery("type", oneOf: DocumentType.allCases.map(\.rawValue),
+                              "The document's type when the body is its raw bytes (required then; JSON and forms name it in the body)."),
             APIRoute(.GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
                      summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
                      tag: "evidence", authentication: .agent,
@@ -280,7 +284,8 @@ struct Routes {
                                  415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC (a transcript: also UTF-8 text or an e-mail)."),
                                  422: .problem("validation_failed: a field is missing."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
-                     handler: status.uploadEvidence).acceptingMultipart(schema: "CustomerUpload"),
+                     handler: status.uploadEvidence)
+                .acceptingMultipart(schema: "CustomerUpload", partTypes: ["file": TranscriptMediaType.declarable + ["application/octet-stream"]]),
         ]
     }
 

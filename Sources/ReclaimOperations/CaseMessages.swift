@@ -75,7 +75,7 @@ public enum CaseMessages {
         let snapshot = record.snapshot
         let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: []).stage
         var payload: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
-                                            "language": .string(record.messageLanguage.rawValue)]
+                                            "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
         payload.merge(extra) { own, _ in own }
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                                                 payload: .object(payload), sealedSecret: sealed), now: now, on: connection)

@@ -67,10 +67,11 @@ public struct CaseOperations: Sendable {
         public var summary: String
         /// The address the thief added, when known (implies `facts.rescueEmailAdded`).
         public var rescueEmail: String?
-        public var language: CustomerLanguage
+        /// nil when nobody said: the case has no language of its own (api.md v1.2).
+        public var language: CustomerLanguage?
 
         public init(kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
-                    facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage = .english) {
+                    facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage? = nil) {
             self.kind = kind
             self.accountEmail = accountEmail
             self.customerName = customerName

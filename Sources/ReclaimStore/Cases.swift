@@ -69,7 +69,7 @@ public struct CaseRecord: Sendable {
     public let version: Int
     /// The rescue address the thief added, when known: nothing is ever sent to it.
     public let rescueEmail: String?
-    /// The customer's language; nil when not known (an agent said so).
+    /// The customer's language; nil when nobody said (the reader's `Accept-Language` decides, mail goes in English).
     public let language: CustomerLanguage?
     /// The unlock steps engineering has recorded, in the order done.
     public let unlocksDone: [UnlockKind]
@@ -86,7 +86,7 @@ public struct CaseRecord: Sendable {
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage? = .english, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
+                rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
                 createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil) {
         self.createdBy = createdBy
         self.mergedInto = mergedInto
@@ -114,9 +114,6 @@ public struct CaseRecord: Sendable {
         self.rescueEmail = rescueEmail
         self.language = language
     }
-
-    /// The language every message to the customer is written in: theirs, English while it is not known.
-    public var messageLanguage: CustomerLanguage { language ?? .english }
 }
 
 /// A case about to be inserted.
@@ -150,12 +147,12 @@ public struct NewCase: Sendable {
     /// See `CaseRecord`.
     public var rescueEmail: String?
     /// See `CaseRecord`.
-    public var language: CustomerLanguage
+    public var language: CustomerLanguage?
 
     /// A case from its parts.
     public init(id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
-                createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage = .english) {
+                createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage? = nil) {
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash
@@ -295,7 +292,7 @@ public enum CaseStore {
                 \(s.facts.twoStepEnabled), \(s.facts.lostModeEnabled), \(new.accountEmail), \(new.customerName),
                 \(new.customerContactEmail), \(devices)::jsonb, \(new.summary), \(s.clock.openedAt), \(s.clock.stateEnteredAt),
                 \(s.clock.pathClockStartedAt), \(s.clock.pausedSeconds), \(s.clock.pausedSince), \(new.dueAt),
-                \(new.createdBy), \(new.now), \(new.now), 1, \(new.rescueEmail), \(new.language.rawValue))
+                \(new.createdBy), \(new.now), \(new.now), 1, \(new.rescueEmail), \(new.language?.rawValue))
             """)
         let terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: new.devices).sorted()
         // One statement for all terms: one text[] parameter.
@@ -554,13 +551,14 @@ extension PostgresRows {
 
 extension CaseStore {
     /// The customer status look-up in one statement: the case (or nil), the latest lock in force among `throttleKeys`,
-    /// and the case's customer-visible notes, oldest first, as (body, time) pairs.
+    /// and the case's customer-visible notes, oldest first, with the number of the merged case each came from (nil: its own).
     public static func findForStatus(number: String, throttleKeys: [String], now: Date,
-                                     on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [(body: String, at: Date)]) {
+                                     on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [CustomerNote]) {
         let rows = try connection.query("""
             SELECT \(unescaped: columns),
                 (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(\(throttleKeys)) AND t.locked_until > \(now)) AS locked_until,
-                (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint) ORDER BY n.created_at, n.id)::text
+                (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint,
+                    CASE WHEN n.case_id = c.id THEN NULL ELSE (SELECT m.case_number FROM cases m WHERE m.id = n.case_id) END) ORDER BY n.created_at, n.id)::text
                  FROM case_notes n WHERE n.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
                    AND n.visibility = 'customer') AS customer_notes
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
@@ -571,13 +569,14 @@ extension CaseStore {
         let lockedColumn = try extra("locked_until"), notesColumn = try extra("customer_notes")
         let locked: Date? = try row.decode(lockedColumn)
         let record = row.isNull(columns.id) ? nil : try columns.decode(row)
-        var notes: [(body: String, at: Date)] = []
+        var notes: [CustomerNote] = []
         if let text = try row.decode(notesColumn, as: String?.self), case .array(let items) = try JSONValue.parse(text) {
             for item in items {
-                guard case .array(let pair) = item, pair.count == 2, case .string(let body) = pair[0], case .int(let millis) = pair[1] else {
-                    throw PostgresError(.decoding, message: "customer notes are not [body, milliseconds] pairs")
+                guard case .array(let triple) = item, triple.count == 3, case .string(let body) = triple[0], case .int(let millis) = triple[1] else {
+                    throw PostgresError(.decoding, message: "customer notes are not [body, milliseconds, from case] triples")
                 }
-                notes.append((body, Date(timeIntervalSince1970: Double(millis) / 1000)))
+                let fromCase: String? = if case .string(let number) = triple[2] { number } else { nil }
+                notes.append(CustomerNote(body: body, at: Date(timeIntervalSince1970: Double(millis) / 1000), fromCase: fromCase))
             }
         }
         return (record, locked, notes)

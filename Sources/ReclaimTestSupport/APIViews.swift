@@ -54,7 +54,7 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public let facts: [String: Bool]
     /// `facts.rescue_email`: the address the thief added, when known (sent as null otherwise).
     public let rescueEmail: String?
-    /// Null when an agent said the language is not known.
+    /// null when the case has no language of its own (always sent).
     public let language: String?
     public let accountEmail: String
     public let customer: Customer

@@ -29,7 +29,7 @@ class LanguagesTest(BrowserTestCase):
         return browser.wait_for('#stage')
 
     def set_case_language(self, case, language):
-        # The demo cases are opened in English; a case opened for a Chinese-speaking victim carries its language.
+        # The demo cases are opened without a language; a case opened for a Chinese-speaking victim carries its language.
         self.service.psql("UPDATE cases SET language = '%s' WHERE case_number = '%s'" % (language, case['case_number']))
 
     def page_language(self, browser):

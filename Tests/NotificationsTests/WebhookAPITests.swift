@@ -104,6 +104,32 @@ import Testing
         #expect(try send("POST", "/api/v1/webhooks/\(id)/deliveries/\(UUID().uuidString.lowercased())/retry", as: client).status == 404)
     }
 
+    /// v1.2 "Finding a case": a case opened without `language` is mailed in English, whatever the Accept-Language of the
+    /// agent who opened it (theirs is not the customer's), while its status page follows each reader's.
+    @Test func aCaseWithoutALanguageIsMailedInEnglish() throws {
+        let agent = try service.signIn(tier: .tier1)
+        let opened = try service.client().request("POST", "/api/v1/cases", headers: agent.headers + [("Accept-Language", "zh-TW")],
+                                                  encoded: CaseWorld.caseBody())
+        #expect(opened.status == 201, "\(opened.text)")
+        let number = try #require(try opened.json()["case_number"] as? String)
+        let code = try #require(try opened.json()["access_code"] as? String)
+        let folder = service.directory + "/mail"
+        func mail() -> ReceivedMail? {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".eml") }
+            return names.lazy.compactMap { try? String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }
+                .map { ReceivedMail(raw: $0, recipients: []) }.first { $0.body.contains(code) }
+        }
+        #expect(eventually { mail() != nil })
+        let written = try #require(mail())
+        #expect(written.subject.contains("is open"), "\(written.subject)")
+        #expect(written.body.contains("/status?case=\(number)"))
+        #expect(written.body.range(of: "\\p{Han}", options: .regularExpression) == nil, "no Chinese in the mail")
+        // The status page of the same case, read from a browser in Taiwan, is in Traditional Chinese.
+        let status = try service.client().request("POST", "/api/v1/status", headers: [("Accept-Language", "zh-TW")],
+                                                  json: ["case_number": number, "access_code": code])
+        #expect(try status.json()["language"] as? String == "zh-Hant")
+    }
+
     @Test func withoutSMTPEveryMailIsAnEMLFileAndMetricsCountIt() throws {
         let client = try service.addClient()
         let opened = try openCase(as: client)

@@ -328,14 +328,16 @@ enum AccessCodeSymbols {
 }
 
 @Suite(.serialized) final class APIClientReachTests {
-    // Each request signed at its own second: the same signature twice is refused as a replay.
+    // Each request signed at its own second: the same signature twice is refused as a replay. Counted back from one
+    // start, not from each call's clock: a second passing between two calls would otherwise give both the same one.
+    let start = Int64(Date().timeIntervalSince1970)
     var skew: Int64 = 0
 
     func signed(_ world: CaseWorld, _ client: NewAPIClient, _ method: String, _ target: String, json: String? = nil,
                 extra: [(String, String)] = []) throws -> TestHTTPResponse {
         let body = Array((json ?? "").utf8)
         skew += 1
-        let t = Int64(Date().timeIntervalSince1970) - skew
+        let t = start - skew
         var headers = world.service.clientHeaders(client, method: method, target: target, body: body, timestamp: t) + extra
         if json != nil { headers.append(("Content-Type", "application/json")) }
         return try world.client.request(method, target, headers: headers, body: body)
@@ -455,6 +457,40 @@ enum AccessCodeSymbols {
         #expect(try world.events(into, as: tier2).contains { $0["type"] as? String == "unmerge_left" })
         // An open case cannot be unmerged.
         #expect(try world.post(unmerge, as: tier2, json: [String: Any](), ifMatch: try back.json()["version"] as! Int).json()["code"] as? String == "case_not_open")
+    }
+
+    /// v1.1 Merge: "each item carries `from_case`", in the customer's status too (the target's own code, or the merged
+    /// number's): the customer can tell what they said on the second call from what was said on the first.
+    @Test func theCustomersStatusOfTheTargetSaysWhichCaseEachItemCameFrom() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
+        let target = try world.openCase(as: tier1)
+        let source = try world.openCase(as: tier1, CaseWorld.caseBody(devices: []))
+        let (into, from) = (target["case_number"] as! String, source["case_number"] as! String)
+        #expect(try world.post("/api/v1/cases/\(into)/notes", as: tier1, json: ["body": "First call.", "visibility": "customer"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(into)/evidence", as: tier1, json: ["type": "device", "serial": "C02XK1ZJH3QD"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(from)/notes", as: tier1, json: ["body": "Second call.", "visibility": "customer"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(from)/notes", as: tier1, json: ["body": "Agents only.", "visibility": "internal"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(from)/evidence", as: tier1, json: ["type": "device", "serial": "F2LXBROWSER1"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(from)/merge", as: tier2, json: ["into": into], ifMatch: 1).status == 200)
+
+        for (number, code) in [(into, target["access_code"] as! String), (from, source["access_code"] as! String)] {
+            let status = try world.status(number, code)
+            #expect(status.status == 200, "\(status.text)")
+            let body = try status.json()
+            #expect(body["case_number"] as? String == into)
+            let notes = body["notes"] as? [[String: Any]] ?? []
+            #expect(notes.map { $0["body"] as? String } == ["First call.", "Second call."])
+            #expect(notes.map { $0["from_case"] as? String } == [nil, from])
+            let evidence = body["evidence"] as? [[String: Any]] ?? []
+            #expect(evidence.map { $0["from_case"] as? String } == [nil, from])
+        }
+        // Unmerged, the items are the source's own again: no from_case anywhere.
+        let version = try world.get("/api/v1/cases/\(from)", as: tier2).json()["version"] as! Int
+        #expect(try world.post("/api/v1/cases/\(from)/unmerge", as: tier2, json: [String: Any](), ifMatch: version).status == 200)
+        let own = try world.status(from, source["access_code"] as! String).json()
+        #expect((own["notes"] as? [[String: Any]])?.map { $0["from_case"] == nil } == [true])
+        #expect((own["evidence"] as? [[String: Any]])?.map { $0["from_case"] == nil } == [true])
     }
 
     @Test func noUnmergeOnceTheTargetIsFinished() throws {

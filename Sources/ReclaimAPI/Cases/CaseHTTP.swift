@@ -131,7 +131,7 @@ enum CaseHTTP {
         raw(",\"two_step_enabled\":"); bool(s.facts.twoStepEnabled)
         raw("},\"frozen\":"); bool(record.frozen)
         raw(",\"kind\":"); quoted(s.kind.rawValue)
-        raw(",\"language\":"); if let language = record.language { quoted(language.rawValue) } else { raw("null") }
+        raw(",\"language\":"); optional(record.language?.rawValue)
         raw(",\"merged_into\":"); optional(record.mergedInto)
         raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":"); quoted(s.path.rawValue)

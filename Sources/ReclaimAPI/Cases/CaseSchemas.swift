@@ -26,20 +26,17 @@ extension OpenAPIDocument {
                        "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
                        "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
     ]
-    nonisolated(unsafe) private static let language: [String: Any] = [
-        "type": "string", "enum": CustomerLanguage.allCases.map(\.rawValue),
-        "description": "The customer's language for the status page and every message sent; default en.",
+    nonisolated(unsafe) private static let fromCase: [String: Any] = [
+        "type": "string", "description": "Present on an item a merged case brought: that case's number.",
     ]
-    /// A case's language as it is shown and corrected: null when an agent said it is not known.
-    nonisolated(unsafe) private static let languageOrUnknown: [String: Any] = [
-        "type": ["string", "null"], "enum": CustomerLanguage.allCases.map { $0.rawValue as Any } + [NSNull()],
-        "description": "The customer's language for the status page and every message sent; null: not known (mail then goes in English, "
-            + "and the status page follows the reader's browser).",
+    nonisolated(unsafe) private static let language: [String: Any] = [
+        "type": ["string", "null"], "enum": CustomerLanguage.allCases.map(\.rawValue) + [NSNull()],
+        "description": "The customer's language for the status page and every message sent; null (or left out when opening) when not known: the reader's Accept-Language then decides the status page, and mail goes in English.",
     ]
     nonisolated(unsafe) private static let caseProperties: [String: Any] = [
         "case_number": caseNumber,
         "kind": ["type": "string", "enum": CaseKind.allCases.map(\.rawValue)],
-        "language": languageOrUnknown,
+        "language": language,
         "state": ["type": "string", "enum": CaseState.allCases.map(\.rawValue)],
         "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
         "path": ["type": "string", "enum": RecoveryPath.allCases.map(\.rawValue)],
@@ -93,7 +90,7 @@ extension OpenAPIDocument {
                              "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200],
                                             "contact_email": mailbox.merging(["description": "The customer's own address. The previous one is told of the change "
                                                 + "(the new one masked), unless it reaches the rescue address. " + EmailAddress.rule], uniquingKeysWith: { $1 })]],
-                "language": languageOrUnknown,
+                "language": language,
                 "facts": ["type": "object", "minProperties": 1, "additionalProperties": false,
                           "description": "Only the members given change. A change that makes the case device-only (two_step_enabled on an account "
                             + "takeover), or no longer so, takes the path it would have taken (new, identity_check: the initial path; "
@@ -226,11 +223,12 @@ extension OpenAPIDocument {
                                        "properties": ["key": string, "label": string, "mark": ["enum": ProgressStage.Mark.allCases.map(\.rawValue)]]]],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
                 "evidence": ["type": "array", "items": ["type": "object", "properties": [
-                    "type": string, "filed_at": dateTime,
+                    "type": string, "filed_at": dateTime, "from_case": fromCase,
                     "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
                                "description": "received for typed details and transcripts (never a match result) and on finished cases."]]]],
                 "missing": ["type": "array", "items": string],
-                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime]]],
+                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]]],
+                "merged_from": ["type": "string", "description": "Looked up by the number of a case merged into this one: that number."],
             ],
         ],
     ]

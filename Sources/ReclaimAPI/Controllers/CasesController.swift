@@ -63,7 +63,7 @@ final class CasesController: Sendable {
             kind: body.kind, accountEmail: body.accountEmail, customerName: body.customer.name, customerContactEmail: body.customer.contactEmail,
             devices: (body.devices ?? []).map { .init(serial: $0.serial, imei: $0.imei, model: $0.model) },
             facts: body.facts?.facts ?? CaseFacts(), summary: body.summary ?? "", rescueEmail: body.facts?.rescueEmail,
-            language: body.language ?? .english)
+            language: body.language)
         let now = self.now
         return try context.transaction(for: request) { connection in
             let opened = try operations.open(opening, by: principal.actor, at: now, on: connection)

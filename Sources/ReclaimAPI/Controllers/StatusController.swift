@@ -89,10 +89,15 @@ final class StatusController: Sendable {
     }
 
     /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen.
-    private func view(_ record: CaseRecord, notes: [(body: String, at: Date)], requested: CustomerLanguage?,
+    private func view(_ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
                       _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
-        // Evidence: what the customer filed and how it is shown (never its content, summary or a match result).
-        let evidence = try context.pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }
+        // Evidence: what the customer filed and how it is shown (never its content, summary or a match result); items a
+        // merged case brought say which (`from_case`), their numbers read only when there are such items.
+        let (evidence, sources) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String]) in
+            let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
+            let merged = evidence.contains { $0.caseID != record.id }
+            return (evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:])
+        }
         let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
@@ -113,14 +118,20 @@ final class StatusController: Sendable {
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
             "evidence": .array(zip(evidence, guidance.evidence).map { item, shown in
-                ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
+                var members: [String: JSONValue] = ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
+                if let from = sources[item.caseID] { members["from_case"] = .string(from) }
+                return .object(members)
             }),
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),
             "missing_text": .array(guidance.missing.map { say($0.text) }),
             "can_upload": .bool(guidance.canUpload),
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
-            "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
+            "notes": .array(notes.map { note in
+                var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
+                if let from = note.fromCase { members["from_case"] = .string(from) }
+                return .object(members)
+            }),
         ]
         return (response, chosen)
     }
@@ -160,7 +171,7 @@ final class StatusController: Sendable {
 
     /// The case behind a case number and access code, under the throttles: 404 (the same for an unknown case and a wrong
     /// code, each recorded as a failure), 404 `invalid_case_number`, 429 while locked.
-    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, [(body: String, at: Date)]) {
+    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, [CustomerNote]) {
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
         let address = request.clientAddress
