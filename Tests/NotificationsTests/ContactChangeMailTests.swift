@@ -96,6 +96,8 @@ import Testing
         let listed = try service.client().request("GET", "/api/v1/cases/\(number)/messages", headers: [("Cookie", agent.cookie)]).json()
         let notices = (listed["items"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "contact_changed" }
         #expect(notices.count == 1 && notices.first?["state"] as? String == "refused" && notices.first?["reason"] as? String == "rescue_address")
+        // Not listed as refused to the new address, which is the customer's and had nothing refused.
+        #expect((notices.first?["to"] as? [String: Any])?["email"] is NSNull, "\(notices)")
         let events = try service.client().request("GET", "/api/v1/cases/\(number)/events", headers: [("Cookie", agent.cookie)])
         let refused = (try events.json()["items"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "mail_refused" }
         #expect(refused.count == 1 && (refused.first?["data"] as? [String: Any])?["mail"] as? String == "contact_changed")

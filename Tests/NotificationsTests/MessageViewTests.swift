@@ -54,7 +54,9 @@ import Testing
         var listed: [[String: Any]] = []
         #expect(try eventually {
             listed = try self.items(try self.get("/api/v1/cases/\(number)/messages", as: agent))
+            // The attempt is counted when it is claimed and its error written when it ends: wait for both.
             return listed.count == 2 && listed[0]["state"] as? String == "sent" && (listed[1]["attempts"] as? Int ?? 0) >= 1
+                && listed[1]["last_error"] is String
         }, "\(listed)")
         let mail = listed[0], webhook = listed[1]
         #expect(mail["channel"] as? String == "mail" && mail["kind"] as? String == "case_opened")

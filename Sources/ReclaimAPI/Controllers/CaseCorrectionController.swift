@@ -75,7 +75,8 @@ extension CasesController {
             }
         }
         if body.isEmpty { refuse("", "Give at least one field to change.") }
-        guard errors.isEmpty else { throw Problem.unprocessable(errors: errors) }
+        // By field name, so that a member's own errors and those of its unknown neighbours read in one order.
+        guard errors.isEmpty else { throw Problem.unprocessable(errors: errors.sorted { $0.field < $1.field }) }
         return correction
     }
 }
