@@ -235,6 +235,9 @@ extension CaseWorld {
         let opening = try world.post("/api/v1/cases", as: tier1, json: body(contact: "evil+x@example.com", rescue: "Evil@example.com"))
         #expect(opening.status == 422, "\(opening.text)")
         #expect(try fields(opening) == ["customer.contact_email"])
+        let dots = try world.post("/api/v1/cases", as: tier1, json: body(contact: "E.V.I.L@googlemail.com", rescue: "evil+thief@gmail.com"))
+        #expect(dots.status == 422, "\(dots.text)")
+        #expect(try fields(dots) == ["customer.contact_email"])
         #expect((try world.get("/api/v1/cases", as: tier1).json()["items"] as? [Any])?.isEmpty == true)
 
         let opened = try world.post("/api/v1/cases", as: tier1, json: body(contact: "ada@example.net", rescue: "Evil@example.com"))
