@@ -22,6 +22,9 @@ public enum MailText {
         case (.customerNote, .english): "Case \(caseNumber): a new message for you"
         case (.customerNote, .simplifiedChinese): "案件 \(caseNumber)：您有一条新消息"
         case (.customerNote, .traditionalChinese): "案件 \(caseNumber)：您有一則新訊息"
+        case (.contactChanged, .english): "Case \(caseNumber): the contact address was changed"
+        case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber)：联系邮箱已更改"
+        case (.contactChanged, .traditionalChinese): "案件 \(caseNumber)：聯絡電子郵件地址已變更"
         }
     }
 
@@ -34,8 +37,8 @@ public enum MailText {
         }
     }
 
-    /// The sentence that says what happened.
-    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage) -> String {
+    /// The sentence that says what happened (`newAddress`: the new contact address, masked, for `contactChanged`).
+    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage, newAddress: String = "") -> String {
         switch (kind, language) {
         case (.caseOpened, .english): "We have opened case \(caseNumber) to recover your account."
         case (.caseOpened, .simplifiedChinese): "我们已为您开立案件 \(caseNumber)，以恢复您的账户。"
@@ -55,6 +58,19 @@ public enum MailText {
         case (.customerNote, .english): "Our support team has left a message for you on case \(caseNumber). Read it on the status page."
         case (.customerNote, .simplifiedChinese): "客服团队在案件 \(caseNumber) 中给您留了言，请在状态页面查看。"
         case (.customerNote, .traditionalChinese): "客服團隊在案件 \(caseNumber) 中給您留了言，請在狀態頁面查看。"
+        case (.contactChanged, .english):
+            "The contact address for case \(caseNumber) was changed to \(newAddress). Mail about the case now goes there, not to this address."
+        case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber) 的联系邮箱已改为 \(newAddress)。今后有关该案件的邮件将发往该地址，不再发往本邮箱。"
+        case (.contactChanged, .traditionalChinese): "案件 \(caseNumber) 的聯絡電子郵件地址已改為 \(newAddress)。今後有關該案件的郵件將寄往該地址，不再寄往本信箱。"
+        }
+    }
+
+    /// What to do if the change was not theirs (the contact-changed mail): call support, whose contact is given.
+    static func notYouLine(_ supportContact: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "If you did not ask for this, contact support at once: \(supportContact)."
+        case .simplifiedChinese: "如果这不是您本人要求的，请立即联系客服：\(supportContact)。"
+        case .traditionalChinese: "如果這不是您本人要求的，請立即聯絡客服：\(supportContact)。"
         }
     }
 
@@ -109,9 +125,14 @@ public enum MailText {
         }
     }
 
-    /// The whole plain-text body.
+    /// The whole plain-text body. The contact-changed mail goes to an address that may not be the customer's (the
+    /// typo being corrected): it carries no state and no link, only the masked new address and whom to call.
     public static func body(_ kind: CustomerMailKind, caseNumber: String, stage: CustomerText, accessCode: String?, statusURL: String,
-                            language: CustomerLanguage) -> String {
+                            language: CustomerLanguage, newAddress: String = "", supportContact: String = "") -> String {
+        if kind == .contactChanged {
+            return [greeting(language), "", news(kind, caseNumber: caseNumber, language: language, newAddress: newAddress),
+                    notYouLine(supportContact, language: language), "", warning(language), "", "-- ", signature(language)].joined(separator: "\n")
+        }
         var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
                      stateLine(Self.state(stage, language: language), language: language)]
         if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }

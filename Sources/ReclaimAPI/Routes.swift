@@ -114,7 +114,7 @@ struct Routes {
         ]
         return [
             APIRoute(.POST, "/api/v1/cases", operationID: "createCase",
-                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once.",
+                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once. A contact address that reaches the rescue address's mailbox (case, +tag and the provider's own rules ignored) is 422 naming customer.contact_email.",
                      tag: "cases", authentication: .agentOrAPIClient, requestSchema: "NewCase",
                      responses: [201: .json("The case, with access_code.", "CreatedCase"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
                                  403: .problem("Not allowed."), 422: .problem("validation_failed with errors per field.")],
@@ -128,6 +128,10 @@ struct Routes {
                      tag: "cases", authentication: .agent,
                      responses: [200: .json("The case.", "Case"), 401: .problem("Not authenticated."), 404: caseNumber404],
                      handler: cases.get),
+            APIRoute(.PATCH, "/api/v1/cases/{case_number}", operationID: "correctCase",
+                     summary: "Correct an open case (tier1+, If-Match required): customer.name, customer.contact_email, language (null: not known), facts (rescue_email included), devices (the whole list) and summary, as a merge patch; one case_corrected event names the fields changed (no personal value in it); the previous contact address is mailed that it changed (the new one masked). A contact address reaching the rescue address's mailbox is 422 naming the field; 409 case_not_open on a finished case, path_decided when the facts would change the path in engineering. A patch that changes nothing answers the case as it is.",
+                     tag: "cases", authentication: .agent, requestSchema: "CaseCorrection", responses: changing,
+                     bodyLimit: 64 * 1024, handler: cases.correct).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
                      summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,

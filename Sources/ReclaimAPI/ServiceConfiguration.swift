@@ -64,7 +64,7 @@ public struct ServiceConfiguration: Sendable {
     public var supportContact: String = ServiceConfiguration.defaultSupportContact
 
     /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
-    public static let defaultSupportContact = "support@reclaim.example"
+    public static let defaultSupportContact = NotificationSettings.defaultSupportContact
 
     /// Passkeys: the origin the dashboard is served from (`RECLAIM_WEBAUTHN_ORIGIN`, e.g. `https://reclaim.example`);
     /// its host is the relying-party id. Unset: only `http(s)://localhost[:port]` (development and tests).
@@ -349,6 +349,7 @@ extension ServiceConfiguration {
                                             mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
                                             mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
                                             webhookAllow: WebhookAllowList(parsing: webhookAllow))
+        settings.supportContact = supportContact
         settings.mailThreads = mailThreads
         settings.webhookThreads = webhookThreads
         settings.webhookPerEndpoint = webhookPerEndpoint

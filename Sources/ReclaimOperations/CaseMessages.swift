@@ -14,6 +14,8 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     case documentsRequested = "documents_requested"
     case customerNote = "customer_note"
     case merged
+    /// To the previous contact address, when an agent changed it: the new one masked, and whom to call if this was not them.
+    case contactChanged = "contact_changed"
 
     /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
     public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
@@ -54,11 +56,12 @@ public enum CaseMessages {
         return true
     }
 
-    /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address.
-    /// A code-carrying mail seals the code with the `documents` key; the queued row never holds it in clear.
+    /// Queues a mail to the customer's contact address (or to `recipient`), or records the refusal when that is the
+    /// rescue address. A code-carrying mail seals the code with the `documents` key; the queued row never holds it in
+    /// clear. `extra` joins the payload (never a secret).
     public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, accessCode: AccessCode? = nil, keys: KeyFile?,
-                            at now: Date, on connection: PostgresConnection) throws {
-        let recipient = record.customerContactEmail
+                            at now: Date, on connection: PostgresConnection, to recipient: String? = nil, extra: [String: JSONValue] = [:]) throws {
+        let recipient = recipient ?? record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
             try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
             return
@@ -73,10 +76,11 @@ public enum CaseMessages {
         // The status page's heading for the case as it now stands (no evidence needed for it): the mail says the same.
         let snapshot = record.snapshot
         let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: []).stage
-        let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
-                                  "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        var payload: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
+                                            "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        payload.merge(extra) { own, _ in own }
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
-                                                payload: payload, sealedSecret: sealed), now: now, on: connection)
+                                                payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.
@@ -124,5 +128,20 @@ public enum CaseMessages {
         try mail(.merged, for: record, state: .merged, keys: keys, at: now, on: connection)
         try webhook(.caseMerged, for: record, state: .merged,
                     data: ["merged_into": .string(target.number), "previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+
+    /// The messages of a corrected contact address: the previous address is told, with the new one masked (it may be a
+    /// typo that reaches a stranger, who learns nothing about the case from it), never when it reaches the rescue
+    /// address the case had before the correction or has now (`mail_refused` records that). No webhook: nothing the
+    /// partner follows changed.
+    static func contactChanged(_ record: CaseRecord, previous: String, previousRescue: String?, keys: KeyFile?, at now: Date,
+                               on connection: PostgresConnection) throws {
+        if let previousRescue, EmailAddress.sameMailbox(previous, previousRescue) {
+            try CaseTimeline.append(.mailRefused(kind: CustomerMailKind.contactChanged.rawValue, reason: "rescue_address"), caseID: record.id,
+                                    actor: "system", at: now, on: connection)
+            return
+        }
+        try mail(.contactChanged, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection, to: previous,
+                 extra: ["new_address": .string(EmailAddress.masked(record.customerContactEmail))])
     }
 }
