@@ -16,6 +16,8 @@ public struct NotificationSettings: Sendable {
     public var mailFrom: String
     /// The service's public base URL, for the status link (`RECLAIM_PUBLIC_URL`).
     public var publicURL: String
+    /// How customers reach support (`RECLAIM_SUPPORT_CONTACT`), in the page's sentences that mails repeat.
+    public var supportContact = "support@reclaim.example"
     /// Where .eml files go without SMTP (`<data directory>/mail`).
     public var mailDirectory: String
     /// Waits between mail attempts (`RECLAIM_MAIL_RETRY_SCHEDULE`).
@@ -277,8 +279,7 @@ public final class DeliveryWorker: Sendable {
     /// The rendered mail, its secret opened only here (never logged, never stored in clear).
     func renderMail(_ message: OutboxMessage) throws -> MIMEMessage {
         guard case .object(let payload) = try JSONValue.parse(message.payload), case .string(let number)? = payload["case_number"],
-              case .string(let stageName)? = payload["stage"], let stage = CustomerText(rawValue: stageName),
-              let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
+              let status = CustomerMailStatus(payload: payload), let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
             throw DeliveryError("the message cannot be rendered")
         }
         var language = CustomerLanguage.english
@@ -293,7 +294,8 @@ public final class DeliveryWorker: Sendable {
         let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
         let link = "\(base)/status?case=\(number)"
         return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
-                           body: MailText.body(kind, caseNumber: display, stage: stage, accessCode: code, statusURL: link, language: language),
+                           body: MailText.body(kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
+                                              contact: settings.supportContact),
                            messageID: message.id, date: message.createdAt)
     }
 

@@ -48,6 +48,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case notFrozen = "not_frozen"
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
+    case differentCustomer = "different_customer"
     case accessCodeJustIssued = "access_code_just_issued"
     // Administration
     case agentExists = "agent_exists"
@@ -78,7 +79,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
              .notFrozen, .notSameAccount, .endpointDisabled: 409
-        case .accessCodeJustIssued: 409
+        case .accessCodeJustIssued, .differentCustomer: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -145,6 +146,10 @@ extension WorkflowRefusal: Refusal {
                     extraMembers: ["outstanding": steps.map(\.rawValue)])
         case .alreadyDone: Problem(ErrorCode.alreadyDone, detail: "This unlock step is already recorded.")
         case .notSameAccount: Problem(ErrorCode.notSameAccount, detail: "Only cases about the same account e-mail can be merged.")
+        case let .differentCustomer(fields):
+            Problem(ErrorCode.differentCustomer,
+                    detail: "These cases name different customers (\(fields.joined(separator: ", "))): merge them only if they are one person, with same_customer_confirmed.",
+                    extraMembers: ["differing": fields])
         }
     }
 
@@ -152,7 +157,7 @@ extension WorkflowRefusal: Refusal {
         .invalidTransition(from: .new, action: .complete), .insufficientTier(required: .tier3),
         .verificationFailed(VerificationOutcome(factors: [.securityAnswer: .matched, .card: .mismatched])), .notRecoverable, .caseNotOpen,
         .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .documentsMissing([.proofOfPurchase]), .documentsPending,
-        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount,
+        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount, .differentCustomer(["customer.name"]),
     ]
 }
 

@@ -316,6 +316,7 @@ extension ServiceConfiguration {
                                             mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
                                             webhookAllow: WebhookAllowList(parsing: webhookAllow))
         settings.mailThreads = mailThreads
+        settings.supportContact = supportContact
         settings.webhookThreads = webhookThreads
         settings.webhookPerEndpoint = webhookPerEndpoint
         settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)

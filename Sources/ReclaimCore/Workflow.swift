@@ -123,6 +123,9 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case alreadyDone
     /// Merge: the two cases are not about the same account e-mail.
     case notSameAccount
+    /// Merge: the two cases' customers differ in these fields (`customer.name`, `customer.contact_email`) and the agent
+    /// has not confirmed that they are one person (`same_customer_confirmed`).
+    case differentCustomer([String])
 }
 
 /// The case workflow: which actions are allowed and what each does. Pure: callers pass the time.
