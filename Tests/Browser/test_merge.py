@@ -65,3 +65,43 @@ class MergeWarningTests(BrowserTestCase):
         browser.click('button[data-action="unmerge"]')
         browser.click('#action-confirm')
         browser.wait_for('button[data-action="merge"]')
+
+    def test_after_a_confirmed_merge_the_merged_customers_page_shows_nothing_of_the_other_customers(self):
+        source, target = self.pair()
+        self.service.psql("UPDATE cases SET customer_name = 'Eve Stranger', customer_contact_email = 'eve@elsewhere.example' "
+                          "WHERE case_number = '%s'" % target)
+        for number, body in ((target, 'For Eve only: call 555 0100.'), (source, 'For the merged customer.')):
+            self.service.psql("INSERT INTO case_notes (id, case_id, body, visibility, author, created_at) "
+                              "SELECT gen_random_uuid(), id, '%s', 'customer', 'system', now() FROM cases WHERE case_number = '%s'"
+                              % (body, number))
+        agent = self.browser()
+        self.sign_in(agent, 'tier2')
+        self.open_merge_form(agent, source, target)
+        agent.click('#merge-confirm')
+        agent.click('#action-confirm')
+        agent.wait_for_text('#case-state', 'Merged')
+        code = next(c['access_code'] for c in self.service.seed['cases'] if c['case_number'] == source)
+        target_items = int(self.service.psql(
+            "SELECT count(*) FROM evidence e JOIN cases c ON c.id = e.case_id WHERE c.case_number = '%s'" % target))
+        source_items = int(self.service.psql(
+            "SELECT count(*) FROM evidence e JOIN cases c ON c.id = e.case_id WHERE c.case_number = '%s'" % source))
+        for language in ('en', 'zh-Hans', 'zh-Hant'):
+            customer = self.browser().open('/status')
+            customer.click('#language-switch button[data-language="%s"]' % language)
+            customer.fill('#case-number', source)
+            customer.fill('#access-code', code)
+            customer.click('#lookup-submit')
+            customer.wait_for('#stage')
+            # The target's status (its number), but only the merged case's own notes and evidence.
+            customer.wait_for_text('#result-case', target[:4])
+            notes = customer.find('#notes').text
+            self.assertIn('For the merged customer.', notes)
+            self.assertNotIn('555 0100', customer.find('#result').text)
+            self.assertEqual(len(customer.find_all('#evidence li')), source_items, language)
+            if target_items:
+                self.assertNotEqual(len(customer.find_all('#evidence li')), source_items + target_items)
+            self.assert_accessible(customer)
+            customer.screenshot('/tmp/merge-shots/merged-status-%s.png' % language)
+        agent.click('button[data-action="unmerge"]')
+        agent.click('#action-confirm')
+        agent.wait_for('button[data-action="merge"]')
