@@ -83,6 +83,15 @@ public enum MailText {
         }
     }
 
+    /// The line that introduces the page's own next step and list: they speak of "this page" and "below".
+    static func pageSaysLine(_ language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Your status page says:"
+        case .simplifiedChinese: "您的状态页面显示："
+        case .traditionalChinese: "您的狀態頁面顯示："
+        }
+    }
+
     /// The status link line.
     static func linkLine(_ url: String, language: CustomerLanguage) -> String {
         switch language {
@@ -102,14 +111,18 @@ public enum MailText {
     }
 
     /// The whole plain-text body: what happened (`kind`), then what the status page says (`status`: its heading as the
-    /// status line, its next step, its notices, never pay first), in the page's own sentences, with `{contact}` filled.
+    /// status line; its next step and what it still needs, quoted as the page's; its notices, never pay first), in the
+    /// page's own sentences, with `{contact}` filled.
     public static func body(_ kind: CustomerMailKind, caseNumber: String, status: CustomerMailStatus, accessCode: String?, statusURL: String,
                             language: CustomerLanguage, contact: String) -> String {
         var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
                      stateLine(Self.state(status.stage, language: language), language: language)]
-        if let next = status.nextStep { lines.append(next.text(language, contact: contact)) }
         if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }
         lines += ["", linkLine(statusURL, language: language)]
+        if let next = status.nextStep {
+            lines += ["", pageSaysLine(language), next.text(language, contact: contact)]
+            lines += status.missing.map { "• " + $0.text.text(language, contact: contact) }
+        }
         for notice in status.notices { lines += ["", notice.text(language, contact: contact)] }
         lines += ["", "-- ", signature(language)]
         return lines.joined(separator: "\n")

@@ -27,24 +27,28 @@ public struct CustomerMailStatus: Sendable, Equatable {
     public let stage: CustomerText
     /// What happens next (nil in a mail queued before it was carried).
     public let nextStep: CustomerText?
+    /// What is still needed, the list the next step refers to ("listed below").
+    public let missing: [Requirement]
     /// The notices, never pay first.
     public let notices: [CustomerText]
 
-    /// The status line, next step and notices of `guidance`.
+    /// The status line, next step, missing list and notices of `guidance`.
     public init(_ guidance: CustomerGuidance) {
-        self.init(stage: guidance.stage, nextStep: guidance.nextStep, notices: guidance.notices)
+        self.init(stage: guidance.stage, nextStep: guidance.nextStep, missing: guidance.missing, notices: guidance.notices)
     }
 
     /// A status from its parts (a mail queued before next steps were carried has only the stage).
-    public init(stage: CustomerText, nextStep: CustomerText?, notices: [CustomerText]) {
+    public init(stage: CustomerText, nextStep: CustomerText?, missing: [Requirement] = [], notices: [CustomerText]) {
         self.stage = stage
         self.nextStep = nextStep
+        self.missing = missing
         self.notices = notices.contains(.noticeNeverPay) ? notices : [.noticeNeverPay] + notices
     }
 
     /// The members of the outbox payload that carry it.
     public var payload: [String: JSONValue] {
-        var members: [String: JSONValue] = ["stage": .string(stage.rawValue), "notices": .array(notices.map { .string($0.rawValue) })]
+        var members: [String: JSONValue] = ["stage": .string(stage.rawValue), "notices": .array(notices.map { .string($0.rawValue) }),
+                                            "missing": .array(missing.map { .string($0.rawValue) })]
         if let nextStep { members["next_step"] = .string(nextStep.rawValue) }
         return members
     }
@@ -54,11 +58,11 @@ public struct CustomerMailStatus: Sendable, Equatable {
         guard case .string(let name)? = payload["stage"], let stage = CustomerText(rawValue: name) else { return nil }
         var next: CustomerText?
         if case .string(let name)? = payload["next_step"] { next = CustomerText(rawValue: name) }
-        var notices: [CustomerText] = []
-        if case .array(let items)? = payload["notices"] {
-            notices = items.compactMap { if case .string(let name) = $0 { CustomerText(rawValue: name) } else { nil } }
+        func list<T: RawRepresentable<String>>(_ key: String) -> [T] {
+            guard case .array(let items)? = payload[key] else { return [] }
+            return items.compactMap { if case .string(let name) = $0 { T(rawValue: name) } else { nil } }
         }
-        self.init(stage: stage, nextStep: next, notices: notices)
+        self.init(stage: stage, nextStep: next, missing: list("missing"), notices: list("notices"))
     }
 }
 

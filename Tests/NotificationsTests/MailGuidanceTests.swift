@@ -26,16 +26,18 @@ import Testing
         return keys.map { $0.text(language, contact: contact) } + [old]
     }
 
-    /// Every state × path × kind × two-step × mail kind × language: the mail's status line, next step and notices are
-    /// the page's; no other heading, next step or notice of the catalogue appears; a device-only case is promised no account.
+    /// Every state × path × kind × two-step × mail kind × language: the mail's status line, next step, missing list and
+    /// notices are the page's; no other heading, next step, requirement or notice of the catalogue appears; a
+    /// device-only case is promised no account.
     @Test func everyMailSaysWhatThePageSaysAndNeverPromisesWhatItDenies() {
-        let pageKeys = CustomerText.allCases.filter { key in ["stage.", "next.", "notice."].contains { key.rawValue.hasPrefix($0) } }
+        let pageKeys = CustomerText.allCases.filter { key in ["stage.", "next.", "notice.", "missing."].contains { key.rawValue.hasPrefix($0) } }
         var checked = 0
         for state in CaseState.allCases {
             for path in RecoveryPath.allCases {
                 for kind in CaseKind.allCases {
                     for twoStep in [false, true] {
                         let facts = CaseFacts(rescueEmailAdded: true, twoStepEnabled: twoStep)
+                        // Nothing filed yet: the longest missing list the state and path ask for.
                         let page = CustomerGuidance(state: state, path: path, kind: kind, facts: facts, evidence: [])
                         let status = CustomerMailStatus(page)
                         for mailKind in CustomerMailKind.allCases {
@@ -44,7 +46,7 @@ import Testing
                                                          accessCode: mailKind.carriesAccessCode ? "AAAA-BBBB-CCCC-DDDD" : nil,
                                                          statusURL: "https://reclaim.test/status?case=482109375519", language: language, contact: Self.contact)
                                 let label = "\(state) \(path) \(kind) two-step \(twoStep) \(mailKind) \(language)"
-                                let shown = Set([page.stage, page.nextStep] + page.notices)
+                                let shown = Set([page.stage, page.nextStep] + page.notices + page.missing.map(\.text))
                                 for key in shown {
                                     let sentence = key.rawValue.hasPrefix("stage.") ? MailText.state(key, language: language) : key.text(language, contact: Self.contact)
                                     #expect(body.contains(sentence), "\(label): \(key) missing")
@@ -137,6 +139,9 @@ import Testing
             let page = CustomerGuidance(state: .new, path: opened.record.snapshot.path, kind: kind, facts: facts, evidence: [])
             #expect(mail.body.contains(page.nextStep.text(language, contact: MailGuidanceTableTests.contact)), "\(kind) \(language)")
             #expect(mail.body.contains(MailText.state(page.stage, language: language)))
+            // The next step says "listed below": the mail lists what the page lists.
+            #expect(!page.missing.isEmpty)
+            for requirement in page.missing { #expect(mail.body.contains(requirement.text.text(language, contact: ""))) }
             if facts.twoStepEnabled { #expect(mail.body.contains(CustomerText.noticeDeviceOnly.text(language, contact: ""))) }
             for promise in MailGuidanceTableTests.accountPromises(language) {
                 #expect(!mail.body.contains(promise), "\(kind) \(language): \(promise)")
