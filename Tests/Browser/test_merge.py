@@ -94,6 +94,7 @@ class MergeWarningTests(BrowserTestCase):
             customer.wait_for('#stage')
             # The target's status (its number), but only the merged case's own notes and evidence.
             customer.wait_for_text('#result-case', target[:4])
+            self.assertIn(source[:4], customer.wait_for('#merged-from').text)
             notes = customer.find('#notes').text
             self.assertIn('For the merged customer.', notes)
             self.assertNotIn('555 0100', customer.find('#result').text)
