@@ -46,7 +46,9 @@ import Testing
                                                          accessCode: mailKind.carriesAccessCode ? "AAAA-BBBB-CCCC-DDDD" : nil,
                                                          statusURL: "https://reclaim.test/status?case=482109375519", language: language, contact: Self.contact)
                                 let label = "\(state) \(path) \(kind) two-step \(twoStep) \(mailKind) \(language)"
-                                let shown = Set([page.stage, page.nextStep] + page.notices + page.missing.map(\.text))
+                                // The contact-change mail may reach a stranger (the typo corrected): the page's notices only.
+                                let shown = mailKind == .contactChanged ? Set(page.notices)
+                                    : Set([page.stage, page.nextStep] + page.notices + page.missing.map(\.text))
                                 for key in shown {
                                     let sentence = key.rawValue.hasPrefix("stage.") ? MailText.state(key, language: language) : key.text(language, contact: Self.contact)
                                     #expect(body.contains(sentence), "\(label): \(key) missing")
