@@ -20,7 +20,7 @@ let package = Package(
 
         // Wrappers: the only importers of their C modules.
         .target(name: "Postgres", dependencies: ["CPostgres"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Logging"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Crypto", "Logging"]),
         .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"]),
         // HTTP POST and SMTP send over libcurl; the only importer of CCurl.
         .target(name: "Curl", dependencies: ["CCurl"]),
@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "ReclaimCore"),
         .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
         // One function per case operation (load, decide with ReclaimCore, store, append typed events); domain errors only.
-        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres"]),
+        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres", "Logging"]),
         // The outbox's delivery worker: mail (MIME over SMTP, or .eml files) and Standard Webhooks, over Curl.
         .target(name: "Notifications", dependencies: ["Curl", "HTTPServer", "ReclaimCore", "ReclaimStore", "ReclaimOperations", "Crypto", "Postgres", "Logging"]),
         .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "Notifications", "HTTPServer", "Crypto", "Postgres", "Logging"]),

@@ -7,7 +7,8 @@ import { ApiError, agentClient, request } from './api.js';
 import { verifyChain } from './chain.js';
 import { announce, byId, h, replace, show, whileBusy } from './dom.js';
 import { formatDateTime } from './format.js';
-import { TIERS } from './labels.js';
+import { TIERS, label } from './labels.js';
+import { VOCABULARY } from './vocabulary.js';
 
 const api = agentClient({ onUnauthorized: () => Promise.reject(new ApiError(401, { code: 'unauthenticated', detail: 'Your session has ended.' })) });
 let clientNames = new Map();
@@ -62,7 +63,7 @@ async function change(region, work, done) {
 function agentRow(agent) {
   const region = byId('agents-message');
   const tier = h('select', { 'aria-label': `Tier of ${agent.name}`, dataset: { field: 'tier' } },
-    Object.entries(TIERS).map(([value, label]) => h('option', { value, selected: value === agent.tier, text: label })));
+    VOCABULARY.tiers.map((value) => h('option', { value, selected: value === agent.tier, text: label(TIERS, value) })));
   tier.addEventListener('change', () => change(region, () => api.call('PATCH', `/api/v1/admin/agents/${agent.id}`, { json: { tier: tier.value } }),
     `${agent.name} is now ${TIERS[tier.value]}.`));
   const admin = h('input', { type: 'checkbox', checked: agent.admin, 'aria-label': `${agent.name} is an administrator`, dataset: { field: 'admin' } });
@@ -114,6 +115,9 @@ async function loadAgents() {
   const { items } = await everyPage('/api/v1/admin/agents');
   replace(byId('agents-rows'), items.map(agentRow));
 }
+
+// A new agent's tier: one of the service's, in its order.
+byId('agent-tier').append(...VOCABULARY.tiers.map((tier) => h('option', { value: tier }, label(TIERS, tier))));
 
 byId('agent-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -306,6 +310,26 @@ async function loadAudit() {
     h('td', { text: event.seq }), h('td', { text: formatDateTime(event.at) }), h('td', { text: who(event.actor) }), h('td', { text: describe(event) }))));
 }
 
+// The server's own verdict (signature, size, consistency proof to today's root): the page recomputes nothing.
+async function loadCheckpoint() {
+  const { data } = await request('GET', '/api/v1/admin/checkpoint');
+  const mark = byId('checkpoint-verdict');
+  const checkpoint = data.checkpoint;
+  if (checkpoint && data.verified) {
+    mark.className = 'chain ok';
+    mark.textContent = `✓ The service's tree (${data.tree_size} leaves) extends its latest checkpoint; verified by the server.`;
+  } else {
+    mark.className = checkpoint ? 'chain broken' : 'chain unknown';
+    mark.textContent = checkpoint ? `✗ The service's tree does not verify against its latest checkpoint: ${data.problem}` : data.problem;
+  }
+  byId('checkpoint-size').textContent = checkpoint ? String(checkpoint.tree_size) : '—';
+  byId('checkpoint-root').textContent = checkpoint ? checkpoint.root_hash : '—';
+  byId('checkpoint-time').textContent = checkpoint ? formatDateTime(checkpoint.signed_at) : '—';
+  byId('checkpoint-today').textContent = `${data.tree_size} leaves${data.pending ? `, ${data.pending} more waiting` : ''}`;
+  byId('checkpoint-key').textContent = data.verifier_key ?? '—';
+  byId('checkpoint-note').textContent = checkpoint ? checkpoint.note : '';
+}
+
 async function boot() {
   try {
     const { data } = await request('GET', '/api/v1/session');
@@ -313,7 +337,7 @@ async function boot() {
     byId('agent-name').textContent = data.agent.name;
     if (!data.permissions.includes('admin.manage')) throw new ApiError(403, { code: 'forbidden', detail: 'Only administrators may use this page.' });
     await Promise.all([loadAgents(), loadClients()]);
-    await loadAudit();
+    await Promise.all([loadAudit(), loadCheckpoint()]);
     show(byId('admin-body'));
   } catch (error) {
     refuse(error);

@@ -1,8 +1,10 @@
-// The dashboard's words for the API's machine words (states, actions, evidence types), and the rules the
+// The dashboard's words for the API's machine words (states, actions, evidence types), keyed by the words of the
+// service's vocabularies (vocabulary.js, which also says which words exist and in which order), and the rules the
 // forms need before sending: which actions need a reason (ReclaimCore CaseAction.requiresReason) and which
 // unlocks fit a case (Workflow.allowedUnlocks). The service checks all of it again.
 
 import { words } from './format.js';
+import { VOCABULARY } from './vocabulary.js';
 
 export const STATES = {
   new: 'New', identity_check: 'Identity check', awaiting_documents: 'Awaiting documents', document_review: 'Document review',
@@ -12,13 +14,15 @@ export const STATES = {
 export const TIERS = { tier1: 'Tier 1', tier2: 'Tier 2', tier3: 'Tier 3', engineering: 'Engineering' };
 
 /** The states a case ends in: no tier holds it, no due date runs, no customer upload is taken. */
-export const FINISHED_STATES = ['resolved', 'rejected', 'closed', 'merged'];
+export const FINISHED_STATES = VOCABULARY.finished_states;
 
-/** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment); TIERS lists them in order. */
+/** Whether an agent of `tier` may hold a case of `caseTier` (Workflow.checkAssignment): the service lists tiers in order. */
 export function tierCovers(tier, caseTier) {
-  const order = Object.keys(TIERS);
+  const order = VOCABULARY.tiers;
   return order.indexOf(tier) >= order.indexOf(caseTier);
 }
+
+export const CASE_KINDS = { account_takeover: 'The account', activation_lock: 'A device (activation lock)' };
 
 export const PATHS = {
   undetermined: 'Not decided yet', reset: 'Password reset', verified_identity: 'Verified identity',
@@ -39,10 +43,11 @@ export const ACTIONS = {
   close: { label: 'Close', help: 'Close a finished case.', reason: true },
 };
 
+/** Each unlock step as a thing to do (the checklist, the Complete form, "Still to do: …"). */
 export const UNLOCKS = {
-  remove_rescue_email: 'Removed the rescue address',
+  remove_rescue_email: 'Remove the rescue address',
   reset_security_questions: 'Reset the security questions',
-  remove_activation_lock: 'Removed the activation lock',
+  remove_activation_lock: 'Remove the activation lock',
 };
 
 /** The unlocks `complete` may carry: with a checklist (`unlocks.required`), the steps still outstanding; without
@@ -66,7 +71,8 @@ export const EVIDENCE_TYPES = {
   police_report: 'Police report', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
 };
 
-export const DOCUMENT_TYPES = ['invoice', 'warranty_card', 'box_photo', 'carrier_contract', 'police_report', 'imei_photo', 'lock_screen_photo'];
+/** What agents may upload as a document, in the service's order. */
+export const DOCUMENT_TYPES = VOCABULARY.document_kinds;
 
 export const REQUIREMENTS = {
   proof_of_purchase: 'Proof of purchase', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
@@ -80,15 +86,31 @@ export const FACTS = {
   lost_mode_enabled: 'Device in lost mode',
 };
 
+/** The fields an agent may correct (PATCH /api/v1/cases/{n}), by their API names, as the timeline names them. */
+export const CASE_FIELDS = {
+  'customer.name': 'customer name', 'customer.contact_email': 'contact address', language: 'language',
+  'facts.rescue_email': 'rescue address', devices: 'devices', summary: 'summary',
+};
+
 export const FACTORS = { security_answer: 'Security answer', card: 'Payment card', device: 'Device' };
 
 /** The mails the customer receives (CustomerMailKind) and the webhook events (WebhookEvent), for the Messages panel. */
 export const MESSAGE_KINDS = {
   case_opened: 'case opened (number, access code, status link)', access_code_reissued: 'a new access code',
   state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
-  merged: 'merged into another case',
+  merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added',
+};
+
+/** Each customer language named in English, for agents. */
+export const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh-Hant': 'Chinese (Traditional)' };
+
+/** Which table holds the words of each vocabulary: a browser test fails on a word of the service without words here. */
+export const WORDS = {
+  case_kinds: CASE_KINDS, case_states: STATES, tiers: TIERS, recovery_paths: PATHS, case_actions: ACTIONS, unlock_steps: UNLOCKS,
+  evidence_kinds: EVIDENCE_TYPES, requirements: REQUIREMENTS, factors: FACTORS, mail_kinds: MESSAGE_KINDS, webhook_events: MESSAGE_KINDS,
+  languages: LANGUAGES,
 };
 
 /** A label for any machine word, falling back to the word with spaces. */

@@ -4,22 +4,24 @@
 import { ApiError } from './api.js';
 import { announce, byId, h, replace, show, whileBusy } from './dom.js';
 import { groupCaseNumber } from './identifiers.js';
-import { FACTS, FINISHED_STATES, STATES, label } from './labels.js';
-
-const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh-Hant': 'Chinese (Traditional)' };
+import { CASE_KINDS, FACTS, FINISHED_STATES, LANGUAGES, STATES, label } from './labels.js';
+import { VOCABULARY } from './vocabulary.js';
 let app = null;
 
-function field(id, words, input, hint) {
+/** A labelled input (with a hint under the label); the edit form of the case page uses it too. */
+export function field(id, words, input, hint) {
   return h('div', { class: 'field' }, h('label', { for: id }, words, hint ? h('span', { class: 'hint' }, hint) : null), input);
 }
 
-function deviceRow(index) {
+/** One device's serial, IMEI and model, ids prefixed with `prefix` (`open`, `edit`), filled from `device`. */
+export function deviceRow(index, prefix = 'open', device = {}) {
+  const input = (part, attrs) => h('input', { type: 'text', id: `${prefix}-${part}-${index}`, autocomplete: 'off', value: device[part] ?? '', ...attrs });
   return h('fieldset', { class: 'device-row', dataset: { device: String(index) } },
     h('legend', {}, `Device ${index + 1}`),
     h('div', { class: 'inline-fields' },
-      field(`open-serial-${index}`, 'Serial', h('input', { type: 'text', id: `open-serial-${index}`, class: 'dup-term', autocomplete: 'off', spellcheck: 'false' })),
-      field(`open-imei-${index}`, 'IMEI', h('input', { type: 'text', id: `open-imei-${index}`, class: 'dup-term', inputmode: 'numeric', autocomplete: 'off' })),
-      field(`open-model-${index}`, 'Model', h('input', { type: 'text', id: `open-model-${index}`, autocomplete: 'off' }))));
+      field(`${prefix}-serial-${index}`, 'Serial', input('serial', { class: 'dup-term', spellcheck: 'false' })),
+      field(`${prefix}-imei-${index}`, 'IMEI', input('imei', { class: 'dup-term', inputmode: 'numeric' })),
+      field(`${prefix}-model-${index}`, 'Model', input('model', {}))));
 }
 
 /** Shows the form to open a case. */
@@ -33,16 +35,18 @@ export function showOpenCase(appState) {
   const duplicates = h('div', { id: 'open-duplicates', role: 'status' });
   const form = h('form', { id: 'open-form', novalidate: true },
     h('fieldset', {}, h('legend', {}, 'What was taken'),
-      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'kind', value: 'account_takeover', id: 'open-kind-account', checked: true }), 'The account'),
-      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'kind', value: 'activation_lock', id: 'open-kind-device' }), 'A device (activation lock)')),
+      VOCABULARY.case_kinds.map((kind, index) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'kind', value: kind, id: `open-kind-${kind}`, checked: index === 0 }), label(CASE_KINDS, kind)))),
     field('open-account', 'Account e-mail', h('input', { type: 'email', id: 'open-account', class: 'dup-term', autocomplete: 'off', required: true }),
       'The account that was taken over'),
     h('div', { class: 'inline-fields' },
       field('open-name', 'Customer name', h('input', { type: 'text', id: 'open-name', autocomplete: 'off', required: true })),
       field('open-contact', 'Contact e-mail', h('input', { type: 'email', id: 'open-contact', autocomplete: 'off', required: true }),
         'Where the customer reads our mail; never the thief\'s address')),
+    // Not known unless the agent picks one: the customer's browser then decides their status page, mail goes in English.
     field('open-language', 'Customer\'s language', h('select', { id: 'open-language' },
-      Object.entries(LANGUAGES).map(([value, words]) => h('option', { value }, words)))),
+      h('option', { value: '', selected: true }, 'Not known'),
+      VOCABULARY.languages.map((value) => h('option', { value }, label(LANGUAGES, value))))),
     h('fieldset', {}, h('legend', {}, 'What the thief changed'),
       Object.entries(FACTS).map(([key, words]) => h('label', { class: 'choice' },
         h('input', { type: 'checkbox', id: `open-fact-${key}`, dataset: { fact: key } }), words))),
@@ -67,7 +71,8 @@ export function showOpenCase(appState) {
 
 const value = (form, id) => form.querySelector(`#${id}`)?.value.trim() ?? '';
 
-function devicesOf(form) {
+/** The devices of a form's device rows, those with neither serial nor IMEI left out. */
+export function devicesOf(form) {
   return [...form.querySelectorAll('.device-row')].map((row) => {
     const [serial, imei, model] = [...row.querySelectorAll('input')].map((i) => i.value.trim());
     return { serial: serial || null, imei: imei.replace(/[\s-]/g, '') || null, model: model || null };
@@ -113,9 +118,10 @@ async function submit(form, error) {
     kind: form.querySelector('input[name="kind"]:checked').value,
     account_email: value(form, 'open-account'),
     customer: { name: value(form, 'open-name'), contact_email: value(form, 'open-contact') },
-    language: value(form, 'open-language'),
     facts, devices: devicesOf(form), summary: value(form, 'open-summary'),
   };
+  const language = value(form, 'open-language');
+  if (language) body.language = language;
   await whileBusy(form, async () => {
     try {
       const { data } = await app.api.call('POST', '/api/v1/cases', { json: body });

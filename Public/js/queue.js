@@ -5,9 +5,13 @@ import { announce, byId, h, replace, show } from './dom.js';
 import { formatSpan, timeLeft } from './format.js';
 import { FINISHED_STATES, label, STATES, TIERS } from './labels.js';
 import { groupCaseNumber } from './identifiers.js';
+import { VOCABULARY } from './vocabulary.js';
 
 const PAGE = 50;
 const filtersForm = byId('queue-filters');
+// The filters offer the service's states and tiers, in its order.
+byId('filter-state').append(...VOCABULARY.case_states.map((state) => h('option', { value: state }, label(STATES, state))));
+byId('filter-tier').append(...VOCABULARY.tiers.map((tier) => h('option', { value: tier }, label(TIERS, tier))));
 let nextCursor = null;
 let currentQuery = null;
 let appRef = null;

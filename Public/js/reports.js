@@ -4,7 +4,8 @@
 import { ApiError, request } from './api.js';
 import { byId, h, replace, show } from './dom.js';
 import { formatDateTime, formatSpan } from './format.js';
-import { PATHS, STATES, TIERS } from './labels.js';
+import { PATHS, STATES, TIERS, label } from './labels.js';
+import { VOCABULARY } from './vocabulary.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -76,11 +77,11 @@ function render(report) {
   // Backlog: one row per open state with a count per tier.
   const states = [...new Set(report.open.by_state_and_tier.map((row) => row.state))];
   const count = (state, tier) => report.open.by_state_and_tier.find((row) => row.state === state && row.tier === tier)?.count ?? 0;
-  const total = (state) => Object.keys(TIERS).reduce((sum, tier) => sum + count(state, tier), 0);
-  replace(byId('backlog-head'), h('tr', {}, h('th', { scope: 'col', text: 'State' }), Object.values(TIERS).map((label) => h('th', { scope: 'col', text: label })),
+  const total = (state) => VOCABULARY.tiers.reduce((sum, tier) => sum + count(state, tier), 0);
+  replace(byId('backlog-head'), h('tr', {}, h('th', { scope: 'col', text: 'State' }), VOCABULARY.tiers.map((tier) => h('th', { scope: 'col', text: label(TIERS, tier) })),
     h('th', { scope: 'col', text: 'All tiers' })));
   replace(byId('backlog-rows'), states.length ? states.map((state) => h('tr', { dataset: { state } },
-    h('th', { scope: 'row', text: STATES[state] ?? state }), Object.keys(TIERS).map((tier) => h('td', { text: count(state, tier) })),
+    h('th', { scope: 'row', text: STATES[state] ?? state }), VOCABULARY.tiers.map((tier) => h('td', { text: count(state, tier) })),
     h('td', { text: total(state) }))) : h('tr', {}, h('td', { colspan: 6, text: 'No open cases.' })));
   replace(byId('backlog-chart'), barChart(states.map((state) => ({ label: STATES[state] ?? state, value: total(state) })),
     Math.max(0, ...states.map(total))));

@@ -7,6 +7,10 @@ export const LANGUAGES = ['en', 'zh-Hans', 'zh-Hant'];
 /** Each language's name in itself, for the switch. */
 export const LANGUAGE_NAMES = { en: 'English', 'zh-Hans': '简体中文', 'zh-Hant': '繁體中文' };
 
+/** The catalogue keys of each vocabulary's words (`evidence.invoice`): a browser test fails on a word of the service
+ *  without its key in every language. */
+export const VOCABULARY_KEYS = { evidence_kinds: 'evidence', upload_kinds: 'evidence', shown_evidence_statuses: 'status' };
+
 /** The BCP 47 locale used for dates in each language. */
 export const DATE_LOCALES = { en: 'en-GB', 'zh-Hans': 'zh-CN', 'zh-Hant': 'zh-TW' };
 
@@ -23,6 +27,7 @@ export const CATALOGUES = {
     'lookup.access_code_hint': '16 letters and digits. Capitals or not, spaces and dashes are fine.',
     'lookup.submit': 'Check my case',
     'result.case': 'Case',
+    'result.merged_from': 'Your case {number} was joined with this one and continues here; your access code still works.',
     'result.due': 'Expected news by',
     'result.due_passed': 'We aimed to finish by',
     'result.late': '{date} (we are late, sorry)',
@@ -98,6 +103,7 @@ export const CATALOGUES = {
     'lookup.access_code_hint': '16 位字母和数字，不区分大小写，可以包含空格或短横线。',
     'lookup.submit': '查询我的案件',
     'result.case': '案件',
+    'result.merged_from': '您的案件 {number} 已与本案件合并，后续在此处理；您的访问码仍然有效。',
     'result.due': '预计有进展的时间',
     'result.due_passed': '我们原定完成的时间',
     'result.late': '{date}（已经延误，非常抱歉）',
@@ -173,6 +179,7 @@ export const CATALOGUES = {
     'lookup.access_code_hint': '16 個英文字母與數字，不分大小寫，可包含空格或連字號。',
     'lookup.submit': '查詢我的案件',
     'result.case': '案件',
+    'result.merged_from': '您的案件 {number} 已與本案件合併，後續在此處理；您的存取碼仍然有效。',
     'result.due': '預計有進度的時間',
     'result.due_passed': '我們原訂完成的時間',
     'result.late': '{date}（已經延誤，非常抱歉）',

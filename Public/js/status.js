@@ -6,12 +6,11 @@ import { h, replace, show, byId, announce, whileBusy } from './dom.js';
 import { request, ApiError, MAX_UPLOAD_BYTES } from './api.js';
 import { parseCaseNumber, groupCaseNumber, normalizeAccessCode } from './identifiers.js';
 import { LANGUAGES, DATE_LOCALES, text, languageFromLocales } from './status-text.js';
+import { VOCABULARY } from './vocabulary.js';
 
 const STORAGE_KEY = 'reclaim.language';
 const MARKS = ['done', 'current', 'upcoming'];
 const MARK_SYMBOL = { done: '✓', current: '●', upcoming: '' };
-// Which upload answers a missing item, to preselect it in the form.
-const MISSING_UPLOAD = { proof_of_purchase: 'invoice', imei_photo: 'imei_photo', lock_screen_photo: 'lock_screen_photo' };
 const ACCEPT_DOCUMENT = '.pdf,.jpg,.jpeg,.png,.heic,.heif,application/pdf,image/jpeg,image/png,image/heic,image/heif';
 const ACCEPT_TRANSCRIPT = `${ACCEPT_DOCUMENT},.txt,.eml,text/plain,message/rfc822`;
 
@@ -106,6 +105,8 @@ const uploadForm = byId('upload');
 const typeSelect = byId('doc-type');
 const fileInput = byId('doc-file');
 const uploadMessage = byId('upload-message');
+// What an upload may be, in the service's order; applyLanguage() writes each one's words.
+typeSelect.append(...VOCABULARY.upload_kinds.map((kind) => h('option', { value: kind, dataset: { t: `evidence.${kind}` } })));
 
 /** The case being shown: { caseNumber, accessCode }, held only here; and its last status. */
 let current = null;
@@ -149,6 +150,9 @@ function renderProgress(steps) {
 function renderStatus(status) {
   lastStatus = status;
   byId('result-case').textContent = groupCaseNumber(status.case_number);
+  // Looked up by a merged number: say why another number shows (the merge mail says the same).
+  byId('merged-from').textContent = status.merged_from ? t('result.merged_from', { number: groupCaseNumber(status.merged_from) }) : '';
+  show(byId('merged-from'), Boolean(status.merged_from));
   byId('stage').textContent = status.stage;
   byId('updated').textContent = formatWhen(status.updated_at);
   byId('checked').textContent = formatWhen(status.checked_at);
@@ -190,7 +194,8 @@ function renderStatus(status) {
 }
 
 function preselectUpload(missing) {
-  const type = (missing ?? []).map((word) => MISSING_UPLOAD[word]).find(Boolean);
+  // The first upload that answers a missing item (the service says which kinds meet which requirement).
+  const type = (missing ?? []).map((word) => VOCABULARY.requirement_uploads[word]?.[0]).find(Boolean);
   typeSelect.value = type ?? typeSelect.options[0].value;
   updateFileHint();
 }

@@ -14,6 +14,11 @@ public struct NotificationSettings: Sendable {
     public var smtpURL: String?
     /// The sender (`RECLAIM_MAIL_FROM`).
     public var mailFrom: String
+    /// How a customer reaches support (`RECLAIM_SUPPORT_CONTACT`): the page's sentences that mails repeat, and the mail
+    /// that says "call us if this was not you".
+    public var supportContact = NotificationSettings.defaultSupportContact
+    /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
+    public static let defaultSupportContact = "support@reclaim.example"
     /// The service's public base URL, for the status link (`RECLAIM_PUBLIC_URL`).
     public var publicURL: String
     /// Where .eml files go without SMTP (`<data directory>/mail`).
@@ -28,10 +33,19 @@ public struct NotificationSettings: Sendable {
     public var webhookTimeout: TimeInterval = 15
     /// SMTP's limits on connecting and on the whole exchange.
     public var smtpTimeouts = CurlTimeouts(connectSeconds: 10, totalSeconds: 60)
-    /// Delivery threads in this instance (`RECLAIM_DELIVERY_THREADS`, default 1).
-    public var threads: Int = 1
-    /// How long an idle worker waits before looking again.
-    public var pollInterval: TimeInterval = 1
+    /// Threads of this instance that deliver mail and only mail (`RECLAIM_MAIL_THREADS`, default 1; 0: none).
+    public var mailThreads: Int = 1
+    /// Threads of this instance that deliver webhooks and only webhooks (`RECLAIM_WEBHOOK_THREADS`, default 2; 0: none).
+    public var webhookThreads: Int = 2
+    /// Most claims in flight to one endpoint across all instances (`RECLAIM_WEBHOOK_PER_ENDPOINT`, default 1, which
+    /// also keeps each partner's messages in order); a failing endpoint gets one.
+    public var webhookPerEndpoint: Int = 1
+    /// How long an endpoint rests after its n-th failure in a row, the last wait repeating (`RECLAIM_WEBHOOK_BACKOFF`);
+    /// none of its messages is claimed meanwhile. A delivery ends the rest.
+    public var endpointBackoff = RetrySchedule(delays: [5, 30, 60, 300, 900, 1800, 3600])
+    /// How long an idle worker waits before looking again: the floor of a mail's latency (an idle claim is one cheap
+    /// indexed query, so four a second per thread cost the database nothing noticeable).
+    public var pollInterval: TimeInterval = 0.25
     /// How long a claim keeps other workers off the batch's messages while they wait their turn; each message's
     /// lease is renewed to its transfer's timeout plus `leaseMargin` just before it is sent.
     public var lease: TimeInterval = 60
@@ -55,15 +69,18 @@ public struct NotificationSettings: Sendable {
 /// What one attempt came to.
 enum AttemptOutcome {
     case delivered(status: Int?)
-    /// Try again (after at least `retryAfter` seconds when the receiver said so).
-    case failed(status: Int?, error: String, retryAfter: TimeInterval?)
+    /// Try again (after at least `retryAfter` seconds when the receiver said so); `receiverAtFault` is false when the
+    /// failure was ours (the database), which does not count against a webhook endpoint.
+    case failed(status: Int?, error: String, retryAfter: TimeInterval?, receiverAtFault: Bool = true)
     /// Never again (410 Gone, a deleted endpoint, a message that cannot be rendered).
     case abandoned(status: Int?, error: String, disableEndpoint: Bool)
 }
 
 /// The outbox's delivery worker: threads of its own (never the HTTP workers) that claim due messages with
 /// `FOR UPDATE SKIP LOCKED` under a lease, deliver them, and record each attempt. Every instance runs one; together
-/// they deliver each message at least once, with its stable id, and a crash only delays a claimed message.
+/// they deliver each message at least once, with its stable id, and a crash only delays a claimed message. Mail and
+/// webhooks go in separate lanes (threads of their own), and a webhook thread's batch is one endpoint's, so neither a
+/// customer's mail nor another partner waits behind a partner that hangs.
 public final class DeliveryWorker: Sendable {
     public let settings: NotificationSettings
     let pool: PostgresPool
@@ -98,14 +115,16 @@ public final class DeliveryWorker: Sendable {
         if settings.smtpURL == nil {
             logger.info("mail_to_files", ["directory": .string(settings.mailDirectory)])
         }
-        for index in 0..<max(1, settings.threads) {
-            finished.enter()
-            let thread = Thread { [self] in
-                loop()
-                finished.leave()
+        for (lane, count) in [(OutboxChannel.mail, settings.mailThreads), (.webhook, settings.webhookThreads)] {
+            for index in 0..<max(0, count) {
+                finished.enter()
+                let thread = Thread { [self] in
+                    loop(lane)
+                    finished.leave()
+                }
+                thread.name = "reclaim-\(lane.rawValue)-\(index)"
+                thread.start()
             }
-            thread.name = "reclaim-delivery-\(index)"
-            thread.start()
         }
     }
 
@@ -122,13 +141,13 @@ public final class DeliveryWorker: Sendable {
 
     private var stopping: Bool { state.withLock { $0.stopping } }
 
-    private func loop() {
+    private func loop(_ lane: OutboxChannel) {
         while !stopping {
             var delivered = 0
             do {
-                delivered = try runOnce()
+                delivered = try runOnce(lane)
             } catch {
-                logger.warning("delivery_claim_failed", ["error": .string(String(describing: error))])
+                logger.warning("delivery_claim_failed", ["lane": .string(lane.rawValue), "error": .string(String(describing: error))])
             }
             if delivered == 0 { sleepUnlessStopping(settings.pollInterval) }
         }
@@ -139,17 +158,42 @@ public final class DeliveryWorker: Sendable {
         while !stopping && Date() < end { Thread.sleep(forTimeInterval: min(0.05, seconds)) }
     }
 
-    /// Claims one batch and delivers it; the number of messages attempted.
+    /// Claims one batch of each lane (or of `lane` only) and delivers it; the number of messages claimed.
     @discardableResult
-    public func runOnce() throws -> Int {
-        let claimed = try pool.withTransaction { try OutboxStore.claim(limit: settings.batchSize, now: now(), lease: settings.lease, on: $0) }
-        for message in claimed {
+    public func runOnce(_ lane: OutboxChannel? = nil) throws -> Int {
+        var claimed = 0
+        if lane != .webhook {
+            claimed += deliver(try pool.withTransaction { try OutboxStore.claimMail(limit: settings.batchSize, now: now(), lease: settings.lease, on: $0) })
+        }
+        if lane != .mail {
+            claimed += deliver(try pool.withTransaction {
+                try OutboxStore.claimWebhooks(limit: settings.batchSize, perEndpoint: max(1, settings.webhookPerEndpoint), now: now(),
+                                              lease: settings.lease, on: $0)
+            })
+        }
+        return claimed
+    }
+
+    /// Delivers a claimed batch in order. A webhook batch is one endpoint's: after a failure the rest goes back
+    /// unattempted (the endpoint rests now), as it does when the worker is stopping.
+    private func deliver(_ claimed: [OutboxMessage]) -> Int {
+        for (index, message) in claimed.enumerated() {
+            if stopping {
+                release(claimed[index...])
+                break
+            }
             // The claim's lease covers waiting in the batch; this one covers the transfer, which curl cuts at its timeout.
             // A message another worker claimed meanwhile (our lease ran out) has a new attempt number: skip it.
             let transfer = message.channel == .mail ? settings.smtpTimeouts.totalSeconds : settings.webhookTimeout
-            guard try pool.withConnection({ connection in
-                try OutboxStore.renew(id: message.id, attempt: message.attempt, until: now().addingTimeInterval(transfer + settings.leaseMargin), on: connection)
-            }) else { continue }
+            do {
+                guard try pool.withConnection({ connection in
+                    try OutboxStore.renew(id: message.id, attempt: message.attempt, until: now().addingTimeInterval(transfer + settings.leaseMargin), on: connection)
+                }) else { continue }
+            } catch {
+                // Not sent: its lease runs out and it is claimed again.
+                logger.warning("delivery_renew_failed", ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
+                continue
+            }
             let started = DispatchTime.now().uptimeNanoseconds
             let outcome = attempt(message)
             let milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
@@ -159,8 +203,24 @@ public final class DeliveryWorker: Sendable {
                 // The lease will run out and another attempt follow: at least once, never lost.
                 logger.warning("delivery_record_failed", ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
             }
+            if message.channel == .webhook, case .failed = outcome {
+                release(claimed[(index + 1)...])
+                break
+            }
         }
         return claimed.count
+    }
+
+    /// Gives claimed messages back unattempted (a failure there would only delay them until their lease runs out).
+    private func release(_ messages: ArraySlice<OutboxMessage>) {
+        guard !messages.isEmpty else { return }
+        do {
+            try pool.withTransaction { connection in
+                for message in messages { try OutboxStore.release(message, on: connection) }
+            }
+        } catch {
+            logger.warning("delivery_release_failed", ["messages": .int(messages.count), "error": .string(String(describing: error))])
+        }
     }
 
     private func record(_ outcome: AttemptOutcome, of message: OutboxMessage, milliseconds: Int) throws {
@@ -172,10 +232,14 @@ public final class DeliveryWorker: Sendable {
             case .delivered(let status):
                 try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: nil, on: connection)
                 try OutboxStore.markSent(id: message.id, attempt: message.attempt, now: at, on: connection)
+                if let endpoint = message.endpointID { try WebhookEndpointStore.recordSuccess(id: endpoint, on: connection) }
                 logger.info("message_sent", ["message_id": .string(id), "channel": .string(message.channel.rawValue), "kind": .string(message.kind),
                                              "attempt": .int(message.attempt)])
-            case let .failed(status, error, retryAfter):
+            case let .failed(status, error, retryAfter, receiverAtFault):
                 try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
+                if receiverAtFault, let endpoint = message.endpointID {
+                    try backOff(endpoint, at: at, retryAfter: retryAfter, on: connection)
+                }
                 if let delay = schedule.delay(after: message.attempt, retryAfter: retryAfter) {
                     try OutboxStore.reschedule(id: message.id, attempt: message.attempt, at: at.addingTimeInterval(delay), error: error, on: connection)
                     logger.warning("message_retry", ["message_id": .string(id), "attempt": .int(message.attempt), "error": .string(error),
@@ -196,6 +260,16 @@ public final class DeliveryWorker: Sendable {
         }
     }
 
+    /// Counts the endpoint's failure and rests it for its backoff (at least what its `Retry-After` asked).
+    private func backOff(_ endpoint: UUID, at: Date, retryAfter: TimeInterval?, on connection: PostgresConnection) throws {
+        let failures = try WebhookEndpointStore.recordFailure(id: endpoint, on: connection)
+        let schedule = settings.endpointBackoff
+        guard let delay = schedule.delay(after: min(failures, schedule.delays.count), retryAfter: retryAfter), delay > 0 else { return }
+        try WebhookEndpointStore.backOff(id: endpoint, until: at.addingTimeInterval(delay), on: connection)
+        logger.warning("webhook_endpoint_backoff", ["endpoint_id": .string(endpoint.uuidString.lowercased()), "failures": .int(failures),
+                                                    "rest_seconds": .double(delay)])
+    }
+
     func attempt(_ message: OutboxMessage) -> AttemptOutcome {
         switch message.channel {
         case .mail: deliverMail(message)
@@ -208,8 +282,7 @@ public final class DeliveryWorker: Sendable {
     /// The rendered mail, its secret opened only here (never logged, never stored in clear).
     func renderMail(_ message: OutboxMessage) throws -> MIMEMessage {
         guard case .object(let payload) = try JSONValue.parse(message.payload), case .string(let number)? = payload["case_number"],
-              case .string(let stageName)? = payload["stage"], let stage = CustomerText(rawValue: stageName),
-              let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
+              let status = CustomerMailStatus(payload: payload), let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
             throw DeliveryError("the message cannot be rendered")
         }
         var language = CustomerLanguage.english
@@ -223,8 +296,11 @@ public final class DeliveryWorker: Sendable {
         let display = (try? CaseNumber(parsing: number).description) ?? number
         let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
         let link = "\(base)/status?case=\(number)"
+        var newAddress = ""
+        if case .string(let masked)? = payload["new_address"] { newAddress = masked }
         return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
-                           body: MailText.body(kind, caseNumber: display, stage: stage, accessCode: code, statusURL: link, language: language),
+                           body: MailText.body(kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
+                                               contact: settings.supportContact, newAddress: newAddress),
                            messageID: message.id, date: message.createdAt)
     }
 
@@ -235,7 +311,7 @@ public final class DeliveryWorker: Sendable {
                 return .abandoned(status: nil, error: "refused: the address reaches the case's rescue address", disableEndpoint: false)
             }
         } catch {
-            return .failed(status: nil, error: "database: \(error)", retryAfter: nil)
+            return .failed(status: nil, error: "database: \(error)", retryAfter: nil, receiverAtFault: false)
         }
         let mail: MIMEMessage
         do {
@@ -283,7 +359,7 @@ public final class DeliveryWorker: Sendable {
             }
             endpoint = found
         } catch {
-            return .failed(status: nil, error: "database: \(error)", retryAfter: nil)
+            return .failed(status: nil, error: "database: \(error)", retryAfter: nil, receiverAtFault: false)
         }
         if endpoint.deleted { return .abandoned(status: nil, error: "endpoint deleted", disableEndpoint: false) }
         if endpoint.disabledAt != nil { return .abandoned(status: nil, error: "endpoint disabled (410 Gone)", disableEndpoint: false) }

@@ -38,10 +38,19 @@ public struct ResponseDoc: Sendable {
 public enum RequestContent: Sendable, Equatable {
     /// `application/json` described by a schema in `components.schemas`.
     case json(schema: String)
-    /// `multipart/form-data` described by a schema in `components.schemas` (the transport parses it as it arrives).
-    case multipart(schema: String)
+    /// `multipart/form-data` described by a schema in `components.schemas` (the transport parses it as it arrives);
+    /// `partTypes` names the media types a part may declare (OpenAPI's `encoding`), by part name.
+    case multipart(schema: String, partTypes: [String: [String]])
     /// The raw body under any of these media types, stored as sent (documents).
     case bytes(mediaTypes: [String])
+}
+
+/// An optional query parameter of a route, as `/openapi.json` declares it.
+public struct QueryParameter: Sendable, Equatable {
+    public let name: String
+    /// The values it takes.
+    public let values: [String]
+    public let description: String
 }
 
 /// A route of the service with its documentation: the single source for the router and `/openapi.json`.
@@ -65,6 +74,8 @@ public struct APIRoute: Sendable {
     public private(set) var requiresIfMatch = false
     /// Agents' `Idempotency-Key` is taken too (notes: a retry after a lost answer must not store the note twice).
     public private(set) var acceptsAgentIdempotencyKey = false
+    /// Query parameters the handler reads, each with the values it takes, as `/openapi.json` declares them.
+    public private(set) var queryParameters: [QueryParameter] = []
 
     private init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
                  authentication: RouteAuthentication, requestSchema: String?,
@@ -98,11 +109,18 @@ public struct APIRoute: Sendable {
     }
 
     /// Evidence (issue 5): this route also accepts `multipart/form-data` described by `schema`, under `limits`
-    /// (see `Route.acceptingMultipart`).
-    public func acceptingMultipart(schema: String, _ limits: MultipartLimits = MultipartLimits()) -> APIRoute {
+    /// (see `Route.acceptingMultipart`); `partTypes`: the media types each named part may declare.
+    public func acceptingMultipart(schema: String, partTypes: [String: [String]] = [:], _ limits: MultipartLimits = MultipartLimits()) -> APIRoute {
         var copy = self
         copy.multipart = limits
-        copy.requestContent.append(.multipart(schema: schema))
+        copy.requestContent.append(.multipart(schema: schema, partTypes: partTypes))
+        return copy
+    }
+
+    /// The handler reads this optional query parameter, which takes one of `values`.
+    public func readingQuery(_ name: String, oneOf values: [String], _ description: String) -> APIRoute {
+        var copy = self
+        copy.queryParameters.append(QueryParameter(name: name, values: values, description: description))
         return copy
     }
 
@@ -138,8 +156,8 @@ public struct APIRoute: Sendable {
         var derived: [Int: ResponseDoc] = [
             400: .problem("Malformed request."),
             413: .problem("payload_too_large: the body exceeds the route's limit."),
-            // The transport (libmicrohttpd) answers this itself, before any route, with a body of its own.
-            431: .empty("Request header fields too large; answered before routing, so not a problem document."),
+            // Refused before routing: libmicrohttpd finds it, the transport answers it (see TransportRefusal).
+            431: .problem("header_too_large: the request head is larger than the server reads."),
             503: .problem("unavailable, database_unavailable or database_busy: see Retry-After."),
         ]
         if authentication != .customer {

@@ -159,7 +159,8 @@ public struct DemoSeed: Sendable {
         case card(matched: Bool)
         case device(matched: Bool)
         case transcript(String)
-        case document(DocumentType)
+        /// The customer uploads a document of this kind.
+        case document(EvidenceKind)
         case assign(Tier)
         case freeze
         /// Tier 3 accepts every pending document (approve needs them accepted).
@@ -270,7 +271,9 @@ public struct DemoSeed: Sendable {
         let opening = CaseOperations.Opening(kind: plan.kind, accountEmail: account.email, customerName: customer,
                                              customerContactEmail: "contact.\(index + 1)@example.org",
                                              devices: [.init(serial: account.serial, imei: account.imei, model: "Phone 14")],
-                                             facts: plan.facts, summary: plan.summary)
+                                             facts: plan.facts, summary: plan.summary,
+                                             // Every other case whose thief added a rescue address knows which: the case page shows it.
+                                             rescueEmail: plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil)
         let opened = try pool.withTransaction { try operations.open(opening, by: creator, at: current(), on: $0) }
         let number = try CaseNumber(parsing: opened.record.number)
         let year = Calendar(identifier: .gregorian).component(.year, from: current()) + 3
@@ -286,7 +289,7 @@ public struct DemoSeed: Sendable {
                 let tier = holder.isAtLeast(action.rule.minimumTier) ? holder : action.rule.minimumTier
                 _ = try pool.withTransaction { connection in
                     try operations.transition(number, expectedVersion: record.version, .init(action: action, reason: reason, unlock: unlock),
-                                              actorTier: tier, by: agents.actor(tier), at: at, on: connection)
+                                              actorTier: tier, by: agents.actor(tier), at: at, on: connection).taken()
                 }
             case .note(let body, let visibility):
                 _ = try pool.withTransaction { try operations.addNote(number, body: body, visibility: visibility, by: actor, at: at, on: $0) }
@@ -304,7 +307,8 @@ public struct DemoSeed: Sendable {
             case .transcript(let text):
                 let valid = try Self.valid(Transcript.validate(text))
                 _ = try pool.withTransaction { try operations.fileTyped(.transcript(valid), number: number, by: actor, at: at, on: $0) }
-            case .document(let type):
+            case .document(let kind):
+                guard let type = DocumentType(kind) else { preconditionFailure("The demo uploads documents only, not \(kind).") }
                 _ = try pool.withTransaction { connection in
                     try operations.fileDocument(type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
                                                 number: number, by: "customer", at: at, on: connection)
@@ -334,7 +338,8 @@ public struct DemoSeed: Sendable {
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
                 _ = try pool.withTransaction { connection in
                     try operations.merge(number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
-                                         reason: "Same caller, second channel.", actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                                         reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
+                                         actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// `before` checks the key, answers a retry whose first request already committed from the stored copy (or 422
 /// `idempotency_mismatch` when the request differs), and otherwise leaves an `IdempotencyClaim` on the request. The
-/// handler's transaction (`ServiceContext.transaction(for:)`) then locks the key, does the work and stores the 2xx answer
+/// handler's transaction (`ServiceContext.transaction(for:)`, in `ServiceContext.swift`) then locks the key, does the work and stores the 2xx answer
 /// sealed with the `idempotency` key, all in ONE transaction: a crash at any instant rolls back the key with the change,
 /// so a retry replays the first answer or does the work once. A concurrent retry waits for the first to commit (then
 /// replays) or roll back (then runs); after `IdentityPolicy.idempotencyWait` it answers 409 `idempotency_in_progress`.
@@ -117,15 +117,17 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         return (keyID, SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: associatedData(claim)))
     }
 
-    /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding.
+    /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding. The body is read in
+    /// pieces (a spooled upload is never copied whole); an unreadable spool hashes as an empty body, which the handler
+    /// then fails on anyway.
     static func requestHash(_ request: HTTPRequest) -> [UInt8] {
-        var bytes: [UInt8] = []
+        var hasher = SHA256.Hasher()
         for part in [Array(request.method.rawValue.utf8), Array(request.target.utf8)] {
-            bytes.append(contentsOf: Array("\(part.count):".utf8))
-            bytes.append(contentsOf: part)
+            hasher.update(Array("\(part.count):".utf8))
+            hasher.update(part)
         }
-        bytes.append(contentsOf: request.body)
-        return SHA256.hash(bytes)
+        try? request.content.forEachPiece { hasher.update($0) }
+        return hasher.finalize()
     }
 
     /// Binds a sealed answer to its owner and key (API clients keep the associated data of earlier builds).
@@ -153,38 +155,5 @@ final class IdempotencyClaim: Sendable {
         self.requestHash = requestHash
         self.lifetime = lifetime
         self.wait = wait
-    }
-}
-
-extension ServiceContext {
-    /// Runs a state-changing route's work and renders its answer in one transaction. With an Idempotency-Key on the
-    /// request, the key is locked first, the 2xx answer stored before COMMIT, and a retry whose first committed gets the
-    /// stored answer without `body` running. `body` may run more than once (serialization retries): it must only use `connection`.
-    func transaction(for request: HTTPRequest, _ body: (PostgresConnection) throws -> HTTPResponse) throws -> HTTPResponse {
-        guard let claim = request[IdempotencyMiddleware.Claim.self], let keys else { return try pool.withTransaction(body) }
-        defer { claim.settled.store(true, ordering: .releasing) }
-        let now = clock.now()
-        do {
-            return try pool.withTransaction { connection -> HTTPResponse in
-                switch try IdempotencyKeyStore.lock(claim.owner, key: claim.key, requestHash: claim.requestHash, now: now, lifetime: claim.lifetime,
-                                                    wait: claim.wait, on: connection) {
-                case .completed(let storedHash, let sealed, let keyID):
-                    guard ConstantTime.equals(storedHash, claim.requestHash) else { throw IdempotencyMiddleware.mismatch }
-                    return try IdempotencyMiddleware.replay(sealed, keyID: keyID, claim: claim, keys: keys)
-                case .acquired:
-                    let response = try body(connection)
-                    if (200..<300).contains(response.status) {
-                        let (keyID, sealed) = try IdempotencyMiddleware.seal(response, claim: claim, keys: keys)
-                        try IdempotencyKeyStore.complete(claim.owner, key: claim.key, sealedResponse: sealed, keyID: keyID, on: connection)
-                    } else {
-                        try IdempotencyKeyStore.release(claim.owner, key: claim.key, on: connection)
-                    }
-                    return response
-                }
-            }
-        } catch let error as PostgresError where error.sqlState == "55P03" {
-            // lock_not_available: the first request with this key still holds it after `idempotencyWait`.
-            throw IdempotencyMiddleware.inProgress
-        }
     }
 }

@@ -41,6 +41,7 @@ enum OpenAPIDocument {
             "required": ["status", "schema_version"],
             "properties": ["status": ["type": "string", "const": "ready"], "schema_version": ["type": "integer"]],
         ],
+        "Vocabulary": Vocabulary.schema,
         // Evidence: an agent's or API client's document as a form (the customers' form is CustomerUpload).
         "DocumentForm": [
             "type": "object",
@@ -71,7 +72,7 @@ enum OpenAPIDocument {
                         "id": ["type": "string", "format": "uuid"],
                         "name": ["type": "string"],
                         "email": ["type": "string", "format": "email"],
-                        "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
+                        "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
                         "admin": ["type": "boolean"],
                     ],
                 ],
@@ -118,13 +119,20 @@ enum OpenAPIDocument {
                                     : "API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once.",
                                    "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"]])
             }
+            for query in route.queryParameters {
+                parameters.append(["name": query.name, "in": "query", "required": false, "description": query.description,
+                                   "schema": ["type": "string", "enum": query.values]])
+            }
             if !parameters.isEmpty { operation["parameters"] = parameters }
             if !route.requestContent.isEmpty {
                 var content: [String: Any] = [:]
                 for accepted in route.requestContent {
                     switch accepted {
                     case .json(let schema): content["application/json"] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
-                    case .multipart(let schema): content["multipart/form-data"] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
+                    case .multipart(let schema, let partTypes):
+                        var form: [String: Any] = ["schema": ["$ref": "#/components/schemas/\(schema)"]]
+                        if !partTypes.isEmpty { form["encoding"] = partTypes.mapValues { ["contentType": $0.joined(separator: ", ")] } }
+                        content["multipart/form-data"] = form
                     case .bytes(let mediaTypes):
                         for type in mediaTypes { content[type] = ["schema": ["type": "string", "format": "binary"]] }
                     }
@@ -170,9 +178,10 @@ enum OpenAPIDocument {
             "paths": paths,
             "components": [
                 // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift; Administration: Admin/AdminSchemas.swift;
-                // Notifications: NotificationSchemas.swift
+                // Notifications: NotificationSchemas.swift; the transparency log: Controllers/AuditController.swift
                 "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first }
-                    .merging(adminSchemas) { first, _ in first }.merging(notificationSchemas) { first, _ in first },
+                    .merging(adminSchemas) { first, _ in first }.merging(notificationSchemas) { first, _ in first }
+                    .merging(auditSchemas) { first, _ in first },
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

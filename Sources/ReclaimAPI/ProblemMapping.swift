@@ -1,13 +1,26 @@
 import HTTPServer
 import Postgres
 
-/// The one table from database failures to HTTP problems (PostgREST's idea): what the client may do next.
-enum DatabaseProblem {
+/// The server's one error mapper: a refusal (workflow, operation, administration) is answered as the refusal catalogue
+/// (`ErrorCatalogue.swift`) declares it, a database failure by the SQLSTATE table below (PostgREST's idea: what the
+/// client may do next); anything else is left to the server's plain 500, its detail in the log only.
+enum ProblemMapping {
     /// Seconds a client should wait before retrying when the database is unreachable.
     static let unavailableRetryAfter = 5
 
-    /// Maps errors the handlers let through; nil leaves them to the server's plain 500.
+    /// Maps what handlers let through; nil leaves the server's plain 500.
     @Sendable static func map(_ error: Error) -> (any HTTPProblem)? {
+        if let refusal = error as? any Refusal { return refusal.problem }
+        return database(error)
+    }
+
+    /// A refusal answered from inside a transaction that must still commit (see `OperationError.refusedAfterRecording`).
+    static func response(_ refusal: any Refusal, to request: HTTPRequest) -> HTTPResponse {
+        .problem(refusal.problem, requestID: request.requestID)
+    }
+
+    /// The SQLSTATE table; nil for what it does not know.
+    static func database(_ error: Error) -> (any HTTPProblem)? {
         guard let error = error as? PostgresError else { return nil }
         if error.isConnectionError {
             return Problem(ErrorCode.databaseUnavailable,

@@ -1,5 +1,6 @@
 import HTTPServer
 import ReclaimCore
+import ReclaimOperations
 
 /// The one route table of the service. The router and `/openapi.json` are both built from it. Each route lists the
 /// answers particular to it; those that follow from its kind (401, 413, 415, 428, ...) are added by
@@ -20,6 +21,7 @@ struct Routes {
     let webhooks: WebhooksController  // Notifications
     let caseMessages: CaseMessagesController  // Notifications
     let adminWebhooks: AdminWebhooksController  // Notifications
+    let audit: AuditController  // the transparency log
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -36,6 +38,7 @@ struct Routes {
         self.webhooks = WebhooksController(context: context)  // Notifications
         self.caseMessages = CaseMessagesController(context: context)  // Notifications
         self.adminWebhooks = AdminWebhooksController(context: context)  // Notifications
+        self.audit = AuditController(context: context)
     }
 
     var all: [APIRoute] {
@@ -49,6 +52,7 @@ struct Routes {
             + reportRoutes
             + passkeyRoutes
             + notificationRoutes
+            + auditRoutes
     }
 
     // MARK: Operations
@@ -67,6 +71,11 @@ struct Routes {
             APIRoute(.GET, "/openapi.json", operationID: "openapi", summary: "This document.", tag: "operations",
                      responses: [200: .other("OpenAPI 3.1 document.", mediaType: "application/json")],
                      handler: operations.openAPI),
+            APIRoute(.GET, "/api/v1/vocabulary", operationID: "vocabulary",
+                     summary: "Every vocabulary's machine words (case states, tiers, evidence and document kinds, event types, ...) in the service's order: the pages read their lists here.",
+                     tag: "operations",
+                     responses: [200: .json("The vocabularies, by name.", "Vocabulary")],
+                     handler: operations.vocabulary),
         ]
     }
 
@@ -96,16 +105,16 @@ struct Routes {
     // MARK: Cases
     var caseRoutes: [APIRoute] {
         let caseNumber404: ResponseDoc = .problem("invalid_case_number (mistyped, no database query) or not_found.")
+        // The refusals of the case-changing routes, by status, from the refusal catalogue (412 and 428 follow from If-Match).
+        let refusals: [any Refusal] = WorkflowRefusal.examples + OperationError.caseChanges
         let changing: [Int: ResponseDoc] = [
             200: .json("The changed case; ETag carries the new version.", "Case"), 401: .problem("Not authenticated."),
-            403: .problem("forbidden / insufficient_tier: recorded as a `denied` event on the case."), 404: caseNumber404,
-            409: .problem("invalid_transition, verification_failed (with factors), not_recoverable, answers_not_matched, case_not_open, already_frozen, not_frozen, documents_missing (with missing), documents_pending, unlocks_outstanding (with outstanding; the unlock given was recorded), already_done, not_same_account."),
-            412: .problem("stale_version: If-Match is not the current version."), 422: .problem("validation_failed, reason_required, unlock_required, unlock_not_allowed."),
-            428: .problem("if_match_required."),
+            403: .refusals(refusals, status: 403, lead: ["forbidden"], then: ": recorded as a `denied` event on the case."), 404: caseNumber404,
+            409: .refusals(refusals, status: 409), 422: .refusals(refusals, status: 422, lead: ["validation_failed"]),
         ]
         return [
             APIRoute(.POST, "/api/v1/cases", operationID: "createCase",
-                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once.",
+                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once. A contact address that reaches the rescue address's mailbox (case, +tag and the provider's own rules ignored) is 422 naming customer.contact_email.",
                      tag: "cases", authentication: .agentOrAPIClient, requestSchema: "NewCase",
                      responses: [201: .json("The case, with access_code.", "CreatedCase"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
                                  403: .problem("Not allowed."), 422: .problem("validation_failed with errors per field.")],
@@ -119,8 +128,12 @@ struct Routes {
                      tag: "cases", authentication: .agent,
                      responses: [200: .json("The case.", "Case"), 401: .problem("Not authenticated."), 404: caseNumber404],
                      handler: cases.get),
+            APIRoute(.PATCH, "/api/v1/cases/{case_number}", operationID: "correctCase",
+                     summary: "Correct an open case (tier1+, If-Match required): customer.name, customer.contact_email, language (null: not known), facts (rescue_email included), devices (the whole list) and summary, as a merge patch; one case_corrected event names the fields changed (no personal value in it); the previous contact address is mailed that it changed (the new one masked). A contact address reaching the rescue address's mailbox is 422 naming the field; 409 case_not_open on a finished case, path_decided when the facts would change the path in engineering. A patch that changes nothing answers the case as it is.",
+                     tag: "cases", authentication: .agent, requestSchema: "CaseCorrection", responses: changing,
+                     bodyLimit: 64 * 1024, handler: cases.correct).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
-                     summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file.",
+                     summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
                      bodyLimit: 16 * 1024, deferred: cases.transitionRoute).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
@@ -138,7 +151,7 @@ struct Routes {
                      tag: "cases", authentication: .agent, responses: changing,
                      bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
-                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open.",
+                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open; 409 different_customer (with `differing`) when the customers' names or contact addresses differ, unless same_customer_confirmed. The merged number's own access code then sees the target's status and only the notes and evidence its own case brought.",
                      tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
                      bodyLimit: 4096, handler: cases.merge).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",
@@ -162,8 +175,8 @@ struct Routes {
                      tag: "cases", authentication: .agent,
                      responses: [201: .json("The new code.", "IssuedAccessCode"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
                                  404: caseNumber404,
-                                 409: .problem("access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After.")],
-                     bodyLimit: 4096, handler: cases.reissueAccessCode),
+                                 409: .problem("access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After. Or idempotency_in_progress: the first request with this Idempotency-Key still runs (a retry with the key gets the first code).")],
+                     bodyLimit: 4096, handler: cases.reissueAccessCode).acceptingAgentIdempotencyKey(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/actions/unfreeze", operationID: "unfreezeCase",
                      summary: "Lift the account's freeze (tier2+, If-Match required); 409 not_frozen when there is none. Resolved, rejected and closed lift it by themselves.",
                      tag: "cases", authentication: .agent, responses: changing,
@@ -193,6 +206,8 @@ struct Routes {
     // MARK: Evidence
     var evidenceRoutes: [APIRoute] {
         let caseNumber404: ResponseDoc = .problem("invalid_case_number (mistyped, no database query) or not_found.")
+        // What a document may be declared as, raw or as the form's file part (the bytes are sniffed either way).
+        let documentMediaTypes = MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]
         return [
             APIRoute(.POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
                      summary: "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404; a finished case 409 case_not_open.",
@@ -206,8 +221,10 @@ struct Routes {
                                  429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
                                  503: .problem("busy: too many answers being checked; see Retry-After.")],
                      bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file)
-                .acceptingMultipart(schema: "DocumentForm")
-                .acceptingBytes(MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]),
+                .acceptingMultipart(schema: "DocumentForm", partTypes: ["file": documentMediaTypes])
+                .acceptingBytes(documentMediaTypes)
+                .readingQuery("type", oneOf: DocumentType.allCases.map(\.rawValue),
+                              "The document's type when the body is its raw bytes (required then; JSON and forms name it in the body)."),
             APIRoute(.GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
                      summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
                      tag: "evidence", authentication: .agent,
@@ -229,8 +246,9 @@ struct Routes {
                      summary: "Accept or reject evidence with a reason (tier2+ for typed evidence, tier3+ for documents and transcripts); kept as a separate record and an event.",
                      tag: "evidence", authentication: .agent, requestSchema: "EvidenceReview",
                      responses: [200: .json("The evidence with its new status.", "Evidence"), 401: .problem("Not authenticated."),
-                                 403: .problem("forbidden / insufficient_tier."), 404: .problem("No such evidence."), 422: .problem("validation_failed.")],
-                     bodyLimit: 8192, handler: evidence.review),
+                                 403: .refusals([OperationError.reviewNeedsTier(.tier3)], status: 403, lead: ["forbidden"]),
+                                 404: .refusal(OperationError.evidenceNotFound), 422: .problem("validation_failed.")],
+                     bodyLimit: 8192, handler: evidence.review).acceptingAgentIdempotencyKey(),
         ]
     }
 
@@ -241,7 +259,7 @@ struct Routes {
                      summary: "Put an account on file (admin agents, API clients): answers argon2id-hashed, cards as first six + last four + fingerprint.",
                      tag: "accounts", authentication: .agentOrAPIClient, requestSchema: "NewAccount",
                      responses: [201: .json("The account, without secrets.", "Account"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
-                                 403: .problem("Not allowed."), 409: .problem("account_exists."), 422: .problem("validation_failed."),
+                                 403: .problem("Not allowed."), 409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
                                  503: .problem("busy: too many hashes queued; see Retry-After.")],
                      bodyLimit: 64 * 1024, deferred: accounts.create),
         ]
@@ -269,14 +287,16 @@ struct Routes {
                                  415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC (a transcript: also UTF-8 text or an e-mail)."),
                                  422: .problem("validation_failed: a field is missing."),
                                  429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
-                     handler: status.uploadEvidence).acceptingMultipart(schema: "CustomerUpload"),
+                     handler: status.uploadEvidence)
+                .acceptingMultipart(schema: "CustomerUpload", partTypes: ["file": TranscriptMediaType.declarable + ["application/octet-stream"]]),
         ]
     }
 
     // MARK: Administration
     var adminRoutes: [APIRoute] {
         let notAdmin: ResponseDoc = .problem("forbidden: only admin agents may administer.")
-        let missing: ResponseDoc = .problem("No such agent or client.")
+        let missing: ResponseDoc = .refusal(IdentityAdministrationError.noSuchAgent)
+        let noClient: ResponseDoc = .refusal(IdentityAdministrationError.noSuchClient(activeOnly: true))
         return [
             APIRoute(.GET, "/api/v1/admin/agents", operationID: "adminListAgents",
                      summary: "Every agent by email: tier, role, active or not, last sign-in (admins).", tag: "administration", authentication: .agent,
@@ -286,14 +306,15 @@ struct Routes {
                      summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
                      tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
                      responses: [201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
-                                 409: .problem("agent_exists: an agent has this email."), 422: .problem("validation_failed."),
+                                 409: .refusal(IdentityAdministrationError.agentExists), 422: .problem("validation_failed."),
                                  503: .problem("busy: too many passwords being hashed; see Retry-After.")],
                      bodyLimit: 4096, deferred: admin.addAgent),
             APIRoute(.PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
                      summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
                      tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
                      responses: [200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
-                                 409: .problem("admin_lockout: an admin may not deactivate or demote themselves, nor the last admin."),
+                                 409: .refusal(IdentityAdministrationError.lockout(.selfDemotion), IdentityAdministrationError.lockout(.lastAdmin),
+                                                IdentityAdministrationError.lockout(.noPasskeyYet)),
                                  422: .problem("validation_failed.")],
                      bodyLimit: 4096, handler: admin.changeAgent),
             APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
@@ -319,18 +340,46 @@ struct Routes {
             APIRoute(.POST, "/api/v1/admin/clients/{id}/rotate", operationID: "adminRotateClient",
                      summary: "A new signing secret, shown this once; the previous one keeps signing for 24 hours (admins). Recorded in the audit log.",
                      tag: "administration", authentication: .agent,
-                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: noClient],
                      bodyLimit: 4096, handler: admin.rotateClient),
             APIRoute(.DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
                      summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
                      tag: "administration", authentication: .agent,
-                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: .problem("No such active client.")],
+                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: noClient],
                      handler: admin.revokeClient),
             APIRoute(.GET, "/api/v1/admin/audit", operationID: "adminAudit",
                      summary: "Every administrative change, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}, as a case timeline.",
                      tag: "administration", authentication: .agent,
                      responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
                      handler: admin.audit),
+        ]
+    }
+
+    // MARK: The transparency log
+    var auditRoutes: [APIRoute] {
+        let bad: ResponseDoc = .problem("validation_failed: errors name the parameter (missing, not a whole number, or outside today's tree).")
+        return [
+            APIRoute(.GET, "/api/v1/audit/checkpoint", operationID: "auditCheckpoint",
+                     summary: "The latest signed checkpoint of the transparency log (every timeline event and admin-log entry a leaf of one RFC 9162 tree): a C2SP tlog-checkpoint in a signed note, Ed25519 (origin, tree size, base64 root, blank line, `— <origin> <base64(key id ‖ signature)>`). Signed at most every RECLAIM_CHECKPOINT_SECONDS when the tree grew; no sign-in.",
+                     tag: "audit", responses: [200: .other("The signed note.", mediaType: "text/plain")],
+                     handler: audit.checkpoint),
+            APIRoute(.GET, "/api/v1/audit/key", operationID: "auditKey",
+                     summary: "The checkpoints' verifier key, `<origin>+<hex key id>+<base64(0x01 ‖ Ed25519 public key)>` (golang.org/x/mod/sumdb/note's form); no sign-in.",
+                     tag: "audit", responses: [200: .other("The verifier key.", mediaType: "text/plain")],
+                     handler: audit.key),
+            APIRoute(.GET, "/api/v1/audit/proof", operationID: "auditInclusionProof",
+                     summary: "RFC 9162 §2.1.3 inclusion proof of ?leaf= (an event's leaf_index) in the tree's first ?size= leaves (a checkpoint's size); no sign-in.",
+                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                     handler: audit.inclusion),
+            APIRoute(.GET, "/api/v1/audit/consistency", operationID: "auditConsistencyProof",
+                     summary: "RFC 9162 §2.1.4 consistency proof from the tree's first ?from= leaves to its first ?to= (1 ≤ from ≤ to ≤ today's size; empty when equal); no sign-in.",
+                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                     handler: audit.consistency),
+            APIRoute(.GET, "/api/v1/admin/checkpoint", operationID: "adminCheckpoint",
+                     summary: "The latest checkpoint and whether the service's own tree verifies against it: its signature under the key file's checkpoint keys, its size, and the consistency proof to today's root (admins).",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The checkpoint and the verdict.", "AdminCheckpoint"), 403: .problem("forbidden: only admin agents may administer.")],
+                     handler: audit.adminCheckpoint),
         ]
     }
 
@@ -367,7 +416,7 @@ struct Routes {
             APIRoute(.DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
                      tag: "identity", authentication: .agent,
                      responses: [204: .empty("Removed."), 404: .problem("No such passkey of yours."),
-                                 409: .problem("admin_lockout: a passkey is required of you and this is your last.")],
+                                 409: .refusal(IdentityAdministrationError.lockout(.lastRequiredPasskey))],
                      handler: passkeys.remove),
             APIRoute(.POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
                      summary: "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get; each one counts against this address's budget (as failed sign-ins do).",

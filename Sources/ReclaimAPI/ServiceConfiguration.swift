@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Notifications
+import ReclaimOperations
 
 /// A configuration value that failed validation; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -15,6 +17,10 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
 public struct ServiceConfiguration: Sendable {
     /// libpq connection string or URI (`DATABASE_URL`).
     public var databaseURL: String
+    /// The schema owner's connection string (`RECLAIM_MIGRATION_DATABASE_URL`): when set, `serve` and `migrate` apply
+    /// migrations through it; unset, `serve` only checks that the schema is current (`DATABASE_URL` is the service's
+    /// role, which owns nothing and cannot migrate).
+    public var migrationDatabaseURL: String? = nil
     /// Interface to listen on (`RECLAIM_ADDRESS`, default `127.0.0.1:8080`).
     public var host: String
     /// Port to listen on; 0 picks a free one (tests).
@@ -58,7 +64,7 @@ public struct ServiceConfiguration: Sendable {
     public var supportContact: String = ServiceConfiguration.defaultSupportContact
 
     /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
-    public static let defaultSupportContact = "support@reclaim.example"
+    public static let defaultSupportContact = NotificationSettings.defaultSupportContact
 
     /// Passkeys: the origin the dashboard is served from (`RECLAIM_WEBAUTHN_ORIGIN`, e.g. `https://reclaim.example`);
     /// its host is the relying-party id. Unset: only `http(s)://localhost[:port]` (development and tests).
@@ -80,16 +86,29 @@ public struct ServiceConfiguration: Sendable {
     public var webhookRetrySchedule: [Double] = [5, 300, 1800, 7200, 18000, 36000, 36000]
     /// Webhook destinations exempt from the https and public-address rules (`RECLAIM_WEBHOOK_ALLOW`: hosts, IPs, CIDR ranges).
     public var webhookAllow: String = ""
-    /// Outbox delivery threads of this instance (`RECLAIM_DELIVERY_THREADS`, default 1; 0 delivers nothing, for a
-    /// read-only or maintenance instance).
-    public var deliveryThreads: Int = 1
+    /// Mail delivery threads of this instance (`RECLAIM_MAIL_THREADS`, default 1, or `RECLAIM_DELIVERY_THREADS`
+    /// when only that is set; 0 delivers no mail).
+    public var mailThreads: Int = 1
+    /// Webhook delivery threads of this instance (`RECLAIM_WEBHOOK_THREADS`, default 2, or `RECLAIM_DELIVERY_THREADS`
+    /// when only that is set; 0 delivers no webhooks).
+    public var webhookThreads: Int = 2
+    /// Most webhook claims in flight to one endpoint across instances (`RECLAIM_WEBHOOK_PER_ENDPOINT`, default 1).
+    public var webhookPerEndpoint: Int = 1
+    /// Seconds an endpoint rests after its 1st, 2nd, … failure in a row, the last repeating (`RECLAIM_WEBHOOK_BACKOFF`).
+    public var webhookBackoff: [Double] = [5, 30, 60, 300, 900, 1800, 3600]
+    /// The transparency log's origin: its checkpoints' first line and its note key's name (`RECLAIM_LOG_ORIGIN`,
+    /// default the public URL's host + `/reclaim`).
+    public var logOrigin: String = "127.0.0.1/reclaim"
+    /// Least seconds between two signed checkpoints, made only when the tree grew (`RECLAIM_CHECKPOINT_SECONDS`, default 3600).
+    public var checkpointSeconds: Int = 3600
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
 
     /// Every variable this value reads, with its default, for `--help` and the README.
     public static let variables: [(name: String, meaning: String)] = [
-        ("DATABASE_URL", "libpq connection string or URI (required)"),
+        ("DATABASE_URL", "libpq connection string or URI of the service's role (required)"),
+        ("RECLAIM_MIGRATION_DATABASE_URL", "connection string of the schema's owner: serve and migrate apply migrations through it (default: serve only checks the schema)"),
         ("RECLAIM_ADDRESS", "host:port to listen on (default 127.0.0.1:8080)"),
         ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
         ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
@@ -109,14 +128,20 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
         ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
-        ("RECLAIM_DATA_DIR", "the service's own files; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
+        ("RECLAIM_DATA_DIR", "the service's own files: large uploads are spooled (encrypted) in its spool/ folder; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
         ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
         ("RECLAIM_MAIL_RETRY_SCHEDULE", "seconds between mail attempts, comma-separated (default 5,30,60,300,1800,7200,18000,36000)"),
         ("RECLAIM_WEBHOOK_RETRY_SCHEDULE", "seconds between webhook attempts, comma-separated (default Standard Webhooks': 5,300,1800,7200,18000,36000,36000)"),
         ("RECLAIM_WEBHOOK_ALLOW", "webhook destinations allowed despite being http, loopback, private or link-local: hosts, IPs or CIDR ranges"),
-        ("RECLAIM_DELIVERY_THREADS", "outbox delivery threads in this instance, 0 = none (default 1)"),
+        ("RECLAIM_MAIL_THREADS", "threads delivering mail only, 0 = none (default 1)"),
+        ("RECLAIM_WEBHOOK_THREADS", "threads delivering webhooks only, 0 = none (default 2; keep it above RECLAIM_WEBHOOK_PER_ENDPOINT)"),
+        ("RECLAIM_WEBHOOK_PER_ENDPOINT", "most deliveries in flight to one webhook endpoint, across instances (default 1: in order)"),
+        ("RECLAIM_WEBHOOK_BACKOFF", "seconds a failing endpoint rests after its 1st, 2nd, ... failure in a row, the last repeating (default 5,30,60,300,900,1800,3600)"),
+        ("RECLAIM_DELIVERY_THREADS", "deprecated: the default of both RECLAIM_MAIL_THREADS and RECLAIM_WEBHOOK_THREADS (0 = no delivery)"),
+        ("RECLAIM_LOG_ORIGIN", "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"),
+        ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -140,8 +165,10 @@ public struct ServiceConfiguration: Sendable {
         if requireDatabase && databaseURL.isEmpty {
             throw ConfigurationError(variable: "DATABASE_URL", problem: "is not set (a libpq connection string such as \"host=/path/to/socket dbname=reclaim\" or a postgresql:// URI)")
         }
-        if databaseURL.contains("\n") || databaseURL.contains("\0") {
-            throw ConfigurationError(variable: "DATABASE_URL", problem: "contains a line break or NUL")
+        let migrationDatabaseURL = value("RECLAIM_MIGRATION_DATABASE_URL")
+        for (name, url) in [("DATABASE_URL", databaseURL), ("RECLAIM_MIGRATION_DATABASE_URL", migrationDatabaseURL ?? "")]
+        where url.contains("\n") || url.contains("\0") {
+            throw ConfigurationError(variable: name, problem: "contains a line break or NUL")
         }
 
         let (host, port) = try parseAddress(value("RECLAIM_ADDRESS") ?? "127.0.0.1:8080")
@@ -241,7 +268,18 @@ public struct ServiceConfiguration: Sendable {
         }
         let mailSchedule = try schedule("RECLAIM_MAIL_RETRY_SCHEDULE", default: [5, 30, 60, 300, 1800, 7200, 18000, 36000])
         let webhookSchedule = try schedule("RECLAIM_WEBHOOK_RETRY_SCHEDULE", default: [5, 300, 1800, 7200, 18000, 36000, 36000])
-        let deliveryThreads = try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+        // Deprecated since the lanes: the old single line's count now sizes each lane that is not set on its own.
+        let deliveryThreads: Int? = value("RECLAIM_DELIVERY_THREADS") == nil ? nil : try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+        let mailThreads = try integer("RECLAIM_MAIL_THREADS", default: deliveryThreads ?? 1, range: 0...16)
+        let webhookThreads = try integer("RECLAIM_WEBHOOK_THREADS", default: deliveryThreads ?? 2, range: 0...16)
+        let webhookPerEndpoint = try integer("RECLAIM_WEBHOOK_PER_ENDPOINT", default: 1, range: 1...16)
+        let webhookBackoff = try schedule("RECLAIM_WEBHOOK_BACKOFF", default: [5, 30, 60, 300, 900, 1800, 3600])
+        let logOrigin = value("RECLAIM_LOG_ORIGIN") ?? (publicComponents.host ?? "localhost") + "/reclaim"
+        // The origin names the note key too: signed-note forbids spaces and `+` in a key name.
+        guard SignedNote.isValidName(logOrigin), logOrigin.count <= 200 else {
+            throw ConfigurationError(variable: "RECLAIM_LOG_ORIGIN", problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
+        }
+        let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -250,6 +288,7 @@ public struct ServiceConfiguration: Sendable {
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
             tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed,
             supportContact: supportContact)
+        configuration.migrationDatabaseURL = migrationDatabaseURL
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.bodyTimeoutSeconds = bodyTimeout
         configuration.webAuthnOrigin = webAuthnOrigin
@@ -260,7 +299,12 @@ public struct ServiceConfiguration: Sendable {
         configuration.mailRetrySchedule = mailSchedule
         configuration.webhookRetrySchedule = webhookSchedule
         configuration.webhookAllow = value("RECLAIM_WEBHOOK_ALLOW") ?? ""
-        configuration.deliveryThreads = deliveryThreads
+        configuration.mailThreads = mailThreads
+        configuration.webhookThreads = webhookThreads
+        configuration.webhookPerEndpoint = webhookPerEndpoint
+        configuration.webhookBackoff = webhookBackoff
+        configuration.logOrigin = logOrigin
+        configuration.checkpointSeconds = checkpointSeconds
         return configuration
     }
 
@@ -290,13 +334,27 @@ public struct ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// What the transparency log's sequencer needs, from this configuration.
+    public var transparencyLogSettings: TransparencyLogSettings {
+        TransparencyLogSettings(origin: logOrigin, checkpointInterval: TimeInterval(checkpointSeconds))
+    }
+
+    /// Where large uploads are spooled while they are read and filed (`spool/` in `RECLAIM_DATA_DIR`): nameless files,
+    /// encrypted under keys that never leave the process, gone when the request is.
+    public var spoolDirectory: String { (dataDirectory as NSString).appendingPathComponent("spool") }
+
     /// What the delivery worker needs, from this configuration.
     public var notificationSettings: NotificationSettings {
         var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,
                                             mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
                                             mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
                                             webhookAllow: WebhookAllowList(parsing: webhookAllow))
-        settings.threads = deliveryThreads
+        settings.supportContact = supportContact
+        settings.mailThreads = mailThreads
+        settings.supportContact = supportContact
+        settings.webhookThreads = webhookThreads
+        settings.webhookPerEndpoint = webhookPerEndpoint
+        settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)
         return settings
     }
 }

@@ -8,9 +8,6 @@ public enum CaseNumberError: Error, Sendable, Equatable {
     case wrongLength(digits: Int)
     /// The Damm check digit does not match: a typo.
     case checkDigitMismatch
-
-    /// The stable problem code.
-    public var code: String { "invalid_case_number" }
 }
 
 /// The customer's handle for a case: 12 digits, the last a Damm check digit.

@@ -46,7 +46,7 @@ public enum Requirement: String, Sendable, Codable, CaseIterable {
 /// One stage of the status page's progress line.
 public struct ProgressStage: Sendable, Hashable {
     /// Where the case is relative to this stage.
-    public enum Mark: String, Sendable {
+    public enum Mark: String, Sendable, CaseIterable {
         case done, current, upcoming
     }
 

@@ -118,4 +118,10 @@ extension CustomerLanguage {
     public static func negotiate(requested: CustomerLanguage?, caseLanguage: CustomerLanguage?, acceptLanguage: String?) -> CustomerLanguage {
         requested ?? caseLanguage ?? acceptLanguage.flatMap(CustomerLanguage.init(acceptLanguage:)) ?? .english
     }
+
+    /// The language of a mail to the customer: the case's, else English (api.md v1.2): a mail has no reader's
+    /// `Accept-Language` to ask, and the agent's is not the customer's.
+    public static func ofMail(caseLanguage: CustomerLanguage?) -> CustomerLanguage {
+        caseLanguage ?? .english
+    }
 }

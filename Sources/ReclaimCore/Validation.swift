@@ -17,9 +17,6 @@ public struct ValidationFailure: Error, Sendable, Hashable {
     /// The problems found.
     public var issues: [FieldIssue]
 
-    /// The stable problem code.
-    public var code: String { "validation_failed" }
-
     /// A failure with these issues.
     public init(_ issues: [FieldIssue]) {
         self.issues = issues

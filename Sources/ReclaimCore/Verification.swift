@@ -26,6 +26,9 @@ public enum EvidenceStatus: String, Sendable, Codable, CaseIterable {
     case accepted
     /// Reviewed and rejected (no longer counts).
     case rejected
+
+    /// What a review may decide: accepted or rejected.
+    public static let decisions: [EvidenceStatus] = allCases.filter { $0 != .pending }
 }
 
 /// One filed piece of typed evidence, reduced to what the verification rule reads.

@@ -92,17 +92,8 @@ public struct TransitionDecision: Sendable, Hashable {
     public let verification: VerificationOutcome?
 }
 
-/// How a refusal should be reported: the API maps each to one HTTP status.
-public enum RefusalCategory: String, Sendable {
-    /// The actor may not do this (403).
-    case forbidden
-    /// The case's state does not allow it now (409).
-    case conflict
-    /// The request lacks something it needs (422).
-    case invalid
-}
-
-/// Why the workflow refused a transition; `code` is the stable word for problem documents.
+/// Why the workflow refused a transition, in the domain's words; how each is answered (code, status, message) is
+/// declared once, in the API's refusal catalogue (`ReclaimAPI/ErrorCatalogue.swift`).
 public enum WorkflowRefusal: Error, Sendable, Hashable {
     /// The action cannot be taken from this state.
     case invalidTransition(from: CaseState, action: CaseAction)
@@ -132,56 +123,11 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case alreadyDone
     /// Merge: the two cases are not about the same account e-mail.
     case notSameAccount
-
-    /// Stable machine word for the problem document.
-    public var code: String {
-        switch self {
-        case .invalidTransition: "invalid_transition"
-        case .insufficientTier: "insufficient_tier"
-        case .verificationFailed: "verification_failed"
-        case .notRecoverable: "not_recoverable"
-        case .caseNotOpen: "case_not_open"
-        case .unlockRequired: "unlock_required"
-        case .unlockNotAllowed: "unlock_not_allowed"
-        case .answersNotMatched: "answers_not_matched"
-        case .reasonRequired: "reason_required"
-        case .documentsMissing: "documents_missing"
-        case .documentsPending: "documents_pending"
-        case .unlocksOutstanding: "unlocks_outstanding"
-        case .alreadyDone: "already_done"
-        case .notSameAccount: "not_same_account"
-        }
-    }
-
-    /// Forbidden, conflict or invalid input.
-    public var category: RefusalCategory {
-        switch self {
-        case .insufficientTier: .forbidden
-        case .invalidTransition, .verificationFailed, .notRecoverable, .answersNotMatched, .caseNotOpen, .documentsMissing, .documentsPending,
-             .unlocksOutstanding, .alreadyDone, .notSameAccount: .conflict
-        case .unlockRequired, .unlockNotAllowed, .reasonRequired: .invalid
-        }
-    }
-
-    /// A one-sentence explanation for agents (no case data beyond states and tiers).
-    public var message: String {
-        switch self {
-        case let .invalidTransition(from, action): "\(action.rawValue) cannot be taken on a case in \(from.rawValue)."
-        case let .insufficientTier(required): "This needs \(required.rawValue) or above."
-        case .verificationFailed: "Identity is verified only when at least two of security answer, card and device match."
-        case .notRecoverable: "The account cannot be recovered (two-step verification is on, or the case is about a device): only the device can be unlocked, with proof of ownership."
-        case .caseNotOpen: "The case is resolved, rejected or closed."
-        case .unlockRequired: "Say which unlock was performed."
-        case .unlockNotAllowed: "This unlock is not allowed on this case."
-        case .answersNotMatched: "A reset needs every security answer on file to match."
-        case .reasonRequired: "Give a reason for this action."
-        case let .documentsMissing(missing): "Approval needs an accepted document for: \(missing.map(\.rawValue).joined(separator: ", "))."
-        case .documentsPending: "A document on this case is still waiting for review: accept or reject it first."
-        case let .unlocksOutstanding(steps): "Still to undo before the case is complete: \(steps.map(\.rawValue).joined(separator: ", "))."
-        case .alreadyDone: "This unlock step is already recorded."
-        case .notSameAccount: "Only cases about the same account e-mail can be merged."
-        }
-    }
+    /// A correction would make the case device-only (or no longer so) after it reached engineering on the other facts.
+    case pathDecided
+    /// Merge: the two cases' customers differ in these fields (`customer.name`, `customer.contact_email`) and the agent
+    /// has not confirmed that they are one person (`same_customer_confirmed`).
+    case differentCustomer([String])
 }
 
 /// The case workflow: which actions are allowed and what each does. Pure: callers pass the time.

@@ -67,10 +67,11 @@ public struct CaseOperations: Sendable {
         public var summary: String
         /// The address the thief added, when known (implies `facts.rescueEmailAdded`).
         public var rescueEmail: String?
-        public var language: CustomerLanguage
+        /// nil when nobody said: the case has no language of its own (api.md v1.2).
+        public var language: CustomerLanguage?
 
         public init(kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
-                    facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage = .english) {
+                    facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage? = nil) {
             self.kind = kind
             self.accountEmail = accountEmail
             self.customerName = customerName
@@ -96,20 +97,12 @@ public struct CaseOperations: Sendable {
     public func open(_ opening: Opening, by actor: String, at now: Date, on connection: PostgresConnection) throws -> Opened {
         var issues = IssueCollector()
         let accountEmail = issues.take(EmailAddress.validate(opening.accountEmail, field: "account_email"))
-        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: "customer.contact_email"))
-        let name = opening.customerName.trimmingCharacters(in: .whitespacesAndNewlines)
-        if name.isEmpty || name.count > 200 { issues.add(field: "customer.name", message: "A name has 1 to 200 characters.") }
-        var devices: [CaseDevice] = []
-        for (index, device) in opening.devices.enumerated() {
-            if let valid = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
-                                                           field: "devices[\(index)]", issues: &issues) {
-                devices.append(valid)
-            }
-        }
-        if opening.devices.count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
-        let summary = opening.summary.trimmingCharacters(in: .whitespacesAndNewlines)
-        if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
-        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: "facts.rescue_email")) }
+        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: Self.contactField))
+        let name = Self.validatedName(opening.customerName, issues: &issues)
+        let devices = Self.validatedDevices(opening.devices, issues: &issues)
+        let summary = Self.validatedSummary(opening.summary, issues: &issues)
+        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField)) }
+        if let contactEmail, let rescueEmail { Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues) }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
         var facts = opening.facts
         if rescueEmail != nil { facts.rescueEmailAdded = true }
@@ -169,27 +162,26 @@ public struct CaseOperations: Sendable {
         }
     }
 
-    /// What a transition did: the case after it, and the unlock steps still outstanding when `complete` recorded its
-    /// unlock but could not finish (the step stays recorded; the caller commits, then reports `unlocks_outstanding`).
+    /// What a transition did: the case after it and, when `complete` recorded the unlock given but steps remain, the
+    /// refusal to answer once that step is committed (api.md: "records its optional unlock first").
     public struct TransitionOutcome: Sendable {
         public let record: CaseRecord
-        public let outstanding: [UnlockKind]
+        /// `refusedAfterRecording(.unlocksOutstanding(…), version:)`; nil when the transition was taken.
+        public let refusal: OperationError?
+
+        /// The case after a transition that was taken; throws the refusal otherwise (rolling the recorded unlock back
+        /// with the caller's transaction), for callers that keep nothing of a refused transition.
+        public func taken() throws(OperationError) -> CaseRecord {
+            if let refusal { throw refusal }
+            return record
+        }
     }
 
-    /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its timeline.
-    /// A `complete` that leaves steps outstanding throws `unlocksOutstanding` (rolling its unlock back with the transaction).
+    /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its
+    /// timeline. A `complete` that leaves steps outstanding still records its own unlock and returns the refusal in the
+    /// outcome: the caller commits, then answers it (the API does), or throws it with `taken()`.
     public func transition(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
-                           at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
-        let outcome = try self.transitionKeepingUnlock(number, expectedVersion: expectedVersion, transition, actorTier: actorTier, by: actor,
-                                                      at: now, on: connection)
-        if !outcome.outstanding.isEmpty { throw OperationError.refused(.unlocksOutstanding(outcome.outstanding), caseID: nil) }
-        return outcome.record
-    }
-
-    /// As `transition`, but a `complete` refused for outstanding steps still records its own unlock (api.md: "records its
-    /// optional unlock first"): the outcome then carries the outstanding steps and the caller commits before refusing.
-    public func transitionKeepingUnlock(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
-                                        at now: Date, on connection: PostgresConnection) throws -> TransitionOutcome {
+                           at now: Date, on connection: PostgresConnection) throws -> TransitionOutcome {
         if let reason = transition.reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
         var record = try load(number, expectedVersion: expectedVersion, on: connection)
         var context = TransitionContext(unlock: transition.unlock, reason: transition.reason, unlocksDone: Set(record.unlocksDone))
@@ -218,7 +210,7 @@ public struct CaseOperations: Sendable {
             if let step = transition.unlock, !record.unlocksDone.contains(step) {
                 record = try recordStep(step, on: record, reason: transition.reason, by: actor, at: now, on: connection)
             }
-            return TransitionOutcome(record: record, outstanding: outstanding)
+            return TransitionOutcome(record: record, refusal: .refusedAfterRecording(.unlocksOutstanding(outstanding), version: record.version))
         case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
         }
         if decision.action == .complete, let step = decision.unlock,
@@ -226,7 +218,7 @@ public struct CaseOperations: Sendable {
             record = try recordStep(step, on: record, reason: decision.reason, by: actor, at: now, on: connection)
         }
         return TransitionOutcome(record: try apply(decision, to: record, by: actor, at: now, on: connection, resetDestination: resetDestination),
-                                 outstanding: [])
+                                 refusal: nil)
     }
 
     /// Stores a decided transition with its event, then what follows from it: the assignee leaves a case that went to a
@@ -380,10 +372,11 @@ public struct CaseOperations: Sendable {
 
     // MARK: Merge
 
-    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail): it goes to `merged`
-    /// with `merged_into`; its evidence and notes count on the target; both timelines record it; a freeze is lifted.
-    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, actorTier: Tier, by actor: String,
-                      at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail, the same customer or
+    /// `sameCustomerConfirmed`): it goes to `merged` with `merged_into`; its evidence and notes count on the target; both
+    /// timelines record it (the confirmed differences included); a freeze is lifted.
+    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, sameCustomerConfirmed: Bool = false,
+                      actorTier: Tier, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
         let reason = try Self.optionalReason(reason)
         // Both rows locked in case-number order, so two opposite merges cannot deadlock.
         for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
@@ -391,14 +384,17 @@ public struct CaseOperations: Sendable {
         guard let into = try CaseStore.find(number: target.digits, on: connection) else { throw OperationError.invalid(field: "into", "No case has this number.") }
         do {
             try CaseMerge.check(actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
-                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail)
+                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail, sourceCustomer: record.mergeCustomer,
+                                targetCustomer: into.mergeCustomer, sameCustomerConfirmed: sameCustomerConfirmed)
         } catch {
             throw OperationError.refused(error, caseID: record.id)
         }
         guard try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
-        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        let differences = CaseMerge.differingFields(record.mergeCustomer, into.mergeCustomer)
+        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason, confirmedDifferences: differences), caseID: record.id,
+                                actor: actor, at: now, on: connection)
         try CaseTimeline.append(.mergeReceived(from: record.number, reason: reason), caseID: into.id, actor: actor, at: now, on: connection)
         if record.frozen {
             try CaseStore.liftFreeze(id: record.id, on: connection)
@@ -509,4 +505,9 @@ extension CaseRecord {
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
                    unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState)
     }
+}
+
+extension CaseRecord {
+    /// The customer as merging compares it (name and contact address).
+    var mergeCustomer: CaseMerge.Customer { CaseMerge.Customer(name: customerName, contactEmail: customerContactEmail) }
 }

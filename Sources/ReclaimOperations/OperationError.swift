@@ -1,8 +1,9 @@
 import Foundation
 import ReclaimCore
 
-/// Why an operation refused, in the domain's words; the API maps each case to one problem document (status and
-/// code) in one table, and the command line prints `description`. Never carries a secret or a stored value.
+/// Why an operation refused, in the domain's words. How each is answered (code, status, message, extra members) is
+/// declared once, in the API's refusal catalogue (`ReclaimAPI/ErrorCatalogue.swift`), which the command line prints
+/// too. Never carries a secret or a stored value.
 public enum OperationError: Error, Sendable, Equatable {
     /// No case has this number (or the caller may not know it).
     case caseNotFound
@@ -12,6 +13,9 @@ public enum OperationError: Error, Sendable, Equatable {
     case stale(current: Int)
     /// The workflow refused; `caseID` is set when the refusal is a permission one to be recorded on the timeline.
     case refused(WorkflowRefusal, caseID: UUID?)
+    /// The workflow refused after the operation did a part that stands (`complete` records the unlock given even when
+    /// steps remain): the caller commits that part, then answers this; the case is now at `version`.
+    case refusedAfterRecording(WorkflowRefusal, version: Int)
     /// Input that breaks a rule, field by field.
     case invalid(ValidationFailure)
     /// Too many wrong answers for the account on file; answers are refused until `until`.
@@ -22,8 +26,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case notFrozen
     /// The case's account is not on file, so there are no security questions to ask.
     case noAccountOnFile
-    /// A document or transcript needs a higher tier to review; `caseID` for the denial record.
-    case reviewNeedsTier(Tier, caseID: UUID)
+    /// A document or transcript needs a higher tier to review (logged, not recorded on the case).
+    case reviewNeedsTier(Tier)
     /// Content that is not one of the accepted media types, or not the type it was declared as.
     case unsupportedMedia(declaredMismatch: Bool)
     /// Content over `limit` bytes.
@@ -38,31 +42,7 @@ public enum OperationError: Error, Sendable, Equatable {
     case accessCodeJustIssued(until: Date, now: Date)
 
     /// One field's validation failure.
-    static func invalid(field: String, _ message: String) -> OperationError {
+    public static func invalid(field: String, _ message: String) -> OperationError {
         .invalid(ValidationFailure([FieldIssue(field: field, message: message)]))
-    }
-}
-
-extension OperationError: CustomStringConvertible {
-    /// One line for the operator or the log.
-    public var description: String {
-        switch self {
-        case .caseNotFound: "no case has this number"
-        case .evidenceNotFound: "no evidence has this id"
-        case .stale(let current): "the case changed (now at version \(current))"
-        case .refused(let refusal, _): refusal.message
-        case .invalid(let failure): failure.issues.map { "\($0.field): \($0.message)" }.joined(separator: "; ")
-        case .answersLocked: "too many wrong answers for this account"
-        case .alreadyFrozen: "the account is already frozen"
-        case .notFrozen: "the account is not frozen"
-        case .noAccountOnFile: "the case's account is not on file"
-        case .reviewNeedsTier(let tier, _): "reviewing this evidence needs \(tier.rawValue) or above"
-        case .unsupportedMedia(let mismatch): mismatch ? "the file's content is not the type it was declared as" : "only PDF, JPEG, PNG and HEIC files are accepted"
-        case .tooLarge(let limit): "the content is larger than \(limit) bytes"
-        case .caseNotOpen: "the case is finished"
-        case .accountExists: "an account with this e-mail is already on file"
-        case .keysUnavailable: "the secret keys are not loaded"
-        case .accessCodeJustIssued: "a new access code was issued moments ago"
-        }
     }
 }

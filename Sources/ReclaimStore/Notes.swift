@@ -42,6 +42,23 @@ public struct CaseNote: Sendable, Equatable {
     }
 }
 
+/// A customer-visible note as the customer's status shows it: no author, no id.
+public struct CustomerNote: Sendable, Equatable {
+    /// The text.
+    public let body: String
+    /// When it was written (milliseconds).
+    public let at: Date
+    /// The case number it was written on, when that case was merged into the one shown.
+    public let fromCase: String?
+
+    /// A note as read by `CaseStore.findForStatus`.
+    public init(body: String, at: Date, fromCase: String? = nil) {
+        self.body = body
+        self.at = at
+        self.fromCase = fromCase
+    }
+}
+
 /// The `case_notes` table.
 public enum NoteStore {
     /// Longest note body accepted (characters).

@@ -2,13 +2,13 @@ import Foundation
 import Postgres
 
 /// How a message leaves the service.
-public enum OutboxChannel: String, Sendable {
+public enum OutboxChannel: String, Sendable, CaseIterable {
     case mail
     case webhook
 }
 
 /// Where a message stands: waiting (first try or a retry), delivered, or given up after the schedule (dead letter).
-public enum OutboxState: String, Sendable {
+public enum OutboxState: String, Sendable, CaseIterable {
     case queued
     case sent
     case failed
@@ -51,6 +51,8 @@ public struct OutboxMessage: Sendable {
     public let secretKeyID: String?
     public let attempt: Int
     public let createdAt: Date
+    /// When the message was due before this claim (a released claim restores it).
+    public let due: Date
 }
 
 /// One delivery attempt, as the deliveries log shows it.
@@ -119,25 +121,90 @@ public enum OutboxStore {
             """)
     }
 
-    /// Claims up to `limit` due messages for `lease` seconds: each claim counts an attempt and moves the message's
-    /// next try past the lease, committed at once, so another worker skips it and a worker that dies mid-delivery
-    /// only delays it. Run it in a transaction of its own.
-    public static func claim(limit: Int, now: Date, lease: TimeInterval, on connection: PostgresConnection) throws -> [OutboxMessage] {
-        let leaseEnd = now.addingTimeInterval(lease)
-        let rows = try connection.query("""
-            UPDATE outbox SET attempts = attempts + 1, next_attempt_at = \(leaseEnd)
-            WHERE id IN (SELECT id FROM outbox WHERE state = 'queued' AND next_attempt_at <= \(now)
-                         ORDER BY next_attempt_at, created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-            RETURNING id, channel, case_id, endpoint_id, recipient, kind, payload, secret_sealed, secret_key_id, attempts, created_at
+    /// Writes one webhook message, about no case, per live endpoint of any client subscribed to `event` (the log's
+    /// checkpoints: every partner may hold them). Returns how many were written.
+    @discardableResult
+    public static func insertWebhooks(event: String, body: String, now: Date, on connection: PostgresConnection) throws -> Int {
+        try connection.execute("""
+            INSERT INTO outbox (id, channel, endpoint_id, kind, payload, next_attempt_at, created_at)
+            SELECT gen_random_uuid(), 'webhook', e.id, \(event), \(body), \(now), \(now)
+            FROM webhook_endpoints e
+            WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND \(event) = ANY (e.events)
             """)
-        // RETURNING keeps no order: deliver in the order the changes were made (the opening mail before the news), and
-        // of one change's messages the customer's mail first.
-        return try rows.map { row in
+    }
+
+    static let claimedColumns: PostgresQuery = """
+        o.id, o.channel, o.case_id, o.endpoint_id, o.recipient, o.kind, o.payload, o.secret_sealed, o.secret_key_id, o.attempts, o.created_at, c.due
+        """
+
+    /// Claims up to `limit` due mails for `lease` seconds: each claim counts an attempt and moves the message's next try
+    /// past the lease, committed at once, so another worker skips it and a worker that dies mid-delivery only delays
+    /// it. Webhooks are never claimed here: mail does not wait behind a partner. Run it in a transaction of its own.
+    public static func claimMail(limit: Int, now: Date, lease: TimeInterval, on connection: PostgresConnection) throws -> [OutboxMessage] {
+        let leaseEnd = now.addingTimeInterval(lease)
+        return try decodeClaimed(connection.query("""
+            UPDATE outbox o SET attempts = o.attempts + 1, next_attempt_at = \(leaseEnd), leased_until = \(leaseEnd), lease_holder = \(UUID())
+            FROM (SELECT id, next_attempt_at AS due FROM outbox WHERE channel = 'mail' AND state = 'queued' AND next_attempt_at <= \(now)
+                  ORDER BY next_attempt_at, created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED) c
+            WHERE o.id = c.id
+            RETURNING \(claimedColumns)
+            """))
+    }
+
+    /// Claims up to `limit` due webhooks of one endpoint for `lease` seconds, as `claimMail` does, when that endpoint has
+    /// fewer than `perEndpoint` live claims (one while it is failing: a single probe) and is not backing off. The endpoint
+    /// is the one whose due message is oldest among those free; its row is locked for the claim, so claims of one
+    /// endpoint are counted one after the other across instances. Empty when no endpoint is free. Run it in a
+    /// transaction of its own.
+    public static func claimWebhooks(limit: Int, perEndpoint: Int, now: Date, lease: TimeInterval,
+                                     on connection: PostgresConnection) throws -> [OutboxMessage] {
+        // The candidates' live claims are counted with this statement's snapshot, taken before the lock: a hint that
+        // skips full endpoints. The claim below counts again, in a snapshot taken after the lock, which is exact.
+        guard let endpoint = try connection.query("""
+            SELECT e.id, CASE WHEN e.delivery_failures > 0 THEN 1 ELSE \(perEndpoint) END AS cap
+            FROM webhook_endpoints e
+            WHERE (e.backoff_until IS NULL OR e.backoff_until <= \(now))
+              AND EXISTS (SELECT 1 FROM outbox o WHERE o.endpoint_id = e.id AND o.channel = 'webhook' AND o.state = 'queued'
+                          AND o.next_attempt_at <= \(now))
+              AND (SELECT count(DISTINCT h.lease_holder) FROM outbox h WHERE h.endpoint_id = e.id AND h.state = 'queued'
+                   AND h.leased_until > \(now)) < CASE WHEN e.delivery_failures > 0 THEN 1 ELSE \(perEndpoint) END
+            ORDER BY (SELECT min(o.next_attempt_at) FROM outbox o WHERE o.endpoint_id = e.id AND o.channel = 'webhook'
+                      AND o.state = 'queued' AND o.next_attempt_at <= \(now)), e.id
+            LIMIT 1 FOR NO KEY UPDATE OF e SKIP LOCKED
+            """).first else { return [] }
+        let endpointID: UUID = try endpoint.decode("id")
+        let cap: Int = try endpoint.decode("cap")
+        let leaseEnd = now.addingTimeInterval(lease)
+        return try decodeClaimed(connection.query("""
+            UPDATE outbox o SET attempts = o.attempts + 1, next_attempt_at = \(leaseEnd), leased_until = \(leaseEnd), lease_holder = \(UUID())
+            FROM (SELECT id, next_attempt_at AS due FROM outbox WHERE endpoint_id = \(endpointID) AND channel = 'webhook' AND state = 'queued'
+                  AND next_attempt_at <= \(now) ORDER BY next_attempt_at, created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED) c
+            WHERE o.id = c.id
+              AND (SELECT count(DISTINCT h.lease_holder) FROM outbox h WHERE h.endpoint_id = \(endpointID) AND h.state = 'queued'
+                   AND h.leased_until > \(now)) < \(cap)
+            RETURNING \(claimedColumns)
+            """))
+    }
+
+    /// Gives a claimed message back unattempted (its batch's endpoint failed before its turn): the claim's attempt is
+    /// uncounted and its due time restored, so a resting endpoint does not spend its messages' retries.
+    @discardableResult
+    public static func release(_ message: OutboxMessage, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("""
+            UPDATE outbox SET attempts = attempts - 1, next_attempt_at = \(message.due), leased_until = NULL, lease_holder = NULL
+            WHERE id = \(message.id) AND attempts = \(message.attempt) AND state = 'queued'
+            """) == 1
+    }
+
+    /// RETURNING keeps no order: deliver in the order the changes were made (the opening mail before the news).
+    static func decodeClaimed(_ rows: PostgresRows) throws -> [OutboxMessage] {
+        try rows.map { row in
             OutboxMessage(id: try row.decode("id"), channel: OutboxChannel(rawValue: try row.decode("channel")) ?? .mail,
                           caseID: try row.decode("case_id"), endpointID: try row.decode("endpoint_id"), recipient: try row.decode("recipient"),
                           kind: try row.decode("kind"), payload: try row.decode("payload"), sealedSecret: try row.decode("secret_sealed"),
-                          secretKeyID: try row.decode("secret_key_id"), attempt: try row.decode("attempts"), createdAt: try row.decode("created_at"))
-        }.sorted { ($0.createdAt, $0.channel == .mail ? 0 : 1) < ($1.createdAt, $1.channel == .mail ? 0 : 1) }
+                          secretKeyID: try row.decode("secret_key_id"), attempt: try row.decode("attempts"), createdAt: try row.decode("created_at"),
+                          due: try row.decode("due"))
+        }.sorted { $0.createdAt < $1.createdAt }
     }
 
     /// Records one attempt in the log.
@@ -153,7 +220,7 @@ public enum OutboxStore {
     /// lease ran out while earlier messages of the batch were delivered, and another worker claimed it): skip it then.
     public static func renew(id: UUID, attempt: Int, until: Date, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE outbox SET next_attempt_at = \(until) WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
+            UPDATE outbox SET next_attempt_at = \(until), leased_until = \(until) WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
             """) == 1
     }
 
@@ -161,7 +228,7 @@ public enum OutboxStore {
     @discardableResult
     public static func markSent(id: UUID, attempt: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE outbox SET state = 'sent', sent_at = \(now), last_error = NULL WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
+            UPDATE outbox SET state = 'sent', sent_at = \(now), last_error = NULL, leased_until = NULL, lease_holder = NULL WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
             """) == 1
     }
 
@@ -169,7 +236,7 @@ public enum OutboxStore {
     @discardableResult
     public static func reschedule(id: UUID, attempt: Int, at next: Date, error: String, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE outbox SET next_attempt_at = \(next), last_error = \(error) WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
+            UPDATE outbox SET next_attempt_at = \(next), last_error = \(error), leased_until = NULL, lease_holder = NULL WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
             """) == 1
     }
 
@@ -177,14 +244,14 @@ public enum OutboxStore {
     @discardableResult
     public static func markFailed(id: UUID, attempt: Int, error: String, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE outbox SET state = 'failed', last_error = \(error) WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
+            UPDATE outbox SET state = 'failed', last_error = \(error), leased_until = NULL, lease_holder = NULL WHERE id = \(id) AND attempts = \(attempt) AND state = 'queued'
             """) == 1
     }
 
     /// Queues a webhook message of `endpointID` again, due now (a manual retry); false when there is no such message.
     public static func requeue(id: UUID, endpointID: UUID, now: Date, on connection: PostgresConnection) throws -> Bool {
         try connection.execute("""
-            UPDATE outbox SET state = 'queued', next_attempt_at = \(now), attempts = 0, sent_at = NULL
+            UPDATE outbox SET state = 'queued', next_attempt_at = \(now), attempts = 0, sent_at = NULL, leased_until = NULL, lease_holder = NULL
             WHERE id = \(id) AND endpoint_id = \(endpointID)
             """) == 1
     }
@@ -201,12 +268,13 @@ public enum OutboxStore {
                                 oldestQueuedSeconds: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
     }
 
-    static let entryColumns = "id, channel, recipient, endpoint_id, kind, state, attempts, created_at, sent_at, next_attempt_at, last_error"
+    /// The columns `decodeEntries` reads, of the outbox aliased `o`.
+    static let entryColumns: PostgresQuery = "o.id, o.channel, o.recipient, o.endpoint_id, o.kind, o.state, o.attempts, o.created_at, o.sent_at, o.next_attempt_at, o.last_error"
 
     /// The messages of a case, oldest first (what was sent to whom and when; no bodies).
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [OutboxEntry] {
         try decodeEntries(connection.query("""
-            SELECT \(unescaped: entryColumns) FROM outbox WHERE case_id = \(caseID) ORDER BY created_at, id
+            SELECT \(entryColumns) FROM outbox o WHERE o.case_id = \(caseID) ORDER BY o.created_at, o.id
             """))
     }
 
@@ -214,7 +282,7 @@ public enum OutboxStore {
     /// URL and client's name, deleted endpoints too (what was sent stays on record). No bodies.
     public static func listWithDestinations(caseID: UUID, on connection: PostgresConnection) throws -> [CaseMessageEntry] {
         let rows = try connection.query("""
-            SELECT \(unescaped: prefixedEntryColumns), e.url AS endpoint_url, c.name AS client_name
+            SELECT \(entryColumns), e.url AS endpoint_url, c.name AS client_name
             FROM outbox o LEFT JOIN webhook_endpoints e ON e.id = o.endpoint_id LEFT JOIN api_clients c ON c.id = e.client_id
             WHERE o.case_id = \(caseID) ORDER BY o.created_at, o.channel, o.id
             """)
@@ -224,13 +292,10 @@ public enum OutboxStore {
         }
     }
 
-    /// `entryColumns` of the outbox aliased `o`, for joins.
-    static let prefixedEntryColumns = entryColumns.split(separator: ", ").map { "o." + $0 }.joined(separator: ", ")
-
     /// The latest messages to an endpoint, newest first.
     public static func list(endpointID: UUID, limit: Int, on connection: PostgresConnection) throws -> [OutboxEntry] {
         try decodeEntries(connection.query("""
-            SELECT \(unescaped: entryColumns) FROM outbox WHERE endpoint_id = \(endpointID) ORDER BY created_at DESC, id LIMIT \(limit)
+            SELECT \(entryColumns) FROM outbox o WHERE o.endpoint_id = \(endpointID) ORDER BY o.created_at DESC, o.id LIMIT \(limit)
             """))
     }
 

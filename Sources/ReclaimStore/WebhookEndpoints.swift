@@ -26,12 +26,12 @@ public enum WebhookEndpointStore {
             """)
     }
 
-    static let columns = "id, client_id, url, array_to_string(events, ',') AS events, secret_sealed, secret_key_id, created_at, disabled_at, deleted_at IS NOT NULL AS deleted"
+    static let columns: PostgresQuery = "id, client_id, url, array_to_string(events, ',') AS events, secret_sealed, secret_key_id, created_at, disabled_at, deleted_at IS NOT NULL AS deleted"
 
     /// The client's endpoints (not deleted), oldest first.
     public static func list(clientID: UUID, on connection: PostgresConnection) throws -> [WebhookEndpointRecord] {
         try decode(connection.query("""
-            SELECT \(unescaped: columns) FROM webhook_endpoints WHERE client_id = \(clientID) AND deleted_at IS NULL ORDER BY created_at, id
+            SELECT \(columns) FROM webhook_endpoints WHERE client_id = \(clientID) AND deleted_at IS NULL ORDER BY created_at, id
             """))
     }
 
@@ -39,10 +39,10 @@ public enum WebhookEndpointStore {
     public static func find(id: UUID, clientID: UUID? = nil, on connection: PostgresConnection) throws -> WebhookEndpointRecord? {
         let rows = if let clientID {
             try connection.query("""
-                SELECT \(unescaped: columns) FROM webhook_endpoints WHERE id = \(id) AND client_id = \(clientID) AND deleted_at IS NULL
+                SELECT \(columns) FROM webhook_endpoints WHERE id = \(id) AND client_id = \(clientID) AND deleted_at IS NULL
                 """)
         } else {
-            try connection.query("SELECT \(unescaped: columns) FROM webhook_endpoints WHERE id = \(id)")
+            try connection.query("SELECT \(columns) FROM webhook_endpoints WHERE id = \(id)")
         }
         return try decode(rows).first
     }
@@ -63,6 +63,34 @@ public enum WebhookEndpointStore {
         try connection.execute("UPDATE webhook_endpoints SET disabled_at = \(now) WHERE id = \(id) AND disabled_at IS NULL")
         try connection.execute("""
             UPDATE outbox SET state = 'failed', last_error = 'endpoint disabled (410 Gone)' WHERE endpoint_id = \(id) AND state = 'queued'
+            """)
+    }
+
+    /// Counts a failed delivery to the endpoint (across instances); the failures in a row, this one included.
+    public static func recordFailure(id: UUID, on connection: PostgresConnection) throws -> Int {
+        try connection.query("""
+            UPDATE webhook_endpoints SET delivery_failures = delivery_failures + 1 WHERE id = \(id) RETURNING delivery_failures
+            """).first?.decode("delivery_failures") ?? 0
+    }
+
+    /// Rests the endpoint until `until`: none of its messages is claimed before then (a later rest is kept).
+    public static func backOff(id: UUID, until: Date, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            UPDATE webhook_endpoints SET backoff_until = greatest(backoff_until, \(until)) WHERE id = \(id)
+            """)
+    }
+
+    /// Ends the endpoint's rest at once (its client asked for a retry: the receiver is said to be back); the failures
+    /// stand, so one probe goes first.
+    public static func endRest(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("UPDATE webhook_endpoints SET backoff_until = NULL WHERE id = \(id) AND backoff_until IS NOT NULL")
+    }
+
+    /// Clears the endpoint's failures and rest after a delivery (writes nothing when it was healthy already).
+    public static func recordSuccess(id: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            UPDATE webhook_endpoints SET delivery_failures = 0, backoff_until = NULL
+            WHERE id = \(id) AND (delivery_failures <> 0 OR backoff_until IS NOT NULL)
             """)
     }
 

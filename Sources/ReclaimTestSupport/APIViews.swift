@@ -54,7 +54,8 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public let facts: [String: Bool]
     /// `facts.rescue_email`: the address the thief added, when known (sent as null otherwise).
     public let rescueEmail: String?
-    public let language: String
+    /// null when the case has no language of its own (always sent).
+    public let language: String?
     public let accountEmail: String
     public let customer: Customer
     public let devices: [Device]
@@ -122,7 +123,7 @@ public struct CaseView: Decodable, Sendable, Equatable {
         guard let rescue else { throw DecodingError.keyNotFound(AnyKey(stringValue: "rescue_email"), .init(codingPath: factsDecoder.codingPath, debugDescription: "always sent")) }
         facts = flags
         rescueEmail = rescue
-        language = try c.decode(String.self, forKey: .language)
+        language = try c.decode(String?.self, forKey: .language)
         accountEmail = try c.decode(String.self, forKey: .accountEmail)
         customer = try c.decode(Customer.self, forKey: .customer)
         devices = try c.decode([Device].self, forKey: .devices)

@@ -99,7 +99,7 @@ public struct CaseBody: Encodable, Sendable {
     public var devices: [Device]
     public var facts: [String: Bool]
     public var summary: String
-    /// The customer's language; not sent when nil (the service then takes `en`).
+    /// The customer's language; not sent when nil (the case then has none of its own).
     public var language: String?
 
     /// The customer's name and contact address.

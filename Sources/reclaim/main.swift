@@ -13,14 +13,24 @@ let usage = """
 reclaim \(BuildInfo.version): support cases for stolen accounts and activation-locked devices
 
 Usage:
-  reclaim serve [--no-migrate]      apply pending migrations (unless --no-migrate) and serve HTTP
-  reclaim migrate                   apply pending migrations and exit
+  reclaim serve [--no-migrate]      serve HTTP; first apply pending migrations through RECLAIM_MIGRATION_DATABASE_URL
+                                    when it is set (unless --no-migrate), else refuse a schema that is not current
+  reclaim migrate                   apply pending migrations as the schema's owner (RECLAIM_MIGRATION_DATABASE_URL,
+                                    else DATABASE_URL) and exit
+  reclaim db roles [--database NAME] [--owner NAME] [--login NAME]
+                                    print the SQL (for psql, as a superuser) that makes the schema's owner, the
+                                    service's login and the database (defaults reclaim_owner, reclaim, reclaim)
   reclaim keys generate [--output PATH] [--force]
                                     write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
+  reclaim keys rotate PURPOSE       a new active key for PURPOSE in $RECLAIM_KEY_FILE (older ones stay for reading);
+                                    adds a purpose the file lacks (checkpoint, in a file made before it existed)
 \(identityUsage)
   reclaim accounts import FILE.jsonl
                                     put accounts on file, one JSON object a line; bad lines are reported by number
   reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
+  reclaim audit verify --checkpoint FILE
+                                    also the admin log and the transparency log rebuilt from the events: fails unless
+                                    today's tree extends that saved checkpoint (signature, size, consistency proof)
 \(demoUsage)
   reclaim --help | --version
 
@@ -129,11 +139,15 @@ func serve(arguments: [String]) -> Never {
 
 func migrate(arguments: [String]) -> Never {
     guard arguments.isEmpty else { fail("migrate takes no options\n\(usage)", code: exitUsage) }
-    let configuration = loadConfiguration(needs: .migrations)
+    // The owner's connection when it is configured apart from the service's (which cannot change the schema).
+    let configuration = loadConfiguration(requireDatabase: false, needs: .migrations)
+    guard let ownerURL = configuration.migrationDatabaseURL ?? (configuration.databaseURL.isEmpty ? nil : configuration.databaseURL) else {
+        fail("configuration: RECLAIM_MIGRATION_DATABASE_URL: is not set, nor DATABASE_URL (the schema owner's connection string)", code: exitConfiguration)
+    }
     let logger = makeLogger(configuration)
     do {
         let migrator = Migrator(migrations: try Migrator.load(directory: configuration.migrationsDirectory))
-        let connection = try PostgresConnection(connectionString: configuration.databaseURL)
+        let connection = try PostgresConnection(connectionString: ownerURL)
         defer { connection.close() }
         let applied = try migrator.migrate(connection, logger: logger)
         print(applied.isEmpty ? "schema is up to date at version \(migrator.latestVersion)" : "applied \(applied.count) migration(s); schema at version \(migrator.latestVersion)")
@@ -143,8 +157,26 @@ func migrate(arguments: [String]) -> Never {
     }
 }
 
+func db(arguments: [String]) -> Never {
+    guard arguments.first == "roles" else { fail("db: expected `db roles`\n\(usage)", code: exitUsage) }
+    var names = ["--database": "reclaim", "--owner": "reclaim_owner", "--login": "reclaim"]
+    var rest = arguments.dropFirst()
+    while let option = rest.popFirst() {
+        guard names[option] != nil else { fail("db roles: unknown option \(option)", code: exitUsage) }
+        guard let name = rest.popFirst() else { fail("db roles: \(option) needs a name", code: exitUsage) }
+        names[option] = name
+    }
+    do {
+        print(try DatabaseRoles(database: names["--database"]!, owner: names["--owner"]!, login: names["--login"]!).setupScript, terminator: "")
+        exit(0)
+    } catch {
+        fail("db roles: \(error)", code: exitUsage)
+    }
+}
+
 func keys(arguments: [String]) -> Never {
-    guard arguments.first == "generate" else { fail("keys: expected `keys generate`\n\(usage)", code: exitUsage) }
+    if arguments.first == "rotate" { rotateKey(arguments: Array(arguments.dropFirst())) }
+    guard arguments.first == "generate" else { fail("keys: expected `keys generate` or `keys rotate PURPOSE`\n\(usage)", code: exitUsage) }
     var output: String?
     var force = false
     var rest = arguments.dropFirst()
@@ -169,6 +201,25 @@ func keys(arguments: [String]) -> Never {
     }
 }
 
+/// `keys rotate PURPOSE`: a fresh active key for the purpose, written back in place; every instance needs the new file.
+func rotateKey(arguments: [String]) -> Never {
+    guard arguments.count == 1, let purpose = KeyPurpose(rawValue: arguments[0]) else {
+        fail("keys rotate: expected one purpose: \(KeyPurpose.allCases.map(\.rawValue).joined(separator: ", "))", code: exitUsage)
+    }
+    guard let path = ProcessInfo.processInfo.environment["RECLAIM_KEY_FILE"], !path.isEmpty else {
+        fail("keys rotate: set RECLAIM_KEY_FILE", code: exitUsage)
+    }
+    do {
+        var file = try KeyFile.load(path: path, allowingMissing: true)
+        let id = file.rotate(purpose)
+        try file.write(to: path, overwrite: true)
+        print("\(purpose.rawValue): \(id) is now active in \(path); older keys stay for reading. Give every instance the new file and restart it.")
+        exit(0)
+    } catch {
+        fail("keys rotate: \(error)")
+    }
+}
+
 var arguments = CommandLine.arguments.dropFirst()
 guard let command = arguments.popFirst() else {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -183,6 +234,7 @@ case "--version":
     exit(0)
 case "serve": serve(arguments: Array(arguments))
 case "migrate": migrate(arguments: Array(arguments))
+case "db": db(arguments: Array(arguments))
 case "keys": keys(arguments: Array(arguments))
 case "agent": agentCommand(arguments: Array(arguments))
 case "client": clientCommand(arguments: Array(arguments))

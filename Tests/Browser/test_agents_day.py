@@ -180,6 +180,29 @@ class OpenCaseTests(BrowserTestCase):
         customer.click('#lookup-submit')
         customer.wait_for('#stage')
 
+    def test_a_case_opened_without_choosing_a_language_has_none_and_the_customers_browser_decides(self):
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/new')
+        language = Select(browser.wait_for('#open-language'))
+        self.assertEqual((language.first_selected_option.get_attribute('value'), language.first_selected_option.text), ('', 'Not known'))
+        browser.fill('#open-account', 'lin.yu@example.net')
+        browser.fill('#open-name', 'Lin Yu')
+        browser.fill('#open-contact', 'lin.yu@example.org')
+        browser.click('#open-submit')
+        number = browser.wait_for('#opened-number').text
+        code = browser.find('#opened-code').text
+        digits = number.replace(' ', '')
+        self.assertEqual(self.service.psql("SELECT coalesce(language, 'none') FROM cases WHERE case_number = '%s'" % digits), 'none')
+        # A reader in Taiwan gets Traditional Chinese: their browser's Accept-Language decides, not an 'en' nobody chose.
+        customer = self.browser(lang='zh-TW').open('/status')
+        customer.wait_for_text('h1', '查詢您的案件')
+        customer.fill('#case-number', number)
+        customer.fill('#access-code', code)
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#stage', '我們已收到您的案件')
+        self.assertEqual(customer.driver.execute_script('return document.documentElement.lang'), 'zh-Hant')
+
     def test_opening_refused_fields_are_named(self):
         self.expect_http_errors(422)
         browser = self.browser(360, 740)
@@ -265,6 +288,9 @@ class MergeTests(BrowserTestCase):
         browser.wait_for('#chain-mark')
         browser.click('button[data-action="merge"]')
         browser.click('#merge-choices input[data-case="%s"]' % target)
+        # The demo's customers each have their own contact address: the form warns and asks for a confirmation.
+        browser.wait_for('#merge-warning')
+        browser.click('#merge-confirm')
         browser.fill('#merge-reason', 'Same caller, second channel.')
         self.assert_accessible(browser)
         browser.click('#action-confirm')

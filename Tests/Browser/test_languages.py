@@ -2,9 +2,9 @@
 locale), dates in the reader's zone with the zone named, and the ransom conversation uploaded from the page and
 read by tier 3 as text. Screenshots of each language go to docs/screenshots."""
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from harness import BrowserTestCase, png_bytes
+from harness import POLL, BrowserTestCase, png_bytes
 
 RANSOM_MAIL = (
     'Return-Path: <unlock-service@example.invalid>\r\n'
@@ -29,7 +29,7 @@ class LanguagesTest(BrowserTestCase):
         return browser.wait_for('#stage')
 
     def set_case_language(self, case, language):
-        # The demo cases are opened in English; a case opened for a Chinese-speaking victim carries its language.
+        # The demo cases are opened without a language; a case opened for a Chinese-speaking victim carries its language.
         self.service.psql("UPDATE cases SET language = '%s' WHERE case_number = '%s'" % (language, case['case_number']))
 
     def page_language(self, browser):
@@ -152,7 +152,8 @@ class LanguagesTest(BrowserTestCase):
         self.assertEqual(len(previews), 3, 'a screenshot and two texts can each be previewed')
         for button in previews:
             button.click()
-        agent.wait_for('#evidence-list pre.preview.text')
+        # Each preview arrives on its own request: wait for both texts, not the first.
+        WebDriverWait(agent.driver, 10, POLL).until(lambda _: len(agent.find_all('#evidence-list pre.preview.text')) >= 2)
         texts = [e.text for e in agent.find_all('#evidence-list pre.preview.text')]
         self.assertEqual(len(texts), 2)
         mail = next(t for t in texts if 'USDT' in t)

@@ -1,5 +1,6 @@
 """The page modules' pure functions, run in Chromium itself (the code under test is the code served)."""
 import json
+import urllib.request
 
 from harness import BrowserTestCase
 
@@ -130,3 +131,82 @@ class ModuleTests(BrowserTestCase):
         self.assertEqual(glued, [])
         # And the page shows no English sentence of its own outside the catalogue (messages are keys).
         self.assertEqual(re.findall(r"announce\([^,]+,\s*'[A-Z]", source), [])
+
+    # The vocabularies: each list comes from the service (GET /api/v1/vocabulary, declared once in ReclaimCore and
+    # ReclaimOperations); each word has its words in the pages' catalogues, in every language, and no catalogue keeps
+    # words for a word the service no longer has.
+    VOCABULARY = """
+        const done = arguments[arguments.length - 1];
+        Promise.all([%s, fetch('/api/v1/vocabulary').then((r) => r.json())])
+          .then((loaded) => done(((vocabulary, ...m) => { %s })(loaded.pop(), ...loaded))).catch((e) => done('ERROR ' + e));
+    """
+
+    def test_every_word_of_the_service_has_its_words_on_the_dashboard(self):
+        browser = self.browser()
+        browser.open('/')
+        # The timeline's words name the reader ("you"): a case is open for someone.
+        self.sign_in(browser, 'tier1')
+        browser.open('/#/cases/' + self.service.case()['case_number'])
+        browser.wait_for('#chain-mark')
+        result = browser.driver.execute_async_script(self.VOCABULARY % ("import('/js/labels.js'), import('/js/case/timeline.js'), import('/js/format.js')", """
+            const [labels, kase, format] = m;
+            const out = { unknown: [], missing: [], extra: [], events: [] };
+            const tables = new Map();
+            for (const [name, table] of Object.entries(labels.WORDS)) {
+              if (!(name in vocabulary)) { out.unknown.push(name); continue; }
+              tables.set(table, [...(tables.get(table) ?? []), name]);
+            }
+            for (const [table, names] of tables) {
+              const words = new Set(names.flatMap((name) => vocabulary[name]));
+              for (const word of words) if (!(word in table)) out.missing.push(`${names.join('+')}: ${word}`);
+              for (const key of Object.keys(table)) if (!words.has(key)) out.extra.push(`${names.join('+')}: ${key}`);
+            }
+            // Every event type has its own sentence on the timeline, not the fallback that spells the type.
+            for (const type of vocabulary.event_types) if (kase.eventWords({ type, data: {} }) === format.words(type)) out.events.push(type);
+            const options = (id) => [...document.querySelectorAll(`#${id} option`)].map((o) => o.value).filter(Boolean);
+            out.filters = { state: options('filter-state'), tier: options('filter-tier') };
+            out.lists = { finished: labels.FINISHED_STATES, documents: labels.DOCUMENT_TYPES };
+            return out;"""))
+        self.assertFalse(isinstance(result, str), result)
+        self.assertEqual(result['unknown'], [], 'labels.js WORDS names a vocabulary the service does not have')
+        self.assertEqual(result['missing'], [], 'words of the service without words in labels.js')
+        self.assertEqual(result['extra'], [], 'words in labels.js for words the service does not have')
+        self.assertEqual(result['events'], [], 'event types without their own words in eventWords (case/timeline.js)')
+        vocabulary = json.loads(urllib.request.urlopen(self.service.origin + '/api/v1/vocabulary', timeout=5).read())
+        self.assertEqual(result['filters'], {'state': vocabulary['case_states'], 'tier': vocabulary['tiers']})
+        self.assertEqual(result['lists'], {'finished': vocabulary['finished_states'], 'documents': vocabulary['document_kinds']})
+
+    def test_every_word_of_the_service_has_its_words_on_the_status_page_in_every_language(self):
+        browser = self.browser()
+        browser.open('/status')
+        browser.wait_for('#lookup')
+        result = browser.driver.execute_async_script(self.VOCABULARY % ("import('/js/status-text.js')", """
+            const [text] = m;
+            const out = { languages: text.LANGUAGES, catalogues: [], unknown: [], missing: [], extra: [] };
+            const prefixes = new Map();
+            for (const [name, prefix] of Object.entries(text.VOCABULARY_KEYS)) {
+              if (!(name in vocabulary)) { out.unknown.push(name); continue; }
+              prefixes.set(prefix, new Set([...(prefixes.get(prefix) ?? []), ...vocabulary[name]]));
+            }
+            for (const language of vocabulary.languages) {
+              const catalogue = text.CATALOGUES[language];
+              if (!catalogue) { out.catalogues.push(language); continue; }
+              for (const [prefix, words] of prefixes) {
+                for (const word of words) if (!(`${prefix}.${word}` in catalogue)) out.missing.push(`${language} ${prefix}.${word}`);
+                for (const key of Object.keys(catalogue)) {
+                  if (key.startsWith(`${prefix}.`) && !words.has(key.slice(prefix.length + 1))) out.extra.push(`${language} ${key}`);
+                }
+              }
+            }
+            out.uploads = [...document.querySelectorAll('#doc-type option')].map((o) => [o.value, o.textContent]);
+            return out;"""))
+        self.assertFalse(isinstance(result, str), result)
+        vocabulary = json.loads(urllib.request.urlopen(self.service.origin + '/api/v1/vocabulary', timeout=5).read())
+        self.assertEqual(result['languages'], vocabulary['languages'])
+        self.assertEqual(result['catalogues'], [], 'languages of the service without a catalogue in status-text.js')
+        self.assertEqual(result['unknown'], [], 'VOCABULARY_KEYS names a vocabulary the service does not have')
+        self.assertEqual(result['missing'], [], 'words of the service without their key in status-text.js')
+        self.assertEqual(result['extra'], [], 'keys in status-text.js for words the service does not have')
+        # The upload form offers the service's kinds, each in the page's words.
+        self.assertEqual([value for value, _ in result['uploads']], vocabulary['upload_kinds'])
+        self.assertEqual(dict(result['uploads'])['warranty_card'], 'Warranty card')

@@ -90,9 +90,44 @@ import Testing
         let attempt = try #require((delivery["attempts"] as? [[String: Any]])?.first)
         #expect(attempt["error"] is String && attempt["duration_ms"] is Int && attempt["at"] is String)
         let deliveryID = try #require(delivery["id"] as? String)
+        // The failure rested the endpoint; the partner's retry ends that rest, so the message is due now in earnest
+        // (the worker may take it at once and, failing again, rest the endpoint anew: a later rest, never the same).
+        func rest() throws -> Date? {
+            try service.service.pool.withConnection {
+                try $0.query("SELECT backoff_until FROM webhook_endpoints WHERE id = \(try #require(UUID(uuidString: id)))").first?.decode("backoff_until")
+            }
+        }
+        let before = try #require(try rest())
         let retried = try send("POST", "/api/v1/webhooks/\(id)/deliveries/\(deliveryID)/retry", as: client)
         #expect(retried.status == 202, "\(retried.text)")
+        #expect(try rest() != before)
         #expect(try send("POST", "/api/v1/webhooks/\(id)/deliveries/\(UUID().uuidString.lowercased())/retry", as: client).status == 404)
+    }
+
+    /// v1.2 "Finding a case": a case opened without `language` is mailed in English, whatever the Accept-Language of the
+    /// agent who opened it (theirs is not the customer's), while its status page follows each reader's.
+    @Test func aCaseWithoutALanguageIsMailedInEnglish() throws {
+        let agent = try service.signIn(tier: .tier1)
+        let opened = try service.client().request("POST", "/api/v1/cases", headers: agent.headers + [("Accept-Language", "zh-TW")],
+                                                  encoded: CaseWorld.caseBody())
+        #expect(opened.status == 201, "\(opened.text)")
+        let number = try #require(try opened.json()["case_number"] as? String)
+        let code = try #require(try opened.json()["access_code"] as? String)
+        let folder = service.directory + "/mail"
+        func mail() -> ReceivedMail? {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".eml") }
+            return names.lazy.compactMap { try? String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }
+                .map { ReceivedMail(raw: $0, recipients: []) }.first { $0.body.contains(code) }
+        }
+        #expect(eventually { mail() != nil })
+        let written = try #require(mail())
+        #expect(written.subject.contains("is open"), "\(written.subject)")
+        #expect(written.body.contains("/status?case=\(number)"))
+        #expect(written.body.range(of: "\\p{Han}", options: .regularExpression) == nil, "no Chinese in the mail")
+        // The status page of the same case, read from a browser in Taiwan, is in Traditional Chinese.
+        let status = try service.client().request("POST", "/api/v1/status", headers: [("Accept-Language", "zh-TW")],
+                                                  json: ["case_number": number, "access_code": code])
+        #expect(try status.json()["language"] as? String == "zh-Hant")
     }
 
     @Test func withoutSMTPEveryMailIsAnEMLFileAndMetricsCountIt() throws {
@@ -107,8 +142,8 @@ import Testing
         #expect(service.log.lines.contains { $0.contains("mail_written") })
         // Neither the code nor the customer's address is logged.
         #expect(!service.log.lines.contains { $0.contains(code) || $0.contains(CaseWorld.caseBody().customer.contactEmail) })
-        let metrics = try service.client().request("GET", "/metrics")
-        #expect(metrics.text.contains("reclaim_outbox_messages{state=\"sent\"} 1"))
-        #expect(metrics.text.contains("reclaim_outbox_oldest_queued_seconds"))
+        // The file is written before the row says it was sent.
+        #expect(eventually(10) { (try? self.service.client().request("GET", "/metrics").text.contains("reclaim_outbox_messages{state=\"sent\"} 1")) == true })
+        #expect(try service.client().request("GET", "/metrics").text.contains("reclaim_outbox_oldest_queued_seconds"))
     }
 }

@@ -2,12 +2,14 @@
 reference library (PyPI `standardwebhooks`) and records what it got.
 
 Usage: webhook_receiver.py SECRETS_FILE LOG_FILE [ADDRESS]. Listens on ADDRESS (default 127.0.0.1; ::1 for IPv6) and
-prints its port. SECRETS_FILE holds one whsec_ secret
-per line (re-read on each request; any may match). Each request appends a JSON line to LOG_FILE:
-{"path", "id", "verified", "body"}. The path decides the answer: /ok → 204 when verified (401 when not),
-/fail → 500, /gone → 410, /slow → sleeps 3 s then 204, /retry-after → 503 with Retry-After: 2.
+prints its port. SECRETS_FILE holds one whsec_ secret per line (re-read on each request; any may match). Each request appends a JSON line to LOG_FILE:
+{"path", "id", "verified", "body", "in_flight"} (requests to that path being answered, this one included). The path
+decides the answer: /ok → 204 when verified (401 when not), /fail → 500, /gone → 410, /slow → sleeps 3 s then 204,
+/retry-after → 503 with Retry-After: 2, /busy → sleeps 0.2 s then 204, /hang → holds the request until the file
+LOG_FILE.release exists (at most 60 s; a partner that answers after the sender gave up), then 204.
 """
 import json
+import os
 import socket
 import sys
 import threading
@@ -18,6 +20,7 @@ from standardwebhooks.webhooks import Webhook
 
 SECRETS, LOG = sys.argv[1], sys.argv[2]
 lock = threading.Lock()
+in_flight = {}
 
 
 def verified(body, headers):
@@ -40,12 +43,26 @@ class Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         ok = verified(body, headers)
         with lock, open(LOG, "a") as f:
+            in_flight[self.path] = in_flight.get(self.path, 0) + 1
             f.write(json.dumps({"path": self.path, "id": headers.get("webhook-id"), "verified": ok,
-                                "body": body.decode("utf-8", "replace")}) + "\n")
+                                "body": body.decode("utf-8", "replace"), "in_flight": in_flight[self.path]}) + "\n")
+        try:
+            self.answer(ok)
+        finally:
+            with lock:
+                in_flight[self.path] -= 1
+
+    def answer(self, ok):
         if self.path == "/slow":
             time.sleep(3)
-        status, extra = {"/ok": (204 if ok else 401, {}), "/fail": (500, {}), "/gone": (410, {}),
-                         "/slow": (204, {}), "/retry-after": (503, {"Retry-After": "2"})}.get(self.path, (404, {}))
+        if self.path == "/busy":
+            time.sleep(0.2)
+        if self.path == "/hang":
+            end = time.monotonic() + 60
+            while not os.path.exists(LOG + ".release") and time.monotonic() < end:
+                time.sleep(0.05)
+        status, extra = {"/ok": (204 if ok else 401, {}), "/fail": (500, {}), "/gone": (410, {}), "/slow": (204, {}),
+                         "/busy": (204, {}), "/hang": (204, {}), "/retry-after": (503, {"Retry-After": "2"})}.get(self.path, (404, {}))
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)

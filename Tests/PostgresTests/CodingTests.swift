@@ -9,7 +9,7 @@ import Testing
     @Test(arguments: formats)
     func everyTypeRoundTrips(format: PostgresConnection.ResultFormatPolicy) throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
         try connection.executeScript("""
@@ -93,7 +93,7 @@ import Testing
     @Test(arguments: formats)
     func stringDecodesAnyColumnAlike(format: PostgresConnection.ResultFormatPolicy) throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
         let row = try connection.query("""
@@ -114,7 +114,7 @@ import Testing
 
     @Test func numericAndOtherTypesComeAsText() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let row = try connection.query("SELECT 12.50::numeric, '{1,2}'::int[], interval '1 day', 7::numeric").first!
         #expect(try row.decode(0, as: String.self) == "12.50")
@@ -129,7 +129,7 @@ import Testing
 
     @Test func rawRepresentableEnumsNeedOnlyTheConformance() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let row = try connection.query("SELECT \(Tier.gold)::text, 'bronze'::text").first!
         #expect(try row.decode(0, as: Tier.self) == .gold)
@@ -164,7 +164,7 @@ import Testing
     @Test func queryInterpolation() {
         let id = 7
         let name: String? = nil
-        let query: PostgresQuery = "SELECT * FROM \(unescaped: "cases") WHERE id = \(id) AND name = \(name) AND \(identifier: "we\"ird") = \("x")"
+        let query: PostgresQuery = "SELECT * FROM cases WHERE id = \(id) AND name = \(name) AND \(identifier: "we\"ird") = \("x")"
         #expect(query.sql == "SELECT * FROM cases WHERE id = $1 AND name = $2 AND \"we\"\"ird\" = $3")
         #expect(query.binds.count == 3)
         #expect(query.binds[1].isNull)

@@ -93,6 +93,8 @@ import Testing
         let again = try send(service, "POST", "/api/v1/admin/agents", admin, json: ["email": "NEW.agent@reclaim.test", "name": "Again", "tier": "tier1"])
         #expect(again.status == 409)
         #expect(try again.json()["code"] as? String == "agent_exists")
+        // The command line says the same (IdentityCommandTests runs it).
+        #expect(try again.json()["detail"] as? String == IdentityAdministrationError.agentExists.description)
         let badTier = try send(service, "POST", "/api/v1/admin/agents", admin, json: ["email": "b@reclaim.test", "name": "B", "tier": "boss"])
         #expect(badTier.status == 422)
         #expect(badTier.text.contains("\"tier\""))
@@ -248,8 +250,10 @@ import Testing
 
         // The database refuses edits; an owner who switches the guard off leaves a chain that no longer verifies.
         #expect(throws: PostgresError.self) { try connection.execute("UPDATE admin_events SET actor = 'cli' WHERE seq = 2") }
-        try connection.execute("ALTER TABLE admin_events DISABLE TRIGGER admin_events_append_only")
-        try connection.execute("UPDATE admin_events SET data = replace(data, 'Client 1', 'Client X') WHERE seq = 3")
+        let owner = try service.database.connect(as: .owner)
+        defer { owner.close() }
+        try owner.execute("ALTER TABLE admin_events DISABLE TRIGGER admin_events_append_only")
+        try owner.execute("UPDATE admin_events SET data = replace(data, 'Client 1', 'Client X') WHERE seq = 3")
         let broken = try AdminEventStore.verify(on: connection)
         #expect(broken.firstBreak?.seq == 3)
     }

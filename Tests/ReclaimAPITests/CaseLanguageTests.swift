@@ -3,7 +3,7 @@ import ReclaimCore
 import ReclaimTestSupport
 import Testing
 
-/// v1.1 "Cases": the customer's `language` and the `facts.rescue_email` the thief added, on creation and in the case.
+/// v1.1 "Cases": the customer's `language` (v1.2: none unless given) and the `facts.rescue_email` the thief added, on creation and in the case.
 @Suite struct CaseLanguageTests {
     func body(_ extra: [String: Any]) -> [String: Any] {
         var body: [String: Any] = ["kind": "account_takeover", "account_email": "victim@example.com",
@@ -12,15 +12,22 @@ import Testing
         return body
     }
 
-    @Test func languageDefaultsToEnglishAndIsKeptWithTheRescueAddress() throws {
+    @Test func aCaseOpenedWithoutALanguageHasNoneAndAChosenOneIsKeptWithTheRescueAddress() throws {
         let service = try TestService()
         defer { service.stop() }
         let agent = try service.signIn(tier: .tier1)
         let client = service.client()
-        let plain = try client.request("POST", "/api/v1/cases", headers: agent.headers, json: body([:]))
+        // The agent's own Accept-Language is not the customer's: it never becomes the case's language.
+        let plain = try client.request("POST", "/api/v1/cases", headers: agent.headers + [("Accept-Language", "zh-TW")], json: body([:]))
         #expect(plain.status == 201)
-        #expect(try plain.json()["language"] as? String == "en")
+        #expect(try plain.json()["language"] is NSNull)
         #expect((try plain.json()["facts"] as? [String: Any])?["rescue_email"] is NSNull)
+        let plainNumber = try #require(try plain.json()["case_number"] as? String)
+        #expect(try client.request("GET", "/api/v1/cases/\(plainNumber)", headers: [("Cookie", agent.cookie)]).json()["language"] is NSNull)
+        // null is "not known" too.
+        let null = try client.request("POST", "/api/v1/cases", headers: agent.headers, json: body(["language": NSNull()]))
+        #expect(null.status == 201, "\(null.text)")
+        #expect(try null.json()["language"] is NSNull)
 
         let chinese = try client.request("POST", "/api/v1/cases", headers: agent.headers,
                                          json: body(["language": "zh-Hans", "facts": ["rescue_email": "thief@example.org"]]))

@@ -34,13 +34,34 @@ import Testing
         ("RECLAIM_CONNECTION_TIMEOUT", "-1"), ("RECLAIM_PUBLIC_DIR", "/does/not/exist"),
         ("RECLAIM_MIGRATIONS_DIR", "/does/not/exist"), ("RECLAIM_DB_CONNECTIONS", "1e3"),
         ("RECLAIM_TLS_CERT", "/does/not/exist"), ("RECLAIM_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/40"),
-        ("RECLAIM_METRICS_ALLOW", "monitoring.example.org"),
+        ("RECLAIM_METRICS_ALLOW", "monitoring.example.org"), ("RECLAIM_MAIL_THREADS", "17"), ("RECLAIM_WEBHOOK_THREADS", "-1"),
+        ("RECLAIM_WEBHOOK_PER_ENDPOINT", "0"), ("RECLAIM_WEBHOOK_BACKOFF", "5,soon"), ("RECLAIM_DELIVERY_THREADS", "many"),
     ])
     func badValueNamesItsVariable(variable: String, value: String) {
         let error = refusal([variable: value, "RECLAIM_TLS_KEY": variable == "RECLAIM_TLS_CERT" ? "/etc/hostname" : ""])
         #expect(error?.variable == variable)
         #expect(error?.description.hasPrefix(variable + ":") == true)
         #expect(error?.description.contains("\n") == false)
+    }
+
+    @Test func deliveryLanesAndTheDeprecatedSingleCount() throws {
+        func configuration(_ overrides: [String: String]) throws -> ServiceConfiguration {
+            try ServiceConfiguration.fromEnvironment(base.merging(overrides) { $1 })
+        }
+        let defaults = try configuration([:])
+        #expect(defaults.mailThreads == 1 && defaults.webhookThreads == 2 && defaults.webhookPerEndpoint == 1)
+        #expect(defaults.webhookBackoff == [5, 30, 60, 300, 900, 1800, 3600])
+        // RECLAIM_DELIVERY_THREADS sizes each lane that is not set on its own; 0 still turns delivery off.
+        let old = try configuration(["RECLAIM_DELIVERY_THREADS": "3"])
+        #expect(old.mailThreads == 3 && old.webhookThreads == 3)
+        let off = try configuration(["RECLAIM_DELIVERY_THREADS": "0"])
+        #expect(off.mailThreads == 0 && off.webhookThreads == 0)
+        let mailOnly = try configuration(["RECLAIM_DELIVERY_THREADS": "0", "RECLAIM_MAIL_THREADS": "1"])
+        #expect(mailOnly.mailThreads == 1 && mailOnly.webhookThreads == 0)
+        let tuned = try configuration(["RECLAIM_WEBHOOK_THREADS": "4", "RECLAIM_WEBHOOK_PER_ENDPOINT": "2", "RECLAIM_WEBHOOK_BACKOFF": "1, 2"])
+        let settings = tuned.notificationSettings
+        #expect(settings.mailThreads == 1 && settings.webhookThreads == 4 && settings.webhookPerEndpoint == 2)
+        #expect(settings.endpointBackoff.delays == [1, 2])
     }
 
     @Test func missingDatabaseURL() {

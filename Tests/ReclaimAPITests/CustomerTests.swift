@@ -58,9 +58,38 @@ import Testing
         let typed = try world.client.request("POST", "/api/v1/status", json: ["case_number": number, "access_code": code, "language": 7])
         #expect(typed.status == 422 && typed.text.contains("\"field\":\"language\""))
 
-        // A case opened without a language is English (the Cases default).
+    }
+
+    /// v1.2 "Finding a case": a case opened without `language` has none of its own, so the reader's `Accept-Language`
+    /// decides its status page and the answer's `language`; a case with one keeps it whatever the reader's browser says.
+    @Test func aCaseWithoutALanguageIsReadInTheReadersAcceptLanguage() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
         let plain = try world.openCase(as: tier1)
-        #expect(try status(world, plain.caseNumber, plain.accessCode!).json()["language"] as? String == "en")
+        let number = plain.caseNumber, code = try #require(plain.accessCode)
+
+        let taiwan = try status(world, number, code, acceptLanguage: "zh-TW,zh;q=0.9,en;q=0.5")
+        #expect(taiwan.status == 200)
+        let hant = try taiwan.json()
+        #expect(hant["language"] as? String == "zh-Hant" && taiwan.header("Content-Language") == "zh-Hant")
+        #expect(hant["stage"] as? String == CustomerText.stageReceived.text(.traditionalChinese, contact: ""))
+        #expect(hant["next_step"] as? String == CustomerText.nextTellAgent.text(.traditionalChinese, contact: ServiceConfiguration.defaultSupportContact))
+        #expect((hant["notices"] as? [[String: Any]])?.first?["text"] as? String == CustomerText.noticeNeverPay.text(.traditionalChinese, contact: ""))
+        // Another reader of the same case, another language: nothing of the first look-up stuck to the case.
+        #expect(try status(world, number, code, acceptLanguage: "zh-CN").json()["language"] as? String == "zh-Hans")
+        // No Accept-Language we speak: English.
+        #expect(try status(world, number, code, acceptLanguage: "fr-FR").json()["language"] as? String == "en")
+        #expect(try status(world, number, code).json()["stage"] as? String == CustomerText.stageReceived.text(.english, contact: ""))
+        // The request's own language still comes first.
+        #expect(try status(world, number, code, language: "en", acceptLanguage: "zh-TW").json()["language"] as? String == "en")
+
+        // A case with a language: it wins over the reader's Accept-Language.
+        var body = CaseWorld.caseBody()
+        body.language = "zh-Hans"
+        let chosen = try world.openCase(as: tier1, body)
+        let answer = try status(world, chosen.caseNumber, try #require(chosen.accessCode), acceptLanguage: "zh-TW")
+        #expect(try answer.json()["language"] as? String == "zh-Hans")
+        #expect(try answer.json()["stage"] as? String == CustomerText.stageReceived.text(.simplifiedChinese, contact: ""))
     }
 
     @Test func refusalsSpeakTheReadersLanguageAndNeverTheCasesOwn() throws {

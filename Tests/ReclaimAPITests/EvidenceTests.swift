@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 import ReclaimCore
@@ -306,6 +307,38 @@ final class EvidenceWorld {
                                  body: exact).status == 201)
     }
 
+    @Test func largeUploadsAreSpooledAndStoredByteForByte() throws {
+        // A document past the transport's large-body threshold is never held whole: it is spooled (encrypted) as it
+        // arrives, digested and sealed from there in pieces; what is stored and served back is exactly what was sent.
+        let w = try EvidenceWorld()
+        var document = EvidenceWorld.png("large")
+        document += (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let metrics = w.world.service.service.metrics
+        let before = metrics.spooledBodies
+        let client = TestHTTPClient(port: w.world.service.service.port, timeout: 20)
+        let raw = try client.request("POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
+                                     body: document)
+        #expect(raw.status == 201, "\(raw.text)")
+        let form = try client.request("POST", "/api/v1/cases/\(w.number)/evidence",
+                                      headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
+                                      body: EvidenceWorld.form([("type", "box_photo")], file: (document, "image/png")))
+        #expect(form.status == 201, "\(form.text)")
+        #expect(metrics.spooledBodies == before + 2)
+        let tier3 = try w.world.agent(.tier3)
+        for response in [raw, form] {
+            let view = try response.decode(EvidenceView.self)
+            #expect(view.size == document.count)
+            #expect(view.sha256 == SHA256.hexDigest(document))
+            let download = try TestHTTPClient(port: w.world.service.service.port, timeout: 20).request(
+                "GET", "/api/v1/evidence/\(view.id)/content", headers: tier3.headers)
+            #expect(download.status == 200)
+            #expect(download.body == document)
+        }
+        // JSON stays in memory whatever the route: a small typed filing is not spooled.
+        _ = try w.file(["type": "device", "imei": "490154203237518"])
+        #expect(metrics.spooledBodies == before + 2)
+    }
+
     @Test func aCustomerUploadIsSeenInTheirStatus() throws {
         let w = try EvidenceWorld()
         let png = EvidenceWorld.png("lock screen")
@@ -379,5 +412,63 @@ final class EvidenceWorld {
         let reset = try w.world.act(w.number, "send_reset", as: w.tier1, version: 1)
         #expect(reset.status == 200, "\(reset.text)")
         #expect(try reset.decode(CaseView.self).state == "resolved")
+    }
+}
+
+/// Issue 19: `/openapi.json` declares exactly how an agent or API client may send a document, and each declared way is
+/// accepted (schemathesis sent forms whose file part the declaration allowed to be any bytes, and met 415).
+@Suite struct DeclaredDocumentFormsTests {
+    /// A small file of each declared media type (the sniffer reads the signature; octet-stream declares nothing).
+    static func sample(_ mediaType: String) -> [UInt8]? {
+        switch mediaType {
+        case "application/pdf": Array("%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n".utf8)
+        case "image/jpeg": [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [UInt8](repeating: 0, count: 64) + [0xFF, 0xD9]
+        case "image/png", "application/octet-stream": EvidenceWorld.png("declared")
+        case "image/heic": [0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8) + [UInt8](repeating: 0, count: 64)
+        default: nil
+        }
+    }
+
+    @Test func everyDeclaredWayToSendADocumentIsAcceptedAndAnUndeclaredOneIsNot() throws {
+        let w = try EvidenceWorld()
+        let document = try w.world.client.request("GET", "/openapi.json").json()
+        let paths = try #require(document["paths"] as? [String: [String: [String: Any]]])
+        let filing = try #require(paths["/api/v1/cases/{case_number}/evidence"]?["post"])
+        let content = try #require((filing["requestBody"] as? [String: Any])?["content"] as? [String: [String: Any]])
+        // The form's file part may declare exactly the media types a document is sniffed as, or declare nothing.
+        let encoding = try #require(content["multipart/form-data"]?["encoding"] as? [String: [String: Any]])
+        let partTypes = try #require(encoding["file"]?["contentType"] as? String).components(separatedBy: ", ")
+        #expect(Set(partTypes) == Set(MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]))
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        let formType = try #require((schemas["DocumentForm"]?["properties"] as? [String: [String: Any]])?["type"]?["enum"] as? [String])
+        #expect(Set(formType) == Set(DocumentType.allCases.map(\.rawValue)))
+        for (index, partType) in partTypes.enumerated() {
+            let filed = try w.upload(type: formType[index % formType.count], bytes: try #require(Self.sample(partType), "\(partType)"), contentType: partType)
+            #expect(filed.status == 201, "\(partType): \(filed.text)")
+        }
+        // As python-requests (schemathesis) writes a form: the file first, with a filename and no Content-Type of its own.
+        let boundary = EvidenceWorld.boundary
+        let form = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file.png\"\r\n\r\n".utf8) + EvidenceWorld.png("requests")
+            + Array("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nbox_photo\r\n--\(boundary)--\r\n".utf8)
+        let requests = try w.world.client.request("POST", "/api/v1/cases/\(w.number)/evidence",
+                                                  headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: form)
+        #expect(requests.status == 201, "\(requests.text)")
+
+        // Raw bytes: each declared media type, named by the declared ?type=.
+        let query = try #require((filing["parameters"] as? [[String: Any]])?.first { $0["in"] as? String == "query" && $0["name"] as? String == "type" })
+        let rawType = try #require((query["schema"] as? [String: Any])?["enum"] as? [String])
+        #expect(Set(rawType) == Set(DocumentType.allCases.map(\.rawValue)))
+        let rawMediaTypes = content.keys.filter { $0 != "application/json" && $0 != "multipart/form-data" }.sorted()
+        #expect(Set(rawMediaTypes) == Set(partTypes))
+        for (index, mediaType) in rawMediaTypes.enumerated() {
+            let filed = try w.uploadRaw(type: rawType[index % rawType.count], bytes: try #require(Self.sample(mediaType), "\(mediaType)"), contentType: mediaType)
+            #expect(filed.status == 201, "\(mediaType): \(filed.text)")
+        }
+        #expect(try w.evidenceList().items.count == partTypes.count + 1 + rawMediaTypes.count)
+
+        // Not declared, not accepted: a GIF, in a form or raw.
+        let gif = Array("GIF89a".utf8) + [UInt8](repeating: 0, count: 32)
+        #expect(try w.upload(type: "invoice", bytes: gif, contentType: "image/gif").status == 415)
+        #expect(try w.uploadRaw(type: "invoice", bytes: gif, contentType: "image/gif").status == 415)
     }
 }

@@ -46,7 +46,8 @@ import Testing
         // Same email in another case: refused, exit 1, one line.
         let duplicate = try run(service, ["agent", "add", "--email", "CLI.AGENT@reclaim.test", "--name", "Again", "--tier", "tier1"])
         #expect(duplicate.status == 1)
-        #expect(duplicate.error.contains("already exists"))
+        // The refusal catalogue's message, as the API's problem says it.
+        #expect(duplicate.error == "reclaim: agent add: \(IdentityAdministrationError.agentExists.description)\n")
         // The password is never in the log or the error output.
         #expect(!service.log.lines.joined().contains(password))
     }

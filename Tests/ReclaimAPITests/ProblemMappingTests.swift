@@ -6,7 +6,7 @@ import Testing
 /// The one SQLSTATE → HTTP table.
 @Suite struct ProblemMappingTests {
     func mapped(_ sqlState: String?, kind: PostgresError.Kind = .server) -> (any HTTPProblem)? {
-        DatabaseProblem.map(PostgresError(kind, sqlState: sqlState, message: "secret row value 4242"))
+        ProblemMapping.database(PostgresError(kind, sqlState: sqlState, message: "secret row value 4242"))
     }
 
     @Test(arguments: [
@@ -36,6 +36,6 @@ import Testing
 
     @Test func unknownFailuresAreLeftToThePlain500() {
         #expect(mapped("42P01") == nil)
-        #expect(DatabaseProblem.map(CancellationError()) == nil)
+        #expect(ProblemMapping.database(CancellationError()) == nil)
     }
 }

@@ -65,6 +65,11 @@ import Testing
         #expect(CustomerLanguage(tag: "en-GB") == .english && CustomerLanguage(tag: "ja") == nil)
     }
 
+    @Test func mailGoesInTheCasesLanguageElseEnglish() {
+        #expect(CustomerLanguage.ofMail(caseLanguage: .traditionalChinese) == .traditionalChinese)
+        #expect(CustomerLanguage.ofMail(caseLanguage: nil) == .english)
+    }
+
     static func placeholders(_ template: String) -> Set<String> {
         var names = Set<String>()
         var rest = template[...]

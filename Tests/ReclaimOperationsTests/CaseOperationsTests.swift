@@ -68,7 +68,7 @@ import Testing
             try pool.withTransaction { try operations.transition(number, expectedVersion: 7, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0) }
         }
         let escalated = try pool.withTransaction {
-            try operations.transition(number, expectedVersion: 1, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0)
+            try operations.transition(number, expectedVersion: 1, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0).taken()
         }
         #expect(escalated.version == 2)
         #expect(escalated.snapshot.state == .identityCheck)
@@ -87,14 +87,14 @@ import Testing
         } catch let error as OperationError { caught = error }
         guard case .refused(let refusal, let caseID)? = caught else { Issue.record("expected a refusal, got \(String(describing: caught))"); return }
         #expect(caseID == opened.record.id)
-        #expect(refusal.category != .invalid || refusal.code == "invalid_transition")
+        #expect(refusal == .insufficientTier(required: .engineering))
         #expect(try events(opened.record).count == 1)
         try pool.withTransaction {
-            try operations.recordDenial(caseID: opened.record.id, attempted: "complete", code: refusal.code, by: agent, at: now, on: $0)
+            try operations.recordDenial(caseID: opened.record.id, attempted: "complete", code: "insufficient_tier", by: agent, at: now, on: $0)
         }
         let last = try events(opened.record).last
         #expect(last?.type == CaseEventType.denied.rawValue)
-        #expect(last?.data == ["attempted": "complete", "code": .string(refusal.code)])
+        #expect(last?.data == ["attempted": "complete", "code": "insufficient_tier"])
     }
 
     @Test func notesAndFreezesAppendTheirCatalogueEvents() throws {
@@ -120,18 +120,18 @@ import Testing
         let number = try CaseNumber(parsing: opened.record.number)
         #expect(throws: OperationError.unsupportedMedia(declaredMismatch: false)) {
             try pool.withTransaction {
-                try operations.fileDocument(type: .invoice, bytes: Array("<html>".utf8), declaredType: nil, number: number, by: "customer", at: now, on: $0)
+                try operations.fileDocument(type: DocumentType(.invoice)!, bytes: Array("<html>".utf8), declaredType: nil, number: number, by: "customer", at: now, on: $0)
             }
         }
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 32)
         #expect(throws: OperationError.unsupportedMedia(declaredMismatch: true)) {
             try pool.withTransaction {
-                try operations.fileDocument(type: .invoice, bytes: png, declaredType: "application/pdf", number: number, by: "customer", at: now, on: $0)
+                try operations.fileDocument(type: DocumentType(.invoice)!, bytes: png, declaredType: "application/pdf", number: number, by: "customer", at: now, on: $0)
             }
         }
         #expect(try events(opened.record).count == 1)
         let filed = try pool.withTransaction {
-            try operations.fileDocument(type: .invoice, bytes: png, declaredType: "image/png", number: number, by: "customer", at: now, on: $0)
+            try operations.fileDocument(type: DocumentType(.invoice)!, bytes: png, declaredType: "image/png", number: number, by: "customer", at: now, on: $0)
         }
         #expect(filed.mediaType == "image/png")
         let (_, content) = try pool.withTransaction { try operations.readContent(evidence: filed.id, by: agent, at: now, on: $0) }

@@ -91,8 +91,8 @@ final class AdminController: Sendable {
             throw Problem.unprocessable(detail: "Send at least one of tier, active and admin.",
                                         errors: [FieldError(field: "tier", message: "send tier, active or admin")])
         }
-        let agent = try mapped { try administration.updateAgent(.id(id), tier: change.tier, active: change.active, admin: change.admin,
-                                                                passkeyRequired: change.passkeyRequired, now: context.now, by: actor) }
+        let agent = try administration.updateAgent(.id(id), tier: change.tier, active: change.active, admin: change.admin,
+                                                   passkeyRequired: change.passkeyRequired, now: context.now, by: actor)
         return CaseHTTP.json(Self.json(agent))
     }
 
@@ -119,7 +119,7 @@ final class AdminController: Sendable {
     @Sendable func resetTOTP(_ request: HTTPRequest) throws -> HTTPResponse {
         let (actor, administration) = try authorize(request)
         let id = try Self.id(request)
-        let agent = try mapped { try administration.resetTOTP(.id(id), now: context.now, by: actor) }
+        let agent = try administration.resetTOTP(.id(id), now: context.now, by: actor)
         return CaseHTTP.json(["id": .string(agent.id.lowercased), "totp_uri": .string(agent.totpURI)], headers: [("Cache-Control", "no-store")])
     }
 
@@ -148,7 +148,7 @@ final class AdminController: Sendable {
         let (actor, administration) = try authorize(request)
         let body = try request.decodeJSON(NewClientRequest.self)
         let now = context.now
-        let client = try mapped { try administration.addClient(name: body.name, now: now, by: actor) }
+        let client = try administration.addClient(name: body.name, now: now, by: actor)
         guard case .object(var members) = Self.json(APIClientSummary(id: client.id, name: client.name, createdAt: now, revokedAt: nil, rotatedAt: nil,
                                                                      previousSecretExpiresAt: nil)) else { throw Problem.internal }
         members["api_key"] = .string(client.apiKey)
@@ -160,8 +160,8 @@ final class AdminController: Sendable {
     @Sendable func rotateClient(_ request: HTTPRequest) throws -> HTTPResponse {
         let (actor, administration) = try authorize(request)
         let id = try Self.id(request)
-        let rotated = try mapped { try administration.rotateClient(id: id, now: context.now, by: actor) }
-        guard case .object(var members) = Self.json(try mapped { try administration.client(id: id) }) else { throw Problem.internal }
+        let rotated = try administration.rotateClient(id: id, now: context.now, by: actor)
+        guard case .object(var members) = Self.json(try administration.client(id: id)) else { throw Problem.internal }
         members["signing_secret"] = .string(rotated.signingSecret)
         return CaseHTTP.json(.object(members), headers: [("Cache-Control", "no-store")])
     }
@@ -170,8 +170,8 @@ final class AdminController: Sendable {
     @Sendable func revokeClient(_ request: HTTPRequest) throws -> HTTPResponse {
         let (actor, administration) = try authorize(request)
         let id = try Self.id(request)
-        try mapped { try administration.revokeClient(id: id, now: context.now, by: actor) }
-        return CaseHTTP.json(Self.json(try mapped { try administration.client(id: id) }))
+        try administration.revokeClient(id: id, now: context.now, by: actor)
+        return CaseHTTP.json(Self.json(try administration.client(id: id)))
     }
 
     // MARK: Audit
@@ -203,33 +203,10 @@ final class AdminController: Sendable {
 
     /// Runs a hashing job on the queue, or answers 503 `busy` when it is full.
     private func submit(_ completion: @escaping HTTPResponder.Completion, _ job: @escaping @Sendable () throws -> HTTPResponse) {
-        let accepted = hashQueue.submit { [self] in completion(Result { try mapped(job) }) }
+        let accepted = hashQueue.submit { [self] in completion(Result { try job() }) }
         if !accepted {
             completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many passwords being hashed at once; try again in a moment.")))
         }
-    }
-
-    /// Turns an administration refusal into its problem: one table for every admin route.
-    @discardableResult
-    private func mapped<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as IdentityAdministrationError {
-            switch error.kind {
-            case .invalid(let field):
-                throw Problem.unprocessable(detail: error.description,
-                                            errors: [FieldError(field: field ?? "body", message: Self.message(error.description))])
-            case .notFound: throw Problem.notFound(detail: "No such agent or client.")
-            case .exists: throw Problem.conflict(code: ErrorCode.agentExists, detail: "An agent with this email already exists.")
-            case .lockout: throw Problem.conflict(code: ErrorCode.adminLockout, detail: Self.message(error.description))
-            }
-        }
-    }
-
-    /// The command line's "--flag: message" without the flag.
-    private static func message(_ description: String) -> String {
-        guard description.hasPrefix("--"), let colon = description.firstIndex(of: ":") else { return description }
-        return description[description.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
 
     /// The `{id}` path parameter, or 404 without a query.

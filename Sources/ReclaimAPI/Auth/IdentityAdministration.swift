@@ -4,26 +4,36 @@ import Postgres
 import ReclaimCore
 import ReclaimStore
 
-/// Why an administrative identity command was refused, in one line for the operator.
-public struct IdentityAdministrationError: Error, CustomStringConvertible, Equatable {
-    /// What kind of refusal, so HTTP can answer 422, 404 or 409 (the command line prints `description` alone).
-    public enum Kind: Sendable, Equatable {
-        /// A bad value; `field` names it in the API's words (`email`, `tier`), nil when no single field is to blame.
-        case invalid(field: String?)
-        /// No such agent or client.
-        case notFound
-        /// An agent with this email already exists.
-        case exists
-        /// The change would lock administration out (an admin disabling or demoting themselves, or the last admin).
-        case lockout
-    }
+/// Why an administrative identity command was refused. How each is answered (status, code, message) is declared once,
+/// in the refusal catalogue (`ErrorCatalogue.swift`): HTTP and the command line say the same.
+public enum IdentityAdministrationError: Error, Sendable, Equatable {
+    /// Bad values, each naming its field in the API's words (`email`, `name`, `password`).
+    case invalid(ValidationFailure)
+    /// No agent has this id or email.
+    case noSuchAgent
+    /// No API client has this id (`activeOnly`: none that is not revoked).
+    case noSuchClient(activeOnly: Bool)
+    /// An agent with this email already exists.
+    case agentExists
+    /// The change would lock administration, or an agent, out.
+    case lockout(AdministrationLockout)
 
-    public let description: String
-    public let kind: Kind
-    public init(_ description: String, kind: Kind = .invalid(field: nil)) {
-        self.description = description
-        self.kind = kind
+    /// One field's bad value.
+    static func invalid(field: String, _ message: String) -> IdentityAdministrationError {
+        .invalid(ValidationFailure([FieldIssue(field: field, message: message)]))
     }
+}
+
+/// The ways a change could lock administration, or an agent, out.
+public enum AdministrationLockout: Sendable, Equatable, CaseIterable {
+    /// An admin deactivating or demoting themselves.
+    case selfDemotion
+    /// Deactivating or demoting the last active admin.
+    case lastAdmin
+    /// Requiring a passkey of an agent who has none yet.
+    case noPasskeyYet
+    /// Removing the last passkey of an agent who is required to use one.
+    case lastRequiredPasskey
 }
 
 /// One agent as administration shows it (list, change): no credential.
@@ -83,14 +93,14 @@ public struct IdentityAdministration: Sendable {
         let address: EmailAddress
         switch EmailAddress.validate(email) {
         case .success(let value): address = value
-        case .failure: throw IdentityAdministrationError("--email: not a valid email address", kind: .invalid(field: "email"))
+        case .failure: throw IdentityAdministrationError.invalid(field: "email", "Not a valid email address.")
         }
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError("--name: 1 to 200 characters", kind: .invalid(field: "name")) }
+        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.") }
         let password = password ?? AgentPassword.generate()
-        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError(problem) }
+        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
         let secret = totpSecret ?? TOTP.generateSecret()
-        guard secret.count >= 20 else { throw IdentityAdministrationError("a TOTP secret must be at least 160 bits") }
+        guard secret.count >= 20 else { throw IdentityAdministrationError.invalid(field: "totp_secret", "A TOTP secret has at least 160 bits.") }
         let id = UUID()
         let sealed = TOTPSeal.seal(secret, agentID: id, keys: keys)
         let record = AgentRecord(id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, disabled: false,
@@ -103,7 +113,7 @@ public struct IdentityAdministration: Sendable {
                                         "admin": .bool(isAdmin)], by: actor, now: now, connection)
             }
         } catch let error as PostgresError where error.sqlState == "23505" {
-            throw IdentityAdministrationError("an agent with email \(address.value) already exists", kind: .exists)
+            throw IdentityAdministrationError.agentExists
         }
         return NewAgent(id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, password: password, totpSecret: secret)
     }
@@ -137,15 +147,15 @@ public struct IdentityAdministration: Sendable {
             let newRequired = passkeyRequired ?? current.passkeyRequired
             // Requiring a passkey of an agent without one would leave them no way to sign in.
             if newRequired && !current.passkeyRequired && current.passkeys == 0 {
-                throw IdentityAdministrationError("the agent has no passkey yet: they register one first (from their menu)", kind: .lockout)
+                throw IdentityAdministrationError.lockout(.noPasskeyYet)
             }
             let losesAdministration = (current.isAdmin && !current.disabled) && (!newAdmin || newDisabled)
             if losesAdministration {
                 if Principal.agentID(fromActor: actor) == current.id {
-                    throw IdentityAdministrationError("an admin may not deactivate or demote themselves; ask another admin", kind: .lockout)
+                    throw IdentityAdministrationError.lockout(.selfDemotion)
                 }
                 if try AgentStore.otherActiveAdmins(than: current.id, on: connection) == 0 {
-                    throw IdentityAdministrationError("this is the last active admin; make another agent admin first", kind: .lockout)
+                    throw IdentityAdministrationError.lockout(.lastAdmin)
                 }
             }
             var changes: [String: JSONValue] = [:]
@@ -178,7 +188,7 @@ public struct IdentityAdministration: Sendable {
     /// Sets a new (generated) password and ends the agent's sessions; returns the password to show once.
     public func resetPassword(_ reference: AgentReference, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (id: UUID, password: String) {
         let password = password ?? AgentPassword.generate()
-        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError(problem, kind: .invalid(field: "password")) }
+        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
         let hash = try hasher.hash(password)
         let id = try pool.withTransaction { connection in
             let agent = try requireSummary(reference, connection)
@@ -213,7 +223,7 @@ public struct IdentityAdministration: Sendable {
     public func addClient(name: String, apiKey: String? = nil, signingSecret: String? = nil, now: Date,
                           by actor: String = commandLineActor) throws -> NewAPIClient {
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError("--name: 1 to 200 characters", kind: .invalid(field: "name")) }
+        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.") }
         let key = apiKey ?? APIKey.newKey()
         let secret = signingSecret ?? APIKey.newSigningSecret()
         let id = UUID()
@@ -230,7 +240,7 @@ public struct IdentityAdministration: Sendable {
     public func revokeClient(id: UUID, now: Date, by actor: String = commandLineActor) throws {
         try pool.withTransaction { connection in
             guard try APIClientStore.revoke(id: id, now: now, on: connection) else {
-                throw IdentityAdministrationError("no active API client with id \(id.lowercased)", kind: .notFound)
+                throw IdentityAdministrationError.noSuchClient(activeOnly: true)
             }
             try audit(.clientRevoked, ["client_id": .string(id.lowercased)], by: actor, now: now, connection)
         }
@@ -245,7 +255,7 @@ public struct IdentityAdministration: Sendable {
         try pool.withTransaction { connection in
             guard try APIClientStore.rotate(id: id, sealedSigningSecret: sealed.sealed, signingKeyID: sealed.keyID, overlapUntil: until, now: now,
                                             on: connection) else {
-                throw IdentityAdministrationError("no active API client with id \(id.lowercased)", kind: .notFound)
+                throw IdentityAdministrationError.noSuchClient(activeOnly: true)
             }
             try audit(.clientRotated, ["client_id": .string(id.lowercased), "previous_valid_until": Timestamp.json(until)], by: actor, now: now, connection)
         }
@@ -260,7 +270,7 @@ public struct IdentityAdministration: Sendable {
     /// One client's admin view.
     public func client(id: UUID) throws -> APIClientSummary {
         guard let client = try pool.withConnection({ try APIClientStore.summary(id: id, on: $0) }) else {
-            throw IdentityAdministrationError("no API client with id \(id.lowercased)", kind: .notFound)
+            throw IdentityAdministrationError.noSuchClient(activeOnly: false)
         }
         return client
     }
@@ -302,12 +312,7 @@ public struct IdentityAdministration: Sendable {
         case .id(let id): try AgentStore.summary(id: id, on: connection)
         case .email(let email): try AgentStore.find(email: email, on: connection).flatMap { try AgentStore.summary(id: $0.id, on: connection) }
         }
-        guard let found else {
-            switch reference {
-            case .id(let id): throw IdentityAdministrationError("no agent with id \(id.lowercased)", kind: .notFound)
-            case .email(let email): throw IdentityAdministrationError("no agent with email \(email)", kind: .notFound)
-            }
-        }
+        guard let found else { throw IdentityAdministrationError.noSuchAgent }
         return found
     }
 

@@ -120,7 +120,7 @@ final class PasskeyController: Sendable {
             guard try PasskeyStore.delete(id: id, agentID: agent.id, on: connection) else { return false }
             // The last passkey of an agent who must use one cannot go: they could not sign in again.
             if try PasskeyStore.isRequired(agentID: agent.id, on: connection), try PasskeyStore.list(agentID: agent.id, on: connection).isEmpty {
-                throw Problem.conflict(code: ErrorCode.adminLockout, detail: "An administrator requires you to sign in with a passkey: keep at least one.")
+                throw IdentityAdministrationError.lockout(.lastRequiredPasskey)
             }
             return true
         }

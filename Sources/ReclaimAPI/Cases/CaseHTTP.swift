@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPServer
 import ReclaimCore
+import ReclaimOperations
 import ReclaimStore
 
 /// The pieces every case handler shares: number parsing, If-Match, refusals, the case representation.
@@ -41,26 +42,8 @@ enum CaseHTTP {
         return version
     }
 
-    /// 412 `stale_version`.
-    static func stale(current: Int) -> Problem {
-        Problem(HTTPProblemCode.staleVersion, detail: "The case changed (now at version \(current)); reload it and try again.",
-                extraHeaders: [("ETag", "\"\(current)\"")])
-    }
-
     /// 404 for a case that does not exist (or that the caller may not know about).
-    static var caseNotFound: Problem { Problem.notFound(detail: "No case has this number.") }
-
-    /// The problem for a workflow refusal: forbidden 403, conflict 409, invalid 422.
-    static func problem(for refusal: WorkflowRefusal) -> Problem {
-        var members: [String: any Sendable & Encodable] = [:]
-        if case .verificationFailed(let outcome) = refusal {
-            members["factors"] = Dictionary(uniqueKeysWithValues: outcome.factors.map { ($0.key.rawValue, $0.value.rawValue) })
-        }
-        if case .insufficientTier(let required) = refusal { members["required_tier"] = required.rawValue }
-        if case .documentsMissing(let missing) = refusal { members["missing"] = missing.map(\.rawValue) }
-        if case .unlocksOutstanding(let steps) = refusal { members["outstanding"] = steps.map(\.rawValue) }
-        return Problem(ErrorCode(refusal), detail: refusal.message, extraMembers: members)
-    }
+    static var caseNotFound: Problem { OperationError.caseNotFound.problem }
 
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).
     static func representation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date) -> JSONValue {
@@ -78,7 +61,7 @@ enum CaseHTTP {
         return [
             "case_number": .string(record.number),
             "kind": .string(s.kind.rawValue),
-            "language": .string(record.language.rawValue),
+            "language": .optional(record.language?.rawValue),
             "merged_into": .optional(record.mergedInto),
             "state": .string(s.state.rawValue),
             "tier": .string(s.tier.rawValue),
@@ -148,7 +131,7 @@ enum CaseHTTP {
         raw(",\"two_step_enabled\":"); bool(s.facts.twoStepEnabled)
         raw("},\"frozen\":"); bool(record.frozen)
         raw(",\"kind\":"); quoted(s.kind.rawValue)
-        raw(",\"language\":"); quoted(record.language.rawValue)
+        raw(",\"language\":"); optional(record.language?.rawValue)
         raw(",\"merged_into\":"); optional(record.mergedInto)
         raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":"); quoted(s.path.rawValue)

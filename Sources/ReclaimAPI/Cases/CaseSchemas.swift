@@ -1,4 +1,6 @@
+import Foundation
 import ReclaimCore
+import ReclaimStore
 
 /// OpenAPI schemas of cases, accounts on file and customer status (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
@@ -24,17 +26,20 @@ extension OpenAPIDocument {
                        "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
                        "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
     ]
+    nonisolated(unsafe) private static let fromCase: [String: Any] = [
+        "type": "string", "description": "Present on an item a merged case brought: that case's number.",
+    ]
     nonisolated(unsafe) private static let language: [String: Any] = [
-        "type": "string", "enum": CustomerLanguage.allCases.map(\.rawValue),
-        "description": "The customer's language for the status page and every message sent; default en.",
+        "type": ["string", "null"], "enum": CustomerLanguage.allCases.map(\.rawValue) + [NSNull()],
+        "description": "The customer's language for the status page and every message sent; null (or left out when opening) when not known: the reader's Accept-Language then decides the status page, and mail goes in English.",
     ]
     nonisolated(unsafe) private static let caseProperties: [String: Any] = [
         "case_number": caseNumber,
-        "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+        "kind": ["type": "string", "enum": CaseKind.allCases.map(\.rawValue)],
         "language": language,
-        "state": ["type": "string", "enum": ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged"]],
-        "tier": ["type": "string", "enum": ["tier1", "tier2", "tier3", "engineering"]],
-        "path": ["type": "string", "enum": ["undetermined", "reset", "verified_identity", "documents", "activation_lock"]],
+        "state": ["type": "string", "enum": CaseState.allCases.map(\.rawValue)],
+        "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
+        "path": ["type": "string", "enum": RecoveryPath.allCases.map(\.rawValue)],
         "facts": facts,
         "account_email": string,
         "customer": ["type": "object", "properties": ["name": string, "contact_email": string]],
@@ -54,7 +59,7 @@ extension OpenAPIDocument {
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
     ]
-    nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]]
+    nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
     private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
                                        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents"]
 
@@ -64,7 +69,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": ["kind", "account_email", "customer"],
             "properties": [
-                "kind": ["type": "string", "enum": ["account_takeover", "activation_lock"]],
+                "kind": ["type": "string", "enum": CaseKind.allCases.map(\.rawValue)],
                 "account_email": mailbox,
                 "customer": ["type": "object", "required": ["name", "contact_email"], "properties": ["name": string, "contact_email": mailbox]],
                 "devices": ["type": "array", "items": device],
@@ -74,6 +79,32 @@ extension OpenAPIDocument {
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "CaseCorrection": [
+            "type": "object", "minProperties": 1, "additionalProperties": false,
+            "description": "The fields to change, each its whole new value (a JSON merge patch, RFC 7396, sent as application/json): what is "
+                + "left out stays; devices replaces the list; facts and customer change only the members given. An unknown member, a "
+                + "wrong type or an empty patch is 422. A contact address that reaches the rescue address's mailbox (case, +tag and "
+                + "the provider's own rules ignored) is 422 naming the field the patch changed.",
+            "properties": [
+                "customer": ["type": "object", "minProperties": 1, "additionalProperties": false,
+                             "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200],
+                                            "contact_email": mailbox.merging(["description": "The customer's own address. The previous one is told of the change "
+                                                + "(the new one masked), unless it reaches the rescue address. " + EmailAddress.rule], uniquingKeysWith: { $1 })]],
+                "language": language,
+                "facts": ["type": "object", "minProperties": 1, "additionalProperties": false,
+                          "description": "Only the members given change. A change that makes the case device-only (two_step_enabled on an account "
+                            + "takeover), or no longer so, takes the path it would have taken (new, identity_check: the initial path; "
+                            + "awaiting_documents, document_review: the documents path request_documents chooses) and is 409 path_decided in "
+                            + "engineering; the unlock checklist and due date follow.",
+                          "properties": ["rescue_email": ["type": ["string", "null"], "format": "email", "maxLength": EmailAddress.maximumLength,
+                                                          "description": "The address the thief added; null: not known. A known address sets "
+                                                            + "rescue_email_added. " + EmailAddress.rule],
+                                         "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
+                                         "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]]],
+                "devices": ["type": "array", "maxItems": 10, "items": device, "description": "Every device: replaces the list (each needs a serial or an IMEI)."],
+                "summary": ["type": "string", "maxLength": 5000],
+            ],
+        ],
         "IssuedAccessCode": [
             "type": "object", "required": ["access_code"],
             "properties": ["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]],
@@ -85,7 +116,9 @@ extension OpenAPIDocument {
         ],
         "Merge": [
             "type": "object", "required": ["into"],
-            "properties": ["into": caseNumber, "reason": string],
+            "properties": ["into": caseNumber, "reason": string,
+                           "same_customer_confirmed": ["type": "boolean", "default": false,
+                                                       "description": "Required (true) when the two cases name different customers (name or contact address): the agent confirms they are one person; otherwise 409 different_customer."]],
         ],
         "Unmerge": ["type": "object", "properties": ["reason": string]],
         "UnlockStep": [
@@ -107,9 +140,9 @@ extension OpenAPIDocument {
         "Transition": [
             "type": "object", "required": ["action"],
             "properties": [
-                "action": ["type": "string", "enum": ["send_reset", "escalate", "verify", "request_documents", "begin_review", "approve", "reject", "complete", "reopen", "close"]],
+                "action": ["type": "string", "enum": CaseAction.allCases.map(\.rawValue)],
                 "reason": string,
-                "unlock": ["type": "string", "enum": ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"]],
+                "unlock": unlockStep,
                 "answers": ["type": "array", "description": "send_reset: the customer's answers, checked against every answer on file.",
                             "items": ["type": "object", "required": ["question_id", "answer"], "properties": ["question_id": string, "answer": string]]],
             ],
@@ -117,7 +150,7 @@ extension OpenAPIDocument {
         "Assign": ["type": "object", "required": ["agent_id"], "properties": ["agent_id": ["type": "string", "format": "uuid"]]],
         "NewNote": [
             "type": "object", "required": ["body", "visibility"],
-            "properties": ["body": string, "visibility": ["type": "string", "enum": ["internal", "customer"]]],
+            "properties": ["body": string, "visibility": ["type": "string", "enum": NoteVisibility.allCases.map(\.rawValue)]],
         ],
         "Note": [
             "type": "object", "required": ["id", "body", "visibility", "author", "created_at"],
@@ -129,10 +162,12 @@ extension OpenAPIDocument {
                            "actors": actorNames],
         ],
         "Event": [
-            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash"],
+            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash", "leaf_index"],
             "properties": ["seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
                            "prev_hash": ["type": ["string", "null"]],
-                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."]],
+                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."],
+                           "leaf_index": ["type": ["integer", "null"], "minimum": 0,
+                                          "description": "The event's leaf in the transparency log (GET /api/v1/audit/proof); null for the moment between its commit and the sequencer's next pass."]],
         ],
         "EventList": [
             "type": "object", "required": ["items", "next_cursor"],
@@ -164,7 +199,7 @@ extension OpenAPIDocument {
             "properties": ["items": ["type": "array", "items": [
                 "type": "object", "required": ["id", "name", "tier"],
                 "properties": ["id": ["type": "string", "format": "uuid"], "name": string,
-                               "tier": ["enum": ["tier1", "tier2", "tier3", "engineering"]]],
+                               "tier": ["enum": Tier.allCases.map(\.rawValue)]],
             ]]],
         ],
         "StatusRequest": [
@@ -189,14 +224,15 @@ extension OpenAPIDocument {
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
                 "progress": ["type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
                              "items": ["type": "object", "required": ["key", "label", "mark"],
-                                       "properties": ["key": string, "label": string, "mark": ["enum": ["done", "current", "upcoming"]]]]],
+                                       "properties": ["key": string, "label": string, "mark": ["enum": ProgressStage.Mark.allCases.map(\.rawValue)]]]],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
                 "evidence": ["type": "array", "items": ["type": "object", "properties": [
-                    "type": string, "filed_at": dateTime,
+                    "type": string, "filed_at": dateTime, "from_case": fromCase,
                     "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
                                "description": "received for typed details and transcripts (never a match result) and on finished cases."]]]],
                 "missing": ["type": "array", "items": string],
-                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime]]],
+                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]]],
+                "merged_from": ["type": "string", "description": "Looked up by the number of a case merged into this one: that number."],
             ],
         ],
     ]

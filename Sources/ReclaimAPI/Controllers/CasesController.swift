@@ -63,7 +63,7 @@ final class CasesController: Sendable {
             kind: body.kind, accountEmail: body.accountEmail, customerName: body.customer.name, customerContactEmail: body.customer.contactEmail,
             devices: (body.devices ?? []).map { .init(serial: $0.serial, imei: $0.imei, model: $0.model) },
             facts: body.facts?.facts ?? CaseFacts(), summary: body.summary ?? "", rescueEmail: body.facts?.rescueEmail,
-            language: body.language ?? .english)
+            language: body.language)
         let now = self.now
         return try context.transaction(for: request) { connection in
             let opened = try operations.open(opening, by: principal.actor, at: now, on: connection)
@@ -127,9 +127,9 @@ final class CasesController: Sendable {
         if let text = request.query("q"), !text.isEmpty {
             if let term = CaseSearch.term(for: text) { filter.term = term } else { errors.append(FieldError(field: "q", message: "too long")) }
         }
-        var cursor: CaseQueueCursor?
+        var cursor: CaseQueueOrder.Cursor?
         if let text = request.query("cursor"), !text.isEmpty {
-            if let parsed = CaseQueueCursor(encoded: text) { cursor = parsed } else { errors.append(FieldError(field: "cursor", message: "not a cursor from this list")) }
+            if let parsed = CaseQueueOrder.Cursor(encoded: text) { cursor = parsed } else { errors.append(FieldError(field: "cursor", message: "not a cursor from this list")) }
         }
         let limit = try CaseHTTP.limit(request)
         guard errors.isEmpty else { throw Problem.unprocessable(errors: errors) }
@@ -138,7 +138,7 @@ final class CasesController: Sendable {
             try CaseStore.queue(filter: filter, after: cursor, limit: limit + 1, now: now, on: connection)
         }
         let page = records.prefix(limit)
-        let next = records.count > limit ? page.last.map { CaseQueueCursor(dueAt: $0.dueAt, id: $0.id).encoded } : nil
+        let next = records.count > limit ? page.last.map { CaseQueueOrder.Cursor(after: $0).encoded } : nil
         // {"items":[...],"next_cursor":...} in JCS order, the items written directly.
         var body = Array("{\"items\":[".utf8)
         body.reserveCapacity(page.count * 900 + 64)
@@ -167,22 +167,38 @@ final class CasesController: Sendable {
         var answers: [Answer]?
     }
 
-    /// `POST /api/v1/cases/{n}/transitions` with `If-Match`: 200 and the new case.
-    /// The route's entry: a transition answers at once, except a `send_reset` carrying answers, which runs on the hash queue.
+    /// A transition as asked, parsed once at the edge.
+    struct AskedTransition: Sendable {
+        let number: CaseNumber
+        let principal: Principal
+        let agent: AgentIdentity
+        let expected: Int
+        let transition: CaseOperations.Transition
+        /// For `send_reset`: the answers given with it, to check (argon2id) before the transaction.
+        let answers: [(questionID: String, normalized: String)]?
+    }
+
+    /// `POST /api/v1/cases/{n}/transitions` with `If-Match`: 200 and the new case. The body is parsed once, here; a
+    /// transition answers at once, except a `send_reset` carrying answers, which is checked on the hash queue.
     @Sendable func transitionRoute(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
-        struct Peek: Decodable { var action: String?; var answers: [TransitionBody.Answer]? }
-        let peek = try? JSONDecoder().decode(Peek.self, from: Data(request.body))
-        guard peek?.action == CaseAction.sendReset.rawValue, !(peek?.answers ?? []).isEmpty else {
-            completion(Result { try transition(request) })
+        let asked: AskedTransition
+        do {
+            asked = try askedTransition(request)
+        } catch {
+            completion(.failure(error))
             return
         }
-        let accepted = hashQueue.submit { [self] in completion(Result { try transition(request) }) }
+        guard asked.answers != nil else {
+            completion(Result { try transition(asked, request) })
+            return
+        }
+        let accepted = hashQueue.submit { [self] in completion(Result { try transition(asked, request) }) }
         if !accepted {
             completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")))
         }
     }
 
-    @Sendable func transition(_ request: HTTPRequest) throws -> HTTPResponse {
+    func askedTransition(_ request: HTTPRequest) throws -> AskedTransition {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.transitionCase, request, number: number, attempted: "transition")
         let expected = try CaseHTTP.ifMatch(request)
@@ -195,26 +211,29 @@ final class CasesController: Sendable {
             guard let parsed = UnlockKind(rawValue: text) else { throw Problem.unprocessable(errors: [FieldError(field: "unlock", message: "unknown unlock")]) }
             unlock = parsed
         }
-        var given: AnswerCheck?
-        if action == .sendReset, let answers = body.answers, !answers.isEmpty, agent.tier.isAtLeast(.tier1) {
+        var answers: [(questionID: String, normalized: String)]?
+        if action == .sendReset, let given = body.answers, !given.isEmpty, agent.tier.isAtLeast(.tier1) {
+            answers = given.map { ($0.questionID, SecurityAnswer.normalize($0.answer)) }
+        }
+        return AskedTransition(number: number, principal: principal, agent: agent, expected: expected,
+                               transition: CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock), answers: answers)
+    }
+
+    func transition(_ asked: AskedTransition, _ request: HTTPRequest) throws -> HTTPResponse {
+        var transition = asked.transition
+        if let answers = asked.answers {
             // Checked before the transaction (argon2id per answer); each wrong one counts against the account on file.
-            given = try operations.checkAnswers(answers.map { ($0.questionID, SecurityAnswer.normalize($0.answer)) }, number: number,
-                                                hasher: answerHasher, at: context.clock.now(), pool: context.pool)
+            transition.givenAnswers = try operations.checkAnswers(answers, number: asked.number, hasher: answerHasher, at: context.clock.now(),
+                                                                  pool: context.pool)
         }
         let now = self.now
-        let outcome = try context.perform(body.action, by: principal, request) { connection in
-            try operations.transitionKeepingUnlock(number, expectedVersion: expected,
-                                                   CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock, givenAnswers: given),
-                                                   actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: transition.action.rawValue) { connection in
+            let outcome = try operations.transition(asked.number, expectedVersion: asked.expected, transition, actorTier: asked.agent.tier,
+                                                    by: asked.principal.actor, at: now, on: connection)
+            // A `complete` refused for outstanding steps keeps the unlock given: it commits, and the refusal is the answer.
+            if let refusal = outcome.refusal { return ProblemMapping.response(refusal, to: request) }
+            return respond(outcome.record, principal: asked.principal)
         }
-        if !outcome.outstanding.isEmpty {
-            // The unlock given was recorded and committed; the completion itself is refused (with the version now current).
-            let refusal = WorkflowRefusal.unlocksOutstanding(outcome.outstanding)
-            var problem = CaseHTTP.problem(for: refusal)
-            problem.extraHeaders.append(CaseHTTP.etag(outcome.record.version))
-            throw problem
-        }
-        return respond(outcome.record, principal: principal)
     }
 
     // MARK: Unlock checklist
@@ -231,11 +250,10 @@ final class CasesController: Sendable {
         let expected = try CaseHTTP.ifMatch(request)
         let body = try request.decodeJSON(UnlockBody.self)
         let now = self.now
-        let updated = try context.perform("unlock", by: principal, request) { connection in
-            try operations.recordUnlock(number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
-                                        by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "unlock") { connection in
+            respond(try operations.recordUnlock(number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
+                                                by: principal.actor, at: now, on: connection), principal: principal)
         }
-        return respond(updated, principal: principal)
     }
 
     // MARK: Assign and freeze
@@ -271,10 +289,10 @@ final class CasesController: Sendable {
         let expected = try CaseHTTP.ifMatch(request)
         let body = try request.decodeJSON(AssignBody.self)
         let now = self.now
-        let updated = try context.perform("assign", by: principal, request) { connection in
-            try operations.assign(number, expectedVersion: expected, to: body.agentID, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "assign") { connection in
+            respond(try operations.assign(number, expectedVersion: expected, to: body.agentID, actorTier: agent.tier, by: principal.actor, at: now,
+                                          on: connection), principal: principal)
         }
-        return respond(updated, principal: principal)
     }
 
     /// `POST /api/v1/cases/{n}/actions/freeze` with `If-Match` (tier2+, open cases).
@@ -283,10 +301,10 @@ final class CasesController: Sendable {
         let (principal, agent) = try authorizeOnCase(.freezeCase, request, number: number, attempted: "freeze")
         let expected = try CaseHTTP.ifMatch(request)
         let now = self.now
-        let updated = try context.perform("freeze", by: principal, request) { connection in
-            try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "freeze") { connection in
+            respond(try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection),
+                    principal: principal)
         }
-        return respond(updated, principal: principal)
     }
 
     /// `POST /api/v1/cases/{n}/actions/unfreeze` with `If-Match` (tier2+): lifts a freeze; 409 `not_frozen` without one.
@@ -295,10 +313,10 @@ final class CasesController: Sendable {
         let (principal, agent) = try authorizeOnCase(.unfreezeCase, request, number: number, attempted: "unfreeze")
         let expected = try CaseHTTP.ifMatch(request)
         let now = self.now
-        let updated = try context.perform("unfreeze", by: principal, request) { connection in
-            try operations.unfreeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "unfreeze") { connection in
+            respond(try operations.unfreeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection),
+                    principal: principal)
         }
-        return respond(updated, principal: principal)
     }
 
     /// `GET /api/v1/cases/{n}/questions` (agents): the security questions on file for the case's account, never an
@@ -315,8 +333,10 @@ final class CasesController: Sendable {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, _) = try authorizeOnCase(.reissueAccessCode, request, number: number, attempted: "access_code")
         let now = self.now
-        let code = try context.perform("access_code", by: principal, request) { try operations.reissueAccessCode(number, by: principal.actor, at: now, on: $0) }
-        return CaseHTTP.json(["access_code": .string(code.display)], status: 201, headers: [("Cache-Control", "no-store")])
+        return try context.transaction(for: request, attempting: "access_code") { connection in
+            let code = try operations.reissueAccessCode(number, by: principal.actor, at: now, on: connection)
+            return CaseHTTP.json(["access_code": .string(code.display)], status: 201, headers: [("Cache-Control", "no-store")])
+        }
     }
 
     // MARK: Merge
@@ -324,13 +344,16 @@ final class CasesController: Sendable {
     struct MergeBody: Decodable {
         var into: String
         var reason: String?
+        /// The agent's word that two cases naming different customers are one person's (api.md v1.2).
+        var sameCustomerConfirmed: Bool?
+        enum CodingKeys: String, CodingKey { case into, reason, sameCustomerConfirmed = "same_customer_confirmed" }
     }
 
     struct UnmergeBody: Decodable {
         var reason: String?
     }
 
-    /// `POST /api/v1/cases/{n}/merge` `{"into", "reason"}` with the merged case's `If-Match` (tier2+).
+    /// `POST /api/v1/cases/{n}/merge` `{"into", "reason", "same_customer_confirmed"}` with the merged case's `If-Match` (tier2+).
     @Sendable func merge(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.mergeCases, request, number: number, attempted: "merge")
@@ -340,10 +363,11 @@ final class CasesController: Sendable {
             throw Problem.unprocessable(errors: [FieldError(field: "into", message: "not a case number (12 digits with a check digit)")])
         }
         let now = self.now
-        let updated = try context.perform("merge", by: principal, request) { connection in
-            try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "merge") { connection in
+            respond(try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason,
+                                         sameCustomerConfirmed: body.sameCustomerConfirmed ?? false, actorTier: agent.tier, by: principal.actor,
+                                         at: now, on: connection), principal: principal)
         }
-        return respond(updated, principal: principal)
     }
 
     /// `POST /api/v1/cases/{n}/unmerge` `{"reason"}` with the merged case's `If-Match` (tier2+), while the target is open.
@@ -353,10 +377,10 @@ final class CasesController: Sendable {
         let expected = try CaseHTTP.ifMatch(request)
         let body = try request.decodeJSON(UnmergeBody.self)
         let now = self.now
-        let updated = try context.perform("unmerge", by: principal, request) { connection in
-            try operations.unmerge(number, expectedVersion: expected, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "unmerge") { connection in
+            respond(try operations.unmerge(number, expectedVersion: expected, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now,
+                                           on: connection), principal: principal)
         }
-        return respond(updated, principal: principal)
     }
 
     // MARK: Timeline

@@ -47,7 +47,7 @@ final class EvidenceController: Sendable {
                 }
                 return
             }
-            let document: (DocumentType, [UInt8], String?)
+            let document: (DocumentType, BodyContent, String?)
             if media == "multipart/form-data" {
                 document = try EvidenceInput.documentFromForm(try request.multipart())
             } else {
@@ -55,10 +55,10 @@ final class EvidenceController: Sendable {
                     throw Problem.unprocessable(errors: [FieldError(field: "type", message: "Name the document with ?type=: "
                                                                     + DocumentType.allCases.map(\.rawValue).joined(separator: ", ") + ".")])
                 }
-                document = (type, request.body, media.isEmpty ? nil : media)
+                document = (type, request.content, media.isEmpty ? nil : media)
             }
             completion(.success(try context.transaction(for: request) { connection in
-                CaseHTTP.json(try operations.fileDocument(type: document.0, bytes: document.1, declaredType: document.2, number: number,
+                CaseHTTP.json(try operations.fileDocument(upload: .document(document.0), content: document.1, declaredType: document.2, number: number,
                                                           by: principal.actor, at: now, on: connection).json, status: 201)
             }))
         } catch {
@@ -153,7 +153,14 @@ final class EvidenceController: Sendable {
         }
         let principal = try authorizeOnEvidence(.readEvidenceContent, request, id: id, attempted: "evidence_content")
         let now = context.now
-        let (record, bytes) = try context.pool.withTransaction { try operations.readContent(evidence: id, by: principal.actor, at: now, on: $0) }
+        return try context.transaction(for: request) { connection in
+            let (record, bytes) = try operations.readContent(evidence: id, by: principal.actor, at: now, on: connection)
+            return Self.content(record, bytes, id: id, inline: inline)
+        }
+    }
+
+    /// The decrypted bytes as a download (or shown in the page), never sniffed by the browser.
+    static func content(_ record: EvidenceRecord, _ bytes: [UInt8], id: UUID, inline: Bool) -> HTTPResponse {
         let mediaType = record.mediaType ?? "application/octet-stream"
         let ext = switch mediaType {
         case MediaType.pdf.rawValue: "pdf"
@@ -194,10 +201,10 @@ final class EvidenceController: Sendable {
         if reason.isEmpty || reason.count > 2000 { errors.append(FieldError(field: "reason", message: "A reason has 1 to 2000 characters.")) }
         guard errors.isEmpty, let decision else { throw Problem.unprocessable(errors: errors) }
         let now = context.now
-        let record = try context.perform("evidence.review", by: principal, request) { connection in
-            try operations.review(evidence: id, decision: decision, reason: reason, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+        return try context.transaction(for: request, attempting: "evidence.review") { connection in
+            CaseHTTP.json(try operations.review(evidence: id, decision: decision, reason: reason, actorTier: agent.tier, by: principal.actor, at: now,
+                                                on: connection).json)
         }
-        return CaseHTTP.json(record.json)
     }
 
     /// The principal if it holds `permission`; otherwise the attempt is recorded as a `denied` event on the evidence's
@@ -211,7 +218,7 @@ final class EvidenceController: Sendable {
         return try context.authorize(permission, request)
     }
 
-    static var evidenceNotFound: Problem { Problem.notFound(detail: "No evidence has this id.") }
+    static var evidenceNotFound: Problem { OperationError.evidenceNotFound.problem }
 
     static func evidenceID(_ request: HTTPRequest) throws -> UUID {
         guard let text = request.parameter("id"), let id = UUID(uuidString: text) else { throw evidenceNotFound }
@@ -314,7 +321,7 @@ enum EvidenceInput {
 
     /// The document part of a form: fields `type` and `file`.
     /// A customer's upload form: `type` (a document type or `transcript`) and `file`.
-    static func uploadFromForm(_ form: MultipartForm) throws -> (UploadKind, [UInt8], String?) {
+    static func uploadFromForm(_ form: MultipartForm) throws -> (UploadKind, BodyContent, String?) {
         var errors: [FieldError] = []
         let type = form.field("type").flatMap(UploadKind.init(rawValue:))
         if type == nil { errors.append(FieldError(field: "type", message: UploadKind.allRawValues.joined(separator: ", "))) }
@@ -322,10 +329,10 @@ enum EvidenceInput {
         if file == nil { errors.append(FieldError(field: "file", message: "Attach the file as the part named file.")) }
         guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
         let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
-        return (type, file.bytes, declared)
+        return (type, file.content, declared)
     }
 
-    static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, [UInt8], String?) {
+    static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, BodyContent, String?) {
         var errors: [FieldError] = []
         let type = form.field("type").flatMap(DocumentType.init(rawValue:))
         if type == nil {
@@ -335,7 +342,7 @@ enum EvidenceInput {
         if file == nil { errors.append(FieldError(field: "file", message: "Attach the document as the part named file.")) }
         guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
         let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
-        return (type, file.bytes, declared)
+        return (type, file.content, declared)
     }
 
 }

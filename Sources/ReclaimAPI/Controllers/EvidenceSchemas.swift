@@ -2,7 +2,7 @@ import ReclaimCore
 /// OpenAPI schemas of evidence, reviews and verification (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
     nonisolated(unsafe) private static let nullableString: [String: Any] = ["type": ["string", "null"]]
-    nonisolated(unsafe) private static let factorOutcome: [String: Any] = ["type": "string", "enum": ["matched", "mismatched", "missing"]]
+    nonisolated(unsafe) private static let factorOutcome: [String: Any] = ["type": "string", "enum": FactorOutcome.allCases.map(\.rawValue)]
 
     /// The schemas, by name.
     nonisolated(unsafe) static let evidenceSchemas: [String: Any] = [  // immutable after initialisation
@@ -28,9 +28,8 @@ extension OpenAPIDocument {
             "required": ["id", "type", "status", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"],
             "properties": [
                 "id": ["type": "string", "format": "uuid"],
-                "type": ["type": "string", "enum": ["security_answers", "card", "device", "transcript", "invoice", "warranty_card", "box_photo",
-                                                    "carrier_contract", "police_report", "imei_photo", "lock_screen_photo"]],
-                "status": ["type": "string", "enum": ["pending", "accepted", "rejected"]],
+                "type": ["type": "string", "enum": EvidenceKind.allCases.map(\.rawValue)],
+                "status": ["type": "string", "enum": EvidenceStatus.allCases.map(\.rawValue)],
                 "sha256": ["type": ["string", "null"], "description": "Hex SHA-256 of the document or transcript bytes."],
                 "size": ["type": ["integer", "null"]],
                 "media_type": nullableString,
@@ -49,19 +48,19 @@ extension OpenAPIDocument {
         "EvidenceReview": [
             "type": "object",
             "required": ["decision", "reason"],
-            "properties": ["decision": ["type": "string", "enum": ["accepted", "rejected"]], "reason": ["type": "string", "maxLength": 2000]],
+            "properties": ["decision": ["type": "string", "enum": EvidenceStatus.decisions.map(\.rawValue)], "reason": ["type": "string", "maxLength": 2000]],
         ],
         "Verification": [
             "type": "object",
             "required": ["verified", "factors"],
             "properties": ["verified": ["type": "boolean"],
-                           "factors": ["type": "object", "required": ["security_answer", "card", "device"],
-                                       "properties": ["security_answer": factorOutcome, "card": factorOutcome, "device": factorOutcome]]],
+                           "factors": ["type": "object", "required": Factor.allCases.map(\.rawValue),
+                                       "properties": Dictionary(uniqueKeysWithValues: Factor.allCases.map { ($0.rawValue, factorOutcome) })]],
         ],
         "CustomerUploadReceipt": [
             "type": "object",
             "required": ["type", "status", "filed_at", "size", "sha256", "media_type"],
-            "properties": ["type": ["type": "string"], "status": ["type": "string", "enum": ["pending", "accepted", "rejected"]],
+            "properties": ["type": ["type": "string"], "status": ["type": "string", "enum": EvidenceStatus.allCases.map(\.rawValue)],
                            "filed_at": ["type": "string", "format": "date-time"], "size": ["type": "integer"], "sha256": ["type": "string"],
                            "media_type": ["type": "string"]],
         ],

@@ -1,5 +1,6 @@
 import Notifications
 import ReclaimOperations
+import ReclaimStore
 
 /// OpenAPI schemas of webhook endpoints and deliveries (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
@@ -29,7 +30,7 @@ extension OpenAPIDocument {
             "type": "object", "required": ["id", "event", "state", "created_at", "attempts"],
             "properties": [
                 "id": ["type": "string", "format": "uuid", "description": "The webhook-id, the same on every attempt."],
-                "event": ["type": "string"], "state": ["type": "string", "enum": ["queued", "sent", "failed"]],
+                "event": ["type": "string"], "state": ["type": "string", "enum": OutboxState.allCases.map(\.rawValue)],
                 "created_at": ["type": "string", "format": "date-time"], "sent_at": ["type": ["string", "null"]],
                 "next_attempt_at": ["type": ["string", "null"]],
                 "attempts": ["type": "array", "items": [
@@ -50,15 +51,16 @@ extension OpenAPIDocument {
                 "required": ["id", "channel", "kind", "to", "state", "attempts", "created_at", "sent_at", "next_attempt_at", "last_error", "reason"],
                 "properties": [
                     "id": ["type": ["string", "null"], "format": "uuid", "description": "The message id (Message-ID, webhook-id); null for a refused mail."],
-                    "channel": ["type": "string", "enum": ["mail", "webhook"]],
+                    "channel": ["type": "string", "enum": OutboxChannel.allCases.map(\.rawValue)],
                     "kind": ["type": "string", "description": "The mail's template (\(CustomerMailKind.allCases.map(\.rawValue).joined(separator: ", "))) or the webhook's event type."],
                     "to": ["oneOf": [
                         ["type": "object", "required": ["email"], "additionalProperties": false,
-                         "properties": ["email": ["type": "string", "description": "The customer's contact address."]]],
+                         "properties": ["email": ["type": ["string", "null"],
+                                                  "description": "The customer's contact address; null on a refused contact_changed notice (the previous address reached the rescue mailbox and is not kept)."]]],
                         ["type": "object", "required": ["client", "url"], "additionalProperties": false,
                          "properties": ["client": ["type": ["string", "null"], "description": "The API client's name."], "url": ["type": ["string", "null"]]]],
                     ]],
-                    "state": ["type": "string", "enum": ["queued", "sent", "failed", "refused"],
+                    "state": ["type": "string", "enum": OutboxState.allCases.map(\.rawValue) + ["refused"],
                               "description": "refused: not sent, the contact address is the case's rescue address (also a mail_refused event)."],
                     "attempts": ["type": "integer", "minimum": 0],
                     "created_at": ["type": "string", "format": "date-time", "description": "When it was queued (or refused)."],

@@ -5,7 +5,7 @@ import Postgres
 import ReclaimCore
 import ReclaimStore
 
-/// `/healthz`, `/readyz`, `/metrics` and `/openapi.json`.
+/// `/healthz`, `/readyz`, `/metrics`, `/openapi.json` and `/api/v1/vocabulary`.
 final class OperationsController: Sendable {
     let pool: PostgresPool
     let schemaVersion: Int
@@ -120,6 +120,11 @@ final class OperationsController: Sendable {
     /// The OpenAPI 3.1 document of the routes this build serves.
     @Sendable func openAPI(_ request: HTTPRequest) throws -> HTTPResponse {
         HTTPResponse.json(200, body: openAPIDocument())
+    }
+
+    /// The vocabularies (`Vocabulary`): the same for every caller, so no sign-in is needed (the status page reads them).
+    @Sendable func vocabulary(_ request: HTTPRequest) throws -> HTTPResponse {
+        HTTPResponse.json(200, body: Vocabulary.body)
     }
 }
 

@@ -57,19 +57,26 @@ final class StatusController: Sendable {
         let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
                               language: try Self.requestedLanguage(language))
         let (record, notes) = try customerCase(body, request)
+        let (view, chosen) = try customerView(record, notes: notes, requested: body.language, request)
+        return Self.answer(view, chosen)
+    }
+
+    /// The customer's view of `record`; for a merged case, the status of the case it went into (its number, plus
+    /// `merged_from`) showing only the notes and evidence the merged case itself brought: its code was given to its own
+    /// customer, and the target's items are another customer's (api.md v1.2 "Merge knows whose case it is").
+    private func customerView(_ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
+                              _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
         if record.snapshot.state == .merged, let into = record.mergedInto {
-            // The customer's own code on the merged number shows the case it went into.
             let now = context.clock.now()
             let (target, _, targetNotes) = try context.pool.withConnection { try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0) }
             if let target {
-                let (view, chosen) = try view(target, notes: targetNotes, requested: body.language, request)
+                let (view, chosen) = try view(target, notes: targetNotes, requested: requested, request, onlyFrom: record)
                 guard case .object(var members) = view else { throw Problem.internal }
                 members["merged_from"] = .string(record.number)
-                return Self.answer(.object(members), chosen)
+                return (.object(members), chosen)
             }
         }
-        let (view, chosen) = try view(record, notes: notes, requested: body.language, request)
-        return Self.answer(view, chosen)
+        return try view(record, notes: notes, requested: requested, request)
     }
 
     /// The customer's view, never stored by a cache, in the language chosen.
@@ -84,18 +91,27 @@ final class StatusController: Sendable {
         let now = context.clock.now()
         let (record, _, notes) = try context.pool.withConnection { try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0) }
         guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
-        let (view, chosen) = try view(record, notes: notes, requested: nil, request)
+        let (view, chosen) = try customerView(record, notes: notes, requested: nil, request)
         return Self.answer(view, chosen)
     }
 
-    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen.
-    private func view(_ record: CaseRecord, notes: [(body: String, at: Date)], requested: CustomerLanguage?,
-                      _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
-        // Evidence: what the customer filed and how it is shown (never its content, summary or a match result).
-        let evidence = try context.pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }
+    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen. With
+    /// `onlyFrom` (a case merged into `record`), the lists hold only that case's notes and evidence; the heading, next
+    /// step and missing list stay the whole case's.
+    private func view(_ record: CaseRecord, notes allNotes: [CustomerNote], requested: CustomerLanguage?,
+                      _ request: HTTPRequest, onlyFrom merged: CaseRecord? = nil) throws -> (JSONValue, CustomerLanguage) {
+        // Evidence: what the customer filed and how it is shown (never its content, summary or a match result); items a
+        // merged case brought say which (`from_case`), their numbers read only when there are such items.
+        let (evidence, sources) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String]) in
+            let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
+            let merged = evidence.contains { $0.caseID != record.id }
+            return (evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:])
+        }
         let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
+        let shown = zip(evidence, guidance.evidence).filter { item, _ in merged.map { item.caseID == $0.id } ?? true }
+        let notes = allNotes.filter { note in merged.map { note.fromCase == $0.number } ?? true }
         func say(_ text: CustomerText) -> JSONValue { .string(text.text(chosen, contact: contact)) }
 
         let s = record.snapshot
@@ -112,15 +128,21 @@ final class StatusController: Sendable {
             "next_step_key": .string(guidance.nextStep.rawValue),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
-            "evidence": .array(zip(evidence, guidance.evidence).map { item, shown in
-                ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
+            "evidence": .array(shown.map { item, shown in
+                var members: [String: JSONValue] = ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
+                if let from = sources[item.caseID] { members["from_case"] = .string(from) }
+                return .object(members)
             }),
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),
             "missing_text": .array(guidance.missing.map { say($0.text) }),
             "can_upload": .bool(guidance.canUpload),
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
-            "notes": .array(notes.map { ["body": .string($0.body), "created_at": Timestamp.json($0.at)] }),
+            "notes": .array(notes.map { note in
+                var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
+                if let from = note.fromCase { members["from_case"] = .string(from) }
+                return .object(members)
+            }),
         ]
         return (response, chosen)
     }
@@ -145,22 +167,22 @@ final class StatusController: Sendable {
             let language = CustomerLanguage.negotiate(requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
             throw Problem(ErrorCode.caseNotOpen, detail: CustomerText.problemCaseNotOpen.text(language, contact: context.configuration.supportContact))
         }
-        let (type, bytes, declared) = try EvidenceInput.uploadFromForm(form)
+        let (type, content, declared) = try EvidenceInput.uploadFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let now = context.now
-        let evidence = try context.pool.withTransaction { connection in
-            try CaseOperations(keys: context.keys).fileDocument(upload: type, bytes: bytes, declaredType: declared, number: number,
-                                                                by: Principal.customer(number).actor, at: now, on: connection)
+        return try context.transaction(for: request) { connection in
+            let evidence = try CaseOperations(keys: context.keys).fileDocument(upload: type, content: content, declaredType: declared, number: number,
+                                                                               by: Principal.customer(number).actor, at: now, on: connection)
+            let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
+                                       "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(content.count)),
+                                       "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
+            return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
         }
-        let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
-                                   "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(bytes.count)),
-                                   "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
-        return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
     }
 
     /// The case behind a case number and access code, under the throttles: 404 (the same for an unknown case and a wrong
     /// code, each recorded as a failure), 404 `invalid_case_number`, 429 while locked.
-    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, [(body: String, at: Date)]) {
+    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, [CustomerNote]) {
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
         let address = request.clientAddress

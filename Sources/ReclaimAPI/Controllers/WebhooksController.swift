@@ -53,17 +53,17 @@ final class WebhooksController: Sendable {
         let input = try request.decodeJSON(NewEndpoint.self)
         guard let keys = context.keys else { throw Problem(ErrorCode.notConfigured, detail: "The service has no key file.") }
         let now = context.now
-        let registered: WebhookRegistry.Registered
         do {
-            registered = try context.pool.withTransaction { connection in
-                try WebhookRegistry.register(url: input.url, events: input.events, clientID: client, keys: keys, allow: allow, at: now, on: connection)
+            return try context.transaction(for: request) { connection in
+                let registered = try WebhookRegistry.register(url: input.url, events: input.events, clientID: client, keys: keys, allow: allow, at: now,
+                                                              on: connection)
+                guard case .object(var body) = Self.json(registered.endpoint) else { preconditionFailure("an endpoint renders as an object") }
+                body["secret"] = .string(registered.secret)
+                return CaseHTTP.json(.object(body), status: 201, headers: [("Location", "/api/v1/webhooks/\(registered.endpoint.id.uuidString.lowercased())")])
             }
         } catch let error as WebhookRegistrationError {
             throw Problem.unprocessable(errors: error.issues.map { FieldError(field: $0.field, message: $0.message) })
         }
-        guard case .object(var body) = Self.json(registered.endpoint) else { preconditionFailure("an endpoint renders as an object") }
-        body["secret"] = .string(registered.secret)
-        return CaseHTTP.json(.object(body), status: 201, headers: [("Location", "/api/v1/webhooks/\(registered.endpoint.id.uuidString.lowercased())")])
     }
 
     /// `GET /api/v1/webhooks`: the client's endpoints (never a secret).
@@ -93,13 +93,14 @@ final class WebhooksController: Sendable {
         return CaseHTTP.json(CaseHTTP.list(items, nextCursor: nil))
     }
 
-    /// `POST /api/v1/webhooks/{id}/deliveries/{did}/retry` → 202: the message is queued again, due now, same id.
+    /// `POST /api/v1/webhooks/{id}/deliveries/{did}/retry` → 202: the message is queued again, due now, same id, and
+    /// the endpoint's rest ends.
     @Sendable func retry(_ request: HTTPRequest) throws -> HTTPResponse {
         let client = try clientID(request)
         let id = try endpointID(request)
         guard let text = request.parameter("delivery_id"), let deliveryID = UUID(uuidString: text) else { throw Self.notFound }
         let now = context.now
-        try context.pool.withTransaction { connection in
+        return try context.transaction(for: request) { connection in
             guard let endpoint = try WebhookEndpointStore.find(id: id, clientID: client, on: connection) else { throw Self.notFound }
             if endpoint.disabledAt != nil {
                 throw Problem(ErrorCode.endpointDisabled, detail: "The receiver answered 410 Gone; register the endpoint again to receive events.")
@@ -107,7 +108,9 @@ final class WebhooksController: Sendable {
             guard try OutboxStore.requeue(id: deliveryID, endpointID: id, now: now, on: connection) else {
                 throw Problem.notFound(detail: "This endpoint has no delivery with this id.")
             }
+            // Due now means now: a retry the partner asked for does not wait out the endpoint's rest.
+            try WebhookEndpointStore.endRest(id: id, on: connection)
+            return CaseHTTP.json(["id": .string(deliveryID.uuidString.lowercased()), "state": "queued"], status: 202)
         }
-        return CaseHTTP.json(["id": .string(deliveryID.uuidString.lowercased()), "state": "queued"], status: 202)
     }
 }
