@@ -22,6 +22,9 @@ public enum MailText {
         case (.customerNote, .english): "Case \(caseNumber): a new message for you"
         case (.customerNote, .simplifiedChinese): "案件 \(caseNumber)：您有一条新消息"
         case (.customerNote, .traditionalChinese): "案件 \(caseNumber)：您有一則新訊息"
+        case (.documentRejected, .english): "Case \(caseNumber): we could not accept a document"
+        case (.documentRejected, .simplifiedChinese): "案件 \(caseNumber)：您的一份材料未能通过审核"
+        case (.documentRejected, .traditionalChinese): "案件 \(caseNumber)：您的一份文件未通過審核"
         }
     }
 
@@ -55,6 +58,9 @@ public enum MailText {
         case (.customerNote, .english): "Our support team has left a message for you on case \(caseNumber). Read it on the status page."
         case (.customerNote, .simplifiedChinese): "客服团队在案件 \(caseNumber) 中给您留了言，请在状态页面查看。"
         case (.customerNote, .traditionalChinese): "客服團隊在案件 \(caseNumber) 中給您留了言，請在狀態頁面查看。"
+        case (.documentRejected, .english): "We could not accept a document you sent for case \(caseNumber). The status page shows which one and what to send instead."
+        case (.documentRejected, .simplifiedChinese): "您为案件 \(caseNumber) 提交的一份材料未能通过审核。状态页面会显示是哪一份，以及应改为提交什么。"
+        case (.documentRejected, .traditionalChinese): "您為案件 \(caseNumber) 提交的一份文件未通過審核。狀態頁面會顯示是哪一份，以及應改為提交什麼。"
         }
     }
 
@@ -109,11 +115,22 @@ public enum MailText {
         }
     }
 
-    /// The whole plain-text body.
+    /// Why a document was not accepted: the status page's sentence for the reason, from the same catalogue.
+    static func reasonLine(_ reason: CustomerReason, language: CustomerLanguage) -> String {
+        let text = reason.text.text(language, contact: "")
+        switch language {
+        case .english: return "Why: \(text)"
+        case .simplifiedChinese: return "原因：\(text)"
+        case .traditionalChinese: return "原因：\(text)"
+        }
+    }
+
+    /// The whole plain-text body (a rejected document's with its `customerReason`).
     public static func body(_ kind: CustomerMailKind, caseNumber: String, stage: CustomerText, accessCode: String?, statusURL: String,
-                            language: CustomerLanguage) -> String {
-        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
-                     stateLine(Self.state(stage, language: language), language: language)]
+                            language: CustomerLanguage, customerReason: CustomerReason? = nil) -> String {
+        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language)]
+        if let customerReason { lines.append(reasonLine(customerReason, language: language)) }
+        lines.append(stateLine(Self.state(stage, language: language), language: language))
         if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }
         lines += ["", linkLine(statusURL, language: language), "", warning(language), "", "-- ", signature(language)]
         return lines.joined(separator: "\n")

@@ -14,6 +14,8 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     case documentsRequested = "documents_requested"
     case customerNote = "customer_note"
     case merged
+    /// A document was not accepted: the customer's reason, and what the case now waits for.
+    case documentRejected = "document_rejected"
 
     /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
     public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
@@ -54,7 +56,9 @@ public enum CaseMessages {
 
     /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address.
     /// A code-carrying mail seals the code with the `documents` key; the queued row never holds it in clear.
+    /// A rejected document's mail carries its `customerReason`, and its state line reads the `evidence` as the page does.
     public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, accessCode: AccessCode? = nil, keys: KeyFile?,
+                            customerReason: CustomerReason? = nil, evidence: [FiledEvidence] = [],
                             at now: Date, on connection: PostgresConnection) throws {
         let recipient = record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
@@ -68,11 +72,13 @@ public enum CaseMessages {
             let key = keys.activeKey(for: .documents)
             sealed = (SecretBox.seal(Array(accessCode.symbols.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
         }
-        // The status page's heading for the case as it now stands (no evidence needed for it): the mail says the same.
+        // The status page's heading for the case as it now stands (from the evidence when given): the mail says the same.
         let snapshot = record.snapshot
-        let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: []).stage
-        let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
-                                  "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence).stage
+        var members: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
+                                            "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        if let customerReason { members["customer_reason"] = .string(customerReason.rawValue) }
+        let payload = JSONValue.object(members)
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                                                 payload: payload, sealedSecret: sealed), now: now, on: connection)
     }
@@ -109,6 +115,17 @@ public enum CaseMessages {
         let kind: CustomerMailKind = after == .awaitingDocuments ? .documentsRequested : .stateChanged
         try mail(kind, for: record, state: after, keys: keys, at: now, on: connection)
         try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+
+    /// The messages of a rejected document: the mail with the customer's reason and the state as it now stands (the
+    /// case may have returned to `awaiting_documents` by itself); `case.state_changed` when it did.
+    static func documentRejected(_ record: CaseRecord, reason: CustomerReason, from before: CaseState, evidence: [FiledEvidence], keys: KeyFile?,
+                                 at now: Date, on connection: PostgresConnection) throws {
+        let after = record.snapshot.state
+        try mail(.documentRejected, for: record, state: after, keys: keys, customerReason: reason, evidence: evidence, at: now, on: connection)
+        if after != before {
+            try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+        }
     }
 
     /// The messages of a re-issued access code: the mail carrying the new code (sealed); no webhook, the code is the customer's.

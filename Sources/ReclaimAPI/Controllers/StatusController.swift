@@ -117,9 +117,12 @@ final class StatusController: Sendable {
             "next_step_key": .string(guidance.nextStep.rawValue),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
-            "evidence": .array(zip(evidence, guidance.evidence).map { item, shown in
+            "evidence": .array(zip(evidence, zip(guidance.evidence, guidance.reasons)).map { item, shownAndReason in
+                let (shown, reason) = shownAndReason
                 var members: [String: JSONValue] = ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
                 if let from = sources[item.caseID] { members["from_case"] = .string(from) }
+                // A rejected document says why, in the reader's language.
+                if let reason { members["customer_reason"] = .string(reason.rawValue); members["customer_reason_text"] = say(reason.text) }
                 return .object(members)
             }),
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),

@@ -1,0 +1,10 @@
+-- 0022: a rejected document leads somewhere (api.md v1.2, issue 20). A review that rejects a document names why, in a
+-- word of a fixed vocabulary the customer reads in their language (the status page, the mail); `reason` stays the
+-- agents' own. A lookup table as 0012's, so a new reason is a row, not a CHECK dropped and re-added.
+CREATE TABLE customer_reasons (reason text PRIMARY KEY);
+INSERT INTO customer_reasons (reason) VALUES ('unreadable'), ('wrong_document'), ('does_not_match'), ('incomplete'), ('other');
+
+-- Nullable: reviews written before this migration, acceptances and typed evidence have none. Only a rejection names one.
+ALTER TABLE evidence_reviews
+    ADD COLUMN customer_reason text CONSTRAINT evidence_reviews_customer_reason_fkey REFERENCES customer_reasons (reason),
+    ADD CONSTRAINT evidence_reviews_customer_reason_rejected CHECK (customer_reason IS NULL OR decision = 'rejected');
