@@ -5,6 +5,7 @@ import { formatBytes, formatDateTime } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
 import { CUSTOMER_REASONS, DOCUMENT_TYPES, EVIDENCE_TYPES, REQUIREMENTS, label } from '../labels.js';
 import { VOCABULARY } from '../vocabulary.js';
+import { reload } from '../case.js';
 import { actorWords, app, current, fill, learnNames, say, send } from './common.js';
 import { loadMessages } from './messages.js';
 import { loadTimeline } from './timeline.js';
@@ -120,9 +121,11 @@ function reviewForm(item, slot) {
       json.customer_reason = customerReason.querySelector('select').value;
       if (!json.customer_reason) { error.textContent = 'Choose what the customer reads: why the document was not accepted.'; show(error); return; }
     }
-    await send(form, error, () => app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json }), () => {
+    await send(form, error, () => app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json }), async () => {
+      // A rejected document may send the case back to the customer by itself: the whole case is drawn again.
+      if (json.customer_reason) await reload();
+      else evidenceChanged();
       say(`Evidence ${decision}.`, 'ok');
-      evidenceChanged();
     });
   });
   replace(slot, form);
