@@ -7,6 +7,15 @@ public enum PostgresIsolation: String, Sendable {
     case readCommitted = "READ COMMITTED"
     case repeatableRead = "REPEATABLE READ"
     case serializable = "SERIALIZABLE"
+
+    /// `BEGIN ISOLATION LEVEL …` for this level.
+    var begin: PostgresQuery {
+        switch self {
+        case .readCommitted: "BEGIN ISOLATION LEVEL READ COMMITTED"
+        case .repeatableRead: "BEGIN ISOLATION LEVEL REPEATABLE READ"
+        case .serializable: "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        }
+    }
 }
 
 /// Counters shared by the connections of one pool (atomics: bumped from any thread).
@@ -16,6 +25,14 @@ final class ConnectionCounters: Sendable {
     let reconnects = Atomic<Int>(0)
     /// Idle connections found dead before a statement was sent on them (and replaced).
     let deadOnCheckout = Atomic<Int>(0)
+    /// While true, every statement's text is appended to `statements` (`PostgresPool.recordingStatements`).
+    let recording = Atomic<Bool>(false)
+    let statements = Mutex<[String]>([])
+
+    func record(_ sql: String) {
+        guard recording.load(ordering: .relaxed) else { return }
+        statements.withLock { $0.append(sql) }
+    }
 }
 
 /// One libpq connection. Not thread-safe: use it from one thread at a time (the pool guarantees that).
@@ -90,6 +107,7 @@ public final class PostgresConnection {
 
     /// Runs a statement (prepared on first use) and returns its rows.
     public func query(_ query: PostgresQuery) throws -> PostgresRows {
+        counters?.record(query.sql)
         let handle = try ensureOpen()
         let statement = try prepared(query, handle)
         do {
@@ -110,9 +128,11 @@ public final class PostgresConnection {
     }
 
     /// Runs one or more statements through the simple protocol, without binds (migrations, DDL).
-    public func executeScript(_ sql: String) throws {
+    public func executeScript(_ script: PostgresQuery) throws {
+        precondition(script.binds.isEmpty, "a script runs without binds: interpolate identifiers with identifier:")
+        counters?.record(script.sql)
         let handle = try ensureOpen()
-        _ = try finish(PQexec(handle, sql), handle)
+        _ = try finish(PQexec(handle, script.sql), handle)
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
@@ -122,7 +142,7 @@ public final class PostgresConnection {
         if transactionDepth > 0 { return try withSavepoint(body) }
         lastBeginFailed = true
         if let isolation {
-            try executeScript("BEGIN ISOLATION LEVEL " + isolation.rawValue)
+            try executeScript(isolation.begin)
         } else {
             try executeScript("BEGIN")
         }
@@ -148,16 +168,17 @@ public final class PostgresConnection {
 
     private func withSavepoint<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let name = "reclaim_sp\(transactionDepth)"
-        try executeScript("SAVEPOINT " + name)
+        try executeScript("SAVEPOINT \(identifier: name)")
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {
             let value = try body(self)
-            try executeScript("RELEASE SAVEPOINT " + name)
+            try executeScript("RELEASE SAVEPOINT \(identifier: name)")
             return value
         } catch {
             if let handle, PQstatus(handle) == CONNECTION_OK {
-                _ = try? finish(PQexec(handle, "ROLLBACK TO SAVEPOINT " + name + "; RELEASE SAVEPOINT " + name), handle)
+                let rollback: PostgresQuery = "ROLLBACK TO SAVEPOINT \(identifier: name); RELEASE SAVEPOINT \(identifier: name)"
+                _ = try? finish(PQexec(handle, rollback.sql), handle)
             }
             throw error
         }
@@ -283,7 +304,8 @@ public final class PostgresConnection {
 
     private func forget(_ sql: String, _ handle: OpaquePointer) {
         guard let statement = statements.removeValue(forKey: sql) else { return }
-        _ = try? finish(PQexec(handle, "DEALLOCATE " + statement.name), handle)
+        let deallocate: PostgresQuery = "DEALLOCATE \(identifier: statement.name)"
+        _ = try? finish(PQexec(handle, deallocate.sql), handle)
     }
 
     private func run(_ statement: Statement, _ binds: [PostgresBind], _ handle: OpaquePointer) throws -> PostgresRows {

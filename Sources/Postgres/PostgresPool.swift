@@ -93,6 +93,17 @@ public final class PostgresPool: @unchecked Sendable {
     /// Counters for monitoring.
     public var statistics: PoolStatistics { core.statistics }
 
+    /// Runs `body` and returns the text of every statement the pool's connections ran meanwhile, in order (for tests
+    /// that compare what the service sends, e.g. with the benchmark's pgbench scripts). Calls do not nest.
+    public func recordingStatements(_ body: () throws -> Void) rethrows -> [String] {
+        let counters = core.counters
+        counters.statements.withLock { $0.removeAll() }
+        counters.recording.store(true, ordering: .sequentiallyConsistent)
+        defer { counters.recording.store(false, ordering: .sequentiallyConsistent) }
+        try body()
+        return counters.statements.withLock { $0 }
+    }
+
     /// Closes idle connections now and busy ones as they are released; later calls throw.
     public func close() { core.close() }
 

@@ -1,25 +1,39 @@
 /// SQL text with its bind parameters: every interpolated value becomes `$n`, never SQL text.
 ///
 ///     "SELECT * FROM cases WHERE id = \(id) AND assignee = \(agentID)"   // $1, $2
-///     "SELECT count(*) FROM \(unescaped: table)"                          // raw text: spelled out
+///     let open: PostgresQuery = "state = \(state)"                         // a fragment, its value a bind
+///     "SELECT id FROM cases WHERE \([open, dated], separator: " AND ")"   // composed: binds renumbered
+///
+/// Text comes only from literals (`StaticString`: never a runtime string), quoted identifiers, composed fragments, or
+/// `init(unsafeSQL:)`, spelled out where it is used.
 public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomStringConvertible {
     /// The statement with `$1`, `$2`... placeholders.
     public let sql: String
     /// The values for the placeholders, in order.
     public let binds: [PostgresBind]
+    /// Where each placeholder starts in `sql` (UTF-8 offsets, in bind order; placeholder i is written `$(i + 1)`), so a
+    /// fragment's placeholders can be renumbered when it is composed; nil for hand-numbered `unsafeSQL` text.
+    let placeholders: [Int]?
 
-    /// A statement and its binds, assembled by hand; `sql` must use `$1`...`$n` for them.
+    /// A statement and its binds, assembled by hand; `sql` must use `$1`...`$n` for them. It cannot be composed into
+    /// another query if it has binds (its placeholders are not known).
     public init(unsafeSQL sql: String, binds: [PostgresBind] = []) {
         self.sql = sql
         self.binds = binds
+        placeholders = binds.isEmpty ? [] : nil
     }
 
-    public init(stringLiteral value: String) {
-        self.init(unsafeSQL: value)
+    /// Literal SQL text (compile-time only: a `StaticString`).
+    public init(stringLiteral value: StaticString) {
+        sql = value.description
+        binds = []
+        placeholders = []
     }
 
     public init(stringInterpolation: StringInterpolation) {
-        self.init(unsafeSQL: stringInterpolation.sql, binds: stringInterpolation.binds)
+        sql = stringInterpolation.sql
+        binds = stringInterpolation.binds
+        placeholders = stringInterpolation.placeholders
     }
 
     /// The SQL only: bind values never appear in descriptions or logs.
@@ -29,42 +43,70 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomS
     public struct StringInterpolation: StringInterpolationProtocol {
         var sql: String
         var binds: [PostgresBind]
+        var placeholders: [Int]
 
         public init(literalCapacity: Int, interpolationCount: Int) {
             sql = ""
             sql.reserveCapacity(literalCapacity + interpolationCount * 3)
             binds = []
             binds.reserveCapacity(interpolationCount)
+            placeholders = []
+            placeholders.reserveCapacity(interpolationCount)
         }
 
-        public mutating func appendLiteral(_ literal: String) {
-            sql += literal
+        public mutating func appendLiteral(_ literal: StaticString) {
+            literal.withUTF8Buffer { sql += String(decoding: $0, as: UTF8.self) }
+        }
+
+        private mutating func appendBind(_ bind: PostgresBind) {
+            binds.append(bind)
+            placeholders.append(sql.utf8.count)
+            sql += "$"
+            sql += String(binds.count)
         }
 
         /// A bind parameter (`$n`); nil optionals bind NULL.
         public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value) {
-            binds.append(value.postgresBind)
-            sql += "$"
-            sql += String(binds.count)
+            appendBind(value.postgresBind)
         }
 
         /// A bind parameter (`$n`) that is NULL when `value` is nil, typed as `Value`.
         public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
-            binds.append(value.postgresBind)
-            sql += "$"
-            sql += String(binds.count)
+            appendBind(value.postgresBind)
         }
 
         /// One array bind parameter (`$n`, e.g. `text[]`) holding every element: `WHERE key = ANY(\(keys))`.
         public mutating func appendInterpolation<Element: PostgresArrayElement>(_ elements: [Element]) {
-            binds.append(.array(elements))
-            sql += "$"
-            sql += String(binds.count)
+            appendBind(.array(elements))
         }
 
-        /// Raw SQL text, inserted as is: never pass user input.
-        public mutating func appendInterpolation(unescaped text: String) {
-            sql += text
+        /// Another query (a fragment) in place: its text, and its binds after this one's, their `$n` renumbered.
+        public mutating func appendInterpolation(_ fragment: PostgresQuery) {
+            guard let marks = fragment.placeholders else {
+                preconditionFailure("a hand-numbered unsafeSQL query with binds cannot be composed into another")
+            }
+            guard !marks.isEmpty else {
+                sql += fragment.sql
+                return
+            }
+            let text = fragment.sql.utf8
+            var copied = text.startIndex
+            for (index, mark) in marks.enumerated() {
+                let start = text.index(text.startIndex, offsetBy: mark)
+                sql += String(Substring(text[copied..<start]))
+                appendBind(fragment.binds[index])
+                // Skip the fragment's own `$(index + 1)`.
+                copied = text.index(start, offsetBy: 1 + String(index + 1).utf8.count)
+            }
+            sql += String(Substring(text[copied...]))
+        }
+
+        /// Fragments one after another with `separator` between (nothing for none): `WHERE \(conditions, separator: " AND ")`.
+        public mutating func appendInterpolation(_ fragments: [PostgresQuery], separator: StaticString) {
+            for (index, fragment) in fragments.enumerated() {
+                if index > 0 { appendLiteral(separator) }
+                appendInterpolation(fragment)
+            }
         }
 
         /// An identifier (table, database, column name), double-quoted and escaped.

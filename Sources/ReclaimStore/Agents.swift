@@ -36,7 +36,7 @@ public struct AgentRecord: Sendable {
 
 /// The `agents` table.
 public enum AgentStore {
-    private static let columns = "id, email, name, tier, is_admin, disabled, password_hash, totp_secret, totp_key_id, totp_last_step"
+    private static let columns: PostgresQuery = "id, email, name, tier, is_admin, disabled, password_hash, totp_secret, totp_key_id, totp_last_step"
 
     /// Inserts a new agent; a duplicate email (any case) fails with SQLSTATE 23505 (`agents_email_key`).
     public static func insert(_ agent: AgentRecord, now: Date, on connection: PostgresConnection) throws {
@@ -54,7 +54,7 @@ public enum AgentStore {
 
     /// The agent with this email, compared case-insensitively.
     public static func find(email: String, on connection: PostgresConnection) throws -> AgentRecord? {
-        try decode(connection.query("SELECT \(unescaped: columns) FROM agents WHERE lower(email) = lower(\(email))")).first
+        try decode(connection.query("SELECT \(columns) FROM agents WHERE lower(email) = lower(\(email))")).first
     }
 
     /// Active agents of any of `tiers`, by name then id, at most `limit`: whom a case can be handed to.
@@ -86,7 +86,7 @@ public enum AgentStore {
 
     /// The agent with this id.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> AgentRecord? {
-        try decode(connection.query("SELECT \(unescaped: columns) FROM agents WHERE id = \(id)")).first
+        try decode(connection.query("SELECT \(columns) FROM agents WHERE id = \(id)")).first
     }
 
     /// Records `step` as used unless it (or a later one) already was: true when this call won, so a

@@ -133,7 +133,7 @@ public struct EvidenceReview: Sendable, Equatable {
 /// The `evidence` and `evidence_reviews` tables.
 public enum EvidenceStore {
     // The listed columns, with the status of the latest review; `e` is evidence. `Columns` reads them by these names.
-    private static let columns = """
+    private static let columns: PostgresQuery = """
         e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
         COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
         (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
@@ -154,17 +154,17 @@ public enum EvidenceStore {
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [EvidenceRecord] {
         // The case's own evidence and that of the cases merged into it: it counts here while they stay merged. `IN (the
         // case UNION ALL its merged cases)`, not `= $1 OR IN (…)`, so both halves use an index (`evidence_case`, 0011's).
-        try connection.query(PostgresQuery(unsafeSQL: """
+        try connection.query("""
             SELECT \(columns) FROM evidence e
-            WHERE e.case_id IN (SELECT $1::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = $1) ORDER BY e.filed_at, e.id
-            """, binds: [caseID.postgresBind])).decodeEvidence()
+            WHERE e.case_id IN (SELECT \(caseID)::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = \(caseID)) ORDER BY e.filed_at, e.id
+            """).decodeEvidence()
     }
 
     /// One piece of evidence and its case's number, or nil.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> (record: EvidenceRecord, caseNumber: String)? {
-        let rows = try connection.query(PostgresQuery(unsafeSQL: """
-            SELECT \(columns), c.case_number FROM evidence e JOIN cases c ON c.id = e.case_id WHERE e.id = $1
-            """, binds: [id.postgresBind]))
+        let rows = try connection.query("""
+            SELECT \(columns), c.case_number FROM evidence e JOIN cases c ON c.id = e.case_id WHERE e.id = \(id)
+            """)
         guard let row = rows.first else { return nil }
         return (try Columns(rows).decode(row), try row.decode("case_number", as: String.self))
     }
@@ -191,12 +191,13 @@ public enum EvidenceStore {
 
     /// The question ids matched by the case's filed answers that were not rejected (for `send_reset` to read instead of answers in its body).
     public static func matchedQuestionIDs(caseID: UUID, on connection: PostgresConnection) throws -> Set<String> {
-        let rows = try connection.query(PostgresQuery(unsafeSQL: """
+        let rows = try connection.query("""
             SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e
-                              WHERE e.case_id IN (SELECT $1::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = $1) AND e.kind = 'security_answers') x
+                              WHERE e.case_id IN (SELECT \(caseID)::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = \(caseID))
+                                AND e.kind = 'security_answers') x
             CROSS JOIN LATERAL jsonb_array_elements_text(x.details -> 'matched_question_ids') AS q(id)
             WHERE x.status <> 'rejected'
-            """, binds: [caseID.postgresBind]))
+            """)
         var columns = rows.columns()
         let id = try columns("id")
         return Set(try rows.map { try $0.decode(id, as: String.self) })

@@ -62,7 +62,7 @@ public struct Migrator: Sendable {
     /// Key of the session advisory lock held while migrating ("Reclaim" in ASCII).
     static let advisoryLockKey = 0x0052_6563_6C61_696D
 
-    static let createTable = """
+    static let createTable: PostgresQuery = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
             version int PRIMARY KEY,
             name text NOT NULL,
@@ -125,7 +125,8 @@ public struct Migrator: Sendable {
             let started = ContinuousClock.now
             do {
                 try connection.withTransaction { transaction in
-                    try transaction.executeScript(migration.sql)
+                    // A migration file runs as written: the one place SQL text comes from outside the code.
+                    try transaction.executeScript(PostgresQuery(unsafeSQL: migration.sql))
                     try transaction.execute("""
                         INSERT INTO schema_migrations (version, name, checksum) \
                         VALUES (\(migration.version), \(migration.name), \(migration.checksum))

@@ -121,7 +121,7 @@ public enum OutboxStore {
             """)
     }
 
-    static let claimedColumns = """
+    static let claimedColumns: PostgresQuery = """
         o.id, o.channel, o.case_id, o.endpoint_id, o.recipient, o.kind, o.payload, o.secret_sealed, o.secret_key_id, o.attempts, o.created_at, c.due
         """
 
@@ -135,7 +135,7 @@ public enum OutboxStore {
             FROM (SELECT id, next_attempt_at AS due FROM outbox WHERE channel = 'mail' AND state = 'queued' AND next_attempt_at <= \(now)
                   ORDER BY next_attempt_at, created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED) c
             WHERE o.id = c.id
-            RETURNING \(unescaped: claimedColumns)
+            RETURNING \(claimedColumns)
             """))
     }
 
@@ -170,7 +170,7 @@ public enum OutboxStore {
             WHERE o.id = c.id
               AND (SELECT count(DISTINCT h.lease_holder) FROM outbox h WHERE h.endpoint_id = \(endpointID) AND h.state = 'queued'
                    AND h.leased_until > \(now)) < \(cap)
-            RETURNING \(unescaped: claimedColumns)
+            RETURNING \(claimedColumns)
             """))
     }
 
@@ -256,12 +256,13 @@ public enum OutboxStore {
                                 oldestQueuedSeconds: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
     }
 
-    static let entryColumns = "id, channel, recipient, endpoint_id, kind, state, attempts, created_at, sent_at, next_attempt_at, last_error"
+    /// The columns `decodeEntries` reads, of the outbox aliased `o`.
+    static let entryColumns: PostgresQuery = "o.id, o.channel, o.recipient, o.endpoint_id, o.kind, o.state, o.attempts, o.created_at, o.sent_at, o.next_attempt_at, o.last_error"
 
     /// The messages of a case, oldest first (what was sent to whom and when; no bodies).
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [OutboxEntry] {
         try decodeEntries(connection.query("""
-            SELECT \(unescaped: entryColumns) FROM outbox WHERE case_id = \(caseID) ORDER BY created_at, id
+            SELECT \(entryColumns) FROM outbox o WHERE o.case_id = \(caseID) ORDER BY o.created_at, o.id
             """))
     }
 
@@ -269,7 +270,7 @@ public enum OutboxStore {
     /// URL and client's name, deleted endpoints too (what was sent stays on record). No bodies.
     public static func listWithDestinations(caseID: UUID, on connection: PostgresConnection) throws -> [CaseMessageEntry] {
         let rows = try connection.query("""
-            SELECT \(unescaped: prefixedEntryColumns), e.url AS endpoint_url, c.name AS client_name
+            SELECT \(entryColumns), e.url AS endpoint_url, c.name AS client_name
             FROM outbox o LEFT JOIN webhook_endpoints e ON e.id = o.endpoint_id LEFT JOIN api_clients c ON c.id = e.client_id
             WHERE o.case_id = \(caseID) ORDER BY o.created_at, o.channel, o.id
             """)
@@ -279,13 +280,10 @@ public enum OutboxStore {
         }
     }
 
-    /// `entryColumns` of the outbox aliased `o`, for joins.
-    static let prefixedEntryColumns = entryColumns.split(separator: ", ").map { "o." + $0 }.joined(separator: ", ")
-
     /// The latest messages to an endpoint, newest first.
     public static func list(endpointID: UUID, limit: Int, on connection: PostgresConnection) throws -> [OutboxEntry] {
         try decodeEntries(connection.query("""
-            SELECT \(unescaped: entryColumns) FROM outbox WHERE endpoint_id = \(endpointID) ORDER BY created_at DESC, id LIMIT \(limit)
+            SELECT \(entryColumns) FROM outbox o WHERE o.endpoint_id = \(endpointID) ORDER BY o.created_at DESC, o.id LIMIT \(limit)
             """))
     }
 

@@ -27,7 +27,7 @@ public struct PasskeyRecord: Sendable {
 
 /// The `passkeys` and `webauthn_challenges` tables.
 public enum PasskeyStore {
-    private static let columns = "id, agent_id, credential_id, public_key, sign_count, name, created_at, last_used_at"
+    private static let columns: PostgresQuery = "id, agent_id, credential_id, public_key, sign_count, name, created_at, last_used_at"
 
     /// Stores a challenge for `purpose` (and the registering agent) until `expiresAt`.
     public static func insertChallenge(hash: [UInt8], purpose: String, agentID: UUID?, expiresAt: Date, on connection: PostgresConnection) throws {
@@ -64,12 +64,12 @@ public enum PasskeyStore {
 
     /// The passkey with this credential id, locked for the rest of the transaction (the sign count is compared and set).
     public static func find(credentialID: [UInt8], on connection: PostgresConnection) throws -> PasskeyRecord? {
-        try decode(connection.query("SELECT \(unescaped: columns) FROM passkeys WHERE credential_id = \(credentialID) FOR UPDATE")).first
+        try decode(connection.query("SELECT \(columns) FROM passkeys WHERE credential_id = \(credentialID) FOR UPDATE")).first
     }
 
     /// An agent's passkeys, oldest first.
     public static func list(agentID: UUID, on connection: PostgresConnection) throws -> [PasskeyRecord] {
-        try decode(connection.query("SELECT \(unescaped: columns) FROM passkeys WHERE agent_id = \(agentID) ORDER BY created_at, id"))
+        try decode(connection.query("SELECT \(columns) FROM passkeys WHERE agent_id = \(agentID) ORDER BY created_at, id"))
     }
 
     /// Records a sign-in with the passkey.

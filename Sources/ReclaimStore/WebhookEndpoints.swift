@@ -26,12 +26,12 @@ public enum WebhookEndpointStore {
             """)
     }
 
-    static let columns = "id, client_id, url, array_to_string(events, ',') AS events, secret_sealed, secret_key_id, created_at, disabled_at, deleted_at IS NOT NULL AS deleted"
+    static let columns: PostgresQuery = "id, client_id, url, array_to_string(events, ',') AS events, secret_sealed, secret_key_id, created_at, disabled_at, deleted_at IS NOT NULL AS deleted"
 
     /// The client's endpoints (not deleted), oldest first.
     public static func list(clientID: UUID, on connection: PostgresConnection) throws -> [WebhookEndpointRecord] {
         try decode(connection.query("""
-            SELECT \(unescaped: columns) FROM webhook_endpoints WHERE client_id = \(clientID) AND deleted_at IS NULL ORDER BY created_at, id
+            SELECT \(columns) FROM webhook_endpoints WHERE client_id = \(clientID) AND deleted_at IS NULL ORDER BY created_at, id
             """))
     }
 
@@ -39,10 +39,10 @@ public enum WebhookEndpointStore {
     public static func find(id: UUID, clientID: UUID? = nil, on connection: PostgresConnection) throws -> WebhookEndpointRecord? {
         let rows = if let clientID {
             try connection.query("""
-                SELECT \(unescaped: columns) FROM webhook_endpoints WHERE id = \(id) AND client_id = \(clientID) AND deleted_at IS NULL
+                SELECT \(columns) FROM webhook_endpoints WHERE id = \(id) AND client_id = \(clientID) AND deleted_at IS NULL
                 """)
         } else {
-            try connection.query("SELECT \(unescaped: columns) FROM webhook_endpoints WHERE id = \(id)")
+            try connection.query("SELECT \(columns) FROM webhook_endpoints WHERE id = \(id)")
         }
         return try decode(rows).first
     }

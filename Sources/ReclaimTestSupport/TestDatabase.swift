@@ -82,7 +82,7 @@ public final class TestDatabase: Sendable {
         }
         guard first, let admin = try? TestDatabase.adminConnection() else { return }
         defer { admin.close() }
-        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
     }
 
     // MARK: Template and clones
@@ -102,18 +102,18 @@ public final class TestDatabase: Sendable {
         defer { admin.close() }
         try dropLeftovers(admin)
         let name = "reclaim_tpl_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        try admin.executeScript("CREATE DATABASE \(quoted(name)) TEMPLATE template0")
+        try admin.executeScript("CREATE DATABASE \(identifier: name) TEMPLATE template0")
         do {
             let connection = try PostgresConnection(connectionString: PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name))
             defer { connection.close() }
             let migrations = try Migrator.load(directory: migrationsDirectory)
             try Migrator(migrations: migrations).migrate(connection, logger: .discard)
         } catch {
-            _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+            _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
             throw error
         }
         // No connections to the template, ever: CREATE DATABASE fails while anyone is connected to it.
-        try admin.executeScript("ALTER DATABASE \(quoted(name)) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+        try admin.executeScript("ALTER DATABASE \(identifier: name) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
         atexit { TestDatabase.dropTemplateAtExit() }
         return name
     }
@@ -126,8 +126,8 @@ public final class TestDatabase: Sendable {
 
     /// DROP DATABASE refuses templates, and cannot share a multi-statement string: two calls.
     private static func dropTemplate(_ name: String, _ admin: PostgresConnection) {
-        _ = try? admin.executeScript("ALTER DATABASE \(quoted(name)) WITH IS_TEMPLATE false")
-        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
+        _ = try? admin.executeScript("ALTER DATABASE \(identifier: name) WITH IS_TEMPLATE false")
+        _ = try? admin.executeScript("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
     }
 
     /// Drops templates and clones left by test processes that died before cleaning up.
@@ -147,7 +147,7 @@ public final class TestDatabase: Sendable {
         var attempt = 1
         while true {
             do {
-                try admin.executeScript("CREATE DATABASE \(quoted(name)) TEMPLATE \(quoted(template))")
+                try admin.executeScript("CREATE DATABASE \(identifier: name) TEMPLATE \(identifier: template)")
                 break
             } catch let error as PostgresError where error.sqlState == "55006" && attempt < 10 {
                 // "source database is being accessed by other users": a moment's overlap (e.g. autovacuum).
@@ -157,8 +157,4 @@ public final class TestDatabase: Sendable {
         }
         return TestDatabase(name: name, connectionString: try PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name))
     }
-}
-
-private func quoted(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }

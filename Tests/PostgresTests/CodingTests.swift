@@ -164,7 +164,7 @@ import Testing
     @Test func queryInterpolation() {
         let id = 7
         let name: String? = nil
-        let query: PostgresQuery = "SELECT * FROM \(unescaped: "cases") WHERE id = \(id) AND name = \(name) AND \(identifier: "we\"ird") = \("x")"
+        let query: PostgresQuery = "SELECT * FROM cases WHERE id = \(id) AND name = \(name) AND \(identifier: "we\"ird") = \("x")"
         #expect(query.sql == "SELECT * FROM cases WHERE id = $1 AND name = $2 AND \"we\"\"ird\" = $3")
         #expect(query.binds.count == 3)
         #expect(query.binds[1].isNull)

@@ -83,31 +83,4 @@ import Testing
         #expect(Set(seen).count == seen.count, "a case was listed twice")
         #expect(Set(initial).isSubset(of: Set(seen)), "a case was skipped")
     }
-
-    @Test func searchAndQueueUseIndexes() throws {
-        let world = try CaseWorld()
-        let connection = try world.database()
-        defer { connection.close() }
-        // Enough rows that a sequential scan would be costed higher than the index.
-        try connection.executeScript("""
-            INSERT INTO cases (id, case_number, access_code_hash, access_code_key_id, kind, state, tier, path, rescue_email_added,
-                security_questions_changed, two_step_enabled, lost_mode_enabled, account_email, customer_name, customer_contact_email,
-                opened_at, state_entered_at, due_at, created_by, created_at, updated_at)
-            SELECT gen_random_uuid(), (100000000000 + g)::text, '\\x00', 'k', 'account_takeover', 'new', 'tier1', 'undetermined', false, false, false, false,
-                'user' || g || '@example.com', 'n', 'c@example.com', now(), now(), now() + g * interval '1 second', 'test', now(), now()
-            FROM generate_series(1, 20000) g;
-            INSERT INTO case_search (term, case_id) SELECT account_email, id FROM cases;
-            ANALYZE cases; ANALYZE case_search;
-            """)
-        func plan(_ sql: String) throws -> String {
-            try connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + sql)).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
-        }
-        let queue = try plan("SELECT id FROM cases c WHERE c.due_at IS NOT NULL ORDER BY c.due_at, c.id LIMIT 51")
-        #expect(queue.contains("Index") && !queue.contains("Seq Scan on cases"), "\(queue)")
-        let after = try plan("SELECT id FROM cases c WHERE c.due_at IS NOT NULL AND (c.due_at, c.id) > (now(), gen_random_uuid()) ORDER BY c.due_at, c.id LIMIT 51")
-        #expect(after.contains("Index") && !after.contains("Seq Scan on cases"), "\(after)")
-        // The search drives from case_search's primary key, never walking the queue index.
-        let search = try plan("WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = 'user77@example.com') SELECT c.id FROM hits JOIN cases c ON c.id = hits.case_id WHERE c.due_at IS NOT NULL ORDER BY c.due_at, c.id LIMIT 51")
-        #expect(!search.contains("Seq Scan") && search.contains("case_search_pkey") && !search.contains("cases_queue"), "\(search)")
-    }
 }

@@ -122,12 +122,14 @@ private indirect enum TestJSON: Decodable {
 
         let connection = try world.database()
         defer { connection.close() }
-        try connection.executeScript("""
-            ALTER TABLE case_events DISABLE TRIGGER case_events_append_only;
-            UPDATE case_events SET data = '{"action":"escalate","due_at":null,"from":"new","path":"undetermined","reason":"covered up","to":"identity_check"}'
-              WHERE seq = 2 AND case_id = (SELECT id FROM cases WHERE case_number = '\(first)');
-            ALTER TABLE case_events ENABLE TRIGGER case_events_append_only;
-            """)
+        try connection.withTransaction { transaction in
+            try transaction.execute("ALTER TABLE case_events DISABLE TRIGGER case_events_append_only")
+            try transaction.execute("""
+                UPDATE case_events SET data = '{"action":"escalate","due_at":null,"from":"new","path":"undetermined","reason":"covered up","to":"identity_check"}'
+                  WHERE seq = 2 AND case_id = (SELECT id FROM cases WHERE case_number = \(first))
+                """)
+            try transaction.execute("ALTER TABLE case_events ENABLE TRIGGER case_events_append_only")
+        }
         let tampered = try Shell.capture([RepositoryPaths.executable, "audit", "verify"], environment: environment)
         #expect(tampered.status == 65)
         #expect(tampered.output.contains("BROKEN case \(first): event 2: hash does not match"), "\(tampered.output)")
@@ -136,11 +138,11 @@ private indirect enum TestJSON: Decodable {
         #expect(one.status == 0)
 
         // Deleting an event breaks the sequence at the gap.
-        try connection.executeScript("""
-            ALTER TABLE case_events DISABLE TRIGGER case_events_append_only;
-            DELETE FROM case_events WHERE seq = 1 AND case_id = (SELECT id FROM cases WHERE case_number = '\(second)');
-            ALTER TABLE case_events ENABLE TRIGGER case_events_append_only;
-            """)
+        try connection.withTransaction { transaction in
+            try transaction.execute("ALTER TABLE case_events DISABLE TRIGGER case_events_append_only")
+            try transaction.execute("DELETE FROM case_events WHERE seq = 1 AND case_id = (SELECT id FROM cases WHERE case_number = \(second))")
+            try transaction.execute("ALTER TABLE case_events ENABLE TRIGGER case_events_append_only")
+        }
         let gap = try Shell.capture([RepositoryPaths.executable, "audit", "verify", second], environment: environment)
         #expect(gap.status == 65)
         #expect(gap.output.contains("BROKEN case \(second): event"), "\(gap.output)")

@@ -42,8 +42,8 @@ import Testing
         let expected = try #require(try CaseStore.find(id: new.id, on: connection))
         // Extra columns before, among (a second "name" from the join) and after the list: decoding is by name.
         let rows = try connection.query("""
-            SELECT 'x' AS first_extra, a.name, \(unescaped: CaseStore.columns), 42 AS version_hint
-            FROM \(unescaped: CaseStore.from) WHERE c.id = \(new.id)
+            SELECT 'x' AS first_extra, a.name, \(CaseStore.columns), 42 AS version_hint
+            FROM \(CaseStore.from) WHERE c.id = \(new.id)
             """)
         let record = try #require(try rows.decodeCases().first)
         #expect(record.id == expected.id && record.number == expected.number && record.accountEmail == "ann@example.com")

@@ -127,9 +127,9 @@ final class CasesController: Sendable {
         if let text = request.query("q"), !text.isEmpty {
             if let term = CaseSearch.term(for: text) { filter.term = term } else { errors.append(FieldError(field: "q", message: "too long")) }
         }
-        var cursor: CaseQueueCursor?
+        var cursor: CaseQueueOrder.Cursor?
         if let text = request.query("cursor"), !text.isEmpty {
-            if let parsed = CaseQueueCursor(encoded: text) { cursor = parsed } else { errors.append(FieldError(field: "cursor", message: "not a cursor from this list")) }
+            if let parsed = CaseQueueOrder.Cursor(encoded: text) { cursor = parsed } else { errors.append(FieldError(field: "cursor", message: "not a cursor from this list")) }
         }
         let limit = try CaseHTTP.limit(request)
         guard errors.isEmpty else { throw Problem.unprocessable(errors: errors) }
@@ -138,7 +138,7 @@ final class CasesController: Sendable {
             try CaseStore.queue(filter: filter, after: cursor, limit: limit + 1, now: now, on: connection)
         }
         let page = records.prefix(limit)
-        let next = records.count > limit ? page.last.map { CaseQueueCursor(dueAt: $0.dueAt, id: $0.id).encoded } : nil
+        let next = records.count > limit ? page.last.map { CaseQueueOrder.Cursor(after: $0).encoded } : nil
         // {"items":[...],"next_cursor":...} in JCS order, the items written directly.
         var body = Array("{\"items\":[".utf8)
         body.reserveCapacity(page.count * 900 + 64)

@@ -3,10 +3,21 @@
 
   helper.py signin AGENT.json PORT        -> prints "COOKIE CSRF" for the agent (TOTP computed here)
   helper.py open PORT COOKIE CSRF COUNT   -> opens COUNT cases over HTTP, prints "NUMBER CODE" lines
-  helper.py damm                          -> prints pgbench \\set lines computing :num, the 12-digit case
-                                             number of body 10000000000 + :g (Damm check digit), client-side
+  helper.py script NAME LOW HIGH [--without-outbox]
+                                          -> prints the pgbench script NAME.sql for a case body :g in random(LOW, HIGH):
+                                             \\set lines computing :num, the 12-digit case number of body
+                                             10000000000 + :g (Damm check digit, client-side), then the statements
+  helper.py deep PORT COOKIE DEPTH        -> walks the queue over HTTP and prints the cursor after DEPTH cases
+
+The pgbench scripts (status.sql, read.sql, transition.sql) hold the statements the service runs for one request, in
+order, as the stores write them, with a pgbench variable (:name) wherever the store binds a value ($1, $2...; pgbench
+-M prepared numbers its variables in the same order). {case_columns} stands for case_columns.sql (CaseStore.columns).
+Where pgbench cannot bind what the store binds (NULL, a fresh UUID), a comment "-- bind $N = EXPR" before the
+statement says the store's $N is written EXPR (comment lines before a statement are not sent). A string literal never
+holds a colon before a letter: pgbench would read a variable there. Tests/ReclaimAPITests/BenchStatementsTests.swift
+records what the service sends for each request and fails when a script differs from it.
 """
-import base64, hashlib, hmac, http.client, json, struct, sys, time
+import base64, hashlib, hmac, http.client, json, os, struct, sys, time
 
 DAMM = [
     [0, 3, 1, 7, 5, 9, 8, 6, 4, 2], [7, 0, 9, 2, 1, 5, 4, 8, 6, 3], [4, 2, 0, 6, 8, 7, 1, 3, 5, 9],
@@ -53,16 +64,51 @@ def open_cases(port, cookie, csrf, count):
 
 
 def damm_pgbench():
+    """The \\set lines computing :num from :g."""
+    lines = []
     # Each table row as one integer of 10 digits; digit d of row r is (row / 10^(9-d)) % 10.
     rows = [int("".join(map(str, row))) for row in DAMM]
-    print("\\set body 10000000000 + :g")
-    print("\\set i 0")
+    lines.append("\\set body 10000000000 + :g")
+    lines.append("\\set i 0")
     for position in range(11):
-        print("\\set d (:body / %d) %% 10" % (10 ** (10 - position)))
-        print("\\set row (case " + " ".join("when :i = %d then %d" % (r, rows[r]) for r in range(10)) + " end)")
-        print("\\set p (case " + " ".join("when :d = %d then %d" % (d, 10 ** (9 - d)) for d in range(10)) + " end)")
-        print("\\set i (:row / :p) % 10")
-    print("\\set num :body * 10 + :i")
+        lines.append("\\set d (:body / %d) %% 10" % (10 ** (10 - position)))
+        lines.append("\\set row (case " + " ".join("when :i = %d then %d" % (r, rows[r]) for r in range(10)) + " end)")
+        lines.append("\\set p (case " + " ".join("when :d = %d then %d" % (d, 10 ** (9 - d)) for d in range(10)) + " end)")
+        lines.append("\\set i (:row / :p) % 10")
+    lines.append("\\set num :body * 10 + :i")
+    return lines
+
+
+def script(name, low, high, *options):
+    here = os.path.dirname(os.path.abspath(__file__))
+    columns = open(os.path.join(here, "case_columns.sql")).read().strip()
+    print("\\set g random(%d, %d)" % (int(low), int(high)))
+    print("\n".join(damm_pgbench()))
+    skipping = False
+    for line in open(os.path.join(here, name + ".sql")).read().replace("{case_columns}", columns).splitlines():
+        # --without-outbox: the statements that write the outbox are left out (its cost on a transition).
+        if "--without-outbox" in options and line.startswith("INSERT INTO outbox"):
+            skipping = True
+        if not skipping:
+            print(line)
+        if skipping and line.rstrip().endswith(";"):
+            skipping = False
+
+
+def deep_cursor(port, cookie, depth):
+    connection = http.client.HTTPConnection("127.0.0.1", int(port))
+    seen, cursor = 0, None
+    while seen < int(depth):
+        limit = min(200, int(depth) - seen)
+        path = "/api/v1/cases?limit=%d" % limit + ("&cursor=" + cursor if cursor else "")
+        connection.request("GET", path, headers={"Cookie": cookie, "Connection": "keep-alive"})
+        response = connection.getresponse()
+        payload = json.loads(response.read())
+        if response.status != 200 or payload["next_cursor"] is None:
+            sys.exit("queue page answered %d after %d cases" % (response.status, seen))
+        seen += len(payload["items"])
+        cursor = payload["next_cursor"]
+    print(cursor)
 
 
 if __name__ == "__main__":
@@ -71,5 +117,7 @@ if __name__ == "__main__":
         signin(sys.argv[2], sys.argv[3])
     elif command == "open":
         open_cases(*sys.argv[2:6])
-    elif command == "damm":
-        damm_pgbench()
+    elif command == "script":
+        script(*sys.argv[2:])
+    elif command == "deep":
+        deep_cursor(*sys.argv[2:5])

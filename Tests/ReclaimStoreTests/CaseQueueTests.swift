@@ -1,0 +1,152 @@
+import Foundation
+import Postgres
+import ReclaimCore
+@testable import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+/// `CaseQueueOrder`: pages walk the indexes' order exactly, each page is an index range scan priced far below
+/// `jit_above_cost`, and the cursor is opaque text that round-trips.
+@Suite struct CaseQueueTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// `count` cases: due dates shared by three cases each (ties broken by id), every seventh undated (awaiting
+    /// documents), states and tiers alternating; one search term each (the account e-mail); every fourth case holds an
+    /// invoice not reviewed yet.
+    static func seed(_ count: Int, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            INSERT INTO cases (id, case_number, access_code_hash, access_code_key_id, kind, state, tier, path, rescue_email_added,
+                security_questions_changed, two_step_enabled, lost_mode_enabled, account_email, customer_name, customer_contact_email,
+                opened_at, state_entered_at, due_at, created_by, created_at, updated_at)
+            SELECT gen_random_uuid(), (100000000000 + g)::text, '\\x00', 'k', 'account_takeover',
+                CASE WHEN g % 7 = 0 THEN 'awaiting_documents' WHEN g % 2 = 0 THEN 'identity_check' ELSE 'new' END,
+                CASE WHEN g % 7 = 0 THEN 'tier3' WHEN g % 2 = 0 THEN 'tier2' ELSE 'tier1' END, 'undetermined', false, false, false, false,
+                'user' || g || '@example.com', 'n', 'c@example.com', \(t0), \(t0),
+                CASE WHEN g % 7 = 0 THEN NULL ELSE \(t0) + (g / 3) * interval '1 second' END, 'test', \(t0), \(t0)
+            FROM generate_series(1, \(count)) g
+            """)
+        try connection.execute("INSERT INTO case_search (term, case_id) SELECT account_email, id FROM cases")
+        try connection.execute("""
+            INSERT INTO evidence (id, case_id, kind, document, summary, filed_by, filed_at)
+            SELECT gen_random_uuid(), id, 'invoice', true, 'Invoice', 'test', \(t0) FROM cases WHERE case_number::bigint % 4 = 0
+            """)
+        try connection.executeScript("ANALYZE cases; ANALYZE case_search; ANALYZE evidence")
+    }
+
+    /// Every case the filter admits, page by page (`limit` a page), following each page's cursor.
+    static func walk(_ filter: CaseQueueFilter, limit: Int, now: Date, on connection: PostgresConnection) throws -> [UUID] {
+        var seen: [UUID] = []
+        var cursor: CaseQueueOrder.Cursor?
+        for _ in 0..<1000 {
+            let page = try CaseStore.queue(filter: filter, after: cursor, limit: limit, now: now, on: connection)
+            seen += page.map(\.id)
+            guard page.count == limit, let last = page.last else { break }
+            // The cursor travels as its opaque text, as it does over the API.
+            cursor = try #require(CaseQueueOrder.Cursor(encoded: CaseQueueOrder.Cursor(after: last).encoded))
+        }
+        return seen
+    }
+
+    @Test func pagesWalkTheIndexOrderExactly() throws {
+        let database = try TestDatabase.create()
+        defer { database.drop() }
+        let connection = try database.connect()
+        defer { connection.close() }
+        try Self.seed(60, on: connection)
+        let now = Self.t0.addingTimeInterval(10)
+        func expected(_ condition: PostgresQuery) throws -> [UUID] {
+            // The order of the queue indexes (0003), written as they are.
+            try connection.query("SELECT c.id FROM cases c WHERE \(condition) ORDER BY c.due_at ASC NULLS LAST, c.id")
+                .map { try $0.decode(0, as: UUID.self) }
+        }
+        let cases: [(CaseQueueFilter, PostgresQuery)] = [
+            (CaseQueueFilter(), "true"),
+            (CaseQueueFilter(state: .identityCheck), "c.state = 'identity_check'"),
+            (CaseQueueFilter(tier: .tier3), "c.tier = 'tier3'"),
+            (CaseQueueFilter(overdue: true), "c.due_at < \(now)"),
+            (CaseQueueFilter(overdue: false), "(c.due_at >= \(now) OR c.due_at IS NULL)"),
+            (CaseQueueFilter(unreviewed: true), "EXISTS (SELECT 1 FROM evidence e WHERE e.case_id = c.id)"),
+            (CaseQueueFilter(unreviewed: false), "NOT EXISTS (SELECT 1 FROM evidence e WHERE e.case_id = c.id)"),
+        ]
+        for (filter, condition) in cases {
+            let all = try expected(condition)
+            for limit in [1, 4, 7, 100] {
+                #expect(try Self.walk(filter, limit: limit, now: now, on: connection) == all, "\(filter) by \(limit): \(condition)")
+            }
+        }
+        #expect(try expected("true").count == 60)
+    }
+
+    @Test func eachPageIsAnIndexRangeScanPricedBelowJIT() throws {
+        let database = try TestDatabase.create()
+        defer { database.drop() }
+        let connection = try database.connect()
+        defer { connection.close() }
+        try Self.seed(20_000, on: connection)
+        let now = Self.t0.addingTimeInterval(3000)
+        let deep = try connection.query("SELECT id, due_at FROM cases WHERE due_at IS NOT NULL ORDER BY due_at, id OFFSET 12000 LIMIT 1").first
+        let dated = CaseQueueOrder.Cursor(dueAt: try deep?.decode("due_at", as: Date.self), id: try #require(try deep?.decode("id", as: UUID.self)))
+        let undated = CaseQueueOrder.Cursor(dueAt: nil, id: UUID(uuidString: "80000000-0000-0000-0000-000000000000")!)
+        let pages: [(String, CaseQueueOrder.Section, CaseQueueFilter, CaseQueueOrder.Cursor?)] = [
+            ("first page", .dated, CaseQueueFilter(), nil),
+            ("deep page", .dated, CaseQueueFilter(), dated),
+            ("undated page", .undated, CaseQueueFilter(), undated),
+            ("by state", .dated, CaseQueueFilter(state: .identityCheck), dated),
+            ("by tier", .dated, CaseQueueFilter(tier: .tier2), nil),
+            ("overdue", .dated, CaseQueueFilter(overdue: true), nil),
+            ("unreviewed", .dated, CaseQueueFilter(unreviewed: true), nil),
+            ("reviewed", .undated, CaseQueueFilter(unreviewed: false), undated),
+        ]
+        var costs: [String: Double] = [:]
+        for (name, section, filter, cursor) in pages {
+            let statement = try #require(CaseStore.queueStatement(section, filter: filter, after: cursor, limit: 51, now: now))
+            let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
+            #expect(plan.contains { $0.contains("Index Scan using cases_") && $0.contains(" on cases c ") }, "\(name): \(plan.joined(separator: "\n"))")
+            #expect(!plan.contains { $0.contains("Seq Scan on cases") }, "\(name): \(plan.joined(separator: "\n"))")
+            // Each case's unreviewed documents are counted from the documents index, not by reading the evidence.
+            #expect(plan.contains { $0.contains("evidence_documents") } && !plan.contains { $0.contains("Seq Scan on evidence") },
+                    "\(name): \(plan.joined(separator: "\n"))")
+            // The page's price decides JIT: past jit_above_cost (100,000) each page compiled for ~430 ms (BENCHMARKS.md).
+            let cost = try #require(plan.first.flatMap(Self.totalCost), "\(name)")
+            #expect(plan.first?.hasPrefix("Limit") == true && cost < 5_000, "\(name) is priced at \(cost)")
+            costs[name] = cost
+        }
+        // A deep page is the same range scan as the first, starting further on.
+        let first = try #require(costs["first page"]), deepCost = try #require(costs["deep page"])
+        #expect(deepCost < first * 1.5, "first \(first), deep \(deepCost)")
+        for name in ["first page", "deep page"] {
+            let (_, section, filter, cursor) = try #require(pages.first { $0.0 == name })
+            let statement = try #require(CaseStore.queueStatement(section, filter: filter, after: cursor, limit: 51, now: now))
+            let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
+            #expect(plan.contains { $0.contains("Index Scan using cases_queue on cases c") }, "\(name)")
+        }
+        // A search drives from case_search's primary key, never walking the queue index.
+        let search = try #require(CaseStore.queueStatement(.dated, filter: CaseQueueFilter(term: "user77@example.com"), after: nil, limit: 51, now: now))
+        let plan = try connection.query("EXPLAIN \(search)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+        #expect(!plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains("case_search_pkey")
+                && !plan.contains("cases_queue"), "\(plan)")
+    }
+
+    /// The upper cost of a text plan's line: `Limit  (cost=0.43..1739.22 rows=51 width=446)` → 1739.22.
+    static func totalCost(_ line: String) -> Double? {
+        guard let range = line.range(of: "..") else { return nil }
+        return Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+    }
+
+    @Test func theCursorIsOpaqueTextThatRoundTrips() throws {
+        let id = UUID()
+        let due = Date(timeIntervalSince1970: 1_800_000_123.456789)
+        let dated = CaseQueueOrder.Cursor(dueAt: due, id: id)
+        let back = try #require(CaseQueueOrder.Cursor(encoded: dated.encoded))
+        #expect(back.id == id && abs(back.dueAt!.timeIntervalSince(due)) < 0.000_001)
+        #expect(CaseQueueOrder.Cursor(encoded: CaseQueueOrder.Cursor(dueAt: nil, id: id).encoded) == CaseQueueOrder.Cursor(dueAt: nil, id: id))
+        #expect(!dated.encoded.contains(id.uuidString.lowercased()) && !dated.encoded.contains("="), "base64url, unpadded")
+        for forged in ["", "garbage", "bi4xMjM", String(repeating: "A", count: 200), "ZDEyMy5ub3QtYS11dWlk", "eDEyMy4" + "0"] {
+            #expect(CaseQueueOrder.Cursor(encoded: forged) == nil, "\(forged)")
+        }
+        // The sections a page reads: an undated cursor is past every dated case.
+        #expect(CaseQueueOrder.Section.after(nil) == [.dated, .undated])
+        #expect(CaseQueueOrder.Section.after(dated) == [.dated, .undated])
+        #expect(CaseQueueOrder.Section.after(CaseQueueOrder.Cursor(dueAt: nil, id: id)) == [.undated])
+    }
+}

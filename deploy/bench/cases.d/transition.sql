@@ -1,0 +1,36 @@
+-- POST /api/v1/cases/{n}/transitions escalate (If-Match "1"): the statements the service runs, in order: the session,
+-- then one transaction (the case, the guarded update, the hash-chained event, the customer's mail and the webhook
+-- fan-out in the outbox).
+SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, a.is_admin
+FROM sessions s JOIN agents a ON a.id = s.agent_id
+WHERE s.token_hash = :token AND s.expires_at > :now AND s.last_seen_at > :idle AND NOT a.disabled;
+BEGIN;
+SELECT {case_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num \gset p_
+-- An escalated case has no path clock and is not paused: the service binds NULL, which pgbench cannot.
+-- bind $5 = NULL
+-- bind $7 = NULL
+UPDATE cases SET state = :to_state, tier = :to_tier, path = :to_path,
+    state_entered_at = :now, path_clock_started_at = NULL,
+    paused_seconds = :zero, paused_since = NULL,
+    due_at = :due, updated_at = :now, version = version + 1
+WHERE id = :p_id AND version = :p_version;
+SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset e_
+\set next :e_seq + 1
+-- The chain hash is a placeholder: `reclaim audit verify` afterwards reports exactly the cases pgbench touched.
+INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
+VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_hash);
+-- A new message id each time (pgbench has no UUID variable) and no secret (NULL).
+-- bind $1 = gen_random_uuid()
+-- bind $7 = NULL
+-- bind $8 = NULL
+INSERT INTO outbox (id, channel, case_id, recipient, kind, payload, secret_sealed, secret_key_id, next_attempt_at, created_at)
+VALUES (gen_random_uuid(), :mail_channel, :p_id, :recipient, :mail_kind, :mail_payload,
+        NULL, NULL, :now, :now);
+INSERT INTO outbox (id, channel, case_id, endpoint_id, kind, payload, next_attempt_at, created_at)
+SELECT gen_random_uuid(), 'webhook', :p_id, e.id, :webhook_event, :webhook_body, :now, :now
+FROM webhook_endpoints e
+WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND :webhook_event = ANY (e.events)
+  AND 'client:' || e.client_id::text IN (
+      SELECT created_by FROM cases WHERE id = :p_id
+      UNION SELECT filed_by FROM evidence WHERE case_id = :p_id);
+COMMIT;
