@@ -246,7 +246,13 @@ extension CaseOperations {
     /// and a requirement now unmet returns to `awaiting_documents` as `system` (the clock paused); then one mail tells
     /// the customer why, with the state as it now stands (instead of the documents-requested mail), and partners hear
     /// of the state change.
-    func documentRejected(on record: CaseRecord, reason: CustomerReason, at now: Date, on connection: PostgresConnection) throws {
+    func documentRejected(on filedOn: CaseRecord, reason: CustomerReason, at now: Date, on connection: PostgresConnection) throws {
+        // A document of a case merged away counts on the case it went into: that case returns, and its customer hears.
+        var record = filedOn
+        if filedOn.snapshot.state == .merged, let into = filedOn.mergedInto, let target = try CaseStore.find(number: into, on: connection) {
+            try CaseStore.lock(id: target.id, on: connection)
+            record = target
+        }
         let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
         let documents = evidence.filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
         var current = record

@@ -125,6 +125,25 @@ import Testing
         #expect(messages.filter { $0["channel"] as? String == "mail" }.last?["kind"] as? String == "document_rejected")
     }
 
+    @Test func aDocumentBroughtByAMergedCaseSendsTheCaseItWentIntoBack() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2, tier3) = (try world.agent(.tier1), try world.agent(.tier2), try world.agent(.tier3))
+        let (target, _) = try world.awaitingDocuments(tier1: tier1, tier2: tier2)
+        let duplicate = try world.openCase(as: tier1)
+        try world.customerUpload(duplicate.caseNumber, code: try #require(duplicate.accessCode), type: "invoice")
+        try world.customerUpload(duplicate.caseNumber, code: try #require(duplicate.accessCode), type: "imei_photo")
+        let merged = try world.post("/api/v1/cases/\(duplicate.caseNumber)/merge", as: tier2, json: ["into": target, "reason": "Same victim."], ifMatch: 1)
+        #expect(merged.status == 200, "\(merged.text)")
+        try world.must(target, "begin_review", as: tier3, version: try #require(try world.caseBody(target, as: tier3)["version"] as? Int))
+        let items = try world.get("/api/v1/cases/\(target)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []
+        func id(_ type: String) throws -> String { try #require(items.first { $0["type"] as? String == type }?["id"] as? String) }
+        try world.mustReview(try id("imei_photo"), "accepted", as: tier3)
+        try world.mustReview(try id("invoice"), "rejected", as: tier3, customerReason: "incomplete")
+        #expect(try world.caseBody(target, as: tier3)["state"] as? String == "awaiting_documents")
+        let messages = try world.get("/api/v1/cases/\(target)/messages", as: tier3).json()["items"] as? [[String: Any]] ?? []
+        #expect(messages.filter { $0["channel"] as? String == "mail" }.last?["kind"] as? String == "document_rejected")
+    }
+
     @Test func tierThreeMayRequestDocumentsAgainFromReview() throws {
         let world = try CaseWorld()
         let (tier1, tier2, tier3) = (try world.agent(.tier1), try world.agent(.tier2), try world.agent(.tier3))
