@@ -20,7 +20,7 @@ let package = Package(
 
         // Wrappers: the only importers of their C modules.
         .target(name: "Postgres", dependencies: ["CPostgres"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Logging"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Crypto", "Logging"]),
         .target(name: "Crypto", dependencies: ["CSodium", "COpenSSL"]),
         // HTTP POST and SMTP send over libcurl; the only importer of CCurl.
         .target(name: "Curl", dependencies: ["CCurl"]),

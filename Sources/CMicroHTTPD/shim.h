@@ -116,3 +116,20 @@ reclaim_mhd_option_notify_connection (reclaim_mhd_connection_callback callback, 
   struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) callback, cls };
   return item;
 }
+
+/// How many bytes the request's head took in MHD's buffer, from the method to the end of the empty line
+/// (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE); -1 until the whole head has arrived.
+static inline long
+reclaim_mhd_request_header_size (struct MHD_Connection *connection)
+{
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  return info == NULL ? -1 : (long) info->header_size;
+}
+
+/// The status of the response queued on the connection (MHD_CONNECTION_INFO_HTTP_STATUS), 0 when none is.
+static inline unsigned int
+reclaim_mhd_queued_status (struct MHD_Connection *connection)
+{
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_HTTP_STATUS);
+  return info == NULL ? 0 : info->http_status;
+}

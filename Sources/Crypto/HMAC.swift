@@ -32,29 +32,54 @@ public enum HMACSHA256 {
     }
 
     private static func authenticate<Message: Collection<UInt8>>(parts: [Message], key: UnsafeRawBufferPointer) -> [UInt8] {
-        _ = Sodium.ready
-        var state = crypto_auth_hmacsha256_state()
-        // The state holds key-derived pads: wipe it whatever happens.
-        defer { sodium_memzero(&state, MemoryLayout<crypto_auth_hmacsha256_state>.size) }
-        // libsodium wants a non-NULL key pointer even for an empty key.
-        var empty: UInt8 = 0
-        if let base = key.baseAddress, key.count > 0 {
-            _ = crypto_auth_hmacsha256_init(&state, base.assumingMemoryBound(to: UInt8.self), key.count)
-        } else {
-            _ = crypto_auth_hmacsha256_init(&state, &empty, 0)
-        }
+        let mac = Hasher(key: key)
         for part in parts {
-            let done: Void? = part.withContiguousStorageIfAvailable { bytes in
-                _ = crypto_auth_hmacsha256_update(&state, bytes.baseAddress, UInt64(bytes.count))
-            }
-            if done == nil {
-                let copy = Array(part)
-                _ = crypto_auth_hmacsha256_update(&state, copy, UInt64(copy.count))
+            let done: Void? = part.withContiguousStorageIfAvailable { mac.update(UnsafeRawBufferPointer($0)) }
+            if done == nil { Array(part).withUnsafeBytes { mac.update($0) } }
+        }
+        return mac.finalize()
+    }
+
+    /// A MAC of bytes that arrive in pieces (a request body read back from its spool): the same MAC as `authenticate`
+    /// over their concatenation.
+    public final class Hasher {
+        private var state = crypto_auth_hmacsha256_state()
+
+        /// A MAC state keyed with `key` (any length).
+        public init(key: [UInt8]) {
+            key.withUnsafeBytes { Self.start(&state, key: $0) }
+        }
+
+        init(key: UnsafeRawBufferPointer) {
+            Self.start(&state, key: key)
+        }
+
+        private static func start(_ state: inout crypto_auth_hmacsha256_state, key: UnsafeRawBufferPointer) {
+            _ = Sodium.ready
+            // libsodium wants a non-NULL key pointer even for an empty key.
+            var empty: UInt8 = 0
+            if let base = key.baseAddress, key.count > 0 {
+                _ = crypto_auth_hmacsha256_init(&state, base.assumingMemoryBound(to: UInt8.self), key.count)
+            } else {
+                _ = crypto_auth_hmacsha256_init(&state, &empty, 0)
             }
         }
-        var out = [UInt8](repeating: 0, count: byteCount)
-        _ = crypto_auth_hmacsha256_final(&state, &out)
-        return out
+
+        // The state holds key-derived pads.
+        deinit { sodium_memzero(&state, MemoryLayout<crypto_auth_hmacsha256_state>.size) }
+
+        /// Adds the next piece.
+        public func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            _ = crypto_auth_hmacsha256_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+        }
+
+        /// The 32-byte MAC of everything added.
+        public func finalize() -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: byteCount)
+            _ = crypto_auth_hmacsha256_final(&state, &out)
+            return out
+        }
     }
 }
 

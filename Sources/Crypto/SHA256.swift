@@ -67,3 +67,34 @@ public enum Hex {
         return out
     }
 }
+
+extension SHA256 {
+    /// A digest of bytes that arrive in pieces (a spooled upload): the same digest as `hash` of their concatenation.
+    public struct Hasher {
+        private var state = crypto_hash_sha256_state()
+
+        /// An empty digest state.
+        public init() {
+            _ = Sodium.ready
+            _ = crypto_hash_sha256_init(&state)
+        }
+
+        /// Adds the next piece.
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            _ = crypto_hash_sha256_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+        }
+
+        /// Adds the next piece.
+        public mutating func update(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { update($0) }
+        }
+
+        /// The 32-byte digest of everything added.
+        public mutating func finalize() -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: SHA256.byteCount)
+            _ = crypto_hash_sha256_final(&state, &out)
+            return out
+        }
+    }
+}

@@ -55,7 +55,8 @@ final class ConnectionGuard: Sendable {
         let open = count.add(1, ordering: .relaxed).newValue
         let overflow = open > softCap
         let wait = overflow ? min(headTimeout, 1_000_000_000) : headTimeout
-        let watch = ConnectionWatch(socket: reclaim_mhd_connection_fd(connection), overflow: overflow, deadline: monotonicNanos() + wait)
+        let watch = ConnectionWatch(connection: connection, socket: reclaim_mhd_connection_fd(connection), overflow: overflow,
+                                    deadline: monotonicNanos() + wait)
         watches.withLock { $0[ObjectIdentifier(watch)] = watch }
         socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
     }
@@ -71,6 +72,12 @@ final class ConnectionGuard: Sendable {
     /// The connection's watch, from its socket context; only on the worker thread that owns the connection.
     func watch(_ connection: OpaquePointer) -> ConnectionWatch? {
         reclaim_mhd_socket_context(connection).map { Unmanaged<ConnectionWatch>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// The open connections of the calling worker thread (for finding which one libmicrohttpd is refusing by itself).
+    func watchesOfThisThread() -> [ConnectionWatch] {
+        let me = pthread_self()
+        return watches.withLock { watches in watches.values.filter { pthread_equal($0.thread, me) != 0 } }
     }
 
     /// Headers in: the body (if any) must follow within `bodyTimeout`.
@@ -97,6 +104,13 @@ final class ConnectionGuard: Sendable {
         }
     }
 
+    /// Shuts down every open connection's socket (at shutdown); MHD sees each close and cleans up on its own thread.
+    func shutDownAll() {
+        watches.withLock { watches in
+            for watch in watches.values where watch.socket >= 0 { _ = Foundation.shutdown(watch.socket, Int32(SHUT_RDWR)) }
+        }
+    }
+
     /// Starts the sweeper: every 100 ms, so a deadline is kept to about a tenth of a second.
     func start() {
         running.store(true, ordering: .releasing)
@@ -118,7 +132,16 @@ final class ConnectionGuard: Sendable {
 
 /// One open connection as the guard sees it: its socket, whether it came in above the soft cap, and its deadline.
 /// Written by the connection's worker thread without a lock; read by the sweeper.
-final class ConnectionWatch: Sendable {
+///
+/// `@unchecked Sendable`: `request` (and `connection`, an MHD handle) are used only on the worker thread that owns
+/// the connection; the sweeper reads only `socket` and the atomic `deadline`.
+final class ConnectionWatch: @unchecked Sendable {
+    /// The MHD connection; valid while the watch is in the guard's registry, and only on `thread`.
+    let connection: OpaquePointer
+    /// The worker thread that owns the connection (MHD calls every callback for it there).
+    let thread = pthread_self()
+    /// The request between its request line and MHD's completion callback, nil between requests.
+    var request: RequestContext?
     /// The socket as it was at open; only ever shut down while the watch is in the guard's registry.
     let socket: Int32
     /// Accepted above the soft cap: its first request is answered 503.
@@ -126,7 +149,8 @@ final class ConnectionWatch: Sendable {
     /// Monotonic nanoseconds after which the socket is shut down; 0 while a handler works (or once shut down).
     let deadline: Atomic<UInt64>
 
-    init(socket: Int32, overflow: Bool, deadline: UInt64) {
+    init(connection: OpaquePointer, socket: Int32, overflow: Bool, deadline: UInt64) {
+        self.connection = connection
         self.socket = socket
         self.overflow = overflow
         self.deadline = Atomic(deadline)

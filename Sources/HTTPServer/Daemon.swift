@@ -107,6 +107,14 @@ extension HTTPServer {
             }
         }
         let abandoned = requestsInFlight
+        // MHD 0.9.75 dereferences a NULL response when it refuses a request while the daemon stops (its queueing
+        // answers "done" without queueing once shutdown has begun): every connection still open is shut down first
+        // and closed by MHD on its own threads, so none is left for it to refuse.
+        connectionGuard.shutDownAll()
+        let closeDeadline = monotonicNanos() + 500_000_000
+        while connectionGuard.openConnections > 0 && monotonicNanos() < closeDeadline {
+            usleep(2_000)
+        }
         MHD_stop_daemon(daemon)
         connectionGuard.stop()
         let retained = state.withLock { state -> Unmanaged<HTTPServer>? in
@@ -156,6 +164,7 @@ extension HTTPServer {
         let context = RequestContext(target: String(decoding: UnsafeRawBufferPointer(start: target, count: length), as: UTF8.self),
                                      targetStart: start, targetEnd: start + UInt(length), startNanos: monotonicNanos(),
                                      requestID: requestIDs.next(), watch: connection.flatMap(connectionGuard.watch))
+        context.watch?.request = context
         return Unmanaged.passRetained(context).toOpaque()
     }
 
@@ -163,14 +172,15 @@ extension HTTPServer {
     fileprivate func requestCompleted(_ pointer: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode) {
         let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeRetainedValue()
         context.connection = nil
+        if context.watch?.request === context { context.watch?.request = nil }
         connectionGuard.readyForNext(context.watch)
         if context.holdsLargeBodySlot {
             context.holdsLargeBodySlot = false
             metrics.largeBodies.subtract(1, ordering: .relaxed)
         }
         if context.phase != .answered {
-            // MHD answered itself (431 for oversized headers, 400 for malformed ones), the client went
-            // away, or the connection timed out: no access-log line was written, so note it here.
+            // MHD answered itself (a refusal the server could not take over, see `TransportRefusal`), the client
+            // went away, or the connection timed out: no access-log line was written, so note it here.
             logger.info("request_unanswered", [
                 "request_id": .string(context.requestID), "method": .string(context.methodLabel),
                 "route": .string(context.routeLabel), "reason": .string(Self.terminationReason(reason)),
@@ -206,6 +216,7 @@ extension HTTPServer {
     fileprivate func transportMessage(_ message: String) {
         lastTransportMessage.withLock { $0 = message }
         logger.debug("http_transport", ["message": .string(message.trimmingCharacters(in: .whitespacesAndNewlines))])
+        if let refusal = TransportRefusal(message: message) { answerInsteadOfMHD(refusal) }
     }
 
     private static func terminationReason(_ code: MHD_RequestTerminationCode) -> String {

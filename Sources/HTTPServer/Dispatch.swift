@@ -20,6 +20,11 @@ extension HTTPServer {
             }
             return queue(response, context: context, connection: connection)
         case .route(let route, let parameters):
+            do {
+                try context.spool?.finish()
+            } catch {
+                return queue(.problem(spoolFailed(error, context: context), requestID: context.requestID), context: context, connection: connection)
+            }
             let request = makeRequest(context, multipart: context.multipart?.finish())
             context.multipart = nil
             request.pathParameters = parameters

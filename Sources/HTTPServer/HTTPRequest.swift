@@ -40,8 +40,11 @@ public final class HTTPRequest: @unchecked Sendable {
     public let target: String
     /// Every request header in arrival order; names as the client spelled them.
     public let headers: [(name: String, value: String)]
-    /// The whole body, at most the route's `bodyLimit` bytes.
+    /// The whole body, at most the route's `bodyLimit` bytes, when it is in memory; empty when it was spooled to disk
+    /// (a large document on a route made with `spoolingLargeBodies`): `content` has it either way.
     public let body: [UInt8]
+    /// The body's bytes wherever they are: in memory (the same bytes as `body`) or spooled; read large ones in pieces.
+    public let content: BodyContent
     /// Values of the `{name}` segments of the matched route.
     public internal(set) var pathParameters: [String: String]
     /// Random id of this request, sent back as `X-Request-Id` and written to the access log.
@@ -85,6 +88,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.path = PercentEncoding.decode(pathPart) ?? String(pathPart)
         self.headers = headers
         self.body = body
+        self.content = BodyContent(body)
         self.pathParameters = pathParameters
         self.requestID = requestID
         self.peer = .text(clientAddress)
@@ -96,7 +100,7 @@ public final class HTTPRequest: @unchecked Sendable {
     /// The server's initializer: the path is already decoded.
     init(
         method: HTTPMethod, path: String, target: String, queryItems: [(name: String, value: String)],
-        headers: [(name: String, value: String)], body: [UInt8], requestID: String, peer: PeerAddress, isSecure: Bool,
+        headers: [(name: String, value: String)], body: [UInt8], content: BodyContent, requestID: String, peer: PeerAddress, isSecure: Bool,
         multipartOutcome: Result<MultipartForm, Problem>? = nil
     ) {
         self.method = method
@@ -105,6 +109,7 @@ public final class HTTPRequest: @unchecked Sendable {
         self.queryItems = queryItems
         self.headers = headers
         self.body = body
+        self.content = content
         self.pathParameters = [:]
         self.requestID = requestID
         self.peer = peer
@@ -172,19 +177,23 @@ public final class HTTPRequest: @unchecked Sendable {
 
     /// The body of a JSON request, with the checks every JSON route shares whatever parser it then uses:
     /// 415 `unsupported_media_type` unless `Content-Type: application/json` (a UTF-8 charset parameter is allowed),
-    /// 400 `malformed_json` when empty or holding a raw NUL byte, 422 `validation_failed` naming each field whose string holds U+0000
-    /// (PostgreSQL text cannot store it, and no field of the service means anything with it).
+    /// 400 `malformed_json` unless the bytes are JSON as RFC 8259 writes it (a trailing comma, a raw NUL, invalid UTF-8 are not),
+    /// 422 `validation_failed` naming each key an object repeats (which value would win is the parser's guess) and each field
+    /// whose string holds U+0000 (PostgreSQL text cannot store it, and no field of the service means anything with it).
     public func checkedJSONBody() throws -> [UInt8] {
         guard let contentType = header("content-type"), Self.isJSONMediaType(contentType) else {
             throw Problem.unsupportedMediaType(expected: "application/json")
         }
         guard !body.isEmpty else { throw Problem.malformedJSON("The request body is empty.") }
-        // RFC 8259 allows no raw control character in a string, and NUL nowhere else; JSONDecoder would let it through.
-        guard !body.contains(0) else { throw Problem.malformedJSON("The request body is not valid JSON: it holds a NUL byte.") }
-        let fields = JSONInput.fieldsHoldingNUL(body)
-        if !fields.isEmpty {
+        let findings = JSONInput.check(body)
+        if let malformed = findings.malformed { throw Problem.malformedJSON("The request body is not valid JSON: \(malformed).") }
+        if !findings.duplicateKeys.isEmpty {
+            throw Problem.unprocessable(detail: "An object in the request body repeats a key.",
+                                        errors: findings.duplicateKeys.map { FieldError(field: $0, message: "appears more than once") })
+        }
+        if !findings.fieldsHoldingNUL.isEmpty {
             throw Problem.unprocessable(detail: "A text field holds the character U+0000.",
-                                        errors: fields.map { FieldError(field: $0, message: "must not contain U+0000") })
+                                        errors: findings.fieldsHoldingNUL.map { FieldError(field: $0, message: "must not contain U+0000") })
         }
         return body
     }

@@ -32,13 +32,17 @@ public struct HTTPServerConfiguration: Sendable {
     public var tlsKeyPEM: String?
     /// How long `shutdown()` waits for in-flight requests.
     public var shutdownGraceSeconds: Double
-    /// A body larger than this (announced, or received so far when chunked) is "large": it is buffered
-    /// with one allocation of its announced size and counts against `maxConcurrentLargeBodies`.
+    /// A body larger than this (announced, or received so far when chunked) is "large": it counts against
+    /// `maxConcurrentLargeBodies` and, on a route that takes documents, goes to a spool file (see `spoolDirectory`)
+    /// instead of memory, as does a form's file part that grows past it.
     public var largeBodyThreshold: Int
-    /// Most large bodies held at once (reading or being handled); beyond it, 503 with `Retry-After`.
-    /// Body memory is then bounded by this × the largest route limit, plus `maxConnections` ×
-    /// `largeBodyThreshold` for bodies below the threshold; 0 means no cap.
+    /// Most large bodies held at once (reading or being handled); beyond it, 503 with `Retry-After`. Spooled bodies
+    /// hold 64 KiB of memory each and at most this × the largest route limit of disk; bodies kept in memory (JSON,
+    /// routes that take no documents) this × their route's limit; 0 means no cap.
     public var maxConcurrentLargeBodies: Int
+    /// Where large document bodies are spooled while a request is read and handled: unlinked files, encrypted under a
+    /// key that never leaves the process. The system's temporary directory unless set.
+    public var spoolDirectory: String = NSTemporaryDirectory()
     /// Reverse proxies whose `X-Forwarded-For` names the client (`HTTPRequest.clientAddress`); none by default.
     public var trustedProxies: AddressRanges = .none
 

@@ -29,18 +29,22 @@ public struct MultipartPart: Sendable {
     public let filename: String?
     /// The part's own `Content-Type`, as declared by the client (sniff the bytes before believing it).
     public let contentType: String?
-    /// The part's bytes, exactly as sent.
-    public let bytes: [UInt8]
+    /// The part's bytes, exactly as sent: in memory, or spooled to disk for a file past `largeBodyThreshold`.
+    public let content: BodyContent
 
     /// True for a file: it has a filename, or a content type other than `text/plain`.
     public var isFile: Bool { filename != nil || !MultipartPart.isTextContentType(contentType) }
 
     /// A part; for building forms in handler unit tests.
     public init(name: String, filename: String? = nil, contentType: String? = nil, bytes: [UInt8]) {
+        self.init(name: name, filename: filename, contentType: contentType, content: BodyContent(bytes))
+    }
+
+    init(name: String, filename: String?, contentType: String?, content: BodyContent) {
         self.name = name
         self.filename = filename
         self.contentType = contentType
-        self.bytes = bytes
+        self.content = content
     }
 
     static func isTextContentType(_ value: String?) -> Bool {
@@ -56,8 +60,8 @@ public struct MultipartFile: Sendable {
     public let filename: String?
     /// The content type the client declared for the part, if any.
     public let declaredContentType: String?
-    /// The file's bytes, exactly as sent.
-    public let bytes: [UInt8]
+    /// The file's bytes, exactly as sent (spooled to disk when large: read them in pieces).
+    public let content: BodyContent
 }
 
 /// A parsed `multipart/form-data` body.
@@ -72,8 +76,9 @@ public struct MultipartForm: Sendable {
 
     /// The first text field with this name, decoded as UTF-8 (invalid sequences become U+FFFD).
     public func field(_ name: String) -> String? {
+        // Text fields are never spooled: `maxFieldBytes` keeps them small.
         for part in parts where part.name == name && !part.isFile {
-            return String(decoding: part.bytes, as: UTF8.self)
+            return String(decoding: (try? part.content.bytes()) ?? [], as: UTF8.self)
         }
         return nil
     }
@@ -81,7 +86,7 @@ public struct MultipartForm: Sendable {
     /// The first file part with this name.
     public func file(_ name: String) -> MultipartFile? {
         for part in parts where part.name == name && part.isFile {
-            return MultipartFile(filename: part.filename, declaredContentType: part.contentType, bytes: part.bytes)
+            return MultipartFile(filename: part.filename, declaredContentType: part.contentType, content: part.content)
         }
         return nil
     }
@@ -139,6 +144,10 @@ final class MultipartCollector {
     private var parts: [MultipartPart] = []
     private var current: (name: String, filename: String?, contentType: String?, isFile: Bool)?
     private var currentBytes: [UInt8] = []
+    /// The current file part once it passed `spooling.threshold`: its bytes go to disk from then on.
+    private var currentSpool: SpooledBytes?
+    /// Where and past what size file parts are spooled.
+    private let spooling: (directory: String, threshold: Int)
     /// Body bytes given to the post processor so far, and the announced total (for reserving file buffers).
     private var fed = 0
     private var lastChunk = 0
@@ -151,10 +160,13 @@ final class MultipartCollector {
     private let opening: [UInt8]
     private var openingChecked = 0
 
-    /// Creates the post processor; MHD reads `Content-Type` (and its boundary) from the connection itself.
-    init(connection: OpaquePointer, contentType: String, limits: MultipartLimits, announcedLength: Int?) {
+    /// Creates the post processor; MHD reads `Content-Type` (and its boundary) from the connection itself. File parts
+    /// over `spoolThreshold` bytes are spooled to `spoolDirectory`.
+    init(connection: OpaquePointer, contentType: String, limits: MultipartLimits, announcedLength: Int?, spoolDirectory: String,
+         spoolThreshold: Int) {
         self.limits = limits
         self.announcedLength = announcedLength
+        self.spooling = (spoolDirectory, spoolThreshold)
         self.opening = Array(("--" + Self.boundary(in: contentType)).utf8)
         let me = Unmanaged.passUnretained(self).toOpaque()
         processor = MHD_create_post_processor(connection, Self.bufferSize, multipartIterator, me)
@@ -167,8 +179,8 @@ final class MultipartCollector {
         if let processor { MHD_destroy_post_processor(processor) }
     }
 
-    /// Parses the next body chunk. True when the failure (if any) is a size limit that must be answered
-    /// now, before reading the rest; malformed forms are reported by `finish()` instead.
+    /// Parses the next body chunk. True when the failure (if any) is a size limit or a spool failure that must be
+    /// answered now, before reading the rest; malformed forms are reported by `finish()` instead.
     func feed(_ data: UnsafePointer<CChar>, count: Int) -> Bool {
         fed += count
         lastChunk = count
@@ -186,7 +198,8 @@ final class MultipartCollector {
         if MHD_post_process(processor, data, count) == .NO {
             if failure == nil { failure = .malformedMultipart("The multipart body is malformed.") }
             abandon()
-            return failure?.status == 413
+            // Size limits and a spool that cannot be written are answered at once; a malformed form at the end.
+            return failure?.status == 413 || spoolError != nil
         }
         return false
     }
@@ -201,6 +214,7 @@ final class MultipartCollector {
             return .failure(.malformedMultipart("The multipart body ends before its closing boundary."))
         }
         flush()
+        if let failure { return .failure(failure) }
         guard !parts.isEmpty else { return .failure(.malformedMultipart("The multipart body has no parts.")) }
         let form = MultipartForm(parts: parts)
         parts = []
@@ -222,14 +236,32 @@ final class MultipartCollector {
         parts = []
         current = nil
         currentBytes = []
+        currentSpool = nil
     }
 
     private func flush() {
         guard let part = current else { return }
-        parts.append(MultipartPart(name: part.name, filename: part.filename, contentType: part.contentType, bytes: currentBytes))
+        var content = BodyContent(currentBytes)
+        if let spool = currentSpool {
+            do {
+                try spool.finish()
+                content = BodyContent(spooled: spool)
+            } catch {
+                failure = Self.spoolFailed(error)
+            }
+        }
+        parts.append(MultipartPart(name: part.name, filename: part.filename, contentType: part.contentType, content: content))
         current = nil
         currentBytes = []
+        currentSpool = nil
     }
+
+    static func spoolFailed(_ error: any Error) -> Problem {
+        Problem.unavailable(retryAfter: 5, detail: "The upload could not be stored for handling; try again later.")
+    }
+
+    /// Whether the spool refused a write (the disk is full, say): answered 503 while the body still arrives.
+    private(set) var spoolError: (any Error)?
 
     /// One call per piece of a part's value. `offset` is the piece's position in the value: MHD calls with
     /// offset 0 (possibly with no data) when a part starts, so a new part is an offset-0 call that cannot
@@ -245,7 +277,7 @@ final class MultipartCollector {
             }
             let name = String(cString: key)
             let file = filename.map { String(cString: $0) }
-            let continues = current.map { $0.name == name && $0.filename == file && currentBytes.isEmpty } ?? false
+            let continues = current.map { $0.name == name && $0.filename == file && currentBytes.isEmpty && currentSpool == nil } ?? false
             if !continues {
                 flush()
                 guard parts.count < limits.maxParts else {
@@ -257,20 +289,39 @@ final class MultipartCollector {
                 current = (name, file, type, isFile)
                 if isFile, let announcedLength {
                     // What remains of the announced body (unread, in this chunk, or in MHD's buffer) bounds
-                    // this file: one allocation instead of doubling from zero.
+                    // this file: one allocation instead of doubling from zero, up to where it would be spooled.
                     let bound = announcedLength - fed + lastChunk + Self.bufferSize
-                    currentBytes.reserveCapacity(max(0, min(bound, limits.maxFileBytes)))
+                    currentBytes.reserveCapacity(max(0, min(bound, limits.maxFileBytes, spooling.threshold + Self.bufferSize)))
                 }
             }
         }
         guard size > 0, let data, let part = current else { return true }
         let cap = part.isFile ? limits.maxFileBytes : limits.maxFieldBytes
-        guard currentBytes.count + size <= cap else {
+        let held = currentSpool?.count ?? currentBytes.count
+        guard held + size <= cap else {
             let what = part.isFile ? "file" : "field"
             failure = Problem(HTTPProblemCode.payloadTooLarge, detail: "The \(what) '\(part.name)' exceeds the limit of \(cap) bytes.")
             return false
         }
-        currentBytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        let piece = UnsafeRawBufferPointer(start: data, count: size)
+        do {
+            if let spool = currentSpool {
+                try spool.append(piece)
+            } else {
+                currentBytes.append(contentsOf: piece)
+                if part.isFile && currentBytes.count > spooling.threshold {
+                    // Past the threshold a file goes to disk: what is held moves there, and memory is given back.
+                    let spool = try SpooledBytes(directory: spooling.directory)
+                    try currentBytes.withUnsafeBytes { try spool.append($0) }
+                    currentSpool = spool
+                    currentBytes = []
+                }
+            }
+        } catch {
+            spoolError = error
+            failure = Self.spoolFailed(error)
+            return false
+        }
         return true
     }
 }

@@ -180,6 +180,7 @@ public enum HTTPStatus {
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
         default: status < 400 ? "OK" : "Error"
         }
     }

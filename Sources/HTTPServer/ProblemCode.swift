@@ -16,6 +16,7 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
     case malformedRequestLine = "malformed_request_line"
     case malformedHeader = "malformed_header"
     case ambiguousLength = "ambiguous_length"
+    case malformedChunkedBody = "malformed_chunked_body"
     case unexpectedBody = "unexpected_body"
     case malformedJSON = "malformed_json"
     case malformedMultipart = "malformed_multipart"
@@ -26,12 +27,15 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
     case conflict
     case staleVersion = "stale_version"
     case payloadTooLarge = "payload_too_large"
+    case targetTooLong = "target_too_long"
     case unsupportedMediaType = "unsupported_media_type"
     case validationFailed = "validation_failed"
     case ifMatchRequired = "if_match_required"
     case rateLimited = "rate_limited"
+    case headerTooLarge = "header_too_large"
     case internalError = "internal_error"
     case unsupportedTransferCoding = "unsupported_transfer_coding"
+    case versionNotSupported = "http_version_not_supported"
     case unavailable
     case tooManyUploads = "too_many_uploads"
     case overloaded
@@ -40,8 +44,8 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
 
     public var status: Int {
         switch self {
-        case .badRequest, .badRequestTarget, .malformedRequestLine, .malformedHeader, .ambiguousLength, .unexpectedBody, .malformedJSON,
-             .malformedMultipart: 400
+        case .badRequest, .badRequestTarget, .malformedRequestLine, .malformedHeader, .ambiguousLength, .malformedChunkedBody, .unexpectedBody,
+             .malformedJSON, .malformedMultipart: 400
         case .unauthenticated: 401
         case .forbidden: 403
         case .notFound: 404
@@ -49,12 +53,15 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
         case .conflict: 409
         case .staleVersion: 412
         case .payloadTooLarge: 413
+        case .targetTooLong: 414
         case .unsupportedMediaType: 415
         case .validationFailed: 422
         case .ifMatchRequired: 428
         case .rateLimited: 429
+        case .headerTooLarge: 431
         case .internalError: 500
         case .unsupportedTransferCoding: 501
+        case .versionNotSupported: 505
         case .unavailable, .tooManyUploads, .overloaded: 503
         }
     }

@@ -15,7 +15,10 @@ extension HTTPServer {
         let method = token.flatMap(HTTPMethod.init(token:))
         context.method = method
         if let method { context.methodLabel = method.rawValue }
-        _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(context).toOpaque())
+        var layout = token.flatMap { method in
+            version.map { HeadLayout(method: method, version: $0, headerSize: reclaim_mhd_request_header_size(connection)) }
+        }
+        collectHeaders(context, connection: connection, layout: &layout)
         connectionGuard.headArrived(context.watch)
         if context.watch?.overflow == true {
             // Accepted above the cap only to be told so now, rather than left waiting in the listen queue.
@@ -23,8 +26,9 @@ extension HTTPServer {
                                                                                       detail: "Too many connections; try again in a moment."))
         }
 
-        // Ambiguous framing closes the connection whether or not a body follows: the bytes after it are suspect.
-        guard let token, let version, !RequestFraming.requestLineHidesNUL(
+        // Ambiguous framing or a head MHD read more leniently than RFC 9112 allows closes the connection whether
+        // or not a body follows: the bytes after it are suspect.
+        guard let token, let version, !HeadLayout.requestLineHidesNUL(
             method: token, targetStart: context.targetStart, targetEnd: context.targetEnd, version: version,
             bufferLimit: configuration.connectionMemoryLimit
         ) else {
@@ -33,6 +37,9 @@ extension HTTPServer {
         }
         if let problem = context.framing.problem {
             return answerEarly(context, connection: connection, problem: problem)
+        }
+        guard layout?.isIntact == true else {
+            return answerEarly(context, connection: connection, problem: HeadLayout.problem)
         }
 
         let target = context.target
@@ -69,9 +76,17 @@ extension HTTPServer {
             context.routeLabel = route.pattern
             context.bodyLimit = route.bodyLimit ?? configuration.defaultBodyLimit
             var formType: String?
-            if let limits = route.multipart, let type = header("content-type", in: context.headers), HTTPRequest.isMultipartFormData(type) {
+            let contentType = header("content-type", in: context.headers)
+            if let limits = route.multipart, let type = contentType, HTTPRequest.isMultipartFormData(type) {
                 formType = type
                 context.bodyLimit = limits.maxBodyBytes
+                // Signed clients (Authorization) need the raw bytes too: the signature is over the body as sent. A form
+                // is a document: its raw copy is spooled like its file part.
+                context.retainsRawForm = header("authorization", in: context.headers) != nil
+                context.spoolsBody = context.retainsRawForm
+            } else {
+                // JSON is parsed whole whatever happens, so it stays in memory (route limits keep it small).
+                context.spoolsBody = route.spoolsLargeBodies && !(contentType.map(HTTPRequest.isJSONMediaType) ?? false)
             }
             if let contentLength {
                 if contentLength > context.bodyLimit {
@@ -82,20 +97,23 @@ extension HTTPServer {
                         return answerEarly(context, connection: connection, problem: Self.tooManyLargeBodies)
                     }
                 }
-                // A large body holds a counted slot, so its announced size is reserved whole: one allocation, no
-                // doubling copies of megabytes. Smaller ones reserve at most 64 KiB: a client may announce a body
-                // and never send it, on every connection.
-                if formType == nil {
+                if context.spoolsBody && context.holdsLargeBodySlot {
+                    // A large document goes to disk as it arrives: 64 KiB of memory, not its announced size.
+                    do {
+                        context.spool = try SpooledBytes(directory: configuration.spoolDirectory)
+                    } catch {
+                        return answerEarly(context, connection: connection, problem: spoolFailed(error, context: context))
+                    }
+                } else if formType == nil || context.retainsRawForm {
+                    // A large body kept in memory holds a counted slot, so its announced size is reserved whole: one
+                    // allocation, no doubling copies of megabytes. Smaller ones reserve at most 64 KiB: a client may
+                    // announce a body and never send it, on every connection.
                     context.body.reserveCapacity(context.holdsLargeBodySlot ? contentLength : min(contentLength, 64 * 1024))
                 }
             }
             if let limits = route.multipart, let formType {
-                context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength)
-                // Signed clients (Authorization) need the raw bytes too: the signature is over the body as sent.
-                if header("authorization", in: context.headers) != nil {
-                    context.retainsRawForm = true
-                    if let contentLength { context.body.reserveCapacity(min(contentLength, limits.maxBodyBytes)) }
-                }
+                context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength,
+                                                       spoolDirectory: configuration.spoolDirectory, spoolThreshold: configuration.largeBodyThreshold)
             }
             return .YES
         case .methodNotAllowed(let allowed):
@@ -122,24 +140,57 @@ extension HTTPServer {
         }
         context.bodyReceived = received
         if received > configuration.largeBodyThreshold && !context.holdsLargeBodySlot {
-            // A chunked body just became large: count it, and give it room up to the limit at once.
+            // A chunked body just became large: count it, and (kept in memory) give it room up to the limit at once.
             guard acquireLargeBodySlot(context) else {
                 return answerMidBody(Self.tooManyLargeBodies, context: context, connection: connection)
             }
-            if context.multipart == nil { context.body.reserveCapacity(min(context.bodyLimit, 64 << 20)) }
+            if context.multipart == nil && !context.spoolsBody { context.body.reserveCapacity(min(context.bodyLimit, 64 << 20)) }
         }
         guard let data else { return .YES }
         if let multipart = context.multipart {
             if multipart.feed(data, count: size), let problem = multipart.failure {
+                if let error = multipart.spoolError { logSpoolFailure(error, context: context) }
                 return answerMidBody(problem, context: context, connection: connection)
             }
-            if context.retainsRawForm {
-                context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+            if context.retainsRawForm, let problem = keep(UnsafeRawBufferPointer(start: data, count: size), context: context) {
+                return answerMidBody(problem, context: context, connection: connection)
             }
-        } else {
-            context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        } else if let problem = keep(UnsafeRawBufferPointer(start: data, count: size), context: context) {
+            return answerMidBody(problem, context: context, connection: connection)
         }
         return .YES
+    }
+
+    /// Keeps raw body bytes: in memory, or in the spool once a document body passes the threshold. A problem when the
+    /// spool cannot be written.
+    private func keep(_ bytes: UnsafeRawBufferPointer, context: RequestContext) -> Problem? {
+        do {
+            if let spool = context.spool {
+                try spool.append(bytes)
+            } else {
+                context.body.append(contentsOf: bytes)
+                if context.spoolsBody && context.body.count > configuration.largeBodyThreshold {
+                    // A chunked document just became large: what is held moves to disk, and memory is given back.
+                    let spool = try SpooledBytes(directory: configuration.spoolDirectory)
+                    try context.body.withUnsafeBytes { try spool.append($0) }
+                    context.spool = spool
+                    context.body = []
+                }
+            }
+            return nil
+        } catch {
+            return spoolFailed(error, context: context)
+        }
+    }
+
+    /// 503 for a body that could not be spooled (the directory is missing or full), logged with the reason.
+    func spoolFailed(_ error: any Error, context: RequestContext) -> Problem {
+        logSpoolFailure(error, context: context)
+        return MultipartCollector.spoolFailed(error)
+    }
+
+    private func logSpoolFailure(_ error: any Error, context: RequestContext) {
+        logger.error("body_spool_failed", ["request_id": .string(context.requestID), "error": .string(String(describing: error))])
     }
 
     static let tooManyLargeBodies = Problem.unavailable(
@@ -158,10 +209,15 @@ extension HTTPServer {
         return true
     }
 
-    /// The whole request, once the body is in; the context gives up its body buffer to it.
+    /// The whole request, once the body is in (a spooled one complete on disk); the context gives up its body to it.
     func makeRequest(_ context: RequestContext, multipart: Result<MultipartForm, Problem>?) -> HTTPRequest {
         let body = context.body
         context.body = []
+        let content = context.spool.map(BodyContent.init(spooled:)) ?? BodyContent(body)
+        context.spool = nil
+        if content.isSpooled || (try? multipart?.get())?.parts.contains(where: \.content.isSpooled) == true {
+            metrics.spooled.add(1, ordering: .relaxed)
+        }
         // The peer address is copied, not formatted: most handlers never ask for it.
         var peer = PeerAddress.text("")
         if let connection = context.connection, let address = reclaim_mhd_client_address(connection) {
@@ -174,7 +230,7 @@ extension HTTPServer {
         }
         return HTTPRequest(
             method: context.method ?? .GET, path: context.decodedPath, target: context.target, queryItems: context.queryItems,
-            headers: context.headers, body: body, requestID: context.requestID, peer: peer,
+            headers: context.headers, body: body, content: content, requestID: context.requestID, peer: peer,
             isSecure: configuration.usesTLS, multipartOutcome: multipart
         )
     }
@@ -187,12 +243,30 @@ extension HTTPServer {
     }
 }
 
-/// Appends each request header to the context `cls` points to (unretained), noting its framing on the way.
-private func headerCollector(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+/// What the header iterator fills: the request's context and, on the first call, the layout being checked.
+struct HeaderCollection {
+    let context: RequestContext
+    var layout: HeadLayout?
+}
+
+extension HTTPServer {
+    /// Copies MHD's request headers into the context, noting their framing (and, with a layout, checking it) on the way.
+    func collectHeaders(_ context: RequestContext, connection: OpaquePointer, layout: inout HeadLayout?) {
+        var collection = HeaderCollection(context: context, layout: layout)
+        _ = withUnsafeMutablePointer(to: &collection) { MHD_get_connection_values_n(connection, .HEADER_KIND, headerCollector, $0) }
+        layout = collection.layout
+    }
+}
+
+/// Appends each request header to the collection `cls` points to, noting its framing and layout on the way.
+private func headerCollector(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+                             _ value: UnsafePointer<CChar>?, _ valueSize: Int) -> MHD_Result {
     guard let cls, let key else { return .YES }
-    let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
-    let name = String(cString: key)
-    let text = value.map { String(cString: $0) } ?? ""
+    let collection = cls.assumingMemoryBound(to: HeaderCollection.self)
+    collection.pointee.layout?.note(name: key, nameSize: keySize, value: value, valueSize: valueSize)
+    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+    let context = collection.pointee.context
     context.framing.note(name: name, value: text)
     context.headers.append((name, text))
     return .YES

@@ -48,6 +48,10 @@ final class RequestContext: @unchecked Sendable {
     /// The route pattern, "static" or "unmatched"; the only route text logs and metrics see.
     var routeLabel = "unmatched"
     var body: [UInt8] = []
+    /// The raw body once it is spooled (a large document; see `Route.spoolingLargeBodies`); `body` is then empty.
+    var spool: SpooledBytes?
+    /// True when a large raw body goes to `spool` rather than `body`.
+    var spoolsBody = false
     var bodyLimit = 0
     /// Body bytes received so far (the body itself stays empty when a multipart collector takes them).
     var bodyReceived = 0

@@ -35,6 +35,8 @@ public final class RequestMetrics: Sendable {
     private let inFlight = Atomic<Int>(0)
     /// Requests holding a large body; the server counts against `maxConcurrentLargeBodies` here.
     let largeBodies = Atomic<Int>(0)
+    /// Requests whose body (or a form's file) was spooled to disk rather than held in memory, since start.
+    let spooled = Atomic<Int>(0)
 
     /// The `Content-Type` for `renderPrometheus()` output.
     public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -63,6 +65,9 @@ public final class RequestMetrics: Sendable {
 
     /// Requests holding a body over `largeBodyThreshold` right now.
     public var largeBodiesInFlight: Int { largeBodies.load(ordering: .relaxed) }
+
+    /// Requests handed to their handler with a spooled body or form file, since start.
+    public var spooledBodies: Int { spooled.load(ordering: .relaxed) }
 
     /// How many requests matched these labels so far (for tests and health checks).
     public func count(method: HTTPMethod, route: String, status: Int) -> Int {
@@ -100,6 +105,9 @@ public final class RequestMetrics: Sendable {
         out += "# HELP http_large_bodies_in_flight Requests holding a large body (uploads), capped by maxConcurrentLargeBodies.\n"
         out += "# TYPE http_large_bodies_in_flight gauge\n"
         out += "http_large_bodies_in_flight \(largeBodiesInFlight)\n"
+        out += "# HELP http_spooled_bodies_total Requests whose body or form file was spooled to disk (encrypted) instead of held in memory.\n"
+        out += "# TYPE http_spooled_bodies_total counter\n"
+        out += "http_spooled_bodies_total \(spooledBodies)\n"
         return out
     }
 

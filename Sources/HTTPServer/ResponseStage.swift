@@ -107,13 +107,24 @@ extension HTTPServer {
     /// written straight to the socket; either way the handler then returns MHD_NO so MHD closes the
     /// connection without reading further.
     func answerMidBody(_ problem: Problem, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
-        context.phase = .answered
         context.body = []
+        context.spool = nil
         context.multipart = nil
+        // Over TLS nothing can be written past MHD: the client sees the close.
+        answerOnSocket(problem, context: context, descriptor: configuration.usesTLS ? -1 : reclaim_mhd_connection_fd(connection))
+        return .NO
+    }
+
+    /// Writes a problem straight to the socket and shuts the socket down, for the moments MHD cannot queue an
+    /// answer (mid-body) or is about to send its own (`TransportRefusal`): any later write by MHD then fails and
+    /// MHD closes the connection. Both directions: the hang-up is an event MHD acts on at once, whereas a socket
+    /// shut for writing alone was seen to stay open until the daemon stopped. Nothing is written for a descriptor
+    /// of -1; the request is counted and logged either way.
+    func answerOnSocket(_ problem: Problem, context: RequestContext, descriptor: Int32) {
+        context.phase = .answered
         var response = HTTPResponse.problem(problem, requestID: context.requestID)
         response.setHeader("Connection", "close")
-        let descriptor = reclaim_mhd_connection_fd(connection)
-        if !configuration.usesTLS && descriptor >= 0 {
+        if descriptor >= 0 {
             var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reasonPhrase(response.status))\r\n"
             for (name, value) in finalHeaders(response, context: context) {
                 head += name + ": " + value + "\r\n"
@@ -122,10 +133,9 @@ extension HTTPServer {
             let bytes = Array(head.utf8) + response.body
             // Small enough for the socket buffer; a short or failed write just means the client sees the close.
             _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            _ = Foundation.shutdown(descriptor, Int32(SHUT_WR))
+            _ = Foundation.shutdown(descriptor, Int32(SHUT_RDWR))
         }
         finish(context, status: response.status, bytes: response.body.count)
-        return .NO
     }
 
     /// Metrics and the access-log line: method, route pattern, path (never the query), status, time, id, bytes.

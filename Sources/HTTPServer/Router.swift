@@ -33,6 +33,8 @@ public struct Route: Sendable {
     public let handler: Handler
     /// Set by `acceptingMultipart(_:)`: `multipart/form-data` bodies are parsed as they arrive, under these caps.
     public internal(set) var multipart: MultipartLimits?
+    /// Set by `spoolingLargeBodies()`: a large raw body is spooled to disk, not held in memory (`HTTPRequest.content`).
+    public private(set) var spoolsLargeBodies = false
 
     /// A route answered synchronously on the worker thread.
     public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, handler: @escaping HTTPHandler) {
@@ -42,6 +44,15 @@ public struct Route: Sendable {
     /// A route answered later through a completion (work done on another queue).
     public init(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, deferred: @escaping DeferredHTTPHandler) {
         self.init(method, pattern, bodyLimit: bodyLimit, answeredBy: .deferred(deferred))
+    }
+
+    /// This route takes documents: a raw body over the server's `largeBodyThreshold` is spooled to an encrypted
+    /// temporary file as it arrives and handed over as `HTTPRequest.content` (with `body` empty), so its memory stays at
+    /// 64 KiB. JSON bodies stay in memory whatever their size: they are parsed whole anyway.
+    public func spoolingLargeBodies() -> Route {
+        var copy = self
+        copy.spoolsLargeBodies = true
+        return copy
     }
 
     /// A route answered by `handler`, either way.

@@ -235,7 +235,7 @@ public final class PostgresConnection {
 
     /// The live handle, reconnecting first when the last call found the connection broken, or when an idle
     /// connection's socket says the server went away (restart, idle-session kill): nothing is sent on a dead one.
-    private func ensureOpen() throws -> OpaquePointer {
+    func ensureOpen() throws -> OpaquePointer {
         if closedByUser { throw PostgresError(.misuse, message: "connection was closed") }
         if let handle, !lostConnection, PQstatus(handle) == CONNECTION_OK {
             if transactionDepth > 0 || PostgresConnection.idleSocketIsQuiet(handle) { return handle }
@@ -354,7 +354,7 @@ public final class PostgresConnection {
     // MARK: Results and errors
 
     /// Turns a PGresult into rows, or into a thrown error (freeing it).
-    private func finish(_ result: OpaquePointer?, _ handle: OpaquePointer) throws -> PostgresRows {
+    func finish(_ result: OpaquePointer?, _ handle: OpaquePointer) throws -> PostgresRows {
         guard let result else { throw connectionError(handle) }
         let status = PQresultStatus(result)
         if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY {
@@ -441,10 +441,11 @@ public final class PostgresConnection {
         return parsed
     }
 
-    /// `connectionString` pointing at database `database` instead (keyword form).
-    public static func connectionString(_ connectionString: String, replacingDatabase database: String) throws -> String {
+    /// `connectionString` pointing at database `database` instead, and as `user` when given (keyword form).
+    public static func connectionString(_ connectionString: String, replacingDatabase database: String, user: String? = nil) throws -> String {
         var parsed = try parse(connectionString)
         parsed["dbname"] = database
+        if let user { parsed["user"] = user }
         return parsed.sorted { $0.key < $1.key }.map { key, value in
             var escaped = ""
             for character in value {

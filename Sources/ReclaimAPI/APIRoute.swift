@@ -156,8 +156,8 @@ public struct APIRoute: Sendable {
         var derived: [Int: ResponseDoc] = [
             400: .problem("Malformed request."),
             413: .problem("payload_too_large: the body exceeds the route's limit."),
-            // The transport (libmicrohttpd) answers this itself, before any route, with a body of its own.
-            431: .empty("Request header fields too large; answered before routing, so not a problem document."),
+            // Refused before routing: libmicrohttpd finds it, the transport answers it (see TransportRefusal).
+            431: .problem("header_too_large: the request head is larger than the server reads."),
             503: .problem("unavailable, database_unavailable or database_busy: see Retry-After."),
         ]
         if authentication != .customer {

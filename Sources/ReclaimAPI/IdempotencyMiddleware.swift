@@ -117,15 +117,17 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         return (keyID, SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: associatedData(claim)))
     }
 
-    /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding.
+    /// SHA-256 over method, target and body, length-prefixed so no two requests share an encoding. The body is read in
+    /// pieces (a spooled upload is never copied whole); an unreadable spool hashes as an empty body, which the handler
+    /// then fails on anyway.
     static func requestHash(_ request: HTTPRequest) -> [UInt8] {
-        var bytes: [UInt8] = []
+        var hasher = SHA256.Hasher()
         for part in [Array(request.method.rawValue.utf8), Array(request.target.utf8)] {
-            bytes.append(contentsOf: Array("\(part.count):".utf8))
-            bytes.append(contentsOf: part)
+            hasher.update(Array("\(part.count):".utf8))
+            hasher.update(part)
         }
-        bytes.append(contentsOf: request.body)
-        return SHA256.hash(bytes)
+        try? request.content.forEachPiece { hasher.update($0) }
+        return hasher.finalize()
     }
 
     /// Binds a sealed answer to its owner and key (API clients keep the associated data of earlier builds).

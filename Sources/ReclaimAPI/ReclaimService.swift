@@ -23,10 +23,11 @@ public final class ReclaimService: Sendable {
     public let deliveryWorker: DeliveryWorker?
     let logger: Logger
 
-    /// Connects, applies or checks migrations, and builds the server; `start()` begins serving.
     /// What every controller shares.
     public let context: ServiceContext
 
+    /// Connects, applies (through `RECLAIM_MIGRATION_DATABASE_URL`) or checks migrations, refuses a database role that
+    /// could rewrite the timelines, and builds the server; `start()` begins serving.
     /// `clock` is the service's only source of the time (tests move it to check expiry rules).
     public init(configuration: ServiceConfiguration, keys: KeyFile?, logger: Logger, migrate: Bool = true,
                 clock: ServiceClock = ServiceClock()) throws {
@@ -43,13 +44,12 @@ public final class ReclaimService: Sendable {
         self.pool = pool
         do {
             try pool.withConnection { connection in
-                if migrate {
-                    try migrator.migrate(connection, logger: logger)
-                }
-                switch try migrator.check(connection) {
-                case .upToDate: break
-                case .pending(let pending):
-                    throw StartupError("the database lacks \(pending.count) migration(s) starting at \(pending[0].version)_\(pending[0].name); run `reclaim migrate` or drop --no-migrate")
+                try ReclaimService.prepareSchema(configuration, migrator: migrator, migrate: migrate, on: connection, logger: logger)
+                let (role, problems) = try DatabaseRoles.check(on: connection)
+                guard problems.isEmpty else {
+                    throw StartupError("the database role \"\(role)\" \(problems.joined(separator: "; ")): the service must not be able to rewrite "
+                                       + "the timelines or the admin log. Serve as a login in \(DatabaseRoles.serviceGroup) that owns nothing "
+                                       + "(`reclaim db roles` prints the SQL; docs/operations.md, \"Database roles\")")
                 }
             }
         } catch let error as StartupError {
@@ -85,6 +85,13 @@ public final class ReclaimService: Sendable {
                 throw StartupError("cannot read the TLS certificate or key: \(error.localizedDescription)")
             }
         }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.spoolDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            pool.close()
+            throw StartupError("cannot create the upload spool directory \(configuration.spoolDirectory): \(error.localizedDescription)")
+        }
         var serverConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port)
         serverConfiguration.threads = configuration.threads
         serverConfiguration.maxConnections = configuration.maxConnections
@@ -96,11 +103,13 @@ public final class ReclaimService: Sendable {
         serverConfiguration.shutdownGraceSeconds = Double(configuration.shutdownGraceSeconds)
         serverConfiguration.tlsCertificatePEM = tlsCertificate
         serverConfiguration.tlsKeyPEM = tlsKey
+        serverConfiguration.spoolDirectory = configuration.spoolDirectory
 
         let router = Router(routes: routes.map { route in
             var served = Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
-            // Evidence: document uploads parse forms while they arrive.
+            // Evidence: document uploads parse forms while they arrive, and large documents are spooled, not held in memory.
             if let limits = route.multipart { served = served.acceptingMultipart(limits) }
+            if route.requestContent.contains(where: { if case .bytes = $0 { true } else { false } }) { served = served.spoolingLargeBodies() }
             return served
         })
         let staticFiles = StaticFiles(root: configuration.publicDirectory,
@@ -114,6 +123,22 @@ public final class ReclaimService: Sendable {
                                                 IdempotencyMiddleware(context: context, agentRoutes: agentKeyRoutes)]
         server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
                             errorMapper: ProblemMapping.map, logger: logger, metrics: metrics)
+    }
+
+    /// Applies pending migrations through `RECLAIM_MIGRATION_DATABASE_URL` (when it is set and `migrate`), then checks
+    /// on `connection`, the service's own, that the schema is this build's; throws `StartupError` saying what to do.
+    public static func prepareSchema(_ configuration: ServiceConfiguration, migrator: Migrator, migrate: Bool, on connection: PostgresConnection,
+                                     logger: Logger) throws {
+        if migrate, let ownerURL = configuration.migrationDatabaseURL {
+            let owner = try PostgresConnection(connectionString: ownerURL)
+            defer { owner.close() }
+            try migrator.migrate(owner, logger: logger)
+        }
+        guard case .pending(let pending) = try migrator.check(connection) else { return }
+        let remedy = configuration.migrationDatabaseURL == nil
+            ? "set RECLAIM_MIGRATION_DATABASE_URL (the schema owner's) so that serve applies them, or run `reclaim migrate` with it"
+            : "drop --no-migrate, or run `reclaim migrate`"
+        throw StartupError("the database lacks \(pending.count) migration(s) starting at \(pending[0].version)_\(pending[0].name): \(remedy)")
     }
 
     /// Starts listening; returns at once.

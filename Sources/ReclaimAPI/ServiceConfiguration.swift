@@ -15,6 +15,10 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
 public struct ServiceConfiguration: Sendable {
     /// libpq connection string or URI (`DATABASE_URL`).
     public var databaseURL: String
+    /// The schema owner's connection string (`RECLAIM_MIGRATION_DATABASE_URL`): when set, `serve` and `migrate` apply
+    /// migrations through it; unset, `serve` only checks that the schema is current (`DATABASE_URL` is the service's
+    /// role, which owns nothing and cannot migrate).
+    public var migrationDatabaseURL: String? = nil
     /// Interface to listen on (`RECLAIM_ADDRESS`, default `127.0.0.1:8080`).
     public var host: String
     /// Port to listen on; 0 picks a free one (tests).
@@ -96,7 +100,8 @@ public struct ServiceConfiguration: Sendable {
 
     /// Every variable this value reads, with its default, for `--help` and the README.
     public static let variables: [(name: String, meaning: String)] = [
-        ("DATABASE_URL", "libpq connection string or URI (required)"),
+        ("DATABASE_URL", "libpq connection string or URI of the service's role (required)"),
+        ("RECLAIM_MIGRATION_DATABASE_URL", "connection string of the schema's owner: serve and migrate apply migrations through it (default: serve only checks the schema)"),
         ("RECLAIM_ADDRESS", "host:port to listen on (default 127.0.0.1:8080)"),
         ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
         ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
@@ -116,7 +121,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
         ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
-        ("RECLAIM_DATA_DIR", "the service's own files; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
+        ("RECLAIM_DATA_DIR", "the service's own files: large uploads are spooled (encrypted) in its spool/ folder; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
         ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
@@ -151,8 +156,10 @@ public struct ServiceConfiguration: Sendable {
         if requireDatabase && databaseURL.isEmpty {
             throw ConfigurationError(variable: "DATABASE_URL", problem: "is not set (a libpq connection string such as \"host=/path/to/socket dbname=reclaim\" or a postgresql:// URI)")
         }
-        if databaseURL.contains("\n") || databaseURL.contains("\0") {
-            throw ConfigurationError(variable: "DATABASE_URL", problem: "contains a line break or NUL")
+        let migrationDatabaseURL = value("RECLAIM_MIGRATION_DATABASE_URL")
+        for (name, url) in [("DATABASE_URL", databaseURL), ("RECLAIM_MIGRATION_DATABASE_URL", migrationDatabaseURL ?? "")]
+        where url.contains("\n") || url.contains("\0") {
+            throw ConfigurationError(variable: name, problem: "contains a line break or NUL")
         }
 
         let (host, port) = try parseAddress(value("RECLAIM_ADDRESS") ?? "127.0.0.1:8080")
@@ -266,6 +273,7 @@ public struct ServiceConfiguration: Sendable {
             maxConnectionsPerIP: perIP, connectionTimeoutSeconds: timeout, shutdownGraceSeconds: grace,
             tlsCertificatePath: certificate, tlsKeyPath: key, logLevel: logLevel, trustedProxies: trustedProxies, metricsAllowed: metricsAllowed,
             supportContact: supportContact)
+        configuration.migrationDatabaseURL = migrationDatabaseURL
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.bodyTimeoutSeconds = bodyTimeout
         configuration.webAuthnOrigin = webAuthnOrigin
@@ -309,6 +317,10 @@ public struct ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// Where large uploads are spooled while they are read and filed (`spool/` in `RECLAIM_DATA_DIR`): nameless files,
+    /// encrypted under keys that never leave the process, gone when the request is.
+    public var spoolDirectory: String { (dataDirectory as NSString).appendingPathComponent("spool") }
+
     /// What the delivery worker needs, from this configuration.
     public var notificationSettings: NotificationSettings {
         var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,

@@ -159,15 +159,73 @@ public enum TranscriptMediaType: Sendable, Hashable {
 /// with `From:` and one of `Date:`, `Subject:`, `To:`, `Message-ID:`), else plain text when the bytes are UTF-8 with no
 /// control characters but tab, line breaks and form feed; nil for anything else (binary, other encodings).
 public func sniffTranscriptMediaType(_ bytes: [UInt8]) -> TranscriptMediaType? {
-    if let document = sniffMediaType(bytes) { return .document(document) }
-    if bytes.contains(0) { return nil }
-    if looksLikeEmail(bytes) { return .email }
-    var body = bytes[...]
-    if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-    guard String(validating: body, as: UTF8.self) != nil else { return nil }
-    let allowed: Set<UInt8> = [0x09, 0x0A, 0x0C, 0x0D]
-    if body.contains(where: { ($0 < 0x20 && !allowed.contains($0)) || $0 == 0x7F }) { return nil }
+    var text = TranscriptTextCheck()
+    bytes.withUnsafeBytes { text.feed($0) }
+    return sniffTranscriptMediaType(head: Array(bytes.prefix(TranscriptTextCheck.headLength)), text: text)
+}
+
+/// The same for bytes read in pieces: `head` is their first `TranscriptTextCheck.headLength` bytes (all the document
+/// and e-mail checks look at), `text` what `TranscriptTextCheck` found over all of them.
+public func sniffTranscriptMediaType(head: [UInt8], text: TranscriptTextCheck) -> TranscriptMediaType? {
+    if let document = sniffMediaType(head) { return .document(document) }
+    if text.holdsNUL { return nil }
+    if looksLikeEmail(head) { return .email }
+    guard text.isUTF8 && !text.holdsControl else { return nil }
     return .plainText
+}
+
+/// What a transcript's whole text must be, checked a piece at a time (an upload read back from disk): no NUL, UTF-8
+/// (Unicode 15 Table 3-7: no overlong form, no surrogate, nothing past U+10FFFF), no control character but tab, line
+/// feed, form feed and carriage return. A sequence may span two pieces.
+public struct TranscriptTextCheck: Sendable {
+    /// How much of the start the document and e-mail checks read.
+    public static let headLength = 64 * 1024
+    /// True once a NUL byte was seen.
+    public private(set) var holdsNUL = false
+    /// True once a control character other than tab, line breaks and form feed was seen.
+    public private(set) var holdsControl = false
+    private var malformed = false
+    /// Continuation bytes the current sequence still needs, and the range its next byte must be in.
+    private var needed = 0
+    private var low: UInt8 = 0x80
+    private var high: UInt8 = 0xBF
+
+    /// A check that has seen nothing.
+    public init() {}
+
+    /// True when everything fed is well-formed UTF-8 and ends on a whole character.
+    public var isUTF8: Bool { !malformed && needed == 0 }
+
+    /// Reads the next piece.
+    public mutating func feed(_ piece: UnsafeRawBufferPointer) {
+        for byte in piece {
+            if needed > 0 {
+                guard byte >= low && byte <= high else {
+                    malformed = true
+                    needed = 0
+                    continue
+                }
+                low = 0x80
+                high = 0xBF
+                needed -= 1
+                continue
+            }
+            switch byte {
+            case 0x00: holdsNUL = true
+            case 0x09, 0x0A, 0x0C, 0x0D: break
+            case 0x01...0x1F, 0x7F: holdsControl = true
+            case 0x20...0x7E: break
+            case 0xC2...0xDF: needed = 1
+            case 0xE0: needed = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE, 0xEF: needed = 2
+            case 0xED: needed = 2; high = 0x9F
+            case 0xF0: needed = 3; low = 0x90
+            case 0xF1...0xF3: needed = 3
+            case 0xF4: needed = 3; high = 0x8F
+            default: malformed = true
+            }
+        }
+    }
 }
 
 // RFC 5322: header fields (name, colon, value; folded lines start with white space) up to the first empty line.

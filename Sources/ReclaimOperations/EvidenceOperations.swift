@@ -127,36 +127,43 @@ extension CaseOperations {
     /// Files a document: sniffed (refused unless PDF/JPEG/PNG/HEIC and the type it was declared as), sealed, inserted.
     public func fileDocument(type: DocumentType, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
                              on connection: PostgresConnection) throws -> EvidenceRecord {
-        try fileDocument(upload: .document(type), bytes: bytes, declaredType: declaredType, number: number, by: actor, at: now, on: connection)
+        try fileDocument(upload: .document(type), content: bytes, declaredType: declaredType, number: number, by: actor, at: now, on: connection)
     }
 
     /// Files an upload, a document or a transcript, through one path: at most 10 MiB, sniffed (a document as PDF/JPEG/PNG/HEIC;
     /// a transcript also as UTF-8 text or a saved e-mail) and refused when it disagrees with its declared type, sealed, inserted.
-    public func fileDocument(upload: UploadKind, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
-                             on connection: PostgresConnection) throws -> EvidenceRecord {
+    /// The bytes are read in pieces, twice: once for the digest and the text checks, before the case's row lock; once more
+    /// while they are sealed straight into the row, so a spooled upload is never in memory whole.
+    public func fileDocument(upload: UploadKind, content: some UploadedBytes, declaredType: String?, number: CaseNumber, by actor: String,
+                             at now: Date, on connection: PostgresConnection) throws -> EvidenceRecord {
         let keys = try requireKeys()
-        if bytes.isEmpty { throw OperationError.invalid(field: "file", "The file is empty.") }
-        if bytes.count > DocumentUpload.maximumBytes { throw OperationError.tooLarge(limit: DocumentUpload.maximumBytes) }
+        let size = content.count
+        if size == 0 { throw OperationError.invalid(field: "file", "The file is empty.") }
+        if size > DocumentUpload.maximumBytes { throw OperationError.tooLarge(limit: DocumentUpload.maximumBytes) }
+        let head = try content.head(TranscriptTextCheck.headLength)
+        var digest = SHA256.Hasher()
+        var text = TranscriptTextCheck()
+        try content.forEachPiece { piece in
+            digest.update(piece)
+            if case .transcript = upload { text.feed(piece) }
+        }
         let sniffed: TranscriptMediaType
         switch upload {
         case .document:
-            guard let type = sniffMediaType(bytes) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
+            guard let type = sniffMediaType(head) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
             sniffed = .document(type)
         case .transcript:
-            guard let type = sniffTranscriptMediaType(bytes) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
+            guard let type = sniffTranscriptMediaType(head: head, text: text) else { throw OperationError.unsupportedMedia(declaredMismatch: false) }
             sniffed = type
         }
         if let declaredType, !Self.declared(declaredType, agreesWith: sniffed) { throw OperationError.unsupportedMedia(declaredMismatch: true) }
         let id = UUID()
-        // Sealing and hashing happen before the case's row lock, which is held only for the insert.
-        let sealedContent = EvidenceSealing.seal(bytes, id: id, keys: keys)
-        let digest = SHA256.hash(bytes)
         let name = upload.evidenceKind.rawValue.replacingOccurrences(of: "_", with: " ")
-        let summary = "\(name.prefix(1).uppercased() + name.dropFirst()), \(sniffed.label), \(Self.size(bytes.count))"
+        let summary = "\(name.prefix(1).uppercased() + name.dropFirst()), \(sniffed.label), \(Self.size(size))"
         let caseID = try lockID(number, on: connection)
         return try insert(NewEvidence(id: id, caseID: caseID, kind: upload.evidenceKind, matched: nil, summary: summary, details: [:],
-                                      sealedContent: sealedContent, sha256: digest, size: bytes.count, mediaType: sniffed.rawValue,
-                                      filedBy: actor, filedAt: now), on: connection)
+                                      sealedContent: EvidenceSealing.sealing(content, id: id, keys: keys), sha256: digest.finalize(), size: size,
+                                      mediaType: sniffed.rawValue, filedBy: actor, filedAt: now), on: connection)
     }
 
     /// Inserts and appends `evidence_filed` (type and id only: never a value).
@@ -302,10 +309,59 @@ enum EvidenceSealing {
     /// The associated data of sealed content: the evidence id, so sealed bytes cannot be moved to another row.
     static func associatedData(_ id: UUID) -> [UInt8] { Array(id.uuidString.lowercased().utf8) }
 
-    static func seal(_ bytes: [UInt8], id: UUID, keys: KeyFile) -> (sealed: [UInt8], keyID: String) {
+    static func seal(_ bytes: [UInt8], id: UUID, keys: KeyFile) -> SealedContent {
         let key = keys.activeKey(for: .documents)
-        return (SecretBox.seal(bytes, key: key.key, associatedData: associatedData(id)), key.id)
+        return SealedContent(SecretBox.seal(bytes, key: key.key, associatedData: associatedData(id)), keyID: key.id)
     }
+
+    /// The same sealed box, made piece by piece while the store writes it (`SecretBox.Sealer`): one 64 KiB piece in memory.
+    static func sealing(_ content: some UploadedBytes, id: UUID, keys: KeyFile) -> SealedContent {
+        let key = keys.activeKey(for: .documents)
+        let length = content.count
+        return SealedContent(keyID: key.id, count: length + SecretBox.overhead) { write in
+            let sealer = SecretBox.Sealer(messageLength: length, key: key.key, associatedData: associatedData(id))
+            try sealer.prefix.withUnsafeBytes { try write($0) }
+            var buffer: [UInt8] = []
+            try content.forEachPiece { piece in
+                buffer.removeAll(keepingCapacity: true)
+                buffer.append(contentsOf: piece)
+                try buffer.withUnsafeMutableBytes { sealed in
+                    sealer.seal(sealed)
+                    try write(UnsafeRawBufferPointer(sealed))
+                }
+            }
+            try sealer.finish().withUnsafeBytes { try write($0) }
+        }
+    }
+}
+
+/// The bytes of an upload as the evidence operations read them: in pieces, each but the last a multiple of 64 bytes
+/// (what `SecretBox.Sealer` takes), so an upload spooled to disk is never in memory whole. `HTTPServer.BodyContent`
+/// is one (see ReclaimAPI); a byte array is another.
+public protocol UploadedBytes: Sendable {
+    /// How many bytes there are.
+    var count: Int { get }
+    /// The first `count` bytes, or all when there are fewer.
+    func head(_ count: Int) throws -> [UInt8]
+    /// Calls `body` with the bytes in order, in pieces whose lengths (but the last's) are multiples of 64.
+    func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws
+}
+
+extension Array: UploadedBytes where Element == UInt8 {
+    /// Pieces of 64 KiB.
+    public func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try withUnsafeBytes { all in
+            var offset = 0
+            while offset < all.count {
+                let end = Swift.min(all.count, offset + 64 * 1024)
+                try body(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                offset = end
+            }
+        }
+    }
+
+    /// The first `count` bytes.
+    public func head(_ count: Int) throws -> [UInt8] { Array(self[..<Swift.min(count, self.count)]) }
 }
 
 extension TranscriptMediaType {

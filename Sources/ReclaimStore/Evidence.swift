@@ -3,6 +3,32 @@ import Foundation
 import Postgres
 import ReclaimCore
 
+/// The sealed bytes of a transcript or document (nonce || ciphertext || tag) as the store writes them: their length and
+/// key id up front, then the bytes in order, produced on demand, either from memory or sealed piece by piece while they
+/// stream into the row (a spooled upload), so a 10 MiB document is never held whole.
+public struct SealedContent: Sendable {
+    /// The id of the `documents` key they are sealed under.
+    public let keyID: String
+    /// Their length.
+    public let count: Int
+    /// Calls its argument with each piece, in order; may run only once (a sealer's nonce is used once).
+    let produce: @Sendable ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
+
+    /// Sealed bytes already in memory.
+    public init(_ sealed: [UInt8], keyID: String) {
+        self.keyID = keyID
+        count = sealed.count
+        produce = { write in try sealed.withUnsafeBytes { try write($0) } }
+    }
+
+    /// `count` sealed bytes that `produce` makes while they are written.
+    public init(keyID: String, count: Int, produce: @escaping @Sendable ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) {
+        self.keyID = keyID
+        self.count = count
+        self.produce = produce
+    }
+}
+
 /// A piece of evidence ready to insert: secrets already reduced (answers dropped, card fingerprinted, content sealed).
 public struct NewEvidence: Sendable {
     /// The evidence id (also the associated data of the sealed content).
@@ -20,7 +46,7 @@ public struct NewEvidence: Sendable {
     /// Card fingerprint and the id of the key it was made with.
     public let cardFingerprint: (fingerprint: [UInt8], keyID: String)?
     /// Sealed bytes and the id of the `documents` key, for transcripts and documents.
-    public let sealedContent: (sealed: [UInt8], keyID: String)?
+    public let sealedContent: SealedContent?
     /// SHA-256 of the clear bytes (transcripts and documents).
     public let sha256: [UInt8]?
     /// Size of the clear bytes.
@@ -34,7 +60,7 @@ public struct NewEvidence: Sendable {
 
     /// A new piece of evidence.
     public init(id: UUID, caseID: UUID, kind: EvidenceKind, matched: Bool?, summary: String, details: JSONValue,
-                cardFingerprint: (fingerprint: [UInt8], keyID: String)? = nil, sealedContent: (sealed: [UInt8], keyID: String)? = nil,
+                cardFingerprint: (fingerprint: [UInt8], keyID: String)? = nil, sealedContent: SealedContent? = nil,
                 sha256: [UInt8]? = nil, size: Int? = nil, mediaType: String? = nil, filedBy: String, filedAt: Date) {
         self.id = id
         self.caseID = caseID
@@ -140,14 +166,22 @@ public enum EvidenceStore {
         """
 
     /// Inserts the evidence (the caller appends the `evidence_filed` event in the same transaction, holding the case's lock).
+    /// One row by binary COPY, the sealed content last and streamed as it is produced: as a bind parameter a 10 MiB
+    /// document would sit whole in libpq's send buffer, which keeps that size for the connection's life.
     public static func insert(_ e: NewEvidence, on connection: PostgresConnection) throws {
-        try connection.execute("""
-            INSERT INTO evidence (id, case_id, kind, document, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
-                                  content, content_key_id, sha256, size, media_type, filed_by, filed_at)
-            VALUES (\(e.id), \(e.caseID), \(e.kind.rawValue), \(e.kind.isDocument), \(e.kind.factor?.rawValue), \(e.matched), \(e.summary), \(e.details.canonical)::jsonb,
-                    \(e.cardFingerprint?.fingerprint), \(e.cardFingerprint?.keyID), \(e.sealedContent?.sealed), \(e.sealedContent?.keyID),
-                    \(e.sha256), \(e.size), \(e.mediaType), \(e.filedBy), \(e.filedAt))
-            """)
+        let content: PostgresCopyField = e.sealedContent.map { sealed in .streamed(length: sealed.count, produce: sealed.produce) } ?? .value(.null())
+        try connection.copyRow("""
+            COPY evidence (id, case_id, kind, document, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
+                           content_key_id, sha256, size, media_type, filed_by, filed_at, content) FROM STDIN (FORMAT binary)
+            """, [
+            .value(e.id.postgresBind), .value(e.caseID.postgresBind), .value(e.kind.rawValue.postgresBind), .value(e.kind.isDocument.postgresBind), .value(e.kind.factor?.rawValue.postgresBind ?? .null()),
+            .value(e.matched.postgresBind), .value(e.summary.postgresBind), .jsonb(e.details.canonical),
+            .value(e.cardFingerprint?.fingerprint.postgresBind ?? .null()), .value(e.cardFingerprint?.keyID.postgresBind ?? .null()),
+            .value(e.sealedContent?.keyID.postgresBind ?? .null()), .value(e.sha256.postgresBind),
+            // `size` is an integer column: binary COPY takes exactly an int4.
+            .value(e.size.map { Int32(clamping: $0) }.postgresBind), .value(e.mediaType.postgresBind), .value(e.filedBy.postgresBind),
+            .value(e.filedAt.postgresBind), content,
+        ])
     }
 
     /// Every piece of evidence on the case, oldest first.

@@ -31,6 +31,9 @@ public enum MigrationError: Error, CustomStringConvertible, Sendable {
     case changed(version: Int, name: String)
     case databaseAhead(databaseVersion: Int, codeVersion: Int)
     case failed(version: Int, name: String, underlying: PostgresError)
+    case notOwner(PostgresError)
+
+    static let ownerHint = " (migrations run as the schema's owner, RECLAIM_MIGRATION_DATABASE_URL: the service's role may not change the schema)"
 
     public var description: String {
         switch self {
@@ -39,7 +42,9 @@ public enum MigrationError: Error, CustomStringConvertible, Sendable {
         case .gap(let version): "migration \(version) is missing: versions must run 1, 2, 3... without gaps"
         case .changed(let version, let name): "migration \(version) (\(name)) was changed after it was applied; add a new migration instead"
         case .databaseAhead(let databaseVersion, let codeVersion): "the database is at migration \(databaseVersion) but this build knows only up to \(codeVersion); run a newer build"
-        case .failed(let version, let name, let underlying): "migration \(version) (\(name)) failed and was rolled back: \(underlying)"
+        case .failed(let version, let name, let underlying):
+            "migration \(version) (\(name)) failed and was rolled back: \(underlying)" + (underlying.sqlState == "42501" ? MigrationError.ownerHint : "")
+        case .notOwner(let underlying): "cannot create schema_migrations: \(underlying)\(MigrationError.ownerHint)"
         }
     }
 }
@@ -119,7 +124,14 @@ public struct Migrator: Sendable {
         // Session lock, released when we are done or when the connection dies.
         try connection.execute("SELECT pg_advisory_lock(\(Migrator.advisoryLockKey))")
         defer { _ = try? connection.execute("SELECT pg_advisory_unlock(\(Migrator.advisoryLockKey))") }
-        try connection.executeScript(Migrator.createTable)
+        // Only when missing: a role that may not create tables (the service's) then finds a current schema current.
+        if try !Migrator.recordExists(connection) {
+            do {
+                try connection.executeScript(Migrator.createTable)
+            } catch let error as PostgresError where error.sqlState == "42501" {
+                throw MigrationError.notOwner(error)
+            }
+        }
         let pending = try pendingMigrations(applied: appliedMigrations(connection))
         for migration in pending {
             let started = ContinuousClock.now
@@ -156,9 +168,12 @@ public struct Migrator: Sendable {
 
     /// Compares the database with the code without changing anything.
     public func check(_ connection: PostgresConnection) throws -> MigrationState {
-        let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present").first?.decode("present", as: Bool.self) ?? false
-        let pending = try pendingMigrations(applied: exists ? appliedMigrations(connection) : [])
+        let pending = try pendingMigrations(applied: Migrator.recordExists(connection) ? appliedMigrations(connection) : [])
         return pending.isEmpty ? .upToDate(latestVersion) : .pending(pending)
+    }
+
+    private static func recordExists(_ connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present").first?.decode("present", as: Bool.self) ?? false
     }
 
     private func appliedMigrations(_ connection: PostgresConnection) throws -> [(version: Int, name: String, checksum: String)] {

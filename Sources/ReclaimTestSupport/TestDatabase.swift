@@ -12,19 +12,38 @@ public struct TestDatabaseError: Error, CustomStringConvertible {
 /// A fresh database for one test, cloned from a template migrated once per test process.
 ///
 /// Needs `RECLAIM_TEST_PG`: a libpq conninfo for the maintenance database ("postgres") of a
-/// throwaway cluster, e.g. from `deploy/pg start /tmp/pgtest`. Dropped by `drop()` or deinit
+/// throwaway cluster, as a superuser, e.g. from `deploy/pg start /tmp/pgtest`. The roles of a
+/// deployment are made there (`DatabaseRoles`, as `reclaim db roles` prints them): the template
+/// is migrated as the owner, and tests and their services connect as the service's login, so
+/// every suite proves the grants suffice. Dropped by `drop()` or deinit
 /// (which ends open connections): keep the value alive while the test uses the database,
 /// e.g. `defer { database.drop() }`, since optimised builds may release it after its last use.
 public final class TestDatabase: Sendable {
+    /// Who a connection logs in as.
+    public enum Role: Sendable {
+        /// The service's login (a member of `reclaim_service`, owning nothing): what the service runs as.
+        case service
+        /// The schema's owner: migrations, and tests that play an owner who switches a guard off.
+        case owner
+    }
+
     /// The database's name (reclaim_test_<pid>_<n>).
     public let name: String
-    /// A conninfo string for this database.
+    /// A conninfo string for this database, as the service's login.
     public let connectionString: String
+    /// A conninfo string for this database, as the schema's owner (`RECLAIM_MIGRATION_DATABASE_URL`).
+    public let ownerConnectionString: String
     private let dropped = Mutex(false)
 
-    private init(name: String, connectionString: String) {
+    /// The roles of the test cluster: the defaults `reclaim db roles` prints.
+    public static let roles = try! DatabaseRoles()
+
+    private init(name: String) throws {
         self.name = name
-        self.connectionString = connectionString
+        connectionString = try PostgresConnection.connectionString(TestDatabase.adminConnectionString, replacingDatabase: name,
+                                                                   user: TestDatabase.roles.login)
+        ownerConnectionString = try PostgresConnection.connectionString(TestDatabase.adminConnectionString, replacingDatabase: name,
+                                                                        user: TestDatabase.roles.owner)
     }
 
     deinit { drop() }
@@ -64,14 +83,22 @@ public final class TestDatabase: Sendable {
         try clone(from: "template0")
     }
 
-    /// A connection to this database; the caller closes it.
-    public func connect() throws -> PostgresConnection {
-        try PostgresConnection(connectionString: connectionString)
+    /// A connection to this database, as the service's login unless told otherwise; the caller closes it.
+    public func connect(as role: Role = .service) throws -> PostgresConnection {
+        try PostgresConnection(connectionString: connectionString(as: role))
     }
 
-    /// A pool for this database; the caller closes it.
-    public func makePool(maximumConnections: Int = 4) -> PostgresPool {
-        PostgresPool(connectionString: connectionString, maximumConnections: maximumConnections)
+    /// A pool for this database, as the service's login unless told otherwise; the caller closes it.
+    public func makePool(maximumConnections: Int = 4, as role: Role = .service) -> PostgresPool {
+        PostgresPool(connectionString: connectionString(as: role), maximumConnections: maximumConnections)
+    }
+
+    /// The conninfo string for `role`.
+    public func connectionString(as role: Role) -> String {
+        switch role {
+        case .service: connectionString
+        case .owner: ownerConnectionString
+        }
     }
 
     /// Drops the database, ending any connections still open to it. Safe to call twice.
@@ -101,10 +128,12 @@ public final class TestDatabase: Sendable {
         let admin = try adminConnection()
         defer { admin.close() }
         try dropLeftovers(admin)
+        try admin.executeScript(PostgresQuery(unsafeSQL: roles.rolesSQL))
         let name = "reclaim_tpl_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        try admin.executeScript("CREATE DATABASE \(identifier: name) TEMPLATE template0")
+        try admin.executeScript("CREATE DATABASE \(identifier: name) OWNER \(identifier: roles.owner) TEMPLATE template0")
         do {
-            let connection = try PostgresConnection(connectionString: PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name))
+            let connection = try PostgresConnection(connectionString: PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name,
+                                                                                                         user: roles.owner))
             defer { connection.close() }
             let migrations = try Migrator.load(directory: migrationsDirectory)
             try Migrator(migrations: migrations).migrate(connection, logger: .discard)
@@ -143,11 +172,12 @@ public final class TestDatabase: Sendable {
     private static func clone(from template: String) throws -> TestDatabase {
         let admin = try adminConnection()
         defer { admin.close() }
+        if template == "template0" { try admin.executeScript(PostgresQuery(unsafeSQL: roles.rolesSQL)) }  // an empty database may come first
         let name = "reclaim_test_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)"
         var attempt = 1
         while true {
             do {
-                try admin.executeScript("CREATE DATABASE \(identifier: name) TEMPLATE \(identifier: template)")
+                try admin.executeScript("CREATE DATABASE \(identifier: name) OWNER \(identifier: roles.owner) TEMPLATE \(identifier: template)")
                 break
             } catch let error as PostgresError where error.sqlState == "55006" && attempt < 10 {
                 // "source database is being accessed by other users": a moment's overlap (e.g. autovacuum).
@@ -155,6 +185,8 @@ public final class TestDatabase: Sendable {
                 attempt += 1
             }
         }
-        return TestDatabase(name: name, connectionString: try PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name))
+        // Database-level grants are not copied from a template: as `reclaim db roles` sets them.
+        try admin.executeScript(PostgresQuery(unsafeSQL: try DatabaseRoles(database: name, owner: roles.owner, login: roles.login).databaseGrantsSQL))
+        return try TestDatabase(name: name)
     }
 }

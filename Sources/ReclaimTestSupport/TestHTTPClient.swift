@@ -251,6 +251,25 @@ public final class TestHTTPConnection {
         return false
     }
 
+    /// Every byte the server sends until it closes the connection (or `timeout` passes), and whether it closed:
+    /// for checking that exactly one well-formed answer came before the close.
+    public func readAll(timeout: Double) -> (bytes: [UInt8], closed: Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard let ready = try? wait(for: Int16(POLLIN), timeout: deadline.timeIntervalSinceNow), ready else { continue }
+            var scratch = [UInt8](repeating: 0, count: 65536)
+            let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if count <= 0 {
+                defer { buffer = [] }
+                return (buffer, true)
+            }
+            buffer.append(contentsOf: scratch[..<count])
+        }
+        defer { buffer = [] }
+        return (buffer, false)
+    }
+
     /// Reads one response; `isHead` means there is no body whatever the headers say.
     public func readResponse(isHead: Bool = false, timeout: Double? = nil) throws -> TestHTTPResponse {
         let deadline = Date().addingTimeInterval(timeout ?? self.timeout)

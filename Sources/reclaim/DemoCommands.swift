@@ -29,9 +29,9 @@ func demoCommand(arguments: [String]) -> Never {
     defer { pool.close() }
     let result: DemoSeedResult
     do {
-        // As `serve` does by default: a new database gets its schema first.
+        // As `serve` does: a new database gets its schema first (through RECLAIM_MIGRATION_DATABASE_URL), or is refused.
         let migrator = Migrator(migrations: try Migrator.load(directory: configuration.migrationsDirectory))
-        _ = try pool.withConnection { try migrator.migrate($0, logger: logger) }
+        try pool.withConnection { try ReclaimService.prepareSchema(configuration, migrator: migrator, migrate: true, on: $0, logger: logger) }
         result = try DemoSeed(pool: pool, keys: keys, configuration: configuration, logger: logger).run(force: force)
     } catch let error as DemoSeedError {
         fail("demo seed: \(error.description)")

@@ -13,8 +13,13 @@ let usage = """
 reclaim \(BuildInfo.version): support cases for stolen accounts and activation-locked devices
 
 Usage:
-  reclaim serve [--no-migrate]      apply pending migrations (unless --no-migrate) and serve HTTP
-  reclaim migrate                   apply pending migrations and exit
+  reclaim serve [--no-migrate]      serve HTTP; first apply pending migrations through RECLAIM_MIGRATION_DATABASE_URL
+                                    when it is set (unless --no-migrate), else refuse a schema that is not current
+  reclaim migrate                   apply pending migrations as the schema's owner (RECLAIM_MIGRATION_DATABASE_URL,
+                                    else DATABASE_URL) and exit
+  reclaim db roles [--database NAME] [--owner NAME] [--login NAME]
+                                    print the SQL (for psql, as a superuser) that makes the schema's owner, the
+                                    service's login and the database (defaults reclaim_owner, reclaim, reclaim)
   reclaim keys generate [--output PATH] [--force]
                                     write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
 \(identityUsage)
@@ -129,17 +134,38 @@ func serve(arguments: [String]) -> Never {
 
 func migrate(arguments: [String]) -> Never {
     guard arguments.isEmpty else { fail("migrate takes no options\n\(usage)", code: exitUsage) }
-    let configuration = loadConfiguration(needs: .migrations)
+    // The owner's connection when it is configured apart from the service's (which cannot change the schema).
+    let configuration = loadConfiguration(requireDatabase: false, needs: .migrations)
+    guard let ownerURL = configuration.migrationDatabaseURL ?? (configuration.databaseURL.isEmpty ? nil : configuration.databaseURL) else {
+        fail("configuration: RECLAIM_MIGRATION_DATABASE_URL: is not set, nor DATABASE_URL (the schema owner's connection string)", code: exitConfiguration)
+    }
     let logger = makeLogger(configuration)
     do {
         let migrator = Migrator(migrations: try Migrator.load(directory: configuration.migrationsDirectory))
-        let connection = try PostgresConnection(connectionString: configuration.databaseURL)
+        let connection = try PostgresConnection(connectionString: ownerURL)
         defer { connection.close() }
         let applied = try migrator.migrate(connection, logger: logger)
         print(applied.isEmpty ? "schema is up to date at version \(migrator.latestVersion)" : "applied \(applied.count) migration(s); schema at version \(migrator.latestVersion)")
         exit(0)
     } catch {
         fail("migrate: \(error)")
+    }
+}
+
+func db(arguments: [String]) -> Never {
+    guard arguments.first == "roles" else { fail("db: expected `db roles`\n\(usage)", code: exitUsage) }
+    var names = ["--database": "reclaim", "--owner": "reclaim_owner", "--login": "reclaim"]
+    var rest = arguments.dropFirst()
+    while let option = rest.popFirst() {
+        guard names[option] != nil else { fail("db roles: unknown option \(option)", code: exitUsage) }
+        guard let name = rest.popFirst() else { fail("db roles: \(option) needs a name", code: exitUsage) }
+        names[option] = name
+    }
+    do {
+        print(try DatabaseRoles(database: names["--database"]!, owner: names["--owner"]!, login: names["--login"]!).setupScript, terminator: "")
+        exit(0)
+    } catch {
+        fail("db roles: \(error)", code: exitUsage)
     }
 }
 
@@ -183,6 +209,7 @@ case "--version":
     exit(0)
 case "serve": serve(arguments: Array(arguments))
 case "migrate": migrate(arguments: Array(arguments))
+case "db": db(arguments: Array(arguments))
 case "keys": keys(arguments: Array(arguments))
 case "agent": agentCommand(arguments: Array(arguments))
 case "client": clientCommand(arguments: Array(arguments))

@@ -6,7 +6,11 @@ is read: any console error or CSP violation fails the test, except the network l
 test said it expects (a wrong access code is a 404 by contract, and Chromium logs every 4xx fetch).
 A failing test leaves a screenshot in .build/browser-failures/.
 
-Environment: RECLAIM_TEST_PG (conninfo of a server we may create databases on, as deploy/test exports),
+The database is made by the SQL `reclaim db roles` prints, run as the cluster's superuser: migrations run as its
+owner, and `reclaim serve`, `demo seed` and `self.psql` connect as the service's login, which owns nothing (a test
+that plays an owner switching a guard off passes `self.owner_conninfo`).
+
+Environment: RECLAIM_TEST_PG (conninfo of a server we may create databases on, as its superuser; deploy/test exports it),
 RECLAIM_BIN (the reclaim executable; default .build/debug/reclaim), RECLAIM_SCREENSHOTS (where README
 screenshots go; default docs/screenshots).
 """
@@ -39,6 +43,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 FAILURES = os.path.join(ROOT, '.build', 'browser-failures')
 SCREENSHOTS = os.environ.get('RECLAIM_SCREENSHOTS', os.path.join(ROOT, 'docs', 'screenshots'))
 WAIT = 10  # seconds an element may take to appear
+# Seconds between looks while waiting: selenium's default, 0.5 s, costs a quarter of a second per wait on average.
+POLL = 0.05
 
 
 def totp_code(uri, step):
@@ -75,10 +81,16 @@ class Service:
         self.binary = os.environ.get('RECLAIM_BIN', os.path.join(ROOT, '.build', 'debug', 'reclaim'))
         self.database = 'browser_%s_%d' % (re.sub(r'[^a-z0-9]', '_', name.lower()), os.getpid())
         self.admin_conninfo = conninfo
-        self.conninfo = re.sub(r'dbname=\S+', 'dbname=' + self.database, conninfo)
+        self.conninfo = self.connect_as('reclaim')
+        self.owner_conninfo = self.connect_as('reclaim_owner')
         self.directory = tempfile.mkdtemp(prefix='reclaim-browser-')
         self.process = None
         self.last_totp_step = {}
+
+    def connect_as(self, user):
+        """The conninfo of this class's database as `user` (keyword form, as deploy/pg prints it)."""
+        conninfo = re.sub(r'dbname=\S+', 'dbname=' + self.database, self.admin_conninfo)
+        return re.sub(r'user=\S+', 'user=' + user, conninfo) if 'user=' in conninfo else conninfo + ' user=' + user
 
     def psql(self, sql, conninfo=None):
         done = subprocess.run(['psql', conninfo or self.conninfo, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql],
@@ -89,11 +101,14 @@ class Service:
 
     def start(self):
         self.psql('DROP DATABASE IF EXISTS %s' % self.database, self.admin_conninfo)
-        self.psql('CREATE DATABASE %s' % self.database, self.admin_conninfo)
+        roles = subprocess.run([self.binary, 'db', 'roles', '--database', self.database], check=True, capture_output=True, text=True)
+        done = subprocess.run(['psql', self.admin_conninfo, '-qX', '-v', 'ON_ERROR_STOP=1'], input=roles.stdout, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError('the roles script failed: ' + done.stderr.strip())
         self.port = free_port()
         self.origin = 'http://localhost:%d' % self.port
         keys = os.path.join(self.directory, 'reclaim.keys')
-        self.env = dict(os.environ, DATABASE_URL=self.conninfo, RECLAIM_KEY_FILE=keys,
+        self.env = dict(os.environ, DATABASE_URL=self.conninfo, RECLAIM_MIGRATION_DATABASE_URL=self.owner_conninfo, RECLAIM_KEY_FILE=keys,
                         RECLAIM_ADDRESS='127.0.0.1:%d' % self.port,
                         RECLAIM_PUBLIC_DIR=os.path.join(ROOT, 'Public'),
                         RECLAIM_MIGRATIONS_DIR=os.path.join(ROOT, 'Migrations'),
@@ -105,7 +120,8 @@ class Service:
         self.seed = json.loads(subprocess.run([self.binary, 'demo', 'seed', '--json'], **run).stdout)
         self.log = open(os.path.join(self.directory, 'serve.log'), 'w')
         self.process = subprocess.Popen([self.binary, 'serve'], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        # Generous: on a loaded machine (the suites run side by side) a start can take many seconds.
+        deadline = time.time() + 60
         while True:
             try:
                 with urllib.request.urlopen(self.origin + '/readyz', timeout=2) as response:
@@ -114,7 +130,11 @@ class Service:
             except OSError:
                 pass
             if self.process.poll() is not None or time.time() > deadline:
-                raise RuntimeError('reclaim serve did not become ready; see ' + self.log.name)
+                self.log.flush()
+                with open(self.log.name) as log:
+                    tail = log.read()[-2000:]
+                raise RuntimeError('reclaim serve did not become ready (exit status %s); the end of %s:\n%s'
+                                   % (self.process.poll(), self.log.name, tail))
             time.sleep(0.1)
 
     def stop(self):
@@ -158,7 +178,9 @@ class Service:
         now = int(time.time() // 30)
         step = max(now, self.last_totp_step.get(agent['email'], -1) + 1)
         if step > now + 1:  # the service accepts one step either side; wait until this one is near
-            time.sleep((step - 1) * 30 - time.time() + 0.5)
+            pause = (step - 1) * 30 - time.time() + 0.5
+            sys.stderr.write('harness: %.0f s until a new TOTP step for %s (a fresh agent would not wait)\n' % (pause, agent['email']))
+            time.sleep(pause)
         self.last_totp_step[agent['email']] = step
         return totp_code(agent['totp_uri'], step)
 
@@ -195,13 +217,13 @@ class Browser:
     def wait_for(self, css, visible=True, timeout=WAIT):
         condition = EC.visibility_of_element_located if visible else EC.presence_of_element_located
         try:
-            return WebDriverWait(self.driver, timeout).until(condition((By.CSS_SELECTOR, css)))
+            return WebDriverWait(self.driver, timeout, POLL).until(condition((By.CSS_SELECTOR, css)))
         except TimeoutException:
             raise AssertionError('nothing matching %r appeared within %d s' % (css, timeout)) from None
 
     def wait_for_text(self, css, text, timeout=WAIT):
         try:
-            WebDriverWait(self.driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+            WebDriverWait(self.driver, timeout, POLL).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
         except TimeoutException:
             found = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, css)]
             raise AssertionError('%r never showed %r (it shows %r)' % (css, text, found)) from None
@@ -209,7 +231,7 @@ class Browser:
 
     def wait_until_gone(self, css, timeout=WAIT):
         try:
-            WebDriverWait(self.driver, timeout).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, css)))
+            WebDriverWait(self.driver, timeout, POLL).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, css)))
         except TimeoutException:
             raise AssertionError('%r is still shown after %d s' % (css, timeout)) from None
 
@@ -227,7 +249,7 @@ class Browser:
 
     def click(self, css):
         element = self.wait_for(css)
-        WebDriverWait(self.driver, WAIT).until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
+        WebDriverWait(self.driver, WAIT, POLL).until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
         element.click()
         return element
 

@@ -4,7 +4,7 @@ read by tier 3 as text. Screenshots of each language go to docs/screenshots."""
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from harness import BrowserTestCase, png_bytes
+from harness import POLL, BrowserTestCase, png_bytes
 
 RANSOM_MAIL = (
     'Return-Path: <unlock-service@example.invalid>\r\n'
@@ -153,7 +153,7 @@ class LanguagesTest(BrowserTestCase):
         for button in previews:
             button.click()
         # Each preview arrives on its own request: wait for both texts, not the first.
-        WebDriverWait(agent.driver, 10).until(lambda _: len(agent.find_all('#evidence-list pre.preview.text')) >= 2)
+        WebDriverWait(agent.driver, 10, POLL).until(lambda _: len(agent.find_all('#evidence-list pre.preview.text')) >= 2)
         texts = [e.text for e in agent.find_all('#evidence-list pre.preview.text')]
         self.assertEqual(len(texts), 2)
         mail = next(t for t in texts if 'USDT' in t)

@@ -9,7 +9,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from harness import BrowserTestCase, png_bytes
+from harness import POLL, BrowserTestCase, png_bytes
 
 STATUS_API = '/api/v1/status'
 NOT_FOUND = 'No case matches this case number and access code'
@@ -41,9 +41,9 @@ class StatusPageTest(BrowserTestCase):
             ".filter((e) => new URL(e.name).pathname === arguments[0]).length", path)
 
     def wait_for_requests(self, browser, count, path=STATUS_API):
-        WebDriverWait(browser.driver, 10).until(lambda _: self.status_requests(browser, path) >= count)
+        WebDriverWait(browser.driver, 10, POLL).until(lambda _: self.status_requests(browser, path) >= count)
         # The response is in; wait for the page to have handled it (the form is busy until then).
-        WebDriverWait(browser.driver, 10).until(
+        WebDriverWait(browser.driver, 10, POLL).until(
             lambda d: d.execute_script("return !document.querySelector('[aria-busy]')"))
 
     def api_status(self, case):

@@ -193,6 +193,16 @@ struct NewNote: Codable, Sendable {
         #expect(invalid.status == 400)
         #expect(try invalid.json()["code"] as? String == "malformed_json")
 
+        // RFC 8259 strictly: a trailing comma is not JSON (Foundation would take it); a repeated key is 422 naming it.
+        let trailing = try client.request("POST", path, headers: [("Content-Type", "application/json")], body: Array("{\"text\":\"x\",\"pinned\":true,}".utf8))
+        #expect(trailing.status == 400)
+        #expect(try trailing.json()["code"] as? String == "malformed_json")
+        let repeated = try client.request("POST", path, headers: [("Content-Type", "application/json")],
+                                          body: Array("{\"text\":\"x\",\"pinned\":true,\"text\":\"y\"}".utf8))
+        #expect(repeated.status == 422)
+        #expect(try repeated.json()["code"] as? String == "validation_failed")
+        #expect((try repeated.json()["errors"] as? [[String: String]])?.map { $0["field"] } == ["text"])
+
         let missing = try client.request("POST", path, headers: [("Content-Type", "application/json; charset=utf-8")], body: Array("{\"text\":\"x\"}".utf8))
         #expect(missing.status == 422)
         let missingErrors = try missing.json()["errors"] as? [[String: String]]

@@ -35,9 +35,7 @@ final class TestServer: Sendable {
     /// MHD reports a request complete just after the last byte is sent, so a client can be ahead of it.
     @discardableResult
     func waitUntilIdle(timeout: Double = 2) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while server.requestsInFlight > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        return server.requestsInFlight == 0
+        eventually(timeout) { server.requestsInFlight == 0 }
     }
 
     /// Parsed log lines with this event name.

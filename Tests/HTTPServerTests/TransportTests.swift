@@ -61,9 +61,11 @@ import Testing
         let status = try outcome.get()
         // Either refused with a status (431/413) or cut off; never served.
         #expect(status == nil || status == 431 || status == 413, "got \(String(describing: status))")
-        // MHD answered that one itself; the request state was still released and the refusal logged.
+        // MHD refuses that one before the access handler: the server answers it instead (a 431 problem, logged as a request)
+        // unless another connection on its thread could have been the one; either way the request state is released and logged once.
         #expect(server.waitUntilIdle())
-        #expect(server.logLines(event: "request_unanswered").count == 1)
+        let answered = server.logLines(event: "request").filter { $0["status"] as? Int == 431 }.count
+        #expect(server.logLines(event: "request_unanswered").count + answered == 1)
     }
 
     @Test func slowClientDoesNotBlockOthers() throws {
@@ -94,13 +96,13 @@ import Testing
         let second = try server.client().openConnection()
         try first.send("GET /hel")
         try second.send("GET /hel")
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(eventually(2) { server.server.openConnections == 2 })
         // The third from the same address is accepted by the kernel but closed by MHD at once.
         let third = try server.client().openConnection()
         #expect(third.waitForClose(timeout: 2))
         first.close()
         second.close()
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(eventually(2) { server.server.openConnections == 0 })
         #expect(try server.client().request("GET", "/hello").status == 200)
     }
 
@@ -115,8 +117,7 @@ import Testing
         let server = try TestServer(routes: routes)
         let port = server.port
         let slow = Background { try TestHTTPClient(port: port).request("GET", "/slow") }
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(server.server.requestsInFlight == 1)
+        #expect(eventually(2) { server.server.requestsInFlight == 1 })
 
         let stopping = Background { server.stop() }
         Thread.sleep(forTimeInterval: 0.2)
@@ -136,7 +137,7 @@ import Testing
         let server = try TestServer(routes: routes, configure: { $0.shutdownGraceSeconds = 0.3 })
         let port = server.port
         let waiting = Background { try TestHTTPClient(port: port).request("GET", "/never") }
-        Thread.sleep(forTimeInterval: 0.2)
+        #expect(eventually(2) { server.server.requestsInFlight == 1 })
         let started = Date()
         server.stop()
         #expect(Date().timeIntervalSince(started) < 2)

@@ -15,6 +15,7 @@ import Testing
     final class Received: Sendable {
         let parts = Mutex<[MultipartPart]>([])
         let body = Mutex<[UInt8]>([])
+        let spooled = Atomic<Bool>(false)
         let calls = Atomic<Int>(0)
     }
 
@@ -25,18 +26,20 @@ import Testing
                 let form = try request.multipart()
                 received.parts.withLock { $0 = form.parts }
                 let file = form.file("file")
-                return .text("type=\(form.field("type") ?? "-") file=\(file?.filename ?? "-") declared=\(file?.declaredContentType ?? "-") size=\(file?.bytes.count ?? -1) raw=\(request.body.count)")
+                return .text("type=\(form.field("type") ?? "-") file=\(file?.filename ?? "-") declared=\(file?.declaredContentType ?? "-") size=\(file?.content.count ?? -1) raw=\(request.content.count)")
             }
-            received.body.withLock { $0 = request.body }
-            return .text("type=\(request.query("type") ?? "-") size=\(request.body.count)")
+            let bytes = try request.content.bytes()
+            received.body.withLock { $0 = bytes }
+            received.spooled.store(request.content.isSpooled, ordering: .relaxed)
+            return .text("type=\(request.query("type") ?? "-") size=\(request.content.count)")
         }
         let routes = [
-            Route(.POST, "/upload", bodyLimit: tenMiB, handler: upload).acceptingMultipart(),
+            Route(.POST, "/upload", bodyLimit: tenMiB, handler: upload).acceptingMultipart().spoolingLargeBodies(),
             Route(.POST, "/deferred", bodyLimit: tenMiB, deferred: { request, done in
                 DispatchQueue.global().async {
                     done(Result {
                         let form = try request.multipart()
-                        return .text("size=\(form.file("file")?.bytes.count ?? -1) type=\(form.field("type") ?? "-")")
+                        return .text("size=\(form.file("file")?.content.count ?? -1) type=\(form.field("type") ?? "-")")
                     })
                 }
             }).acceptingMultipart(),
@@ -124,8 +127,9 @@ import Testing
         #expect(response.text == "type=box_photo file=photo.png declared=image/png size=\(Self.tenMiB) raw=0")
         let parts = received.parts.withLock { $0 }
         #expect(parts.map(\.name) == ["type", "file", "note"])
-        #expect(parts.count == 3 && parts[1].bytes == file)
-        #expect(parts.count == 3 && parts[2].bytes == Array("after the file".utf8))
+        #expect(parts.count == 3 && (try? parts[1].content.bytes()) == file)
+        #expect(parts.count == 3 && parts[1].content.isSpooled && !parts[2].content.isSpooled)
+        #expect(parts.count == 3 && (try? parts[2].content.bytes()) == Array("after the file".utf8))
 
         // The same connection then serves a small request normally.
         #expect(try client.request("GET", "/hello").text == "hello")
@@ -155,7 +159,7 @@ import Testing
         #expect(response.text == "type=invoice file=a.pdf declared=application/pdf size=13 raw=0")
         let parts = received.parts.withLock { $0 }
         #expect(parts.map(\.name) == ["type", "empty", "file", "blob", "nothing", "long"])
-        #expect(parts.map(\.bytes.count) == [7, 0, 13, 6, 0, 1])
+        #expect(parts.map(\.content.count) == [7, 0, 13, 6, 0, 1])
         #expect(parts.map(\.isFile) == [false, false, true, true, true, true])
         #expect(parts.last?.filename?.count == 3004)
     }
@@ -169,6 +173,8 @@ import Testing
         let response = try client.request("POST", "/upload?type=box_photo", headers: [("Content-Type", "image/png")], body: file)
         #expect(response.text == "type=box_photo size=\(Self.tenMiB)")
         #expect(received.body.withLock { $0 } == file)
+        let spooled = received.spooled.load(ordering: .relaxed)
+        #expect(spooled)
 
         // Chunked, exactly at the limit.
         let connection = try server.client(timeout: 20).openConnection()
@@ -176,6 +182,81 @@ import Testing
         try Self.sendChunked(file, chunk: 1 << 20, over: connection, terminate: true)
         #expect(try connection.readResponse(timeout: 20).text == "type=x size=\(Self.tenMiB)")
         #expect(received.body.withLock { $0 } == file)
+    }
+
+    @Test func largeDocumentsAreSpooledAndNeverOnDiskInClear() throws {
+        // While the handler holds the request, the body exists only as a nameless, encrypted file: read from the
+        // process's own descriptors (what a backup of the disk, or a later reader of its blocks, could see) it shows
+        // none of the document.
+        let directory = NSTemporaryDirectory() + "reclaim-spool-test-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let seen = Mutex<[(size: Int, clear: Bool)]>([])
+        let marker = Array("ReclaimSpoolMarker-".utf8) + (0..<24).map { _ in UInt8.random(in: 0...255) }
+        let hold: DeferredHTTPHandler = { request, done in
+            seen.withLock { $0 = Self.spoolFiles(in: directory, containing: marker) }
+            done(Result { .text("size=\(request.content.count) spooled=\(request.content.isSpooled) same=\(try request.content.bytes().starts(with: marker))") })
+        }
+        let server = try TestServer(routes: [Route(.POST, "/hold", bodyLimit: Self.tenMiB, deferred: hold).spoolingLargeBodies().acceptingMultipart()],
+                                    configure: { $0.spoolDirectory = directory })
+        defer { server.stop() }
+        var document = [UInt8]()
+        while document.count < 1 << 20 { document += marker }
+        let raw = try server.client(timeout: 20).request("POST", "/hold", headers: [("Content-Type", "application/pdf")], body: document)
+        #expect(raw.text == "size=\(document.count) spooled=true same=true")
+        #expect(seen.withLock { $0.map(\.size) } == [document.count])
+        #expect(seen.withLock { $0.map(\.clear) } == [false])
+        // A form's file part is spooled the same way; its small fields are not.
+        let form = Self.multipart([Part(name: "type", bytes: Array("invoice".utf8)),
+                                   Part(name: "file", filename: "d.pdf", contentType: "application/pdf", bytes: document)])
+        let posted = try server.client(timeout: 20).request("POST", "/hold", headers: Self.formHeaders(), body: form)
+        #expect(posted.status == 200)
+        #expect(seen.withLock { $0.count } == 1)
+        #expect(seen.withLock { $0.map(\.clear) } == [false])
+        // Small bodies and JSON stay in memory; nothing is left behind, by name or open.
+        let small = try server.client().request("POST", "/hold", headers: [("Content-Type", "application/pdf")], body: Array(document.prefix(1000)))
+        #expect(small.text == "size=1000 spooled=false same=true")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        #expect(server.waitUntilIdle())
+        #expect(Self.spoolFiles(in: directory, containing: marker).isEmpty)
+    }
+
+    @Test func aSpoolThatCannotBeWrittenIs503() throws {
+        let server = try TestServer(routes: [Route(.POST, "/upload", bodyLimit: Self.tenMiB) { _ in .text("stored") }.spoolingLargeBodies().acceptingMultipart()],
+                                    configure: { $0.spoolDirectory = "/nonexistent/reclaim-spool" })
+        defer { server.stop() }
+        let file = Self.pngish(count: 1 << 20)
+        let raw = try #require(try server.client(timeout: 10).sendRaw(
+            Array("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(file.count)\r\n\r\n".utf8) + file, readTimeout: 5))
+        #expect(raw.status == 503)
+        #expect(try raw.json()["code"] as? String == "unavailable")
+        let form = Self.multipart([Part(name: "file", filename: "f.png", contentType: "image/png", bytes: file)])
+        let posted = try server.client(timeout: 10).request("POST", "/upload", headers: Self.formHeaders(), body: form)
+        #expect(posted.status == 503)
+        #expect(server.logLines(event: "body_spool_failed").count == 2)
+    }
+
+    /// Open files of this process that live (unlinked) in `directory`: their sizes, and whether any holds `marker`.
+    static func spoolFiles(in directory: String, containing marker: [UInt8]) -> [(size: Int, clear: Bool)] {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.compactMap { name -> (size: Int, clear: Bool)? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+                  target.hasPrefix(directory + "/"), let data = FileManager.default.contents(atPath: "/proc/self/fd/\(name)") else { return nil }
+            return (data.count, Self.contains(data, marker))
+        }
+    }
+
+    static func contains(_ data: Data, _ needle: [UInt8]) -> Bool {
+        data.withUnsafeBytes { haystack in
+            guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+            var offset = 0
+            while offset + needle.count <= haystack.count, let hit = memchr(base + offset, Int32(needle[0]), haystack.count - offset - needle.count + 1) {
+                let at = base.distance(to: UnsafeRawPointer(hit))
+                if memcmp(base + at, needle, needle.count) == 0 { return true }
+                offset = at + 1
+            }
+            return false
+        }
     }
 
     @Test func rawContentLengthOverTheLimitIsRefusedBeforeTheBodyIsSent() throws {
@@ -344,7 +425,7 @@ import Testing
         let first = try server.client().openConnection()
         try first.send("POST /upload?type=x HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(size)\r\n\r\n")
         try first.send([UInt8](repeating: 1, count: 1000))
-        #expect(Self.waitFor { server.server.largeBodiesInFlight == 1 })
+        #expect(eventually(2) { server.server.largeBodiesInFlight == 1 })
         #expect(server.metrics.renderPrometheus().contains("http_large_bodies_in_flight 1\n"))
 
         // Announced large: refused up front. Chunked: refused once it grows past the threshold.
@@ -365,7 +446,7 @@ import Testing
 
         try first.send([UInt8](repeating: 1, count: size - 1000))
         #expect(try first.readResponse(timeout: 5).text == "type=x size=\(size)")
-        #expect(Self.waitFor { server.server.largeBodiesInFlight == 0 })
+        #expect(eventually(2) { server.server.largeBodiesInFlight == 0 })
         let again = try server.client().request("POST", "/upload?type=y", headers: [("Content-Type", "image/png")], body: [UInt8](repeating: 3, count: size))
         #expect(again.text == "type=y size=\(size)")
     }
@@ -380,12 +461,6 @@ import Testing
             offset = end
         }
         if terminate { try connection.send("0\r\n\r\n") }
-    }
-
-    static func waitFor(timeout: Double = 2, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        return condition()
     }
 }
 
@@ -404,16 +479,16 @@ struct UploadBenchmarks {
         // The handlers only count bytes (no hashing is available in this module).
         let count: HTTPHandler = { request in
             if request.header("content-type")?.hasPrefix("multipart/") == true {
-                return .text("\(try request.multipart().file("file")?.bytes.count ?? -1)")
+                return .text("\(try request.multipart().file("file")?.content.count ?? -1)")
             }
-            return .text("\(request.body.count)")
+            return .text("\(request.content.count)")
         }
         let hold: DeferredHTTPHandler = { request, done in
             gate.arrived.add(1, ordering: .relaxed)
             DispatchQueue.global().async {
                 let deadline = Date().addingTimeInterval(10)
                 while gate.arrived.load(ordering: .relaxed) % clients != 0 && Date() < deadline { usleep(1000) }
-                done(Result { .text("\(request.body.count + ((try? request.multipart().file("file")?.bytes.count) ?? 0))") })
+                done(Result { .text("\(request.content.count + ((try? request.multipart().file("file")?.content.count) ?? 0))") })
             }
         }
         let routes = [

@@ -71,17 +71,6 @@ func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// Waits until `condition` holds, at most `seconds`.
-@discardableResult
-func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
-    let end = Date().addingTimeInterval(seconds)
-    while Date() < end {
-        if try condition() { return true }
-        Thread.sleep(forTimeInterval: 0.05)
-    }
-    return try condition()
-}
-
 /// Settings for tests: fast polling, short schedules, loopback allowed, files in `directory`.
 func testSettings(directory: String, smtpURL: String? = nil, schedule: [Double] = [0.1, 0.1]) -> NotificationSettings {
     var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: "reclaim@reclaim.test", publicURL: "https://reclaim.test",

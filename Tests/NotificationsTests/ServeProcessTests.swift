@@ -80,12 +80,12 @@ import Testing
         let smtp = try PythonHelper("smtp_sink.py", [inbox])
         defer { smtp.stop() }
         let settings = ["RECLAIM_SMTP_URL": "smtp://127.0.0.1:\(smtp.port)", "RECLAIM_DELIVERY_THREADS": "2"]
-        _ = try serve(settings)
-        _ = try serve(settings)
+        let instances = [try serve(settings), try serve(settings)]
         // Both instances are polling before the messages exist, so they compete for every claim.
         let opened = try open(40)
         #expect(try eventually(30) { try self.states()["sent"] == 40 })
-        Thread.sleep(forTimeInterval: 1)
+        // Stopped (SIGTERM lets their delivery threads finish): no mail is still on its way.
+        for instance in instances { instance.terminate(); instance.waitUntilExit() }
         let mails = receivedMails(in: inbox)
         let ids = mails.compactMap { $0.header("Message-ID") }
         #expect(ids.count == 40, "each message once: \(ids.count) mails for 40 messages")

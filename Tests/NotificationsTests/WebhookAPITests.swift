@@ -142,8 +142,8 @@ import Testing
         #expect(service.log.lines.contains { $0.contains("mail_written") })
         // Neither the code nor the customer's address is logged.
         #expect(!service.log.lines.contains { $0.contains(code) || $0.contains(CaseWorld.caseBody().customer.contactEmail) })
-        let metrics = try service.client().request("GET", "/metrics")
-        #expect(metrics.text.contains("reclaim_outbox_messages{state=\"sent\"} 1"))
-        #expect(metrics.text.contains("reclaim_outbox_oldest_queued_seconds"))
+        // The file is written before the row says it was sent.
+        #expect(eventually(10) { (try? self.service.client().request("GET", "/metrics").text.contains("reclaim_outbox_messages{state=\"sent\"} 1")) == true })
+        #expect(try service.client().request("GET", "/metrics").text.contains("reclaim_outbox_oldest_queued_seconds"))
     }
 }

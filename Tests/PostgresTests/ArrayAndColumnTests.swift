@@ -26,7 +26,7 @@ import Testing
     @Test(arguments: CodingTests.formats)
     func stringArraysRoundTripElementByElement(format: PostgresConnection.ResultFormatPolicy) throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
         let rows = try connection.query("SELECT s, ordinality::int AS n FROM unnest(\(Self.awkward)) WITH ORDINALITY AS t(s, ordinality) ORDER BY n")
@@ -38,7 +38,7 @@ import Testing
 
     @Test func anyMatchesExactlyTheGivenElements() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.executeScript("CREATE TABLE t (key text PRIMARY KEY, id uuid NOT NULL, n bigint NOT NULL)")
         var ids: [UUID] = []
@@ -73,7 +73,7 @@ import Testing
 
     @Test func anElementWithANulIsRefusedBeforeItIsSent() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let keys = ["fine", "cut\u{0}here"]
         #expect(throws: PostgresError.self) { try connection.query("SELECT cardinality(\(keys))") }
@@ -84,7 +84,7 @@ import Testing
     @Test(arguments: CodingTests.formats)
     func columnsAreFoundByNameWhateverTheirOrder(format: PostgresConnection.ResultFormatPolicy) throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
         for sql: PostgresQuery in ["SELECT 1 AS a, 'two' AS b, NULL::text AS c", "SELECT NULL::text AS c, 'two' AS b, 0 AS x, 1 AS a"] {

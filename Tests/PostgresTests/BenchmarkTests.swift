@@ -23,7 +23,7 @@ struct BenchmarkTests {
     }
 
     func setUp(_ database: TestDatabase) throws {
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.executeScript("""
             CREATE TABLE bench_cases (id bigint PRIMARY KEY, title text, state text, opened_at timestamptz, escalated boolean,
@@ -44,7 +44,7 @@ struct BenchmarkTests {
     @Test func resultFormats() throws {
         let database = try TestDatabase.create()
         try setUp(database)
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         for policy in [PostgresConnection.ResultFormatPolicy.text, .binary, .text, .binary] {
             connection.resultFormatPolicy = policy
@@ -67,9 +67,9 @@ struct BenchmarkTests {
     @Test func poolOverhead() throws {
         let database = try TestDatabase.create()
         try setUp(database)
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         defer { pool.close() }
         var id = 0
         try measure("direct connection") { id = id % 1000 + 1; try readCase(connection, id) }
@@ -84,8 +84,8 @@ struct BenchmarkTests {
         try setUp(database)
         let perThread = 10_000
         for threads in [2, 4] {
-            let pool = database.makePool(maximumConnections: threads)
-            let shared = try SharedPool(database.connectionString, size: threads)
+            let pool = database.makePool(maximumConnections: threads, as: .owner)
+            let shared = try SharedPool(database.ownerConnectionString, size: threads)
             for round in 0..<2 {
                 let affine = try seconds {
                     try onThreads(threads) { t in

@@ -9,7 +9,7 @@ import Testing
     @Test(arguments: formats)
     func everyTypeRoundTrips(format: PostgresConnection.ResultFormatPolicy) throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
         try connection.executeScript("""
@@ -93,7 +93,7 @@ import Testing
     @Test(arguments: formats)
     func stringDecodesAnyColumnAlike(format: PostgresConnection.ResultFormatPolicy) throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
         let row = try connection.query("""
@@ -114,7 +114,7 @@ import Testing
 
     @Test func numericAndOtherTypesComeAsText() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let row = try connection.query("SELECT 12.50::numeric, '{1,2}'::int[], interval '1 day', 7::numeric").first!
         #expect(try row.decode(0, as: String.self) == "12.50")
@@ -129,7 +129,7 @@ import Testing
 
     @Test func rawRepresentableEnumsNeedOnlyTheConformance() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let row = try connection.query("SELECT \(Tier.gold)::text, 'bronze'::text").first!
         #expect(try row.decode(0, as: Tier.self) == .gold)

@@ -6,7 +6,7 @@ import Testing
 @Suite struct ConnectionTests {
     @Test func uniqueViolationCarriesSQLStateAndConstraintButNoValues() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.executeScript("CREATE TABLE unique_probe (email text CONSTRAINT unique_probe_email_key UNIQUE)")
         let secret = "very-secret-address@example.com"
@@ -24,7 +24,7 @@ import Testing
 
     @Test func dataErrorsDoNotEchoTheBoundValue() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let secret = "4111-1111-1111-1111"
         let syntax = #expect(throws: PostgresError.self) { try connection.query("SELECT \(secret)::int") }
@@ -39,7 +39,7 @@ import Testing
 
     @Test func withTransactionCommitsOrRollsBack() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.executeScript("CREATE TABLE t (v int)")
         struct Boom: Error {}
@@ -74,7 +74,7 @@ import Testing
 
     @Test func statementsArePreparedOncePerConnection() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         for n in 0..<5 {
             let row = try connection.query("SELECT \(n) + 1").first!
@@ -88,7 +88,7 @@ import Testing
 
     @Test func statementsSurviveTableChanges() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.executeScript("CREATE TABLE t (a int); INSERT INTO t VALUES (1)")
         #expect(try connection.query("SELECT * FROM t").first!.columnCount == 1)
@@ -98,7 +98,7 @@ import Testing
 
     @Test func misuseIsReported() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let binds = #expect(throws: PostgresError.self) { try connection.query(PostgresQuery(unsafeSQL: "SELECT $1::int")) }
         #expect(binds?.kind == .misuse)
@@ -120,7 +120,7 @@ import Testing
 
     @Test func sessionIsUTCWithISODates() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let row = try connection.query("SELECT current_setting('TimeZone'), current_setting('DateStyle'), '2026-11-30 07:03:01.5+02'::timestamptz::text").first!
         #expect(try row.decode(0, as: String.self) == "UTC")
@@ -131,7 +131,7 @@ import Testing
     @Test func anIdleConnectionFoundDeadIsReplacedBeforeAStatementIsSent() throws {
         // Issue 15: after a restart the first statement on each idle connection used to fail (2 of 12 requests 503).
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let firstPID = try connection.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self)
         try terminateBackend(firstPID, in: database)
@@ -142,7 +142,7 @@ import Testing
         #expect(connection.isOpen)
         // Dead while a statement runs: that one may have run, so it is reported; the next reconnects.
         let thirdPID = secondPID
-        let killer = Thread { Thread.sleep(forTimeInterval: 0.2); try? terminateBackend(thirdPID, in: database) }
+        let killer = Thread { try? waitUntilBusy(thirdPID, in: database); try? terminateBackend(thirdPID, in: database) }
         killer.start()
         let failure = #expect(throws: PostgresError.self) { try connection.query("SELECT pg_sleep(3)") }
         #expect(failure?.isConnectionError == true)
@@ -151,7 +151,7 @@ import Testing
 
     @Test func lostConnectionInsideTransactionDoesNotReconnectHalfway() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.executeScript("CREATE TABLE t (v int)")
         let pid = try connection.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self)

@@ -7,7 +7,7 @@ import Testing
 @Suite struct PoolTests {
     @Test func nestedCallsOnOneThreadShareTheConnection() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 1)
+        let pool = database.makePool(maximumConnections: 1, as: .owner)
         defer { pool.close() }
         let (outer, inner) = try pool.withConnection { outer in
             try pool.withConnection { inner in
@@ -27,7 +27,7 @@ import Testing
 
     @Test func aThreadKeepsItsConnection() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 4)
+        let pool = database.makePool(maximumConnections: 4, as: .owner)
         defer { pool.close() }
         try onThreads(3) { _ in
             let pids = try (0..<5).map { _ in
@@ -41,7 +41,7 @@ import Testing
 
     @Test func connectionsCloseWhenTheirThreadExits() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 4)
+        let pool = database.makePool(maximumConnections: 4, as: .owner)
         defer { pool.close() }
         try onThreads(2) { _ in try pool.withConnection { _ = try $0.query("SELECT 1") } }
         for _ in 0..<100 where pool.statistics.openConnections > 0 { usleep(10_000) }
@@ -53,7 +53,7 @@ import Testing
         let database = try TestDatabase.create()
         let pool = PostgresPool(connectionString: database.connectionString, maximumConnections: 1, acquireTimeout: .milliseconds(200))
         defer { pool.close() }
-        let holding = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0), takenOver = DispatchSemaphore(value: 0)
         let results = Mutex<[String]>([])
         try onThreads(2) { index in
             if index == 0 {
@@ -61,7 +61,9 @@ import Testing
                     holding.signal()
                     _ = try connection.query("SELECT pg_sleep(0.6)")
                 }
-                usleep(1_000_000)  // stay alive (keeping the idle connection) while the other thread takes it over
+                released.signal()
+                // Stay alive (keeping the idle connection) until the other thread has taken it over.
+                _ = takenOver.wait(timeout: .now() + 10)
             } else {
                 holding.wait()
                 let elapsed = seconds {
@@ -76,7 +78,8 @@ import Testing
                 // the rest is slack for a machine loaded by parallel tests.
                 #expect(elapsed < 3)
                 // Once the holder is done, its idle connection is handed over (the limit is 1).
-                usleep(700_000)
+                _ = released.wait(timeout: .now() + 10)
+                defer { takenOver.signal() }
                 let pid = try pool.withConnection { try $0.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self) }
                 #expect(pid > 0)
             }
@@ -88,7 +91,7 @@ import Testing
 
     @Test func manyThreadsShareFewConnections() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         defer { pool.close() }
         let total = Atomic<Int>(0)
         try onThreads(6) { _ in
@@ -104,10 +107,10 @@ import Testing
 
     @Test func serializationFailuresAreRetried() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         defer { pool.close() }
         try pool.withConnection { try $0.executeScript("CREATE TABLE ledger (v int); INSERT INTO ledger VALUES (1)") }
-        let other = try database.connect()
+        let other = try database.connect(as: .owner)
         defer { other.close() }
         var attempts = 0
         let total = try pool.withTransaction(isolation: .serializable) { tx in
@@ -146,7 +149,7 @@ import Testing
 
     @Test func poolReconnectsAfterTheBackendDies() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 1)
+        let pool = database.makePool(maximumConnections: 1, as: .owner)
         defer { pool.close() }
         let pid = try pool.withConnection { try $0.query("SELECT pg_backend_pid()").first!.decode(0, as: Int.self) }
         try terminateBackend(pid, in: database)
@@ -165,7 +168,7 @@ import Testing
 
     @Test func aTransactionLeftOpenIsRolledBackOnRelease() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 1)
+        let pool = database.makePool(maximumConnections: 1, as: .owner)
         defer { pool.close() }
         try pool.withConnection { try $0.executeScript("CREATE TABLE t (v int)") }
         try pool.withConnection { connection in
@@ -177,7 +180,7 @@ import Testing
 
     @Test func closedPoolRefusesWork() throws {
         let database = try TestDatabase.create()
-        let pool = database.makePool(maximumConnections: 2)
+        let pool = database.makePool(maximumConnections: 2, as: .owner)
         try pool.withConnection { _ = try $0.query("SELECT 1") }
         #expect(pool.statistics.openConnections == 1)
         pool.close()

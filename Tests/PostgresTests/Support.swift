@@ -34,9 +34,16 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
+/// Waits (at most 10 s) until the backend serving `pid` is running a statement, as a separate connection sees it.
+func waitUntilBusy(_ pid: Int, in database: TestDatabase) throws {
+    let admin = try database.connect()
+    defer { admin.close() }
+    try eventually(10) { try admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = \(Int32(pid)) AND state = 'active'").count == 1 }
+}
+
 /// Terminates the backend serving `pid` from a separate connection and waits until it is gone.
 func terminateBackend(_ pid: Int, in database: TestDatabase) throws {
-    let admin = try database.connect()
+    let admin = try database.connect(as: .owner)
     defer { admin.close() }
     try admin.execute("SELECT pg_terminate_backend(\(Int32(pid)))")
     for _ in 0..<200 {

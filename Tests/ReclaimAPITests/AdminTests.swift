@@ -250,8 +250,10 @@ import Testing
 
         // The database refuses edits; an owner who switches the guard off leaves a chain that no longer verifies.
         #expect(throws: PostgresError.self) { try connection.execute("UPDATE admin_events SET actor = 'cli' WHERE seq = 2") }
-        try connection.execute("ALTER TABLE admin_events DISABLE TRIGGER admin_events_append_only")
-        try connection.execute("UPDATE admin_events SET data = replace(data, 'Client 1', 'Client X') WHERE seq = 3")
+        let owner = try service.database.connect(as: .owner)
+        defer { owner.close() }
+        try owner.execute("ALTER TABLE admin_events DISABLE TRIGGER admin_events_append_only")
+        try owner.execute("UPDATE admin_events SET data = replace(data, 'Client 1', 'Client X') WHERE seq = 3")
         let broken = try AdminEventStore.verify(on: connection)
         #expect(broken.firstBreak?.seq == 3)
     }

@@ -145,6 +145,44 @@ import Testing
         #expect(try Self.post(world, "/api/v1/status", "{}", headers: [("Content-Type", "text/plain")]).status == 415)
     }
 
+    // MARK: RFC 8259, strictly
+
+    @Test func aTrailingCommaIsNotJSONOnAnyRoute() throws {
+        // Foundation's parsers take it; the service does not, whichever parser the route then uses.
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let number = try world.openCase(as: tier1).caseNumber
+        let bodies: [(path: String, text: String, session: AgentSession?)] = [
+            ("/api/v1/session", #"{"email":"a@example.com","password":"correct horse battery","totp":"123456",}"#, nil),
+            ("/api/v1/status", #"{"case_number":"\#(number)","access_code":"AAAA-BBBB-CCCC-DDDD",}"#, nil),
+            ("/api/v1/cases", Self.caseJSON(devices: #"[{"serial":"C02XK1ZJH3QD","imei":"490154203237518"},]"#), tier1),
+            ("/api/v1/cases/\(number)/notes", #"{"body":"call back","visibility":"internal",}"#, tier1),
+        ]
+        for (path, text, session) in bodies {
+            let response = try Self.post(world, path, text, as: session)
+            #expect(response.status == 400, "\(path)")
+            #expect(try Self.problem(response).code == "malformed_json", "\(path)")
+        }
+        #expect(try (world.get("/api/v1/cases/\(number)/notes", as: tier1).json()["items"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func aRepeatedKeyIs422NamingIt() throws {
+        // With a repeated key one value silently won; a client (or a proxy that checked the other value) meant something else.
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let number = try world.openCase(as: tier1).caseNumber
+        let status = try Self.post(world, "/api/v1/status", #"{"case_number":"\#(number)","access_code":"x","case_number":"012345678906"}"#)
+        #expect(status.status == 422)
+        #expect(try Self.problem(status) == ("validation_failed", ["case_number"]))
+        let nested = try Self.post(world, "/api/v1/cases", #"{"kind":"account_takeover","account_email":"v@example.com","customer":{"name":"A","contact_email":"a@example.net","\u006eame":"B"}}"#, as: tier1)
+        #expect(nested.status == 422)
+        #expect(try Self.problem(nested) == ("validation_failed", ["customer.name"]))
+        let note = try Self.post(world, "/api/v1/cases/\(number)/notes", #"{"body":"shown","visibility":"customer","visibility":"internal"}"#, as: tier1)
+        #expect(note.status == 422)
+        #expect(try Self.problem(note).fields == ["visibility"])
+        #expect(try (world.get("/api/v1/cases/\(number)/notes", as: tier1).json()["items"] as? [Any])?.isEmpty == true)
+    }
+
     // MARK: Case numbers
 
     @Test func aWellFormedCaseNumberStartingWithZeroIsLookedUp() throws {

@@ -106,9 +106,10 @@ import Testing
     @Test func migrateIsIdempotentAndRefusesAnEditedFile() throws {
         let database = try TestDatabase.create()
         defer { database.drop() }
-        let first = try Shell.capture([reclaim, "migrate"], environment: environment(["DATABASE_URL": database.connectionString]))
+        let roles = ["DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString]
+        let first = try Shell.capture([reclaim, "migrate"], environment: environment(roles))
         #expect(first.status == 0, "\(first.error)")
-        let second = try Shell.capture([reclaim, "migrate"], environment: environment(["DATABASE_URL": database.connectionString]))
+        let second = try Shell.capture([reclaim, "migrate"], environment: environment(roles))
         #expect(second.status == 0)
         #expect(second.output.contains("up to date"))
 
@@ -124,16 +125,15 @@ import Testing
         handle.seekToEndOfFile()
         handle.write(Data("\n-- edited after it was applied\n".utf8))
         try handle.close()
-        let edited = try Shell.capture([reclaim, "migrate"], environment: environment([
-            "DATABASE_URL": database.connectionString, "RECLAIM_MIGRATIONS_DIR": directory]))
+        let edited = try Shell.capture([reclaim, "migrate"], environment: environment(roles.merging(["RECLAIM_MIGRATIONS_DIR": directory]) { $1 }))
         #expect(edited.status != 0)
         #expect(edited.error.contains(first0001.prefix(4)) || edited.error.lowercased().contains("changed"))
 
         // The database ahead of the code (a migration this build lacks): refused.
-        let connection = try PostgresConnection(connectionString: database.connectionString)
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try connection.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'from_the_future', 'x')")
-        let ahead = try Shell.capture([reclaim, "migrate"], environment: environment(["DATABASE_URL": database.connectionString]))
+        let ahead = try Shell.capture([reclaim, "migrate"], environment: environment(roles))
         #expect(ahead.status != 0)
         #expect(ahead.error.contains("9999"))
     }

@@ -66,7 +66,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try KeyFile.generate().write(to: directory + "/keys")
         let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
-                           "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public"]
+                           "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public"]
         let reclaim = RepositoryPaths.executable
 
         let seeded = try Shell.capture([reclaim, "demo", "seed", "--json"], environment: environment)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 import ReclaimCore
@@ -304,6 +305,38 @@ final class EvidenceWorld {
         let exact = Array(big.dropLast())
         #expect(try slow.request("POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
                                  body: exact).status == 201)
+    }
+
+    @Test func largeUploadsAreSpooledAndStoredByteForByte() throws {
+        // A document past the transport's large-body threshold is never held whole: it is spooled (encrypted) as it
+        // arrives, digested and sealed from there in pieces; what is stored and served back is exactly what was sent.
+        let w = try EvidenceWorld()
+        var document = EvidenceWorld.png("large")
+        document += (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let metrics = w.world.service.service.metrics
+        let before = metrics.spooledBodies
+        let client = TestHTTPClient(port: w.world.service.service.port, timeout: 20)
+        let raw = try client.request("POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
+                                     body: document)
+        #expect(raw.status == 201, "\(raw.text)")
+        let form = try client.request("POST", "/api/v1/cases/\(w.number)/evidence",
+                                      headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
+                                      body: EvidenceWorld.form([("type", "box_photo")], file: (document, "image/png")))
+        #expect(form.status == 201, "\(form.text)")
+        #expect(metrics.spooledBodies == before + 2)
+        let tier3 = try w.world.agent(.tier3)
+        for response in [raw, form] {
+            let view = try response.decode(EvidenceView.self)
+            #expect(view.size == document.count)
+            #expect(view.sha256 == SHA256.hexDigest(document))
+            let download = try TestHTTPClient(port: w.world.service.service.port, timeout: 20).request(
+                "GET", "/api/v1/evidence/\(view.id)/content", headers: tier3.headers)
+            #expect(download.status == 200)
+            #expect(download.body == document)
+        }
+        // JSON stays in memory whatever the route: a small typed filing is not spooled.
+        _ = try w.file(["type": "device", "imei": "490154203237518"])
+        #expect(metrics.spooledBodies == before + 2)
     }
 
     @Test func aCustomerUploadIsSeenInTheirStatus() throws {

@@ -67,7 +67,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keys = directory + "/keys"
         #expect(try runInTmp([reclaim, "keys", "generate", "--output", keys], [:]).status == 0)
-        let environment = ["DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": keys]
+        let environment = ["DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": keys]
 
         let migrated = try runInTmp([reclaim, "migrate"], environment)
         #expect(migrated.status == 0, "\(migrated.error)")
@@ -95,7 +95,7 @@ import Testing
         defer { database.drop() }
         let keys = prefix + "/keys"
         #expect(try runInTmp([reclaim, "keys", "generate", "--output", keys], [:]).status == 0)
-        let environment = ["DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": keys]
+        let environment = ["DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": keys]
         let migrated = try runInTmp([reclaim, "migrate"], environment)
         #expect(migrated.status == 0, "\(migrated.error)")
 

@@ -12,13 +12,12 @@ import Testing
         let directory = NSTemporaryDirectory() + "reclaim-resilience-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = try ServiceConfiguration.fromEnvironment([
-            "DATABASE_URL": cluster.connectionString(database: "reclaim"),
+        let configuration = try ServiceConfiguration.fromEnvironment(cluster.databaseEnvironment.merging([
             "RECLAIM_ADDRESS": "127.0.0.1:0",
             "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
             "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
             "RECLAIM_THREADS": "2",
-        ])
+        ]) { $1 })
         let service = try ReclaimService(configuration: configuration, keys: nil, logger: Logger(sink: MemorySink()))
         try service.start()
         defer { service.shutdown() }
@@ -50,26 +49,42 @@ import Testing
     }
 }
 
-/// A PostgreSQL cluster of the test's own, made with deploy/pg.
+/// A PostgreSQL cluster of the test's own, made with deploy/pg: its superuser for setup, and (unless `roles` is false)
+/// the database `reclaim` with the roles `reclaim db roles` prints, as a deployment has them.
 final class PrivateCluster {
     let directory: String
     let port = "55" + String(Int.random(in: 100...999))
+    /// The setup conninfo (the bootstrap superuser, database postgres).
     private(set) var conninfo: String = ""
 
-    init() throws {
+    /// Whether fsync stays on (an immediate shutdown must not lose what was committed before it).
+    let durable: Bool
+
+    init(roles: Bool = true, durable: Bool = true) throws {
         directory = "/tmp/reclaim-pc-" + String(UUID().uuidString.prefix(8))
+        self.durable = durable
         try start()
-        try Shell.run(["psql", conninfo, "-qc", "CREATE DATABASE reclaim"])
+        if roles {
+            var environment = ProcessInfo.processInfo.environment
+            environment["RECLAIM_BIN"] = RepositoryPaths.executable
+            try Shell.run([RepositoryPaths.root + "/deploy/pg", "database", directory, "reclaim"], environment: environment)
+        }
     }
 
-    func connectionString(database: String) -> String {
-        conninfo.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(database)")
+    /// The conninfo of `database` as `user` (default: the service's login).
+    func connectionString(database: String, user: String = TestDatabase.roles.login) -> String {
+        conninfo.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(database)").replacingOccurrences(of: "user=postgres", with: "user=\(user)")
+    }
+
+    /// `DATABASE_URL` (the service's login) and `RECLAIM_MIGRATION_DATABASE_URL` (the owner) for the database `reclaim`.
+    var databaseEnvironment: [String: String] {
+        ["DATABASE_URL": connectionString(database: "reclaim"),
+         "RECLAIM_MIGRATION_DATABASE_URL": connectionString(database: "reclaim", user: TestDatabase.roles.owner)]
     }
 
     func start() throws {
-        // Durable: an immediate shutdown must not lose the migrations committed before it.
         var environment = ProcessInfo.processInfo.environment
-        environment["PG_DURABLE"] = "1"
+        environment["PG_DURABLE"] = durable ? "1" : "0"
         conninfo = try Shell.run([RepositoryPaths.root + "/deploy/pg", "start", directory, port], environment: environment)
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }

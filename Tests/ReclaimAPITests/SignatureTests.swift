@@ -148,20 +148,22 @@ final class HarnessState: Sendable {
         #expect(harness.runCount("create") == 0)
     }
 
-    @Test func signatures301SecondsOldOrAheadAreStale() throws {
+    /// The window is 300 s either way; the margins are wide because `now` is floored to the second and a loaded
+    /// machine may take seconds between reading the clock and the service checking the signature.
+    @Test func signaturesBeyondFiveMinutesOldOrAheadAreStale() throws {
         let harness = try MiddlewareHarness()
         defer { harness.stop() }
         let client = try harness.service.addClient()
         let now = Int64(harness.service.clock.now().timeIntervalSince1970)
-        let old = try harness.post(client, "/test/create", body: "{}", timestamp: now - 301)
+        let old = try harness.post(client, "/test/create", body: "{}", timestamp: now - 330)
         #expect(old.status == 401)
         #expect(try old.problem().code == "stale_signature")
-        let ahead = try harness.post(client, "/test/create", body: "{}", timestamp: now + 301)
+        let ahead = try harness.post(client, "/test/create", body: "{}", timestamp: now + 330)
         #expect(ahead.status == 401)
         #expect(try ahead.problem().code == "stale_signature")
         // Just inside the window either way.
-        #expect(try harness.post(client, "/test/create", body: "{}", timestamp: now - 295).status == 201)
-        #expect(try harness.post(client, "/test/create", body: "{}", timestamp: now + 295).status == 201)
+        #expect(try harness.post(client, "/test/create", body: "{}", timestamp: now - 270).status == 201)
+        #expect(try harness.post(client, "/test/create", body: "{}", timestamp: now + 270).status == 201)
     }
 
     @Test func aReplayedRequestIsRefused() throws {

@@ -120,7 +120,7 @@ private indirect enum TestJSON: Decodable {
         #expect(clean.status == 0, "\(clean.error)")
         #expect(clean.output.contains("ok: 2 case(s), 4 event(s)"))
 
-        let connection = try world.database()
+        let connection = try world.service.database.connect(as: .owner)
         defer { connection.close() }
         try connection.withTransaction { transaction in
             try transaction.execute("ALTER TABLE case_events DISABLE TRIGGER case_events_append_only")

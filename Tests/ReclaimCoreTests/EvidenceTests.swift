@@ -82,6 +82,32 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
         #expect(sniffTranscriptMediaType(Array("bell\u{7}".utf8)) == nil)
         // Documents are never sniffed as text.
         #expect(sniffMediaType(Array("hello".utf8)) == nil)
+        #expect(sniffTranscriptMediaType([0xED, 0xA0, 0x80]) == nil)  // an encoded surrogate
+        #expect(sniffTranscriptMediaType([0xE0, 0x80, 0xAF]) == nil)  // an overlong form
+        #expect(sniffTranscriptMediaType(Array("ends mid-character ".utf8) + [0xE6, 0x97]) == nil)
         #expect(UploadKind(rawValue: "transcript") == .transcript && UploadKind(rawValue: "invoice") == .document(DocumentType(.invoice)!) && UploadKind(rawValue: "card") == nil)
+    }
+}
+
+@Suite struct TranscriptTextCheckTests {
+    /// The check fed in pieces split anywhere (inside a character too) finds what it finds over the whole.
+    @Test func piecesSplitAnywhereGiveTheWholeAnswer() {
+        let texts: [[UInt8]] = [
+            Array("他说：付钱。 Pay now 😀 é\n\t\r\u{0C}".utf8), Array("a\u{0}b".utf8), Array("bell\u{7}".utf8), Array("del\u{7F}".utf8),
+            [0xC3, 0x28], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98], Array("ok".utf8) + [0xE6, 0x97, 0xA5],
+        ]
+        for text in texts {
+            var whole = TranscriptTextCheck()
+            text.withUnsafeBytes { whole.feed($0) }
+            for split in 0...text.count {
+                var pieces = TranscriptTextCheck()
+                text[..<split].withUnsafeBytes { pieces.feed($0) }
+                text[split...].withUnsafeBytes { pieces.feed($0) }
+                #expect(pieces.isUTF8 == whole.isUTF8 && pieces.holdsNUL == whole.holdsNUL && pieces.holdsControl == whole.holdsControl,
+                        "\(text) split at \(split)")
+            }
+            // And the same as Swift's own UTF-8 validation.
+            #expect(whole.isUTF8 == (String(validating: text, as: UTF8.self) != nil), "\(text)")
+        }
     }
 }

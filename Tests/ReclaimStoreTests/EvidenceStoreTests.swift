@@ -30,7 +30,7 @@ import Testing
         let device = NewEvidence(id: UUID(), caseID: caseID, kind: .device, matched: true, summary: "Device serial C02XK1ZJH3QD", details: [:],
                                  filedBy: "agent:x", filedAt: now.addingTimeInterval(1))
         let document = NewEvidence(id: UUID(), caseID: caseID, kind: .invoice, matched: nil, summary: "Invoice", details: [:],
-                                   sealedContent: ([9, 9, 9], "doc1"), sha256: [UInt8](repeating: 7, count: 32), size: 3, mediaType: "application/pdf",
+                                   sealedContent: SealedContent([9, 9, 9], keyID: "doc1"), sha256: [UInt8](repeating: 7, count: 32), size: 3, mediaType: "application/pdf",
                                    filedBy: "customer", filedAt: now.addingTimeInterval(2))
         for item in [card, device, document] { try EvidenceStore.insert(item, on: connection) }
 

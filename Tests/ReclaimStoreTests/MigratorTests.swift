@@ -17,7 +17,7 @@ import Testing
 
     @Test func appliesInOrderOnceAndRecordsChecksums() throws {
         let database = try TestDatabase.createEmpty()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let migrator = Migrator(migrations: [Self.first, Self.second])
         #expect(try migrator.check(connection) == .pending([Self.first, Self.second]))
@@ -45,7 +45,7 @@ import Testing
 
     @Test func refusesAChangedFile() throws {
         let database = try TestDatabase.createEmpty()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try Migrator(migrations: [Self.first, Self.second]).migrate(connection, logger: .discard)
         let edited = Migration(version: 2, name: "add_author", sql: Self.second.sql + "\n-- tweaked")
@@ -63,7 +63,7 @@ import Testing
 
     @Test func refusesADatabaseAheadOfTheCode() throws {
         let database = try TestDatabase.createEmpty()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try Migrator(migrations: [Self.first, Self.second, Self.third]).migrate(connection, logger: .discard)
         let older = Migrator(migrations: [Self.first, Self.second])
@@ -78,7 +78,7 @@ import Testing
 
     @Test func aFailingMigrationRollsBackAndRecordsNothing() throws {
         let database = try TestDatabase.createEmpty()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let broken = Migration(version: 2, name: "broken", sql: "CREATE TABLE half_done (id int); SELECT 1/0;")
         do {
@@ -108,7 +108,7 @@ import Testing
             Thread {
                 defer { group.leave() }
                 do {
-                    let connection = try database.connect()
+                    let connection = try database.connect(as: .owner)
                     defer { connection.close() }
                     start.wait()
                     let ran = try migrator.migrate(connection, logger: .discard)
@@ -123,7 +123,7 @@ import Testing
         group.wait()
         #expect(failures.withLock { $0 }.isEmpty)
         #expect(appliedCounts.withLock { $0.sorted() } == [0, 2])
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         #expect(try connection.query("SELECT count(*) FROM hits").first!.decode(0, as: Int.self) == 1)
         #expect(try applied(connection) == [1, 2])
@@ -171,7 +171,7 @@ import Testing
         #expect(try migrator.check(connection) == .upToDate(migrator.latestVersion))
 
         let empty = try TestDatabase.createEmpty()
-        let fresh = try empty.connect()
+        let fresh = try empty.connect(as: .owner)
         defer { fresh.close() }
         #expect(try migrator.migrate(fresh, logger: .discard).count == migrations.count)
     }

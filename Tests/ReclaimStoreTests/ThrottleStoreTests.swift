@@ -235,8 +235,13 @@ import Testing
                 let state = try? ThrottleStore.recordFailure(key: "k", rule: rule, now: Self.t0, on: b)
                 results.withLock { $0["b"] = state }
             }.start()
-            usleep(200_000)
-            #expect(results.withLock { $0["b"] } == nil)  // waiting on A's uncommitted row
+            // B waits on A's uncommitted row: PostgreSQL shows its backend waiting for a lock.
+            let observer = try database.connect()
+            defer { observer.close() }
+            #expect(try eventually(10) {
+                try observer.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").count == 1
+            })
+            #expect(results.withLock { $0["b"] } == nil)
             release.signal()
             finished.wait()
             #expect(results.withLock { $0["a"] }?.failures == 1)
@@ -262,7 +267,7 @@ import Testing
     @Test func theMigrationCarriesBothOldTablesOver() throws {
         let database = try TestDatabase.createEmpty()
         defer { database.drop() }
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)
         defer { connection.close() }
         let all = try Migrator.load(directory: TestDatabase.migrationsDirectory)
         try Migrator(migrations: all.filter { $0.version <= 4 }).migrate(connection, logger: .discard)

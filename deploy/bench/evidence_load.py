@@ -6,7 +6,7 @@
          THREADS keep-alive connections for SECONDS; prints "uploads_per_s MiB_per_s p50_ms p99_ms errors"
   evidence_load.py rss PORT COOKIE CSRF CASE SIZE COUNT PID
       -> COUNT uploads of SIZE bytes started at once; samples PID's VmRSS every 10 ms;
-         prints "baseline_MiB peak_MiB statuses"
+         prints "baseline_MiB peak_MiB after_MiB statuses" (after: 3 s after the last answer; statuses as count x status)
 """
 import http.client, os, sys, threading, time
 
@@ -72,10 +72,14 @@ def rss(port, cookie, csrf, case, size, count, pid):
     def worker(barrier):
         connection = http.client.HTTPConnection("127.0.0.1", int(port), timeout=120)
         barrier.wait()
-        connection.request("POST", "/api/v1/cases/%s/evidence?type=invoice" % case, payload, headers(cookie, csrf))
-        response = connection.getresponse()
-        response.read()
-        statuses.append(response.status)
+        try:
+            connection.request("POST", "/api/v1/cases/%s/evidence?type=invoice" % case, payload, headers(cookie, csrf))
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+        except OSError:
+            # Refused mid-body (503 too_many_uploads) and closed before the whole body was sent.
+            statuses.append(0)
 
     barrier = threading.Barrier(int(count))
     watch = threading.Thread(target=sampler)
@@ -83,10 +87,13 @@ def rss(port, cookie, csrf, case, size, count, pid):
     pool = [threading.Thread(target=worker, args=(barrier,)) for _ in range(int(count))]
     for thread in pool: thread.start()
     for thread in pool: thread.join()
-    time.sleep(0.2)
+    time.sleep(3)
     done.set()
     watch.join()
-    print("%.0f %.0f %s" % (baseline, peak[0], ",".join(str(s) for s in sorted(statuses))))
+    after = rss_mib(pid)
+    counts = {}
+    for status in statuses: counts[status] = counts.get(status, 0) + 1
+    print("%.0f %.0f %.0f %s" % (baseline, peak[0], after, ",".join("%dx%d" % (n, s) for s, n in sorted(counts.items()))))
 
 
 if __name__ == "__main__":

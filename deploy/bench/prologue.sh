@@ -7,8 +7,11 @@
 #   bench_build                                 release build of reclaim from $tree (default: this checkout; another one,
 #                                               e.g. main's, for a before/after) in $scratch (empty: .build); sets reclaim
 #   bench_database [PGPORT]                     a cluster in $work/pg with database reclaim_bench, keys, migrated; exports
-#                                               DATABASE_URL and the RECLAIM_* settings ($tree's Public/ and Migrations/;
-#                                               the service listens on $port)
+#                                               DATABASE_URL (the service's login, which owns nothing; pgbench runs the
+#                                               service's statements as it), RECLAIM_MIGRATION_DATABASE_URL (the schema's
+#                                               owner: seeding, VACUUM, bench tables), pg_superuser (CHECKPOINT) and the
+#                                               RECLAIM_* settings ($tree's Public/ and Migrations/; the service listens
+#                                               on $port)
 #   bench_serve [ARGS...]                       starts `reclaim serve ARGS` (log: $work/service.log), waits for /readyz
 #   bench_stop                                  stops it
 #   bench_p99 WRK-OUTPUT                        wrk's 99th percentile, in ms
@@ -60,10 +63,12 @@ bench_build() {
 }
 
 bench_database() {
-    local conninfo
-    conninfo=$(deploy/pg start "$work/pg" ${1:+"$1"})
-    psql "$conninfo" -qc "CREATE DATABASE reclaim_bench" >/dev/null
-    export DATABASE_URL="${conninfo/dbname=postgres/dbname=reclaim_bench}"
+    pg_superuser=$(deploy/pg start "$work/pg" ${1:+"$1"})
+    # The roles as in production (docs/operations.md, "Database roles"): `reclaim db roles`, run by deploy/pg.
+    RECLAIM_BIN="$reclaim" deploy/pg database "$work/pg" reclaim_bench
+    DATABASE_URL=$(deploy/pg conninfo "$work/pg" reclaim reclaim_bench)
+    RECLAIM_MIGRATION_DATABASE_URL=$(deploy/pg conninfo "$work/pg" reclaim_owner reclaim_bench)
+    export DATABASE_URL RECLAIM_MIGRATION_DATABASE_URL
     export RECLAIM_KEY_FILE="$work/keys"
     export RECLAIM_ADDRESS="127.0.0.1:$port"
     export RECLAIM_PUBLIC_DIR="$tree/Public"

@@ -83,13 +83,13 @@ public struct AuthMiddleware: HTTPMiddleware {
             let identity = ClientIdentity(id: client.id, name: client.name)
             guard request.method.changesState else { return identity }
             let secret = try SigningSecretSeal.open(client.sealedSigningSecret, keyID: client.signingKeyID, clientID: client.id, keys: keys)
-            var verified = RequestSignature.verify(header: request.header("reclaim-signature"), secret: secret, method: request.method.rawValue,
-                                                   target: request.target, body: request.body, now: now, window: policy.signatureWindow)
+            var verified = try RequestSignature.verify(header: request.header("reclaim-signature"), secret: secret, method: request.method.rawValue,
+                                                   target: request.target, content: request.content, now: now, window: policy.signatureWindow)
             // Administration: after a rotation the previous secret keeps working until its overlap ends.
             if case .failure(.invalid) = verified, let previous = client.previous, now < previous.expiresAt {
                 let old = try SigningSecretSeal.open(previous.sealed, keyID: previous.keyID, clientID: client.id, keys: keys)
-                verified = RequestSignature.verify(header: request.header("reclaim-signature"), secret: old, method: request.method.rawValue,
-                                                   target: request.target, body: request.body, now: now, window: policy.signatureWindow)
+                verified = try RequestSignature.verify(header: request.header("reclaim-signature"), secret: old, method: request.method.rawValue,
+                                                   target: request.target, content: request.content, now: now, window: policy.signatureWindow)
             }
             switch verified {
             case .failure(.invalid):

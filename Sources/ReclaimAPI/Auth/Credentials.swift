@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPServer
 
 /// The session cookie: name, attributes, token format.
 public enum SessionCookie {
@@ -74,6 +75,14 @@ public enum RequestSignature {
         return HMACSHA256.authenticate(parts: [prefix, body], key: secret)
     }
 
+    /// The same MAC over a body wherever it is (a spooled upload is read back in pieces, never whole).
+    public static func mac(secret: [UInt8], timestamp: Int64, method: String, target: String, content: BodyContent) throws -> [UInt8] {
+        let hasher = HMACSHA256.Hasher(key: secret)
+        Array("\(timestamp).\(method).\(target).".utf8).withUnsafeBytes { hasher.update($0) }
+        try content.forEachPiece { hasher.update($0) }
+        return hasher.finalize()
+    }
+
     /// The header value a client sends (used by tests, benchmarks and example clients).
     public static func header(secret: [UInt8], timestamp: Int64, method: String, target: String, body: [UInt8]) -> String {
         "t=\(timestamp),v1=\(Hex.encode(mac(secret: secret, timestamp: timestamp, method: method, target: target, body: body)))"
@@ -102,8 +111,16 @@ public enum RequestSignature {
     /// The MAC is checked first and in constant time, so only a holder of the secret learns about staleness.
     public static func verify(header: String?, secret: [UInt8], method: String, target: String, body: [UInt8], now: Date,
                               window: TimeInterval) -> Result<(mac: [UInt8], timestamp: Int64), Failure> {
+        // In memory, reading the body cannot fail.
+        (try? verify(header: header, secret: secret, method: method, target: target, content: BodyContent(body), now: now, window: window))
+            ?? .failure(.invalid)
+    }
+
+    /// The same check of a body wherever it is; throws only when a spooled body cannot be read back.
+    public static func verify(header: String?, secret: [UInt8], method: String, target: String, content: BodyContent, now: Date,
+                              window: TimeInterval) throws -> Result<(mac: [UInt8], timestamp: Int64), Failure> {
         guard let header, let parsed = parse(header) else { return .failure(.invalid) }
-        let expected = mac(secret: secret, timestamp: parsed.timestamp, method: method, target: target, body: body)
+        let expected = try mac(secret: secret, timestamp: parsed.timestamp, method: method, target: target, content: content)
         var matched: [UInt8]?
         for candidate in parsed.macs where ConstantTime.equals(candidate, expected) { matched = candidate }
         guard let matched else { return .failure(.invalid) }

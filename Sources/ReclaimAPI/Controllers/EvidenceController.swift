@@ -47,7 +47,7 @@ final class EvidenceController: Sendable {
                 }
                 return
             }
-            let document: (DocumentType, [UInt8], String?)
+            let document: (DocumentType, BodyContent, String?)
             if media == "multipart/form-data" {
                 document = try EvidenceInput.documentFromForm(try request.multipart())
             } else {
@@ -55,10 +55,10 @@ final class EvidenceController: Sendable {
                     throw Problem.unprocessable(errors: [FieldError(field: "type", message: "Name the document with ?type=: "
                                                                     + DocumentType.allCases.map(\.rawValue).joined(separator: ", ") + ".")])
                 }
-                document = (type, request.body, media.isEmpty ? nil : media)
+                document = (type, request.content, media.isEmpty ? nil : media)
             }
             completion(.success(try context.transaction(for: request) { connection in
-                CaseHTTP.json(try operations.fileDocument(type: document.0, bytes: document.1, declaredType: document.2, number: number,
+                CaseHTTP.json(try operations.fileDocument(upload: .document(document.0), content: document.1, declaredType: document.2, number: number,
                                                           by: principal.actor, at: now, on: connection).json, status: 201)
             }))
         } catch {
@@ -332,7 +332,7 @@ enum EvidenceInput {
 
     /// The document part of a form: fields `type` and `file`.
     /// A customer's upload form: `type` (a document type or `transcript`) and `file`.
-    static func uploadFromForm(_ form: MultipartForm) throws -> (UploadKind, [UInt8], String?) {
+    static func uploadFromForm(_ form: MultipartForm) throws -> (UploadKind, BodyContent, String?) {
         var errors: [FieldError] = []
         let type = form.field("type").flatMap(UploadKind.init(rawValue:))
         if type == nil { errors.append(FieldError(field: "type", message: UploadKind.allRawValues.joined(separator: ", "))) }
@@ -340,10 +340,10 @@ enum EvidenceInput {
         if file == nil { errors.append(FieldError(field: "file", message: "Attach the file as the part named file.")) }
         guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
         let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
-        return (type, file.bytes, declared)
+        return (type, file.content, declared)
     }
 
-    static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, [UInt8], String?) {
+    static func documentFromForm(_ form: MultipartForm) throws -> (DocumentType, BodyContent, String?) {
         var errors: [FieldError] = []
         let type = form.field("type").flatMap(DocumentType.init(rawValue:))
         if type == nil {
@@ -353,7 +353,7 @@ enum EvidenceInput {
         if file == nil { errors.append(FieldError(field: "file", message: "Attach the document as the part named file.")) }
         guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
         let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
-        return (type, file.bytes, declared)
+        return (type, file.content, declared)
     }
 
 }

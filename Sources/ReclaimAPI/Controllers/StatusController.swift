@@ -159,14 +159,14 @@ final class StatusController: Sendable {
             let language = CustomerLanguage.negotiate(requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
             throw Problem(ErrorCode.caseNotOpen, detail: CustomerText.problemCaseNotOpen.text(language, contact: context.configuration.supportContact))
         }
-        let (type, bytes, declared) = try EvidenceInput.uploadFromForm(form)
+        let (type, content, declared) = try EvidenceInput.uploadFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let now = context.now
         return try context.transaction(for: request) { connection in
-            let evidence = try CaseOperations(keys: context.keys).fileDocument(upload: type, bytes: bytes, declaredType: declared, number: number,
+            let evidence = try CaseOperations(keys: context.keys).fileDocument(upload: type, content: content, declaredType: declared, number: number,
                                                                                by: Principal.customer(number).actor, at: now, on: connection)
             let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
-                                       "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(bytes.count)),
+                                       "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(content.count)),
                                        "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
             return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
         }
