@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "ReclaimCore"),
         .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
         // One function per case operation (load, decide with ReclaimCore, store, append typed events); domain errors only.
-        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres"]),
+        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres", "Logging"]),
         // The outbox's delivery worker: mail (MIME over SMTP, or .eml files) and Standard Webhooks, over Curl.
         .target(name: "Notifications", dependencies: ["Curl", "HTTPServer", "ReclaimCore", "ReclaimStore", "ReclaimOperations", "Crypto", "Postgres", "Logging"]),
         .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "Notifications", "HTTPServer", "Crypto", "Postgres", "Logging"]),

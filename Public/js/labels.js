@@ -43,10 +43,11 @@ export const ACTIONS = {
   close: { label: 'Close', help: 'Close a finished case.', reason: true },
 };
 
+/** Each unlock step as a thing to do (the checklist, the Complete form, "Still to do: …"). */
 export const UNLOCKS = {
-  remove_rescue_email: 'Removed the rescue address',
+  remove_rescue_email: 'Remove the rescue address',
   reset_security_questions: 'Reset the security questions',
-  remove_activation_lock: 'Removed the activation lock',
+  remove_activation_lock: 'Remove the activation lock',
 };
 
 /** The unlocks `complete` may carry: with a checklist (`unlocks.required`), the steps still outstanding; without
@@ -92,13 +93,20 @@ export const FACTS = {
   lost_mode_enabled: 'Device in lost mode',
 };
 
+/** The fields an agent may correct (PATCH /api/v1/cases/{n}), by their API names, as the timeline names them. */
+export const CASE_FIELDS = {
+  'customer.name': 'customer name', 'customer.contact_email': 'contact address', language: 'language',
+  'facts.rescue_email': 'rescue address', devices: 'devices', summary: 'summary',
+};
+
 export const FACTORS = { security_answer: 'Security answer', card: 'Payment card', device: 'Device' };
 
 /** The mails the customer receives (CustomerMailKind) and the webhook events (WebhookEvent), for the Messages panel. */
 export const MESSAGE_KINDS = {
   case_opened: 'case opened (number, access code, status link)', access_code_reissued: 'a new access code',
   state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
-  merged: 'merged into another case', document_rejected: 'a document rejected (with the customer reason)',
+  merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
+  document_rejected: 'a document rejected (with the customer reason)',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added',
 };

@@ -14,6 +14,10 @@ public struct NotificationSettings: Sendable {
     public var smtpURL: String?
     /// The sender (`RECLAIM_MAIL_FROM`).
     public var mailFrom: String
+    /// How a customer reaches support (`RECLAIM_SUPPORT_CONTACT`), for the mail that says "call us if this was not you".
+    public var supportContact = NotificationSettings.defaultSupportContact
+    /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
+    public static let defaultSupportContact = "support@reclaim.example"
     /// The service's public base URL, for the status link (`RECLAIM_PUBLIC_URL`).
     public var publicURL: String
     /// Where .eml files go without SMTP (`<data directory>/mail`).
@@ -294,9 +298,11 @@ public final class DeliveryWorker: Sendable {
         let display = (try? CaseNumber(parsing: number).description) ?? number
         let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
         let link = "\(base)/status?case=\(number)"
+        var newAddress = ""
+        if case .string(let masked)? = payload["new_address"] { newAddress = masked }
         return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
                            body: MailText.body(kind, caseNumber: display, stage: stage, accessCode: code, statusURL: link, language: language,
-                                               customerReason: customerReason),
+                                               newAddress: newAddress, supportContact: settings.supportContact, customerReason: customerReason),
                            messageID: message.id, date: message.createdAt)
     }
 

@@ -25,6 +25,9 @@ public enum MailText {
         case (.documentRejected, .english): "Case \(caseNumber): we could not accept a document"
         case (.documentRejected, .simplifiedChinese): "案件 \(caseNumber)：您的一份材料未能通过审核"
         case (.documentRejected, .traditionalChinese): "案件 \(caseNumber)：您的一份文件未通過審核"
+        case (.contactChanged, .english): "Case \(caseNumber): the contact address was changed"
+        case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber)：联系邮箱已更改"
+        case (.contactChanged, .traditionalChinese): "案件 \(caseNumber)：聯絡電子郵件地址已變更"
         }
     }
 
@@ -37,8 +40,8 @@ public enum MailText {
         }
     }
 
-    /// The sentence that says what happened.
-    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage) -> String {
+    /// The sentence that says what happened (`newAddress`: the new contact address, masked, for `contactChanged`).
+    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage, newAddress: String = "") -> String {
         switch (kind, language) {
         case (.caseOpened, .english): "We have opened case \(caseNumber) to recover your account."
         case (.caseOpened, .simplifiedChinese): "我们已为您开立案件 \(caseNumber)，以恢复您的账户。"
@@ -61,6 +64,19 @@ public enum MailText {
         case (.documentRejected, .english): "We could not accept a document you sent for case \(caseNumber). The status page shows which one and what to send instead."
         case (.documentRejected, .simplifiedChinese): "您为案件 \(caseNumber) 提交的一份材料未能通过审核。状态页面会显示是哪一份，以及应改为提交什么。"
         case (.documentRejected, .traditionalChinese): "您為案件 \(caseNumber) 提交的一份文件未通過審核。狀態頁面會顯示是哪一份，以及應改為提交什麼。"
+        case (.contactChanged, .english):
+            "The contact address for case \(caseNumber) was changed to \(newAddress). Mail about the case now goes there, not to this address."
+        case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber) 的联系邮箱已改为 \(newAddress)。今后有关该案件的邮件将发往该地址，不再发往本邮箱。"
+        case (.contactChanged, .traditionalChinese): "案件 \(caseNumber) 的聯絡電子郵件地址已改為 \(newAddress)。今後有關該案件的郵件將寄往該地址，不再寄往本信箱。"
+        }
+    }
+
+    /// What to do if the change was not theirs (the contact-changed mail): call support, whose contact is given.
+    static func notYouLine(_ supportContact: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "If you did not ask for this, contact support at once: \(supportContact)."
+        case .simplifiedChinese: "如果这不是您本人要求的，请立即联系客服：\(supportContact)。"
+        case .traditionalChinese: "如果這不是您本人要求的，請立即聯絡客服：\(supportContact)。"
         }
     }
 
@@ -125,9 +141,16 @@ public enum MailText {
         }
     }
 
-    /// The whole plain-text body (a rejected document's with its `customerReason`).
+    /// The whole plain-text body (a rejected document's with its `customerReason`). The contact-changed mail goes to an
+    /// address that may not be the customer's (the typo being corrected): it carries no state and no link, only the
+    /// masked new address and whom to call.
     public static func body(_ kind: CustomerMailKind, caseNumber: String, stage: CustomerText, accessCode: String?, statusURL: String,
-                            language: CustomerLanguage, customerReason: CustomerReason? = nil) -> String {
+                            language: CustomerLanguage, newAddress: String = "", supportContact: String = "",
+                            customerReason: CustomerReason? = nil) -> String {
+        if kind == .contactChanged {
+            return [greeting(language), "", news(kind, caseNumber: caseNumber, language: language, newAddress: newAddress),
+                    notYouLine(supportContact, language: language), "", warning(language), "", "-- ", signature(language)].joined(separator: "\n")
+        }
         var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language)]
         if let customerReason { lines.append(reasonLine(customerReason, language: language)) }
         lines.append(stateLine(Self.state(stage, language: language), language: language))

@@ -49,6 +49,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
     case accessCodeJustIssued = "access_code_just_issued"
+    case pathDecided = "path_decided"
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
@@ -78,7 +79,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
              .notFrozen, .notSameAccount, .endpointDisabled: 409
-        case .accessCodeJustIssued: 409
+        case .accessCodeJustIssued, .pathDecided: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -145,6 +146,9 @@ extension WorkflowRefusal: Refusal {
                     extraMembers: ["outstanding": steps.map(\.rawValue)])
         case .alreadyDone: Problem(ErrorCode.alreadyDone, detail: "This unlock step is already recorded.")
         case .notSameAccount: Problem(ErrorCode.notSameAccount, detail: "Only cases about the same account e-mail can be merged.")
+        case .pathDecided:
+            Problem(ErrorCode.pathDecided,
+                    detail: "The case reached engineering on the facts as they were (verify or approve checked those), and this change would change whether only the device can be recovered. Tell engineering in an internal note; once the case is finished, tier 2 can reopen it and correct the facts.")
         }
     }
 
@@ -152,7 +156,7 @@ extension WorkflowRefusal: Refusal {
         .invalidTransition(from: .new, action: .complete), .insufficientTier(required: .tier3),
         .verificationFailed(VerificationOutcome(factors: [.securityAnswer: .matched, .card: .mismatched])), .notRecoverable, .caseNotOpen,
         .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .documentsMissing([.proofOfPurchase]), .documentsPending,
-        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount,
+        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount, .pathDecided,
     ]
 }
 

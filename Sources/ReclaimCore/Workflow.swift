@@ -123,6 +123,8 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case alreadyDone
     /// Merge: the two cases are not about the same account e-mail.
     case notSameAccount
+    /// A correction would make the case device-only (or no longer so) after it reached engineering on the other facts.
+    case pathDecided
 }
 
 /// The case workflow: which actions are allowed and what each does. Pure: callers pass the time.

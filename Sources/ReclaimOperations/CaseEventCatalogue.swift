@@ -25,6 +25,7 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unmerged
     case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
+    case caseCorrected = "case_corrected"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -63,6 +64,8 @@ public enum CaseEventEntry: Sendable {
     case unmergeLeft(caseNumber: String, reason: String?)
     /// A mail not sent because its address is the rescue address the thief added (never the address itself).
     case mailRefused(kind: String, reason: String)
+    /// An agent corrected the case's details (`PATCH`): see `CaseCorrectionEvent`.
+    case caseCorrected(CaseCorrectionEvent)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -87,6 +90,7 @@ public enum CaseEventEntry: Sendable {
         case .unmerged: .unmerged
         case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
+        case .caseCorrected: .caseCorrected
         }
     }
 
@@ -147,7 +151,46 @@ public enum CaseEventEntry: Sendable {
             return ["case_number": .string(caseNumber), "reason": .optional(reason)]
         case let .mailRefused(kind, reason):
             return ["mail": .string(kind), "reason": .string(reason)]
+        case let .caseCorrected(correction):
+            return correction.data
         }
+    }
+}
+
+/// What a correction changed, as its `case_corrected` event records it: the fields by their API names, each fact's new
+/// value, what happened to the rescue address (`added`, `changed`, `removed`) and to the devices (how many added and
+/// removed), the new language (null: not known), the path and unlock checklist when they followed. Never a personal
+/// value (a name, an address, a serial, the summary): the timeline cannot be rewritten, while the case's own fields
+/// can be erased, and the case shows what they are now.
+public struct CaseCorrectionEvent: Sendable {
+    /// The fields changed, by their API names (`customer.name`, `facts.two_step_enabled`, `devices`…).
+    public var fields: [String]
+    /// Each fact that changed, with its new value.
+    public var facts: [(fact: CaseFact, value: Bool)] = []
+    /// What happened to the rescue address: `added`, `changed` or `removed` (never the address).
+    public var rescueEmail: String?
+    /// How many devices were added and removed.
+    public var devices: (added: Int, removed: Int)?
+    /// The new language, when it changed (`.some(nil)`: now not known).
+    public var language: CustomerLanguage??
+    /// The path before and after, when the facts moved it.
+    public var path: (from: RecoveryPath, to: RecoveryPath)?
+    /// The unlock checklist after, when the facts changed it.
+    public var unlocksRequired: [UnlockKind]?
+
+    /// An event naming `fields`; the rest is set for what changed.
+    public init(fields: [String]) { self.fields = fields }
+
+    /// The event's data object; members other than `fields` only for what changed.
+    var data: JSONValue {
+        var data: [String: JSONValue] = ["fields": .array(fields.map(JSONValue.string))]
+        if !facts.isEmpty { data["facts"] = .object(Dictionary(uniqueKeysWithValues: facts.map { ($0.fact.rawValue, JSONValue.bool($0.value)) })) }
+        if let rescueEmail { data["rescue_email"] = .string(rescueEmail) }
+        if let devices { data["devices"] = ["added": .int(Int64(devices.added)), "removed": .int(Int64(devices.removed))] }
+        if let language { data["language"] = .optional(language?.rawValue) }
+        if let path { data["path"] = ["from": .string(path.from.rawValue), "to": .string(path.to.rawValue)] }
+        if let unlocksRequired { data["unlocks_required"] = .array(unlocksRequired.map { .string($0.rawValue) }) }
+        return .object(data)
     }
 }
 

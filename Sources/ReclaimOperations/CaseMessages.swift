@@ -16,6 +16,8 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     case merged
     /// A document was not accepted: the customer's reason, and what the case now waits for.
     case documentRejected = "document_rejected"
+    /// To the previous contact address, when an agent changed it: the new one masked, and whom to call if this was not them.
+    case contactChanged = "contact_changed"
 
     /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
     public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
@@ -29,6 +31,8 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case evidenceFiled = "evidence.filed"
     case evidenceReviewed = "evidence.reviewed"
     case noteAdded = "note.added"
+    /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
+    case auditCheckpoint = "audit.checkpoint"
 }
 
 /// Writes the messages a change causes into the outbox, in the operation's transaction: commit and message are one.
@@ -54,13 +58,13 @@ public enum CaseMessages {
         return true
     }
 
-    /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address.
-    /// A code-carrying mail seals the code with the `documents` key; the queued row never holds it in clear.
-    /// A rejected document's mail carries its `customerReason`, and its state line reads the `evidence` as the page does.
+    /// Queues a mail to the customer's contact address (or to `recipient`), or records the refusal when that is the
+    /// rescue address. A code-carrying mail seals the code with the `documents` key; the queued row never holds it in
+    /// clear. `extra` joins the payload (never a secret); the state line reads `evidence` as the page does when given.
     public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, accessCode: AccessCode? = nil, keys: KeyFile?,
-                            customerReason: CustomerReason? = nil, evidence: [FiledEvidence] = [],
-                            at now: Date, on connection: PostgresConnection) throws {
-        let recipient = record.customerContactEmail
+                            evidence: [FiledEvidence] = [], at now: Date, on connection: PostgresConnection, to recipient: String? = nil,
+                            extra: [String: JSONValue] = [:]) throws {
+        let recipient = recipient ?? record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
             try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
             return
@@ -75,12 +79,11 @@ public enum CaseMessages {
         // The status page's heading for the case as it now stands (from the evidence when given): the mail says the same.
         let snapshot = record.snapshot
         let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence).stage
-        var members: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
+        var payload: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
                                             "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
-        if let customerReason { members["customer_reason"] = .string(customerReason.rawValue) }
-        let payload = JSONValue.object(members)
+        payload.merge(extra) { own, _ in own }
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
-                                                payload: payload, sealedSecret: sealed), now: now, on: connection)
+                                                payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.
@@ -122,7 +125,8 @@ public enum CaseMessages {
     static func documentRejected(_ record: CaseRecord, reason: CustomerReason, from before: CaseState, evidence: [FiledEvidence], keys: KeyFile?,
                                  at now: Date, on connection: PostgresConnection) throws {
         let after = record.snapshot.state
-        try mail(.documentRejected, for: record, state: after, keys: keys, customerReason: reason, evidence: evidence, at: now, on: connection)
+        try mail(.documentRejected, for: record, state: after, keys: keys, evidence: evidence, at: now, on: connection,
+                 extra: ["customer_reason": .string(reason.rawValue)])
         if after != before {
             try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
         }
@@ -139,5 +143,20 @@ public enum CaseMessages {
         try mail(.merged, for: record, state: .merged, keys: keys, at: now, on: connection)
         try webhook(.caseMerged, for: record, state: .merged,
                     data: ["merged_into": .string(target.number), "previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+
+    /// The messages of a corrected contact address: the previous address is told, with the new one masked (it may be a
+    /// typo that reaches a stranger, who learns nothing about the case from it), never when it reaches the rescue
+    /// address the case had before the correction or has now (`mail_refused` records that). No webhook: nothing the
+    /// partner follows changed.
+    static func contactChanged(_ record: CaseRecord, previous: String, previousRescue: String?, keys: KeyFile?, at now: Date,
+                               on connection: PostgresConnection) throws {
+        if let previousRescue, EmailAddress.sameMailbox(previous, previousRescue) {
+            try CaseTimeline.append(.mailRefused(kind: CustomerMailKind.contactChanged.rawValue, reason: "rescue_address"), caseID: record.id,
+                                    actor: "system", at: now, on: connection)
+            return
+        }
+        try mail(.contactChanged, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection, to: previous,
+                 extra: ["new_address": .string(EmailAddress.masked(record.customerContactEmail))])
     }
 }

@@ -97,20 +97,12 @@ public struct CaseOperations: Sendable {
     public func open(_ opening: Opening, by actor: String, at now: Date, on connection: PostgresConnection) throws -> Opened {
         var issues = IssueCollector()
         let accountEmail = issues.take(EmailAddress.validate(opening.accountEmail, field: "account_email"))
-        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: "customer.contact_email"))
-        let name = opening.customerName.trimmingCharacters(in: .whitespacesAndNewlines)
-        if name.isEmpty || name.count > 200 { issues.add(field: "customer.name", message: "A name has 1 to 200 characters.") }
-        var devices: [CaseDevice] = []
-        for (index, device) in opening.devices.enumerated() {
-            if let valid = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
-                                                           field: "devices[\(index)]", issues: &issues) {
-                devices.append(valid)
-            }
-        }
-        if opening.devices.count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
-        let summary = opening.summary.trimmingCharacters(in: .whitespacesAndNewlines)
-        if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
-        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: "facts.rescue_email")) }
+        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: Self.contactField))
+        let name = Self.validatedName(opening.customerName, issues: &issues)
+        let devices = Self.validatedDevices(opening.devices, issues: &issues)
+        let summary = Self.validatedSummary(opening.summary, issues: &issues)
+        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField)) }
+        if let contactEmail, let rescueEmail { Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues) }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
         var facts = opening.facts
         if rescueEmail != nil { facts.rescueEmailAdded = true }

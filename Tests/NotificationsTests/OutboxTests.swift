@@ -60,8 +60,17 @@ import Testing
         #expect(!raw.contains(opened.accessCode.symbols))
         #expect(!raw.contains(opened.accessCode.display))
 
-        let thief = try open(opening(contact: "Thief@Evil.test", rescue: "thief@evil.test"))
-        #expect(try messages(thief.record).isEmpty)
+        // The thief's address as the contact is refused at the door now; a case from before that rule (the address
+        // written straight into the row) still gets no mail: the refusal is recorded instead.
+        #expect(throws: OperationError.invalid(field: "customer.contact_email",
+                                               "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address.")) {
+            try self.open(opening(contact: "Thief@Evil.test", rescue: "thief@evil.test"))
+        }
+        let thief = try open(opening(contact: "ada@example.net", rescue: "thief@evil.test"))
+        try pool.withConnection { try $0.execute("UPDATE cases SET customer_contact_email = 'Thief@Evil.test' WHERE id = \(thief.record.id)") }
+        let number = try CaseNumber(parsing: thief.record.number)
+        _ = try pool.withTransaction { try operations.addNote(number, body: "Please call us", visibility: .customer, by: agent, at: Date(), on: $0) }
+        #expect(try messages(thief.record).map(\.kind) == ["case_opened"])
         let events = try pool.withConnection { try CaseEventStore.list(caseID: thief.record.id, on: $0) }
         #expect(events.contains { $0.type == "mail_refused" })
         #expect(!events.contains { $0.data.canonical.contains("evil.test") && $0.type == "mail_refused" })

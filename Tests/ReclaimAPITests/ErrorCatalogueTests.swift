@@ -24,7 +24,7 @@ import Testing
     @Test func everyRefusalHasADeclaredCodeItsStatusAndASentence() {
         // The examples name each case once (a value listed twice would hide a case left out).
         #expect(Set(Self.refusals.map { String(reflecting: $0) }).count == Self.refusals.count)
-        #expect(WorkflowRefusal.examples.count == 14)
+        #expect(WorkflowRefusal.examples.count == 15)
         for refusal in Self.refusals {
             let problem = refusal.problem
             let declared = ErrorCode.everyKind.filter { $0.code == problem.code }

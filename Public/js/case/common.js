@@ -80,11 +80,12 @@ export async function allPages(path) {
   return items;
 }
 
-/** Sends a change with If-Match; shows the result, or why not. 412: someone else changed the case, reload it. */
-export async function change(container, path, json, done) {
+/** Sends a change with If-Match (POST, or `method`); shows the result, or why not. 412: someone else changed the
+ *  case, reload it. */
+export async function change(container, path, json, done, method = 'POST') {
   await whileBusy(container, async () => {
     try {
-      await app.api.call('POST', path, { json, headers: { 'If-Match': current.version } });
+      await app.api.call(method, path, { json, headers: { 'If-Match': current.version } });
       await reload();
       say(done, 'ok');
     } catch (error) {

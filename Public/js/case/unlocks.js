@@ -1,7 +1,6 @@
 // The unlock checklist: every step the thief's changes need undone; engineering records each on its own.
 import { byId, h, replace } from '../dom.js';
-import { words } from '../format.js';
-import { UNLOCKS, outstandingUnlocks, tierCovers } from '../labels.js';
+import { UNLOCKS, label, outstandingUnlocks, tierCovers } from '../labels.js';
 import { app, change, current } from './common.js';
 
 // MARK: Unlock checklist
@@ -16,12 +15,21 @@ export function unlockChecklist(c) {
       outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
         : '✓ Every step is done: the case can be completed.'),
     h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', { dataset: { step, done: String(done.has(step)) } },
-      h('span', { class: done.has(step) ? 'yes' : 'no' }, done.has(step) ? '✓ Done' : 'To do'), ' ', UNLOCKS[step] ?? words(step),
+      done.has(step) ? [h('span', { class: 'yes' }, '✓ Done:'), ' '] : null, stepWords(step, c),
       canRecord && !done.has(step)
         ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
         : null))),
     h('div', { id: 'unlock-form-slot' }),
   ];
+}
+
+/** A step as a thing to do, naming what engineering acts on: the rescue address to remove, when the case knows it. */
+function stepWords(step, c) {
+  const words = label(UNLOCKS, step);
+  if (step !== 'remove_rescue_email') return words;
+  const address = c.facts?.rescue_email;
+  return address ? [words, ' ', h('span', { class: 'mono', id: 'unlock-rescue-email' }, address), ' from the account']
+    : `${words} the thief added (the case does not know it: ask the customer, or correct the case when they tell you)`;
 }
 
 function openUnlock(step) {

@@ -1,4 +1,4 @@
--- 0016: a rejected document leads somewhere (api.md v1.2, issue 20). A review that rejects a document names why, in a
+-- 0017: a rejected document leads somewhere (api.md v1.2, issue 20). A review that rejects a document names why, in a
 -- word of a fixed vocabulary the customer reads in their language (the status page, the mail); `reason` stays the
 -- agents' own. A lookup table as 0012's, so a new reason is a row, not a CHECK dropped and re-added.
 CREATE TABLE customer_reasons (reason text PRIMARY KEY);
