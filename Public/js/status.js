@@ -150,6 +150,9 @@ function renderProgress(steps) {
 function renderStatus(status) {
   lastStatus = status;
   byId('result-case').textContent = groupCaseNumber(status.case_number);
+  // Looked up by a merged number: say why another number shows (the merge mail says the same).
+  byId('merged-from').textContent = status.merged_from ? t('result.merged_from', { number: groupCaseNumber(status.merged_from) }) : '';
+  show(byId('merged-from'), Boolean(status.merged_from));
   byId('stage').textContent = status.stage;
   byId('updated').textContent = formatWhen(status.updated_at);
   byId('checked').textContent = formatWhen(status.checked_at);

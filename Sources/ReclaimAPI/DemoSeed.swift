@@ -338,7 +338,8 @@ public struct DemoSeed: Sendable {
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
                 _ = try pool.withTransaction { connection in
                     try operations.merge(number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
-                                         reason: "Same caller, second channel.", actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                                         reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
+                                         actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier

@@ -48,6 +48,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case notFrozen = "not_frozen"
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
+    case differentCustomer = "different_customer"
     case accessCodeJustIssued = "access_code_just_issued"
     case pathDecided = "path_decided"
     // Administration
@@ -79,7 +80,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
              .notFrozen, .notSameAccount, .endpointDisabled: 409
-        case .accessCodeJustIssued, .pathDecided: 409
+        case .accessCodeJustIssued, .pathDecided, .differentCustomer: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -149,6 +150,10 @@ extension WorkflowRefusal: Refusal {
         case .pathDecided:
             Problem(ErrorCode.pathDecided,
                     detail: "The case reached engineering on the facts as they were (verify or approve checked those), and this change would change whether only the device can be recovered. Tell engineering in an internal note; once the case is finished, tier 2 can reopen it and correct the facts.")
+        case let .differentCustomer(fields):
+            Problem(ErrorCode.differentCustomer,
+                    detail: "These cases name different customers (\(fields.joined(separator: ", "))): merge them only if they are one person, with same_customer_confirmed.",
+                    extraMembers: ["differing": fields])
         }
     }
 
@@ -156,7 +161,7 @@ extension WorkflowRefusal: Refusal {
         .invalidTransition(from: .new, action: .complete), .insufficientTier(required: .tier3),
         .verificationFailed(VerificationOutcome(factors: [.securityAnswer: .matched, .card: .mismatched])), .notRecoverable, .caseNotOpen,
         .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .documentsMissing([.proofOfPurchase]), .documentsPending,
-        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount, .pathDecided,
+        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount, .pathDecided, .differentCustomer(["customer.name"]),
     ]
 }
 

@@ -151,7 +151,7 @@ struct Routes {
                      tag: "cases", authentication: .agent, responses: changing,
                      bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
-                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open.",
+                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open; 409 different_customer (with `differing`) when the customers' names or contact addresses differ, unless same_customer_confirmed. The merged number's own access code then sees the target's status and only the notes and evidence its own case brought.",
                      tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
                      bodyLimit: 4096, handler: cases.merge).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",

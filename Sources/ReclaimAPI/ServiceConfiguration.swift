@@ -351,6 +351,7 @@ extension ServiceConfiguration {
                                             webhookAllow: WebhookAllowList(parsing: webhookAllow))
         settings.supportContact = supportContact
         settings.mailThreads = mailThreads
+        settings.supportContact = supportContact
         settings.webhookThreads = webhookThreads
         settings.webhookPerEndpoint = webhookPerEndpoint
         settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)

@@ -125,6 +125,9 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case notSameAccount
     /// A correction would make the case device-only (or no longer so) after it reached engineering on the other facts.
     case pathDecided
+    /// Merge: the two cases' customers differ in these fields (`customer.name`, `customer.contact_email`) and the agent
+    /// has not confirmed that they are one person (`same_customer_confirmed`).
+    case differentCustomer([String])
 }
 
 /// The case workflow: which actions are allowed and what each does. Pure: callers pass the time.

@@ -54,8 +54,9 @@ public enum CaseEventEntry: Sendable {
     case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
     /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared.
     case accessCodeReissued
-    /// This case was merged into `into` (it left `from`); its evidence and notes count there now.
-    case merged(into: String, from: CaseState, reason: String?)
+    /// This case was merged into `into` (it left `from`); its evidence and notes count there now. `confirmedDifferences`:
+    /// the customer fields that differed and that the agent confirmed as one person (empty when none differed).
+    case merged(into: String, from: CaseState, reason: String?, confirmedDifferences: [String] = [])
     /// Case `from` was merged into this one.
     case mergeReceived(from: String, reason: String?)
     /// The merge was undone: back to `to`, its items left `from`.
@@ -141,8 +142,13 @@ public enum CaseEventEntry: Sendable {
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
         case .accessCodeReissued:
             return ["status_lock_cleared": .bool(true)]
-        case let .merged(into, from, reason):
-            return ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
+        case let .merged(into, from, reason, confirmed):
+            var data: [String: JSONValue] = ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
+            if !confirmed.isEmpty {
+                data["same_customer_confirmed"] = .bool(true)
+                data["differing"] = .array(confirmed.map { .string($0) })
+            }
+            return .object(data)
         case let .mergeReceived(from, reason):
             return ["from_case": .string(from), "reason": .optional(reason)]
         case let .unmerged(from, to, reason):

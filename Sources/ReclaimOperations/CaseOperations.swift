@@ -373,10 +373,11 @@ public struct CaseOperations: Sendable {
 
     // MARK: Merge
 
-    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail): it goes to `merged`
-    /// with `merged_into`; its evidence and notes count on the target; both timelines record it; a freeze is lifted.
-    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, actorTier: Tier, by actor: String,
-                      at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail, the same customer or
+    /// `sameCustomerConfirmed`): it goes to `merged` with `merged_into`; its evidence and notes count on the target; both
+    /// timelines record it (the confirmed differences included); a freeze is lifted.
+    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, sameCustomerConfirmed: Bool = false,
+                      actorTier: Tier, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
         let reason = try Self.optionalReason(reason)
         // Both rows locked in case-number order, so two opposite merges cannot deadlock.
         for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
@@ -384,14 +385,17 @@ public struct CaseOperations: Sendable {
         guard let into = try CaseStore.find(number: target.digits, on: connection) else { throw OperationError.invalid(field: "into", "No case has this number.") }
         do {
             try CaseMerge.check(actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
-                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail)
+                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail, sourceCustomer: record.mergeCustomer,
+                                targetCustomer: into.mergeCustomer, sameCustomerConfirmed: sameCustomerConfirmed)
         } catch {
             throw OperationError.refused(error, caseID: record.id)
         }
         guard try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
-        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        let differences = CaseMerge.differingFields(record.mergeCustomer, into.mergeCustomer)
+        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason, confirmedDifferences: differences), caseID: record.id,
+                                actor: actor, at: now, on: connection)
         try CaseTimeline.append(.mergeReceived(from: record.number, reason: reason), caseID: into.id, actor: actor, at: now, on: connection)
         if record.frozen {
             try CaseStore.liftFreeze(id: record.id, on: connection)
@@ -502,4 +506,9 @@ extension CaseRecord {
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
                    unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState)
     }
+}
+
+extension CaseRecord {
+    /// The customer as merging compares it (name and contact address).
+    var mergeCustomer: CaseMerge.Customer { CaseMerge.Customer(name: customerName, contactEmail: customerContactEmail) }
 }

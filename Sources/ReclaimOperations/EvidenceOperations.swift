@@ -266,9 +266,7 @@ extension CaseOperations {
         if let decision = workflow.documentRejected(on: record.snapshot, documents: documents, now: now) {
             current = try apply(decision, to: record, by: Self.systemActor, at: now, on: connection, messages: false)
         }
-        try CaseMessages.documentRejected(current, reason: reason, from: record.snapshot.state,
-                                          evidence: evidence.map { FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason) },
-                                          keys: keys, at: now, on: connection)
+        try CaseMessages.documentRejected(current, reason: reason, from: record.snapshot.state, keys: keys, at: now, on: connection)
     }
 
     /// The decrypted content of a document or transcript; the read is recorded on the timeline (`evidence_content_read`).

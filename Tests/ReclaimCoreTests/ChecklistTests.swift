@@ -173,4 +173,28 @@ import Testing
         #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .new, target: .new) }
         #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) { try CaseMerge.checkUnmerge(actorTier: .tier1, source: .merged, target: .new) }
     }
+
+    /// api.md v1.2: merging cases whose customers differ (name or contact address) needs the agent's confirmation;
+    /// names compare folded (case, spacing, accents, width), addresses whole and case-insensitively.
+    @Test func mergingDifferentCustomersNeedsAConfirmation() throws {
+        let ada = CaseMerge.Customer(name: "Ada Lovelace", contactEmail: "ada@example.net")
+        func check(_ other: CaseMerge.Customer, confirmed: Bool = false) throws {
+            try CaseMerge.check(actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "a@example.com",
+                                sourceCustomer: ada, targetCustomer: other, sameCustomerConfirmed: confirmed)
+        }
+        try check(CaseMerge.Customer(name: "  ada  LOVELACE ", contactEmail: "ADA@example.net"))
+        try check(CaseMerge.Customer(name: "Adá Lovelace", contactEmail: "ada@example.net"))
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.name"])) { try check(CaseMerge.Customer(name: "Eve", contactEmail: "ada@example.net")) }
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.contact_email"])) {
+            try check(CaseMerge.Customer(name: "Ada Lovelace", contactEmail: "ada+2@example.net"))
+        }
+        let eve = CaseMerge.Customer(name: "Eve", contactEmail: "eve@example.org")
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.name", "customer.contact_email"])) { try check(eve) }
+        try check(eve, confirmed: true)
+        // The account rule comes first: another account is never merged, confirmed or not.
+        #expect(throws: WorkflowRefusal.notSameAccount) {
+            try CaseMerge.check(actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "b@example.com",
+                                sourceCustomer: ada, targetCustomer: eve, sameCustomerConfirmed: true)
+        }
+    }
 }

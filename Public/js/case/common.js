@@ -37,6 +37,8 @@ export function problemWords(error) {
       return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
     case 'unlocks_outstanding':
       return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete was recorded.`;
+    case 'different_customer':
+      return 'These cases name different customers (their name or contact address differs). Merge them only if they are one person, with the confirmation ticked.';
     case 'insufficient_tier':
     case 'forbidden':
       return `Not allowed for your tier. ${error.message}`;

@@ -26,7 +26,7 @@ export function eventWords(event) {
     case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
     case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
-    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.same_customer_confirmed ? ' (different name or contact address: confirmed as the same person)' : ''}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;

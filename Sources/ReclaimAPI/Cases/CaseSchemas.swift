@@ -116,7 +116,9 @@ extension OpenAPIDocument {
         ],
         "Merge": [
             "type": "object", "required": ["into"],
-            "properties": ["into": caseNumber, "reason": string],
+            "properties": ["into": caseNumber, "reason": string,
+                           "same_customer_confirmed": ["type": "boolean", "default": false,
+                                                       "description": "Required (true) when the two cases name different customers (name or contact address): the agent confirms they are one person; otherwise 409 different_customer."]],
         ],
         "Unmerge": ["type": "object", "properties": ["reason": string]],
         "UnlockStep": [
