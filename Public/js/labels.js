@@ -74,6 +74,13 @@ export const EVIDENCE_TYPES = {
 /** What agents may upload as a document, in the service's order. */
 export const DOCUMENT_TYPES = VOCABULARY.document_kinds;
 
+/** What the customer reads when a document is rejected (`customer_reason`), as agents choose it. */
+export const CUSTOMER_REASONS = {
+  unreadable: 'Unreadable (blurred, dark or cut off)', wrong_document: 'Not the document asked for',
+  does_not_match: 'Does not match the device or account', incomplete: 'Incomplete (a page or an edge missing)',
+  other: 'Other: cannot serve as proof of ownership',
+};
+
 export const REQUIREMENTS = {
   proof_of_purchase: 'Proof of purchase', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
   security_answer: 'A security answer', card: 'The payment card', device: 'A device serial or IMEI',
@@ -99,6 +106,7 @@ export const MESSAGE_KINDS = {
   case_opened: 'case opened (number, access code, status link)', access_code_reissued: 'a new access code',
   state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
   merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
+  document_rejected: 'a document rejected (with the customer reason)',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added',
 };
@@ -110,7 +118,7 @@ export const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh
 export const WORDS = {
   case_kinds: CASE_KINDS, case_states: STATES, tiers: TIERS, recovery_paths: PATHS, case_actions: ACTIONS, unlock_steps: UNLOCKS,
   evidence_kinds: EVIDENCE_TYPES, requirements: REQUIREMENTS, factors: FACTORS, mail_kinds: MESSAGE_KINDS, webhook_events: MESSAGE_KINDS,
-  languages: LANGUAGES,
+  languages: LANGUAGES, customer_reasons: CUSTOMER_REASONS,
 };
 
 /** A label for any machine word, falling back to the word with spaces. */

@@ -287,6 +287,8 @@ public final class DeliveryWorker: Sendable {
         }
         var language = CustomerLanguage.english
         if case .string(let name)? = payload["language"], let parsed = CustomerLanguage(rawValue: name) { language = parsed }
+        var customerReason: CustomerReason?
+        if case .string(let word)? = payload["customer_reason"] { customerReason = CustomerReason(rawValue: word) }
         var code: String?
         if let sealed = message.sealedSecret, let keyID = message.secretKeyID {
             guard let key = keys?.key(id: keyID, purpose: .documents) else { throw DeliveryError("the key that sealed the message is not in the key file") }
@@ -300,7 +302,7 @@ public final class DeliveryWorker: Sendable {
         if case .string(let masked)? = payload["new_address"] { newAddress = masked }
         return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
                            body: MailText.body(kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
-                                               contact: settings.supportContact, newAddress: newAddress),
+                                               contact: settings.supportContact, newAddress: newAddress, customerReason: customerReason),
                            messageID: message.id, date: message.createdAt)
     }
 

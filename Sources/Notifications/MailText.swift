@@ -22,6 +22,9 @@ public enum MailText {
         case (.customerNote, .english): "Case \(caseNumber): a new message for you"
         case (.customerNote, .simplifiedChinese): "案件 \(caseNumber)：您有一条新消息"
         case (.customerNote, .traditionalChinese): "案件 \(caseNumber)：您有一則新訊息"
+        case (.documentRejected, .english): "Case \(caseNumber): we could not accept a document"
+        case (.documentRejected, .simplifiedChinese): "案件 \(caseNumber)：您的一份材料未能通过审核"
+        case (.documentRejected, .traditionalChinese): "案件 \(caseNumber)：您的一份文件未通過審核"
         case (.contactChanged, .english): "Case \(caseNumber): the contact address was changed"
         case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber)：联系邮箱已更改"
         case (.contactChanged, .traditionalChinese): "案件 \(caseNumber)：聯絡電子郵件地址已變更"
@@ -59,6 +62,9 @@ public enum MailText {
         case (.customerNote, .english): "Our support team has left a message for you on case \(caseNumber). Read it on the status page."
         case (.customerNote, .simplifiedChinese): "客服团队在案件 \(caseNumber) 中给您留了言，请在状态页面查看。"
         case (.customerNote, .traditionalChinese): "客服團隊在案件 \(caseNumber) 中給您留了言，請在狀態頁面查看。"
+        case (.documentRejected, .english): "We could not accept a document you sent for case \(caseNumber). The status page shows which one and what to send instead."
+        case (.documentRejected, .simplifiedChinese): "您为案件 \(caseNumber) 提交的一份材料未能通过审核。状态页面会显示是哪一份，以及应改为提交什么。"
+        case (.documentRejected, .traditionalChinese): "您為案件 \(caseNumber) 提交的一份文件未通過審核。狀態頁面會顯示是哪一份，以及應改為提交什麼。"
         case (.contactChanged, .english):
             "The contact address for case \(caseNumber) was changed to \(newAddress). Mail about the case now goes there, not to this address."
         case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber) 的联系邮箱已改为 \(newAddress)。今后有关该案件的邮件将发往该地址，不再发往本邮箱。"
@@ -126,20 +132,32 @@ public enum MailText {
         }
     }
 
+    /// Why a document was not accepted: the status page's sentence for the reason, from the same catalogue.
+    static func reasonLine(_ reason: CustomerReason, language: CustomerLanguage) -> String {
+        let text = reason.text.text(language, contact: "")
+        switch language {
+        case .english: return "Why: \(text)"
+        case .simplifiedChinese: return "原因：\(text)"
+        case .traditionalChinese: return "原因：\(text)"
+        }
+    }
+
     /// The whole plain-text body: what happened (`kind`), then what the status page says (`status`: its heading as the
     /// status line; its next step and what it still needs, quoted as the page's; its notices, never pay first), in the
     /// page's own sentences, with `{contact}` filled. The contact-changed mail goes to an address that may not be the
     /// customer's (the typo being corrected): it carries no state and no link, only the masked new address
     /// (`newAddress`), whom to call, and the page's notices.
+    /// A rejected document's mail says why (`customerReason`) right after what happened.
     public static func body(_ kind: CustomerMailKind, caseNumber: String, status: CustomerMailStatus, accessCode: String?, statusURL: String,
-                            language: CustomerLanguage, contact: String, newAddress: String = "") -> String {
+                            language: CustomerLanguage, contact: String, newAddress: String = "", customerReason: CustomerReason? = nil) -> String {
         let notices = status.notices.flatMap { ["", $0.text(language, contact: contact)] }
         if kind == .contactChanged {
             return ([greeting(language), "", news(kind, caseNumber: caseNumber, language: language, newAddress: newAddress),
                      notYouLine(contact, language: language)] + notices + ["", "-- ", signature(language)]).joined(separator: "\n")
         }
-        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
-                     stateLine(Self.state(status.stage, language: language), language: language)]
+        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language)]
+        if let customerReason { lines.append(reasonLine(customerReason, language: language)) }
+        lines.append(stateLine(Self.state(status.stage, language: language), language: language))
         if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }
         lines += ["", linkLine(statusURL, language: language)]
         if let next = status.nextStep {

@@ -151,7 +151,8 @@ public struct Workflow: Sendable {
         TransitionRule(action: .sendReset, from: [.new, .identityCheck], to: .resolved, minimumTier: .tier1),
         TransitionRule(action: .escalate, from: [.new], to: .identityCheck, minimumTier: .tier1),
         TransitionRule(action: .verify, from: [.identityCheck], to: .engineering, minimumTier: .tier2),
-        TransitionRule(action: .requestDocuments, from: [.new, .identityCheck], to: .awaitingDocuments, minimumTier: .tier2),
+        // From review too (api.md v1.2): tier 3, who holds a case under review, may ask the customer again.
+        TransitionRule(action: .requestDocuments, from: [.new, .identityCheck, .documentReview], to: .awaitingDocuments, minimumTier: .tier2),
         TransitionRule(action: .beginReview, from: [.awaitingDocuments], to: .documentReview, minimumTier: .tier3),
         TransitionRule(action: .approve, from: [.documentReview], to: .engineering, minimumTier: .tier3),
         TransitionRule(action: .reject, from: [.documentReview], to: .rejected, minimumTier: .tier3),

@@ -39,7 +39,8 @@ public enum CaseEventEntry: Sendable {
     case assigned(agentID: UUID, previous: UUID?)
     case frozen(accountEmail: String)
     case evidenceFiled(evidenceID: UUID, kind: EvidenceKind)
-    case evidenceReviewed(evidenceID: UUID, kind: EvidenceKind, decision: EvidenceStatus, reason: String)
+    /// A review; a rejected document's carries the reason the customer reads (`customer_reason`).
+    case evidenceReviewed(evidenceID: UUID, kind: EvidenceKind, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil)
     case evidenceContentRead(evidenceID: UUID, kind: EvidenceKind)
     /// An attempt refused for want of permission: what was tried, never the request's body.
     case denied(attempted: String, code: String, evidenceID: UUID?)
@@ -120,9 +121,11 @@ public enum CaseEventEntry: Sendable {
             return ["account_email": .string(accountEmail)]
         case let .evidenceFiled(evidenceID, kind):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
-        case let .evidenceReviewed(evidenceID, kind, decision, reason):
-            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "decision": .string(decision.rawValue),
-                    "reason": .string(reason)]
+        case let .evidenceReviewed(evidenceID, kind, decision, reason, customerReason):
+            var data: [String: JSONValue] = ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue),
+                                             "decision": .string(decision.rawValue), "reason": .string(reason)]
+            if let customerReason { data["customer_reason"] = .string(customerReason.rawValue) }
+            return .object(data)
         case let .evidenceContentRead(evidenceID, kind):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
         case let .denied(attempted, code, evidenceID):

@@ -14,6 +14,8 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     case documentsRequested = "documents_requested"
     case customerNote = "customer_note"
     case merged
+    /// A document was not accepted: the customer's reason, and what the case now waits for.
+    case documentRejected = "document_rejected"
     /// To the previous contact address, when an agent changed it: the new one masked, and whom to call if this was not them.
     case contactChanged = "contact_changed"
 
@@ -127,7 +129,9 @@ public enum CaseMessages {
         let shown = status ?? record
         var snapshot = shown.snapshot
         if status == nil { snapshot.state = state }
-        let evidence = try EvidenceStore.list(caseID: shown.id, on: connection).map { FiledEvidence(kind: $0.kind, status: $0.status) }
+        let evidence = try EvidenceStore.list(caseID: shown.id, on: connection).map {
+            FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason)
+        }
         let guidance = CustomerGuidance(state: snapshot.state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence)
         var payload: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(snapshot.state.rawValue),
                                             "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
@@ -169,6 +173,18 @@ public enum CaseMessages {
         let kind: CustomerMailKind = after == .awaitingDocuments ? .documentsRequested : .stateChanged
         try mail(kind, for: record, state: after, keys: keys, at: now, on: connection)
         try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+
+    /// The messages of a rejected document: the mail with the customer's reason and the state as it now stands (the
+    /// case may have returned to `awaiting_documents` by itself); `case.state_changed` when it did.
+    static func documentRejected(_ record: CaseRecord, reason: CustomerReason, from before: CaseState, keys: KeyFile?,
+                                 at now: Date, on connection: PostgresConnection) throws {
+        let after = record.snapshot.state
+        try mail(.documentRejected, for: record, state: after, keys: keys, at: now, on: connection,
+                 extra: ["customer_reason": .string(reason.rawValue)])
+        if after != before {
+            try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+        }
     }
 
     /// The messages of a re-issued access code: the mail carrying the new code (sealed); no webhook, the code is the customer's.

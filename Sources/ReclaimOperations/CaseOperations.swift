@@ -224,7 +224,7 @@ public struct CaseOperations: Sendable {
     /// Stores a decided transition with its event, then what follows from it: the assignee leaves a case that went to a
     /// desk above theirs, and a finished case lifts its freeze, each as its own event.
     func apply(_ decision: TransitionDecision, to record: CaseRecord, by actor: String, at now: Date, on connection: PostgresConnection,
-               resetDestination: String? = nil) throws -> CaseRecord {
+               resetDestination: String? = nil, messages: Bool = true) throws -> CaseRecord {
         guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
                                             now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
@@ -245,7 +245,8 @@ public struct CaseOperations: Sendable {
                                     actor: actor, at: now, on: connection)
             updated = updated.with(frozen: false, updatedAt: now, version: updated.version)
         }
-        try CaseMessages.transitioned(updated, decision, keys: keys, at: now, on: connection)
+        // `messages: false`: the caller queues one message of its own that says more (a rejected document's).
+        if messages { try CaseMessages.transitioned(updated, decision, keys: keys, at: now, on: connection) }
         return updated
     }
 

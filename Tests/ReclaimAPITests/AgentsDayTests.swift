@@ -16,8 +16,11 @@ extension CaseWorld {
     }
 
     /// Reviews one piece of evidence; must succeed.
-    func mustReview(_ id: String, _ decision: String, as session: AgentSession) throws {
-        let response = try post("/api/v1/evidence/\(id)/review", as: session, json: ["decision": decision, "reason": "Checked against the device."])
+    /// Reviews a document; a rejection names the customer's reason (api.md v1.2).
+    func mustReview(_ id: String, _ decision: String, as session: AgentSession, customerReason: String = "unreadable") throws {
+        var json: [String: Any] = ["decision": decision, "reason": "Checked against the device."]
+        if decision == "rejected" { json["customer_reason"] = customerReason }
+        let response = try post("/api/v1/evidence/\(id)/review", as: session, json: json)
         guard response.status == 200 else { throw CaseTestError("review answered \(response.status): \(response.text)") }
     }
 
@@ -61,13 +64,14 @@ extension CaseWorld {
         #expect(try world.act(number, "approve", as: tier3, version: 4).json()["code"] as? String == "documents_missing")
         let pending = try world.pendingDocuments(number, as: tier3)
         try world.mustReview(pending[0], "accepted", as: tier3)
-        // A rejected document does not meet its requirement either.
+        // A rejected document does not meet its requirement either (a police report still pending keeps the case under
+        // review: with nothing pending, the rejection would send it back to the customer by itself).
+        try world.customerUpload(number, code: code, type: "police_report")
         try world.mustReview(pending[1], "rejected", as: tier3)
         let stillMissing = try world.act(number, "approve", as: tier3, version: 4)
         #expect(try stillMissing.json()["missing"] as? [String] == ["imei_photo"])
         // Every requirement met, but another document still pending.
         try world.customerUpload(number, code: code, type: "imei_photo")
-        try world.customerUpload(number, code: code, type: "police_report")
         for id in try world.pendingDocuments(number, as: tier3) where id != pending[1] {
             let items = try world.get("/api/v1/cases/\(number)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []
             if items.first(where: { $0["id"] as? String == id })?["type"] as? String == "imei_photo" { try world.mustReview(id, "accepted", as: tier3) }

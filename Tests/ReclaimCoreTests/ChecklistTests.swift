@@ -103,6 +103,28 @@ import Testing
         // Only a case waiting for documents moves.
         #expect(workflow.documentsArrived(on: moved.after, documents: [(.invoice, .pending), (.imeiPhoto, .pending)], now: t0 + day) == nil)
     }
+
+    /// api.md v1.2: a rejection that leaves a requirement unmet, with nothing else waiting for review, sends the case
+    /// back to the customer by itself, its clock paused.
+    @Test func aRejectionThatLeavesARequirementUnmetReturnsTheCaseToTheCustomer() throws {
+        let workflow = Workflow()
+        let t0 = utc(2026, 3, 1)
+        var s = CaseSnapshot(kind: .accountTakeover, state: .identityCheck, tier: .tier2, path: .undetermined, facts: facts, clock: .opened(at: t0))
+        s = try workflow.decide(.requestDocuments, on: s, actorTier: .tier2, context: TransitionContext(reason: "no match"), now: t0).get().after
+        s = try #require(workflow.documentsArrived(on: s, documents: [(.invoice, .pending), (.imeiPhoto, .pending)], now: t0 + day)).after
+        let due = try #require(workflow.dueAt(s))
+        // The photo is still pending: nothing moves; every requirement accepted: nothing moves.
+        #expect(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.imeiPhoto, .pending)], now: t0 + 2 * day) == nil)
+        #expect(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.boxPhoto, .accepted), (.imeiPhoto, .accepted)], now: t0 + 2 * day) == nil)
+        let back = try #require(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.imeiPhoto, .accepted)], now: t0 + 2 * day))
+        #expect(back.action == .requestDocuments && back.after.state == .awaitingDocuments && back.dueAt == nil && back.reason != nil)
+        // The path's clock kept its start and is paused: when the new document arrives, the time away is not counted.
+        #expect(back.after.clock.pathClockStartedAt == s.clock.pathClockStartedAt && back.after.clock.pausedSince == t0 + 2 * day)
+        let resumed = try #require(workflow.documentsArrived(on: back.after, documents: [(.invoice, .pending), (.imeiPhoto, .accepted)], now: t0 + 5 * day))
+        #expect(resumed.dueAt == due.addingTimeInterval(3 * day))
+        // Only from review.
+        #expect(workflow.documentRejected(on: back.after, documents: [(.invoice, .rejected)], now: t0 + 5 * day) == nil)
+    }
 }
 
 @Suite struct DeskRulesTests {

@@ -2,7 +2,7 @@
 import { h } from '../dom.js';
 import { formatDateTime, words } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { ACTIONS, CASE_FIELDS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, STATES, UNLOCKS, label } from '../labels.js';
+import { ACTIONS, CASE_FIELDS, CUSTOMER_REASONS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, STATES, UNLOCKS, label } from '../labels.js';
 import { verifyChain } from '../chain.js';
 import { actorWords, allPages, current, fill } from './common.js';
 
@@ -18,7 +18,8 @@ export function eventWords(event) {
     case 'reset_sent': return `Reset sent to the verified primary address${d.to ? ` ${d.to}` : ''}`;
     case 'note_added': return d.visibility === 'customer' ? 'Note for the customer added' : 'Internal note added';
     case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
-    case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`
+      + (d.customer_reason ? `; the customer reads: ${label(CUSTOMER_REASONS, d.customer_reason)}` : '');
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
     case 'frozen': return 'Account frozen';

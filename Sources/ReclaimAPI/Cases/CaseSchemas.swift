@@ -229,7 +229,9 @@ extension OpenAPIDocument {
                 "evidence": ["type": "array", "items": ["type": "object", "properties": [
                     "type": string, "filed_at": dateTime, "from_case": fromCase,
                     "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
-                               "description": "received for typed details and transcripts (never a match result) and on finished cases."]]]],
+                               "description": "received for typed details and transcripts (never a match result) and on finished cases."],
+                    "customer_reason": ["enum": CustomerReason.allCases.map(\.rawValue), "description": "On a rejected document only: why it was not accepted."],
+                    "customer_reason_text": ["type": "string", "description": "`customer_reason` in `language`, one sentence."]]]],
                 "missing": ["type": "array", "items": string],
                 "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]]],
                 "merged_from": ["type": "string", "description": "Looked up by the number of a case merged into this one: that number."],

@@ -110,7 +110,7 @@ final class StatusController: Sendable {
         let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
-        let shown = zip(evidence, guidance.evidence).filter { item, _ in merged.map { item.caseID == $0.id } ?? true }
+        let shown = zip(evidence, zip(guidance.evidence, guidance.reasons)).filter { item, _ in merged.map { item.caseID == $0.id } ?? true }
         let notes = allNotes.filter { note in merged.map { note.fromCase == $0.number } ?? true }
         func say(_ text: CustomerText) -> JSONValue { .string(text.text(chosen, contact: contact)) }
 
@@ -128,9 +128,12 @@ final class StatusController: Sendable {
             "next_step_key": .string(guidance.nextStep.rawValue),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
-            "evidence": .array(shown.map { item, shown in
+            "evidence": .array(shown.map { item, shownAndReason in
+                let (shown, reason) = shownAndReason
                 var members: [String: JSONValue] = ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
                 if let from = sources[item.caseID] { members["from_case"] = .string(from) }
+                // A rejected document says why, in the reader's language.
+                if let reason { members["customer_reason"] = .string(reason.rawValue); members["customer_reason_text"] = say(reason.text) }
                 return .object(members)
             }),
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),
