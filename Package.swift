@@ -25,18 +25,21 @@ let package = Package(
         // HTTP POST and SMTP send over libcurl; the only importer of CCurl.
         .target(name: "Curl", dependencies: ["CCurl"]),
 
+        // Received mail: a MIME parser for real mail (pure, Foundation and glibc's iconv only) and the Maildir reader.
+        .target(name: "InboundMail"),
+
         // The domain (no I/O), storage, the HTTP API and the executable.
         .target(name: "ReclaimCore"),
         .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
         // One function per case operation (load, decide with ReclaimCore, store, append typed events); domain errors only.
-        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres"]),
+        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres", "Logging"]),
         // The outbox's delivery worker: mail (MIME over SMTP, or .eml files) and Standard Webhooks, over Curl.
         .target(name: "Notifications", dependencies: ["Curl", "HTTPServer", "ReclaimCore", "ReclaimStore", "ReclaimOperations", "Crypto", "Postgres", "Logging"]),
         .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "Notifications", "HTTPServer", "Crypto", "Postgres", "Logging"]),
         .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres", "Logging"]),
 
-        // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client.
-        .target(name: "ReclaimTestSupport", dependencies: ["Postgres", "ReclaimStore", "ReclaimOperations", "ReclaimAPI", "HTTPServer", "Crypto", "Logging"]),
+        // Shared by the integration tests: TestDatabase (template + clone per test), a raw HTTP client, a throwaway Dovecot.
+        .target(name: "ReclaimTestSupport", dependencies: ["InboundMail", "Postgres", "ReclaimStore", "ReclaimOperations", "ReclaimAPI", "HTTPServer", "Crypto", "Logging"]),
 
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ReclaimTestSupport"]),
@@ -46,6 +49,7 @@ let package = Package(
         .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport", "Crypto", "Postgres", "ReclaimCore"]),
         .testTarget(name: "ReclaimOperationsTests", dependencies: ["ReclaimOperations", "ReclaimTestSupport", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "Curl", "ReclaimTestSupport", "ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres", "Logging"]),
+        .testTarget(name: "InboundMailTests", dependencies: ["InboundMail", "Curl", "ReclaimTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ReclaimAPITests", dependencies: ["ReclaimAPI", "ReclaimTestSupport", "HTTPServer", "Postgres", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]

@@ -310,6 +310,26 @@ async function loadAudit() {
     h('td', { text: event.seq }), h('td', { text: formatDateTime(event.at) }), h('td', { text: who(event.actor) }), h('td', { text: describe(event) }))));
 }
 
+// The server's own verdict (signature, size, consistency proof to today's root): the page recomputes nothing.
+async function loadCheckpoint() {
+  const { data } = await request('GET', '/api/v1/admin/checkpoint');
+  const mark = byId('checkpoint-verdict');
+  const checkpoint = data.checkpoint;
+  if (checkpoint && data.verified) {
+    mark.className = 'chain ok';
+    mark.textContent = `✓ The service's tree (${data.tree_size} leaves) extends its latest checkpoint; verified by the server.`;
+  } else {
+    mark.className = checkpoint ? 'chain broken' : 'chain unknown';
+    mark.textContent = checkpoint ? `✗ The service's tree does not verify against its latest checkpoint: ${data.problem}` : data.problem;
+  }
+  byId('checkpoint-size').textContent = checkpoint ? String(checkpoint.tree_size) : '—';
+  byId('checkpoint-root').textContent = checkpoint ? checkpoint.root_hash : '—';
+  byId('checkpoint-time').textContent = checkpoint ? formatDateTime(checkpoint.signed_at) : '—';
+  byId('checkpoint-today').textContent = `${data.tree_size} leaves${data.pending ? `, ${data.pending} more waiting` : ''}`;
+  byId('checkpoint-key').textContent = data.verifier_key ?? '—';
+  byId('checkpoint-note').textContent = checkpoint ? checkpoint.note : '';
+}
+
 async function boot() {
   try {
     const { data } = await request('GET', '/api/v1/session');
@@ -317,7 +337,7 @@ async function boot() {
     byId('agent-name').textContent = data.agent.name;
     if (!data.permissions.includes('admin.manage')) throw new ApiError(403, { code: 'forbidden', detail: 'Only administrators may use this page.' });
     await Promise.all([loadAgents(), loadClients()]);
-    await loadAudit();
+    await Promise.all([loadAudit(), loadCheckpoint()]);
     show(byId('admin-body'));
   } catch (error) {
     refuse(error);

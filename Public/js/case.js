@@ -8,10 +8,11 @@
 import { announce, byId, h, replace, show } from './dom.js';
 import { formatDateTime, timeLeft } from './format.js';
 import { groupCaseNumber } from './identifiers.js';
-import { FACTS, FINISHED_STATES, PATHS, STATES, TIERS, label } from './labels.js';
+import { FACTS, FINISHED_STATES, LANGUAGES, PATHS, STATES, TIERS, label } from './labels.js';
 import { actionsPanel } from './case/actions.js';
 import { loadAnswers } from './case/answers.js';
 import { agentNames, allows, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
+import { openEdit } from './case/edit.js';
 import { loadEvidence } from './case/evidence.js';
 import { loadMessages } from './case/messages.js';
 import { draftNotes, loadNotes } from './case/notes.js';
@@ -66,7 +67,11 @@ function render() {
         c.overdue ? h('span', { class: 'badge overdue' }, 'Overdue') : null, ' ',
         c.frozen ? h('span', { class: 'badge frozen', id: 'case-frozen' }, 'Account frozen') : null, ' ',
         c.unreviewed_documents ? h('span', { class: 'badge unreviewed', id: 'case-unreviewed' },
-          `${c.unreviewed_documents} unreviewed document${c.unreviewed_documents === 1 ? '' : 's'}`) : null)),
+          `${c.unreviewed_documents} unreviewed document${c.unreviewed_documents === 1 ? '' : 's'}`) : null),
+      // Correcting the case's details: any agent, while the case is open (the service checks both again).
+      open && app.can('case.correct') ? h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'secondary', id: 'edit-case', onclick: openEdit }, 'Edit case…')) : null,
+      h('div', { id: 'edit-form-slot' })),
     h('div', { class: 'case-grid' },
       h('div', { class: 'case-main' },
         section('Actions', 'actions', actionsPanel(c)),
@@ -90,10 +95,13 @@ function render() {
         section('Customer', 'customer', dl([
           ['Name', c.customer?.name ?? '—'],
           ['Contact', c.customer?.contact_email ?? '—'],
+          ['Language', h('span', { id: 'case-language' }, c.language ? label(LANGUAGES, c.language) : 'Not known')],
           ['Account', c.account_email],
         ])),
         section('What the thief changed', 'thief', h('ul', { class: 'plain' },
-          Object.entries(FACTS).map(([key, words]) => h('li', {}, h('span', { class: c.facts?.[key] ? 'yes' : 'no' }, c.facts?.[key] ? 'Yes' : 'No'), ' ', words)))),
+          Object.entries(FACTS).map(([key, words]) => h('li', { dataset: { fact: key } },
+            h('span', { class: c.facts?.[key] ? 'yes' : 'no' }, c.facts?.[key] ? 'Yes' : 'No'), ' ', words,
+            key === 'rescue_email_added' && c.facts?.[key] ? rescueWords(c.facts.rescue_email) : null)))),
         section('Devices', 'devices', c.devices.length === 0 ? h('p', { class: 'muted' }, 'None given.') : h('ul', { class: 'plain devices' },
           c.devices.map((d) => h('li', {}, h('strong', {}, d.model ?? 'Device'), d.serial ? [h('br'), 'Serial ', h('span', { class: 'mono' }, d.serial)] : null,
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
@@ -110,6 +118,12 @@ function render() {
 // Security answers are asked while the case is at triage or the identity check, and only while it takes evidence.
 function answersTaken(c) {
   return app.can('evidence.file') && allows('file_evidence') && ['new', 'identity_check'].includes(c.state);
+}
+
+// The address engineering removes from the account: the one thing the checklist's first step needs.
+function rescueWords(address) {
+  return address ? [': ', h('span', { class: 'mono', id: 'case-rescue-email' }, address)]
+    : h('span', { class: 'muted', id: 'case-rescue-email' }, ' (the address is not known)');
 }
 
 function dueWords(c, open, left) {

@@ -43,10 +43,11 @@ export const ACTIONS = {
   close: { label: 'Close', help: 'Close a finished case.', reason: true },
 };
 
+/** Each unlock step as a thing to do (the checklist, the Complete form, "Still to do: …"). */
 export const UNLOCKS = {
-  remove_rescue_email: 'Removed the rescue address',
+  remove_rescue_email: 'Remove the rescue address',
   reset_security_questions: 'Reset the security questions',
-  remove_activation_lock: 'Removed the activation lock',
+  remove_activation_lock: 'Remove the activation lock',
 };
 
 /** The unlocks `complete` may carry: with a checklist (`unlocks.required`), the steps still outstanding; without
@@ -73,6 +74,13 @@ export const EVIDENCE_TYPES = {
 /** What agents may upload as a document, in the service's order. */
 export const DOCUMENT_TYPES = VOCABULARY.document_kinds;
 
+/** What the customer reads when a document is rejected (`customer_reason`), as agents choose it. */
+export const CUSTOMER_REASONS = {
+  unreadable: 'Unreadable (blurred, dark or cut off)', wrong_document: 'Not the document asked for',
+  does_not_match: 'Does not match the device or account', incomplete: 'Incomplete (a page or an edge missing)',
+  other: 'Other: cannot serve as proof of ownership',
+};
+
 export const REQUIREMENTS = {
   proof_of_purchase: 'Proof of purchase', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
   security_answer: 'A security answer', card: 'The payment card', device: 'A device serial or IMEI',
@@ -85,15 +93,22 @@ export const FACTS = {
   lost_mode_enabled: 'Device in lost mode',
 };
 
+/** The fields an agent may correct (PATCH /api/v1/cases/{n}), by their API names, as the timeline names them. */
+export const CASE_FIELDS = {
+  'customer.name': 'customer name', 'customer.contact_email': 'contact address', language: 'language',
+  'facts.rescue_email': 'rescue address', devices: 'devices', summary: 'summary',
+};
+
 export const FACTORS = { security_answer: 'Security answer', card: 'Payment card', device: 'Device' };
 
 /** The mails the customer receives (CustomerMailKind) and the webhook events (WebhookEvent), for the Messages panel. */
 export const MESSAGE_KINDS = {
   case_opened: 'case opened (number, access code, status link)', access_code_reissued: 'a new access code',
   state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
-  merged: 'merged into another case',
+  merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
+  document_rejected: 'a document rejected (with the customer reason)',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
-  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added',
+  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint',
 };
 
 /** Each customer language named in English, for agents. */
@@ -103,7 +118,7 @@ export const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh
 export const WORDS = {
   case_kinds: CASE_KINDS, case_states: STATES, tiers: TIERS, recovery_paths: PATHS, case_actions: ACTIONS, unlock_steps: UNLOCKS,
   evidence_kinds: EVIDENCE_TYPES, requirements: REQUIREMENTS, factors: FACTORS, mail_kinds: MESSAGE_KINDS, webhook_events: MESSAGE_KINDS,
-  languages: LANGUAGES,
+  languages: LANGUAGES, customer_reasons: CUSTOMER_REASONS,
 };
 
 /** A label for any machine word, falling back to the word with spaces. */

@@ -8,17 +8,20 @@ import { CASE_KINDS, FACTS, FINISHED_STATES, LANGUAGES, STATES, label } from './
 import { VOCABULARY } from './vocabulary.js';
 let app = null;
 
-function field(id, words, input, hint) {
+/** A labelled input (with a hint under the label); the edit form of the case page uses it too. */
+export function field(id, words, input, hint) {
   return h('div', { class: 'field' }, h('label', { for: id }, words, hint ? h('span', { class: 'hint' }, hint) : null), input);
 }
 
-function deviceRow(index) {
+/** One device's serial, IMEI and model, ids prefixed with `prefix` (`open`, `edit`), filled from `device`. */
+export function deviceRow(index, prefix = 'open', device = {}) {
+  const input = (part, attrs) => h('input', { type: 'text', id: `${prefix}-${part}-${index}`, autocomplete: 'off', value: device[part] ?? '', ...attrs });
   return h('fieldset', { class: 'device-row', dataset: { device: String(index) } },
     h('legend', {}, `Device ${index + 1}`),
     h('div', { class: 'inline-fields' },
-      field(`open-serial-${index}`, 'Serial', h('input', { type: 'text', id: `open-serial-${index}`, class: 'dup-term', autocomplete: 'off', spellcheck: 'false' })),
-      field(`open-imei-${index}`, 'IMEI', h('input', { type: 'text', id: `open-imei-${index}`, class: 'dup-term', inputmode: 'numeric', autocomplete: 'off' })),
-      field(`open-model-${index}`, 'Model', h('input', { type: 'text', id: `open-model-${index}`, autocomplete: 'off' }))));
+      field(`${prefix}-serial-${index}`, 'Serial', input('serial', { class: 'dup-term', spellcheck: 'false' })),
+      field(`${prefix}-imei-${index}`, 'IMEI', input('imei', { class: 'dup-term', inputmode: 'numeric' })),
+      field(`${prefix}-model-${index}`, 'Model', input('model', {}))));
 }
 
 /** Shows the form to open a case. */
@@ -68,7 +71,8 @@ export function showOpenCase(appState) {
 
 const value = (form, id) => form.querySelector(`#${id}`)?.value.trim() ?? '';
 
-function devicesOf(form) {
+/** The devices of a form's device rows, those with neither serial nor IMEI left out. */
+export function devicesOf(form) {
   return [...form.querySelectorAll('.device-row')].map((row) => {
     const [serial, imei, model] = [...row.querySelectorAll('input')].map((i) => i.value.trim());
     return { serial: serial || null, imei: imei.replace(/[\s-]/g, '') || null, model: model || null };

@@ -150,6 +150,9 @@ function renderProgress(steps) {
 function renderStatus(status) {
   lastStatus = status;
   byId('result-case').textContent = groupCaseNumber(status.case_number);
+  // Looked up by a merged number: say why another number shows (the merge mail says the same).
+  byId('merged-from').textContent = status.merged_from ? t('result.merged_from', { number: groupCaseNumber(status.merged_from) }) : '';
+  show(byId('merged-from'), Boolean(status.merged_from));
   byId('stage').textContent = status.stage;
   byId('updated').textContent = formatWhen(status.updated_at);
   byId('checked').textContent = formatWhen(status.checked_at);
@@ -176,7 +179,9 @@ function renderStatus(status) {
   replace(byId('evidence'), evidence.map((item) => h('li', { class: 'evidence-item' },
     h('span', { class: 'evidence-type', text: t(`evidence.${item.type}`) }), ' ',
     h('span', { class: `badge ${item.status}`, text: t(`status.${item.status}`) }), ' ',
-    h('span', { class: 'muted', text: t('result.received_at', { date: formatWhen(item.filed_at) }) }))));
+    h('span', { class: 'muted', text: t('result.received_at', { date: formatWhen(item.filed_at) }) }),
+    // A rejected document says why, in the service's words and the answer's language: what to send instead.
+    item.customer_reason_text ? h('p', { class: 'evidence-reason', text: item.customer_reason_text }) : null)));
   show(byId('evidence'), evidence.length > 0);
   show(byId('no-evidence'), evidence.length === 0);
 

@@ -44,7 +44,8 @@ public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible, L
         case .malformed(let path, let reason): "key file \(path): \(reason)"
         case .unsupportedFormat(let path, let format): "key file \(path): unsupported format \(format) (expected \(KeyFile.format))"
         case .unknownPurpose(let path, let name): "key file \(path): unknown purpose \"\(name)\""
-        case .missingPurpose(let path, let purpose): "key file \(path): no active key for purpose \"\(purpose.rawValue)\""
+        case .missingPurpose(let path, let purpose):
+            "key file \(path): no active key for purpose \"\(purpose.rawValue)\" (add one with `reclaim keys rotate \(purpose.rawValue)`)"
         case .duplicateKeyID(let path, let id): "key file \(path): key id \"\(id)\" appears more than once"
         case .unknownKeyID(let path, let id): "key file \(path): active key \"\(id)\" is not among the keys"
         case .purposeMismatch(let path, let id, let purpose):
@@ -108,6 +109,11 @@ public struct KeyFile: Sendable, CustomStringConvertible {
     /// The key with `id`, active or not; nil if unknown.
     public func key(id: String) -> SymmetricKey? {
         entries.first { $0.id == id }?.key
+    }
+
+    /// Every key of `purpose`, old and active, in file order (old checkpoints verify under old keys).
+    public func entries(for purpose: KeyPurpose) -> [Entry] {
+        entries.filter { $0.purpose == purpose }
     }
 
     /// The key with `id` only if it belongs to `purpose`, so stored ids cannot make one purpose's key serve another.
@@ -213,8 +219,9 @@ public struct KeyFile: Sendable, CustomStringConvertible {
 
     // MARK: Loading
 
-    /// Reads and validates a key file; refuses files that group or others can access, and any missing purpose.
-    public static func load(path: String) throws -> KeyFile {
+    /// Reads and validates a key file; refuses files that group or others can access, and any missing purpose unless
+    /// `allowingMissing` (only `reclaim keys rotate`, which then adds it: a file made before the purpose existed).
+    public static func load(path: String, allowingMissing: Bool = false) throws -> KeyFile {
         var data = try readSecureFile(path)
         defer { wipe(&data) }
 
@@ -251,7 +258,7 @@ public struct KeyFile: Sendable, CustomStringConvertible {
             guard entry.purpose == purpose else { throw KeyFileError.purposeMismatch(path: path, id: id, purpose: purpose) }
             active[purpose] = id
         }
-        for purpose in KeyPurpose.allCases where active[purpose] == nil {
+        for purpose in KeyPurpose.allCases where active[purpose] == nil && !allowingMissing {
             throw KeyFileError.missingPurpose(path: path, purpose: purpose)
         }
         return KeyFile(entries: entries, active: active)

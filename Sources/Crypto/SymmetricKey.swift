@@ -66,4 +66,6 @@ public enum KeyPurpose: String, CaseIterable, Codable, Sendable {
     case idempotency = "idempotency"
     /// Keyed hashing of session tokens.
     case session = "session"
+    /// The Ed25519 seed that signs the transparency log's checkpoints (older ones stay to verify older checkpoints).
+    case checkpoint = "checkpoint"
 }

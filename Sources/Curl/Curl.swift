@@ -8,6 +8,10 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// Whether the connect or total timeout ran out.
     public var timedOut: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+    /// Whether the server's certificate did not verify (unknown CA, wrong host name, expired).
+    public var certificateRefused: Bool { code == Int(CURLE_PEER_FAILED_VERIFICATION.rawValue) }
+    /// Whether the server refused the user name or password.
+    public var loginDenied: Bool { code == Int(CURLE_LOGIN_DENIED.rawValue) }
     public var description: String { "curl error \(code): \(message)" }
 }
 
@@ -33,8 +37,8 @@ public struct HTTPClientResponse: Sendable {
     public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }
 
-/// libcurl's easy interface for the two transfers the service makes: an HTTP(S) POST and an SMTP(S) send. The only
-/// importer of CCurl; every handle is owned by one `Transfer` and freed in its `deinit`. TLS peer and host
+/// libcurl's easy interface for the transfers the service makes: an HTTP(S) POST, an SMTP(S) send, and reading a
+/// mailbox over IMAP(S) (`IMAPSession`, IMAP.swift). The only importer of CCurl; every handle is owned by one `Transfer` and freed in its `deinit`. TLS peer and host
 /// verification stay on (curl's default, set explicitly so no one turns them off by accident).
 public enum Curl {
     /// curl_global_init, once, before any handle (not thread-safe itself, so behind a `static let`).
@@ -70,20 +74,41 @@ public enum Curl {
 
 /// What the C callbacks read and write: owned by a `Transfer`, passed to curl as an unretained pointer that lives
 /// as long as the transfer runs.
-private final class TransferBuffers {
+final class TransferBuffers {
     var upload: [UInt8] = []
     var uploadOffset = 0
     var body: [UInt8] = []
     var headerLines: [String] = []
+    /// The most body bytes kept.
+    var bodyLimit = Curl.maximumResponseBytes
+    /// Whether a body over the limit stops the transfer (a download) or is cut silently (an answer only logged).
+    var abortWhenFull = false
+    /// Whether body bytes were dropped because of the limit.
+    var truncated = false
+
+    /// Empty again, for the next transfer on the same handle.
+    func reset() {
+        upload = []
+        uploadOffset = 0
+        body = []
+        headerLines = []
+        bodyLimit = Curl.maximumResponseBytes
+        abortWhenFull = false
+        truncated = false
+    }
 }
 
 private func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
     let total = size * count
     guard let buffer, let userdata else { return total }
     let buffers = Unmanaged<TransferBuffers>.fromOpaque(userdata).takeUnretainedValue()
-    let room = max(0, Curl.maximumResponseBytes - buffers.body.count)
+    let room = max(0, buffers.bodyLimit - buffers.body.count)
     buffer.withMemoryRebound(to: UInt8.self, capacity: total) { bytes in
         buffers.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: min(room, total)))
+    }
+    if total > room {
+        buffers.truncated = true
+        if buffers.abortWhenFull { return 0 }  // curl stops with CURLE_WRITE_ERROR
     }
     return total
 }
@@ -111,19 +136,39 @@ private func sendUpload(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ c
     return n
 }
 
-/// One easy handle, its header lists and its buffers; freed together. Used by one thread, for one transfer.
-private final class Transfer {
+/// One easy handle, its header lists and its buffers; freed together. Used by one thread at a time: for one transfer,
+/// or (after `reset()`) for several in a row on the connection curl keeps open in the handle.
+final class Transfer {
     let handle: UnsafeMutableRawPointer
     var lists: [UnsafeMutablePointer<curl_slist>] = []
     let buffers = TransferBuffers()
     /// curl writes its detailed message here during the transfer; owned, freed in deinit.
     let errorBuffer: UnsafeMutablePointer<CChar>
+    let timeouts: CurlTimeouts
+    let protocols: String
 
     init(timeouts: CurlTimeouts, protocols: String) throws(CurlError) {
         guard Curl.ready, let handle = curl_easy_init() else { throw CurlError(code: -1, message: "curl could not be initialised") }
         self.handle = handle
+        self.timeouts = timeouts
+        self.protocols = protocols
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        try configure()
+    }
+
+    /// Every option back to its default (curl keeps the open connection), buffers emptied, the common options set again.
+    func reset() throws(CurlError) {
+        curl_easy_reset(handle)
+        for list in lists { curl_slist_free_all(list) }
+        lists = []
+        buffers.reset()
+        errorBuffer[0] = 0
+        try configure()
+    }
+
+    /// The options every transfer has.
+    private func configure() throws(CurlError) {
         // Threads: no signals for timeouts (the resolver's alarm would hit any thread).
         try set(CURLOPT_NOSIGNAL, 1)
         try set(CURLOPT_PROTOCOLS_STR, protocols)
@@ -133,6 +178,7 @@ private final class Transfer {
         try set(CURLOPT_CONNECTTIMEOUT_MS, Int(timeouts.connectSeconds * 1000))
         try set(CURLOPT_TIMEOUT_MS, Int(timeouts.totalSeconds * 1000))
         try set(CURLOPT_USERAGENT, "Reclaim")
+        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
     }
 
     deinit {
@@ -169,22 +215,13 @@ private final class Transfer {
     /// Runs the transfer with `bytes` as the request body (POST) or the upload (SMTP).
     func upload(_ bytes: [UInt8], asPOST: Bool) throws(CurlError) -> HTTPClientResponse {
         buffers.upload = bytes
-        let context = Unmanaged.passUnretained(buffers).toOpaque()
-        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
-        try check(reclaim_curl_setopt_callback(handle, CURLOPT_READFUNCTION, sendUpload))
-        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_READDATA, context))
-        try check(reclaim_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, receiveBody))
-        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
-        try check(reclaim_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, receiveHeader))
-        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
         if asPOST {
             try check(reclaim_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)))
         } else {
             try set(CURLOPT_UPLOAD, 1)
             try check(reclaim_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(bytes.count)))
         }
-        // The buffers outlive the call: `self` holds them until deinit, after curl_easy_perform returned.
-        try check(withExtendedLifetime(buffers) { curl_easy_perform(handle) })
+        try perform()
         var status = 0
         _ = reclaim_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         var headers: [(name: String, value: String)] = []
@@ -197,6 +234,19 @@ private final class Transfer {
             headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())))
         }
         return HTTPClientResponse(status: status, headers: headers, body: buffers.body)
+    }
+
+    /// Points curl's callbacks at the buffers and runs the transfer.
+    func perform() throws(CurlError) {
+        let context = Unmanaged.passUnretained(buffers).toOpaque()
+        try check(reclaim_curl_setopt_callback(handle, CURLOPT_READFUNCTION, sendUpload))
+        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_READDATA, context))
+        try check(reclaim_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, receiveBody))
+        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
+        try check(reclaim_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, receiveHeader))
+        try check(reclaim_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
+        // The buffers outlive the call: `self` holds them until deinit, after curl_easy_perform returned.
+        try check(withExtendedLifetime(buffers) { curl_easy_perform(handle) })
     }
 }
 

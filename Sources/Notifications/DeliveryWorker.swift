@@ -14,6 +14,11 @@ public struct NotificationSettings: Sendable {
     public var smtpURL: String?
     /// The sender (`RECLAIM_MAIL_FROM`).
     public var mailFrom: String
+    /// How a customer reaches support (`RECLAIM_SUPPORT_CONTACT`): the page's sentences that mails repeat, and the mail
+    /// that says "call us if this was not you".
+    public var supportContact = NotificationSettings.defaultSupportContact
+    /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
+    public static let defaultSupportContact = "support@reclaim.example"
     /// The service's public base URL, for the status link (`RECLAIM_PUBLIC_URL`).
     public var publicURL: String
     /// Where .eml files go without SMTP (`<data directory>/mail`).
@@ -277,12 +282,13 @@ public final class DeliveryWorker: Sendable {
     /// The rendered mail, its secret opened only here (never logged, never stored in clear).
     func renderMail(_ message: OutboxMessage) throws -> MIMEMessage {
         guard case .object(let payload) = try JSONValue.parse(message.payload), case .string(let number)? = payload["case_number"],
-              case .string(let stageName)? = payload["stage"], let stage = CustomerText(rawValue: stageName),
-              let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
+              let status = CustomerMailStatus(payload: payload), let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
             throw DeliveryError("the message cannot be rendered")
         }
         var language = CustomerLanguage.english
         if case .string(let name)? = payload["language"], let parsed = CustomerLanguage(rawValue: name) { language = parsed }
+        var customerReason: CustomerReason?
+        if case .string(let word)? = payload["customer_reason"] { customerReason = CustomerReason(rawValue: word) }
         var code: String?
         if let sealed = message.sealedSecret, let keyID = message.secretKeyID {
             guard let key = keys?.key(id: keyID, purpose: .documents) else { throw DeliveryError("the key that sealed the message is not in the key file") }
@@ -292,8 +298,11 @@ public final class DeliveryWorker: Sendable {
         let display = (try? CaseNumber(parsing: number).description) ?? number
         let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
         let link = "\(base)/status?case=\(number)"
+        var newAddress = ""
+        if case .string(let masked)? = payload["new_address"] { newAddress = masked }
         return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
-                           body: MailText.body(kind, caseNumber: display, stage: stage, accessCode: code, statusURL: link, language: language),
+                           body: MailText.body(kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
+                                               contact: settings.supportContact, newAddress: newAddress, customerReason: customerReason),
                            messageID: message.id, date: message.createdAt)
     }
 

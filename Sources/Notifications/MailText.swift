@@ -22,6 +22,12 @@ public enum MailText {
         case (.customerNote, .english): "Case \(caseNumber): a new message for you"
         case (.customerNote, .simplifiedChinese): "案件 \(caseNumber)：您有一条新消息"
         case (.customerNote, .traditionalChinese): "案件 \(caseNumber)：您有一則新訊息"
+        case (.documentRejected, .english): "Case \(caseNumber): we could not accept a document"
+        case (.documentRejected, .simplifiedChinese): "案件 \(caseNumber)：您的一份材料未能通过审核"
+        case (.documentRejected, .traditionalChinese): "案件 \(caseNumber)：您的一份文件未通過審核"
+        case (.contactChanged, .english): "Case \(caseNumber): the contact address was changed"
+        case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber)：联系邮箱已更改"
+        case (.contactChanged, .traditionalChinese): "案件 \(caseNumber)：聯絡電子郵件地址已變更"
         }
     }
 
@@ -34,27 +40,44 @@ public enum MailText {
         }
     }
 
-    /// The sentence that says what happened.
-    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage) -> String {
+    /// The sentence that says what happened (`newAddress`: the new contact address, masked, for `contactChanged`).
+    static func news(_ kind: CustomerMailKind, caseNumber: String, language: CustomerLanguage, newAddress: String = "") -> String {
         switch (kind, language) {
-        case (.caseOpened, .english): "We have opened case \(caseNumber) to recover your account."
-        case (.caseOpened, .simplifiedChinese): "我们已为您开立案件 \(caseNumber)，以恢复您的账户。"
-        case (.caseOpened, .traditionalChinese): "我們已為您開立案件 \(caseNumber)，以恢復您的帳戶。"
+        // No promise of what the case will achieve: that is the status page's to say (next step, notices), by its path.
+        case (.caseOpened, .english): "We have opened case \(caseNumber) for you."
+        case (.caseOpened, .simplifiedChinese): "我们已为您开立案件 \(caseNumber)。"
+        case (.caseOpened, .traditionalChinese): "我們已為您開立案件 \(caseNumber)。"
         case (.accessCodeReissued, .english): "An agent has issued a new access code for case \(caseNumber). The old code no longer works."
         case (.accessCodeReissued, .simplifiedChinese): "客服人员已为案件 \(caseNumber) 签发新的访问码，旧访问码已失效。"
         case (.accessCodeReissued, .traditionalChinese): "客服人員已為案件 \(caseNumber) 簽發新的存取碼，舊存取碼已失效。"
         case (.stateChanged, .english): "There is news on case \(caseNumber)."
         case (.stateChanged, .simplifiedChinese): "案件 \(caseNumber) 有了新进展。"
         case (.stateChanged, .traditionalChinese): "案件 \(caseNumber) 有了新進展。"
-        case (.merged, .english): "Case \(caseNumber) has been joined with another case of yours; your access code still works."
-        case (.merged, .simplifiedChinese): "案件 \(caseNumber) 已与您的另一个案件合并，您的访问码仍然有效。"
-        case (.merged, .traditionalChinese): "案件 \(caseNumber) 已與您的另一個案件合併，您的存取碼仍然有效。"
+        case (.merged, .english): "Case \(caseNumber) has been joined with another case of yours, which we now follow; your access code still works and shows where it stands."
+        case (.merged, .simplifiedChinese): "案件 \(caseNumber) 已与您的另一个案件合并，我们将在该案件中继续处理；您的访问码仍然有效，可查看其进度。"
+        case (.merged, .traditionalChinese): "案件 \(caseNumber) 已與您的另一個案件合併，我們將在該案件中繼續處理；您的存取碼仍然有效，可查看其進度。"
         case (.documentsRequested, .english): "To continue with case \(caseNumber) we need documents from you. The status page lists them."
         case (.documentsRequested, .simplifiedChinese): "为继续处理案件 \(caseNumber)，我们需要您提供文件，状态页面列出了所需文件。"
         case (.documentsRequested, .traditionalChinese): "為繼續處理案件 \(caseNumber)，我們需要您提供文件，狀態頁面列出了所需文件。"
         case (.customerNote, .english): "Our support team has left a message for you on case \(caseNumber). Read it on the status page."
         case (.customerNote, .simplifiedChinese): "客服团队在案件 \(caseNumber) 中给您留了言，请在状态页面查看。"
         case (.customerNote, .traditionalChinese): "客服團隊在案件 \(caseNumber) 中給您留了言，請在狀態頁面查看。"
+        case (.documentRejected, .english): "We could not accept a document you sent for case \(caseNumber). The status page shows which one and what to send instead."
+        case (.documentRejected, .simplifiedChinese): "您为案件 \(caseNumber) 提交的一份材料未能通过审核。状态页面会显示是哪一份，以及应改为提交什么。"
+        case (.documentRejected, .traditionalChinese): "您為案件 \(caseNumber) 提交的一份文件未通過審核。狀態頁面會顯示是哪一份，以及應改為提交什麼。"
+        case (.contactChanged, .english):
+            "The contact address for case \(caseNumber) was changed to \(newAddress). Mail about the case now goes there, not to this address."
+        case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber) 的联系邮箱已改为 \(newAddress)。今后有关该案件的邮件将发往该地址，不再发往本邮箱。"
+        case (.contactChanged, .traditionalChinese): "案件 \(caseNumber) 的聯絡電子郵件地址已改為 \(newAddress)。今後有關該案件的郵件將寄往該地址，不再寄往本信箱。"
+        }
+    }
+
+    /// What to do if the change was not theirs (the contact-changed mail): call support, whose contact is given.
+    static func notYouLine(_ supportContact: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "If you did not ask for this, contact support at once: \(supportContact)."
+        case .simplifiedChinese: "如果这不是您本人要求的，请立即联系客服：\(supportContact)。"
+        case .traditionalChinese: "如果這不是您本人要求的，請立即聯絡客服：\(supportContact)。"
         }
     }
 
@@ -82,21 +105,21 @@ public enum MailText {
         }
     }
 
+    /// The line that introduces the page's own next step and list: they speak of "this page" and "below".
+    static func pageSaysLine(_ language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "Your status page says:"
+        case .simplifiedChinese: "您的状态页面显示："
+        case .traditionalChinese: "您的狀態頁面顯示："
+        }
+    }
+
     /// The status link line.
     static func linkLine(_ url: String, language: CustomerLanguage) -> String {
         switch language {
         case .english: "Follow your case here: \(url)"
         case .simplifiedChinese: "在此查看案件进度：\(url)"
         case .traditionalChinese: "在此查看案件進度：\(url)"
-        }
-    }
-
-    /// The warning every mail ends with: the thief asks for money.
-    static func warning(_ language: CustomerLanguage) -> String {
-        switch language {
-        case .english: "Never pay whoever locked your device or account. We will never ask you for money or for your password."
-        case .simplifiedChinese: "切勿向锁定您设备或账户的人付款。我们绝不会向您索要钱款或密码。"
-        case .traditionalChinese: "切勿向鎖定您裝置或帳戶的人付款。我們絕不會向您索取款項或密碼。"
         }
     }
 
@@ -109,13 +132,39 @@ public enum MailText {
         }
     }
 
-    /// The whole plain-text body.
-    public static func body(_ kind: CustomerMailKind, caseNumber: String, stage: CustomerText, accessCode: String?, statusURL: String,
-                            language: CustomerLanguage) -> String {
-        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language),
-                     stateLine(Self.state(stage, language: language), language: language)]
+    /// Why a document was not accepted: the status page's sentence for the reason, from the same catalogue.
+    static func reasonLine(_ reason: CustomerReason, language: CustomerLanguage) -> String {
+        let text = reason.text.text(language, contact: "")
+        switch language {
+        case .english: return "Why: \(text)"
+        case .simplifiedChinese: return "原因：\(text)"
+        case .traditionalChinese: return "原因：\(text)"
+        }
+    }
+
+    /// The whole plain-text body: what happened (`kind`), then what the status page says (`status`: its heading as the
+    /// status line; its next step and what it still needs, quoted as the page's; its notices, never pay first), in the
+    /// page's own sentences, with `{contact}` filled. The contact-changed mail goes to an address that may not be the
+    /// customer's (the typo being corrected): it carries no state and no link, only the masked new address
+    /// (`newAddress`), whom to call, and the page's notices.
+    /// A rejected document's mail says why (`customerReason`) right after what happened.
+    public static func body(_ kind: CustomerMailKind, caseNumber: String, status: CustomerMailStatus, accessCode: String?, statusURL: String,
+                            language: CustomerLanguage, contact: String, newAddress: String = "", customerReason: CustomerReason? = nil) -> String {
+        let notices = status.notices.flatMap { ["", $0.text(language, contact: contact)] }
+        if kind == .contactChanged {
+            return ([greeting(language), "", news(kind, caseNumber: caseNumber, language: language, newAddress: newAddress),
+                     notYouLine(contact, language: language)] + notices + ["", "-- ", signature(language)]).joined(separator: "\n")
+        }
+        var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language)]
+        if let customerReason { lines.append(reasonLine(customerReason, language: language)) }
+        lines.append(stateLine(Self.state(status.stage, language: language), language: language))
         if let accessCode { lines += ["", accessCodeLine(accessCode, language: language)] }
-        lines += ["", linkLine(statusURL, language: language), "", warning(language), "", "-- ", signature(language)]
+        lines += ["", linkLine(statusURL, language: language)]
+        if let next = status.nextStep {
+            lines += ["", pageSaysLine(language), next.text(language, contact: contact)]
+            lines += status.missing.map { "• " + $0.text.text(language, contact: contact) }
+        }
+        lines += notices + ["", "-- ", signature(language)]
         return lines.joined(separator: "\n")
     }
 }

@@ -271,7 +271,9 @@ public struct DemoSeed: Sendable {
         let opening = CaseOperations.Opening(kind: plan.kind, accountEmail: account.email, customerName: customer,
                                              customerContactEmail: "contact.\(index + 1)@example.org",
                                              devices: [.init(serial: account.serial, imei: account.imei, model: "Phone 14")],
-                                             facts: plan.facts, summary: plan.summary)
+                                             facts: plan.facts, summary: plan.summary,
+                                             // Every other case whose thief added a rescue address knows which: the case page shows it.
+                                             rescueEmail: plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil)
         let opened = try pool.withTransaction { try operations.open(opening, by: creator, at: current(), on: $0) }
         let number = try CaseNumber(parsing: opened.record.number)
         let year = Calendar(identifier: .gregorian).component(.year, from: current()) + 3
@@ -336,7 +338,8 @@ public struct DemoSeed: Sendable {
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
                 _ = try pool.withTransaction { connection in
                     try operations.merge(number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
-                                         reason: "Same caller, second channel.", actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                                         reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
+                                         actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier

@@ -48,7 +48,9 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case notFrozen = "not_frozen"
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
+    case differentCustomer = "different_customer"
     case accessCodeJustIssued = "access_code_just_issued"
+    case pathDecided = "path_decided"
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
@@ -78,7 +80,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
              .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
              .notFrozen, .notSameAccount, .endpointDisabled: 409
-        case .accessCodeJustIssued: 409
+        case .accessCodeJustIssued, .pathDecided, .differentCustomer: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -146,6 +148,13 @@ extension WorkflowRefusal: Refusal {
                     extraMembers: ["outstanding": steps.map(\.rawValue)])
         case .alreadyDone: Problem(ErrorCode.alreadyDone, detail: "This unlock step is already recorded.")
         case .notSameAccount: Problem(ErrorCode.notSameAccount, detail: "Only cases about the same account e-mail can be merged.")
+        case .pathDecided:
+            Problem(ErrorCode.pathDecided,
+                    detail: "The case reached engineering on the facts as they were (verify or approve checked those), and this change would change whether only the device can be recovered. Tell engineering in an internal note; once the case is finished, tier 2 can reopen it and correct the facts.")
+        case let .differentCustomer(fields):
+            Problem(ErrorCode.differentCustomer,
+                    detail: "These cases name different customers (\(fields.joined(separator: ", "))): merge them only if they are one person, with same_customer_confirmed.",
+                    extraMembers: ["differing": fields])
         }
     }
 
@@ -153,7 +162,7 @@ extension WorkflowRefusal: Refusal {
         .invalidTransition(from: .new, action: .complete), .insufficientTier(required: .tier3),
         .verificationFailed(VerificationOutcome(factors: [.securityAnswer: .matched, .card: .mismatched])), .notRecoverable, .caseNotOpen,
         .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .documentsMissing([.proofOfPurchase]), .documentsPending,
-        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount,
+        .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount, .pathDecided, .differentCustomer(["customer.name"]),
     ]
 }
 

@@ -178,9 +178,10 @@ enum OpenAPIDocument {
             "paths": paths,
             "components": [
                 // Cases: CaseSchemas.swift; Evidence: EvidenceSchemas.swift; Administration: Admin/AdminSchemas.swift;
-                // Notifications: NotificationSchemas.swift
+                // Notifications: NotificationSchemas.swift; the transparency log: Controllers/AuditController.swift
                 "schemas": schemas.merging(caseSchemas) { first, _ in first }.merging(evidenceSchemas) { first, _ in first }
-                    .merging(adminSchemas) { first, _ in first }.merging(notificationSchemas) { first, _ in first },
+                    .merging(adminSchemas) { first, _ in first }.merging(notificationSchemas) { first, _ in first }
+                    .merging(auditSchemas) { first, _ in first },
                 "securitySchemes": [
                     "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
                                      "description": "Agent session cookie; changing requests also send X-CSRF-Token."],

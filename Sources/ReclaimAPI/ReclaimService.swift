@@ -4,6 +4,7 @@ import HTTPServer
 import Logging
 import Notifications
 import Postgres
+import ReclaimOperations
 import ReclaimStore
 
 /// Why the service refused to start, in one line for the operator.
@@ -21,6 +22,8 @@ public final class ReclaimService: Sendable {
     public let routes: [APIRoute]
     /// The outbox's delivery worker (nil when neither lane has a thread); its threads start with the server.
     public let deliveryWorker: DeliveryWorker?
+    /// The transparency log's sequencer (one pass at a time across instances); its thread starts with the server.
+    public let sequencer: TransparencyLogWorker
     let logger: Logger
 
     /// What every controller shares.
@@ -70,6 +73,7 @@ public final class ReclaimService: Sendable {
         deliveryWorker = configuration.mailThreads + configuration.webhookThreads > 0
             ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
             : nil
+        sequencer = TransparencyLogWorker(settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
         let routes = Routes(context: context, operations: operations).all
         self.routes = routes
         documentBox.bytes = OpenAPIDocument.render(routes: routes)
@@ -145,6 +149,7 @@ public final class ReclaimService: Sendable {
     public func start() throws {
         try server.start()
         deliveryWorker?.start()
+        sequencer.start()
         logger.info("listening", ["address": .string(configuration.host), "port": .int(server.boundPort), "tls": .bool(configuration.servesTLS)])
     }
 
@@ -159,6 +164,7 @@ public final class ReclaimService: Sendable {
         logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
         server.shutdown()
         deliveryWorker?.stop()
+        sequencer.stop()
         pool.close()
         logger.info("stopped")
     }

@@ -21,6 +21,7 @@ struct Routes {
     let webhooks: WebhooksController  // Notifications
     let caseMessages: CaseMessagesController  // Notifications
     let adminWebhooks: AdminWebhooksController  // Notifications
+    let audit: AuditController  // the transparency log
 
     init(context: ServiceContext, operations: OperationsController) {
         self.operations = operations
@@ -37,6 +38,7 @@ struct Routes {
         self.webhooks = WebhooksController(context: context)  // Notifications
         self.caseMessages = CaseMessagesController(context: context)  // Notifications
         self.adminWebhooks = AdminWebhooksController(context: context)  // Notifications
+        self.audit = AuditController(context: context)
     }
 
     var all: [APIRoute] {
@@ -50,6 +52,7 @@ struct Routes {
             + reportRoutes
             + passkeyRoutes
             + notificationRoutes
+            + auditRoutes
     }
 
     // MARK: Operations
@@ -111,7 +114,7 @@ struct Routes {
         ]
         return [
             APIRoute(.POST, "/api/v1/cases", operationID: "createCase",
-                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once.",
+                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once. A contact address that reaches the rescue address's mailbox (case, +tag and the provider's own rules ignored) is 422 naming customer.contact_email.",
                      tag: "cases", authentication: .agentOrAPIClient, requestSchema: "NewCase",
                      responses: [201: .json("The case, with access_code.", "CreatedCase"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
                                  403: .problem("Not allowed."), 422: .problem("validation_failed with errors per field.")],
@@ -125,6 +128,10 @@ struct Routes {
                      tag: "cases", authentication: .agent,
                      responses: [200: .json("The case.", "Case"), 401: .problem("Not authenticated."), 404: caseNumber404],
                      handler: cases.get),
+            APIRoute(.PATCH, "/api/v1/cases/{case_number}", operationID: "correctCase",
+                     summary: "Correct an open case (tier1+, If-Match required): customer.name, customer.contact_email, language (null: not known), facts (rescue_email included), devices (the whole list) and summary, as a merge patch; one case_corrected event names the fields changed (no personal value in it); the previous contact address is mailed that it changed (the new one masked). A contact address reaching the rescue address's mailbox is 422 naming the field; 409 case_not_open on a finished case, path_decided when the facts would change the path in engineering. A patch that changes nothing answers the case as it is.",
+                     tag: "cases", authentication: .agent, requestSchema: "CaseCorrection", responses: changing,
+                     bodyLimit: 64 * 1024, handler: cases.correct).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
                      summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
                      tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
@@ -144,7 +151,7 @@ struct Routes {
                      tag: "cases", authentication: .agent, responses: changing,
                      bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
-                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open.",
+                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open; 409 different_customer (with `differing`) when the customers' names or contact addresses differ, unless same_customer_confirmed. The merged number's own access code then sees the target's status and only the notes and evidence its own case brought.",
                      tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
                      bodyLimit: 4096, handler: cases.merge).requiringIfMatch(),
             APIRoute(.POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",
@@ -348,6 +355,34 @@ struct Routes {
                      tag: "administration", authentication: .agent,
                      responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
                      handler: admin.audit),
+        ]
+    }
+
+    // MARK: The transparency log
+    var auditRoutes: [APIRoute] {
+        let bad: ResponseDoc = .problem("validation_failed: errors name the parameter (missing, not a whole number, or outside today's tree).")
+        return [
+            APIRoute(.GET, "/api/v1/audit/checkpoint", operationID: "auditCheckpoint",
+                     summary: "The latest signed checkpoint of the transparency log (every timeline event and admin-log entry a leaf of one RFC 9162 tree): a C2SP tlog-checkpoint in a signed note, Ed25519 (origin, tree size, base64 root, blank line, `— <origin> <base64(key id ‖ signature)>`). Signed at most every RECLAIM_CHECKPOINT_SECONDS when the tree grew; no sign-in.",
+                     tag: "audit", responses: [200: .other("The signed note.", mediaType: "text/plain")],
+                     handler: audit.checkpoint),
+            APIRoute(.GET, "/api/v1/audit/key", operationID: "auditKey",
+                     summary: "The checkpoints' verifier key, `<origin>+<hex key id>+<base64(0x01 ‖ Ed25519 public key)>` (golang.org/x/mod/sumdb/note's form); no sign-in.",
+                     tag: "audit", responses: [200: .other("The verifier key.", mediaType: "text/plain")],
+                     handler: audit.key),
+            APIRoute(.GET, "/api/v1/audit/proof", operationID: "auditInclusionProof",
+                     summary: "RFC 9162 §2.1.3 inclusion proof of ?leaf= (an event's leaf_index) in the tree's first ?size= leaves (a checkpoint's size); no sign-in.",
+                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                     handler: audit.inclusion),
+            APIRoute(.GET, "/api/v1/audit/consistency", operationID: "auditConsistencyProof",
+                     summary: "RFC 9162 §2.1.4 consistency proof from the tree's first ?from= leaves to its first ?to= (1 ≤ from ≤ to ≤ today's size; empty when equal); no sign-in.",
+                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                     handler: audit.consistency),
+            APIRoute(.GET, "/api/v1/admin/checkpoint", operationID: "adminCheckpoint",
+                     summary: "The latest checkpoint and whether the service's own tree verifies against it: its signature under the key file's checkpoint keys, its size, and the consistency proof to today's root (admins).",
+                     tag: "administration", authentication: .agent,
+                     responses: [200: .json("The checkpoint and the verdict.", "AdminCheckpoint"), 403: .problem("forbidden: only admin agents may administer.")],
+                     handler: audit.adminCheckpoint),
         ]
     }
 

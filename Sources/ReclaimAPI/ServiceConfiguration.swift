@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Notifications
+import ReclaimOperations
 
 /// A configuration value that failed validation; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -62,7 +64,7 @@ public struct ServiceConfiguration: Sendable {
     public var supportContact: String = ServiceConfiguration.defaultSupportContact
 
     /// The placeholder contact used when `RECLAIM_SUPPORT_CONTACT` is not set (set it in production).
-    public static let defaultSupportContact = "support@reclaim.example"
+    public static let defaultSupportContact = NotificationSettings.defaultSupportContact
 
     /// Passkeys: the origin the dashboard is served from (`RECLAIM_WEBAUTHN_ORIGIN`, e.g. `https://reclaim.example`);
     /// its host is the relying-party id. Unset: only `http(s)://localhost[:port]` (development and tests).
@@ -94,6 +96,11 @@ public struct ServiceConfiguration: Sendable {
     public var webhookPerEndpoint: Int = 1
     /// Seconds an endpoint rests after its 1st, 2nd, … failure in a row, the last repeating (`RECLAIM_WEBHOOK_BACKOFF`).
     public var webhookBackoff: [Double] = [5, 30, 60, 300, 900, 1800, 3600]
+    /// The transparency log's origin: its checkpoints' first line and its note key's name (`RECLAIM_LOG_ORIGIN`,
+    /// default the public URL's host + `/reclaim`).
+    public var logOrigin: String = "127.0.0.1/reclaim"
+    /// Least seconds between two signed checkpoints, made only when the tree grew (`RECLAIM_CHECKPOINT_SECONDS`, default 3600).
+    public var checkpointSeconds: Int = 3600
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -133,6 +140,8 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_WEBHOOK_PER_ENDPOINT", "most deliveries in flight to one webhook endpoint, across instances (default 1: in order)"),
         ("RECLAIM_WEBHOOK_BACKOFF", "seconds a failing endpoint rests after its 1st, 2nd, ... failure in a row, the last repeating (default 5,30,60,300,900,1800,3600)"),
         ("RECLAIM_DELIVERY_THREADS", "deprecated: the default of both RECLAIM_MAIL_THREADS and RECLAIM_WEBHOOK_THREADS (0 = no delivery)"),
+        ("RECLAIM_LOG_ORIGIN", "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"),
+        ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -265,6 +274,12 @@ public struct ServiceConfiguration: Sendable {
         let webhookThreads = try integer("RECLAIM_WEBHOOK_THREADS", default: deliveryThreads ?? 2, range: 0...16)
         let webhookPerEndpoint = try integer("RECLAIM_WEBHOOK_PER_ENDPOINT", default: 1, range: 1...16)
         let webhookBackoff = try schedule("RECLAIM_WEBHOOK_BACKOFF", default: [5, 30, 60, 300, 900, 1800, 3600])
+        let logOrigin = value("RECLAIM_LOG_ORIGIN") ?? (publicComponents.host ?? "localhost") + "/reclaim"
+        // The origin names the note key too: signed-note forbids spaces and `+` in a key name.
+        guard SignedNote.isValidName(logOrigin), logOrigin.count <= 200 else {
+            throw ConfigurationError(variable: "RECLAIM_LOG_ORIGIN", problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
+        }
+        let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -288,6 +303,8 @@ public struct ServiceConfiguration: Sendable {
         configuration.webhookThreads = webhookThreads
         configuration.webhookPerEndpoint = webhookPerEndpoint
         configuration.webhookBackoff = webhookBackoff
+        configuration.logOrigin = logOrigin
+        configuration.checkpointSeconds = checkpointSeconds
         return configuration
     }
 
@@ -317,6 +334,11 @@ public struct ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// What the transparency log's sequencer needs, from this configuration.
+    public var transparencyLogSettings: TransparencyLogSettings {
+        TransparencyLogSettings(origin: logOrigin, checkpointInterval: TimeInterval(checkpointSeconds))
+    }
+
     /// Where large uploads are spooled while they are read and filed (`spool/` in `RECLAIM_DATA_DIR`): nameless files,
     /// encrypted under keys that never leave the process, gone when the request is.
     public var spoolDirectory: String { (dataDirectory as NSString).appendingPathComponent("spool") }
@@ -327,7 +349,9 @@ extension ServiceConfiguration {
                                             mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
                                             mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
                                             webhookAllow: WebhookAllowList(parsing: webhookAllow))
+        settings.supportContact = supportContact
         settings.mailThreads = mailThreads
+        settings.supportContact = supportContact
         settings.webhookThreads = webhookThreads
         settings.webhookPerEndpoint = webhookPerEndpoint
         settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)

@@ -22,6 +22,7 @@ enum Vocabulary {
         ("upload_kinds", UploadKind.allRawValues),
         ("evidence_statuses", EvidenceStatus.allCases.map(\.rawValue)),
         ("shown_evidence_statuses", ShownEvidenceStatus.allCases.map(\.rawValue)),
+        ("customer_reasons", CustomerReason.allCases.map(\.rawValue)),
         ("factors", Factor.allCases.map(\.rawValue)),
         ("requirements", Requirement.allCases.map(\.rawValue)),
         ("note_visibilities", NoteVisibility.allCases.map(\.rawValue)),

@@ -81,6 +81,22 @@ extension Workflow {
 }
 
 extension Workflow {
+    /// The move a case makes by itself when a review rejects a document (api.md v1.2): `request_documents` back to
+    /// `awaiting_documents` (the clock paused) when the case is under review, no document is still pending and the
+    /// accepted ones leave a requirement of the gate unmet; nil otherwise (something else still waits for review).
+    public func documentRejected(on snapshot: CaseSnapshot, documents: [(kind: EvidenceKind, status: EvidenceStatus)],
+                                 now: Date) -> TransitionDecision? {
+        guard snapshot.state == .documentReview, !documents.contains(where: { $0.status == .pending }),
+              case .documentsMissing? = DocumentsGate.refusal(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, documents: documents) else {
+            return nil
+        }
+        // The service acts, not an agent: the highest tier stands for "no tier check".
+        return try? decide(.requestDocuments, on: snapshot, actorTier: .engineering,
+                           context: TransitionContext(reason: "A rejected document left a requirement unmet."), now: now).get()
+    }
+}
+
+extension Workflow {
     /// Whether `actorTier` may record unlock `step` now: engineering only, on a case in `engineering`, a required step
     /// not done yet.
     public static func checkUnlock(_ step: UnlockKind, actorTier: Tier, on snapshot: CaseSnapshot, done: Set<UnlockKind>) throws(WorkflowRefusal) {

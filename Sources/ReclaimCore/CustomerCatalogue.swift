@@ -24,6 +24,7 @@ public enum CustomerCatalogue {
         .stageResolvedAccess: "Your access is restored",
         .stageResolvedLock: "The lock is removed from your device",
         .stageRejected: "We could not confirm that you are the owner",
+        .stageDocumentRejected: "We could not accept one of your documents",
         .stageClosed: "Your case is closed",
 
         .nextWaitTriage: "Nothing to do for now: an agent will look at your case soon, and this page will show what happens.",
@@ -31,6 +32,8 @@ public enum CustomerCatalogue {
         .nextWaitIdentity: "Nothing to do for now: we are comparing what you told us with what is on file, and we will ask here if we need more.",
         .nextUpload: "Please upload the documents listed below, using the form on this page.",
         .nextUploadPaused: "Please upload the documents listed below, using the form on this page. Our deadline is paused until they arrive.",
+        .nextUploadAgain: "We could not accept a document you sent: the reason is shown beside it below. Please upload another, using the form on this page.",
+        .nextUploadAgainPaused: "We could not accept a document you sent: the reason is shown beside it below. Please upload another, using the form on this page. Our deadline is paused until it arrives.",
         .nextDocumentsComplete: "Nothing to do for now: we have every document we asked for, and an agent will review them soon.",
         .nextWaitReview: "Nothing to do for now: we are reviewing your documents.",
         .nextWaitEngineeringAccess: "Nothing to do for now: our engineers are undoing the changes made to your account.",
@@ -47,6 +50,12 @@ public enum CustomerCatalogue {
         .missingSecurityAnswer: "The answers to your security questions",
         .missingCard: "The payment card registered to your account",
         .missingDevice: "The serial number or IMEI of a device registered to your account",
+
+        .reasonUnreadable: "We could not read it: send a sharp, well-lit photo or scan in which every word and number can be read.",
+        .reasonWrongDocument: "It is not the document we asked for: send one of the kind listed under “What we still need”.",
+        .reasonDoesNotMatch: "It does not match your device or account: send one that shows the same serial number, IMEI or name.",
+        .reasonIncomplete: "Part of it is missing: send the whole document, with every page and all four edges visible.",
+        .reasonOther: "It could not be used as proof of ownership: send another document of the kind listed under “What we still need”.",
 
         .progressReceived: "Received",
         .progressIdentityCheck: "Identity check",
@@ -83,6 +92,7 @@ public enum CustomerCatalogue {
         .stageResolvedAccess: "您的账户访问已恢复",
         .stageResolvedLock: "您设备的锁定已解除",
         .stageRejected: "我们无法确认您是所有者",
+        .stageDocumentRejected: "您提交的一份材料未能通过审核",
         .stageClosed: "您的案件已关闭",
 
         .nextWaitTriage: "您目前无需做任何事：客服人员会尽快处理您的案件，进展会显示在本页面上。",
@@ -90,6 +100,8 @@ public enum CustomerCatalogue {
         .nextWaitIdentity: "您目前无需做任何事：我们正在将您提供的信息与存档资料进行核对，如需更多信息，会在本页面告知您。",
         .nextUpload: "请使用本页面的表单上传下方列出的材料。",
         .nextUploadPaused: "请使用本页面的表单上传下方列出的材料。在收到材料之前，我们的处理时限暂停计算。",
+        .nextUploadAgain: "您提交的一份材料未能通过审核，原因显示在下方该材料旁边。请使用本页面的表单重新上传一份。",
+        .nextUploadAgainPaused: "您提交的一份材料未能通过审核，原因显示在下方该材料旁边。请使用本页面的表单重新上传一份。在收到材料之前，我们的处理时限暂停计算。",
         .nextDocumentsComplete: "您目前无需做任何事：我们要求的材料已全部收到，客服人员会尽快审核。",
         .nextWaitReview: "您目前无需做任何事：我们正在审核您的材料。",
         .nextWaitEngineeringAccess: "您目前无需做任何事：我们的工程师正在撤销他人对您账户所做的更改。",
@@ -106,6 +118,12 @@ public enum CustomerCatalogue {
         .missingSecurityAnswer: "您的安全问题答案",
         .missingCard: "您账户中登记的支付卡",
         .missingDevice: "您账户中登记的设备的序列号或 IMEI",
+
+        .reasonUnreadable: "我们无法看清这份材料：请上传清晰、光线充足的照片或扫描件，确保每个文字和数字都清楚可辨。",
+        .reasonWrongDocument: "这不是我们要求的材料：请上传“我们还需要”中列出的材料。",
+        .reasonDoesNotMatch: "这份材料与您的设备或账户不符：请上传显示相同序列号、IMEI 或姓名的材料。",
+        .reasonIncomplete: "这份材料不完整：请上传完整的材料，每一页及四个边缘都要清晰可见。",
+        .reasonOther: "这份材料无法作为所有权证明：请另外上传一份“我们还需要”中列出的材料。",
 
         .progressReceived: "已受理",
         .progressIdentityCheck: "身份核实",
@@ -142,6 +160,7 @@ public enum CustomerCatalogue {
         .stageResolvedAccess: "您已恢復帳號存取權",
         .stageResolvedLock: "您裝置的鎖定已解除",
         .stageRejected: "我們無法確認您是擁有者",
+        .stageDocumentRejected: "您提交的一份文件未通過審核",
         .stageClosed: "您的案件已結案",
 
         .nextWaitTriage: "您目前不需要做任何事：客服人員會盡快處理您的案件，後續進度會顯示在此頁面。",
@@ -149,6 +168,8 @@ public enum CustomerCatalogue {
         .nextWaitIdentity: "您目前不需要做任何事：我們正在將您提供的資料與存檔資料進行比對，如需更多資料，會在此頁面通知您。",
         .nextUpload: "請使用此頁面的表單上傳下方列出的文件。",
         .nextUploadPaused: "請使用此頁面的表單上傳下方列出的文件。在收到文件之前，我們的處理期限會暫停計算。",
+        .nextUploadAgain: "您提交的一份文件未通過審核，原因顯示在下方該文件旁。請使用此頁面的表單重新上傳一份。",
+        .nextUploadAgainPaused: "您提交的一份文件未通過審核，原因顯示在下方該文件旁。請使用此頁面的表單重新上傳一份。在收到文件之前，我們的處理期限會暫停計算。",
         .nextDocumentsComplete: "您目前不需要做任何事：我們要求的文件已全部收到，客服人員會盡快審核。",
         .nextWaitReview: "您目前不需要做任何事：我們正在審核您的文件。",
         .nextWaitEngineeringAccess: "您目前不需要做任何事：我們的工程師正在復原他人對您帳號所做的變更。",
@@ -165,6 +186,12 @@ public enum CustomerCatalogue {
         .missingSecurityAnswer: "您的安全性問題答案",
         .missingCard: "您帳號中登記的付款卡",
         .missingDevice: "您帳號中登記之裝置的序號或 IMEI",
+
+        .reasonUnreadable: "我們無法辨識這份文件：請上傳清晰、光線充足的照片或掃描檔，確保每個文字和數字都清楚可讀。",
+        .reasonWrongDocument: "這不是我們要求的文件：請上傳「我們還需要」中列出的文件。",
+        .reasonDoesNotMatch: "這份文件與您的裝置或帳號不符：請上傳顯示相同序號、IMEI 或姓名的文件。",
+        .reasonIncomplete: "這份文件不完整：請上傳完整的文件，每一頁及四個邊緣都要清楚可見。",
+        .reasonOther: "這份文件無法作為所有權證明：請另外上傳一份「我們還需要」中列出的文件。",
 
         .progressReceived: "已受理",
         .progressIdentityCheck: "身分確認",

@@ -64,14 +64,38 @@ public enum ShownEvidenceStatus: String, Sendable, CaseIterable {
     case received, pending, accepted, rejected
 }
 
-/// A piece of evidence as the guidance needs it: its kind and review status.
+/// Why a document was not accepted, in words the customer reads (api.md v1.2 `customer_reason`): a review that rejects
+/// a document names one, and the status page and the mail say it in the customer's language.
+public enum CustomerReason: String, Sendable, CaseIterable {
+    case unreadable
+    case wrongDocument = "wrong_document"
+    case doesNotMatch = "does_not_match"
+    case incomplete
+    case other
+
+    /// What the customer reads, one sentence of the catalogue.
+    public var text: CustomerText {
+        switch self {
+        case .unreadable: .reasonUnreadable
+        case .wrongDocument: .reasonWrongDocument
+        case .doesNotMatch: .reasonDoesNotMatch
+        case .incomplete: .reasonIncomplete
+        case .other: .reasonOther
+        }
+    }
+}
+
+/// A piece of evidence as the guidance needs it: its kind, review status and, when rejected, the customer's reason.
 public struct FiledEvidence: Sendable, Hashable {
     public let kind: EvidenceKind
     public let status: EvidenceStatus
+    /// Why the customer is told it was not accepted (nil unless rejected; nil on reviews older than the reason).
+    public let customerReason: CustomerReason?
     /// Evidence of `kind` with review `status`.
-    public init(kind: EvidenceKind, status: EvidenceStatus) {
+    public init(kind: EvidenceKind, status: EvidenceStatus, customerReason: CustomerReason? = nil) {
         self.kind = kind
         self.status = status
+        self.customerReason = customerReason
     }
 }
 
@@ -93,26 +117,34 @@ public struct CustomerGuidance: Sendable, Equatable {
     public let notices: [CustomerText]
     /// How each filed item is shown, in the order given.
     public let evidence: [ShownEvidenceStatus]
+    /// Beside each item shown rejected, why (`other` for a review that named none); nil for every other item.
+    public let reasons: [CustomerReason?]
+    /// The upload requirements still unmet for which a document was rejected: the customer must send another, so the
+    /// page says so (heading, next step) and never reads as if everything were under review.
+    public let resend: [Requirement]
 
     /// Derives the whole view from the case's state, path, kind and facts and the evidence filed on it.
     public init(state: CaseState, path givenPath: RecoveryPath, kind: CaseKind, facts: CaseFacts, evidence filed: [FiledEvidence]) {
         let path = Self.effectivePath(state: state, path: givenPath, kind: kind, facts: facts)
         let have = Self.counting(filed)
         let missing = Self.requirements(state: state, path: path, kind: kind, facts: facts).filter { have.isDisjoint(with: $0.satisfiedBy) }
-        let progress = Self.progress(state: state, path: path)
+        let rejectedKinds = Set(filed.filter { $0.kind.isDocument && $0.status == .rejected }.map(\.kind))
+        let resend = missing.filter { $0.isUpload && !rejectedKinds.isDisjoint(with: $0.satisfiedBy) }
+        let progress = Self.progress(state: state, path: path, documentRejected: !resend.isEmpty)
         self.progress = progress
         self.missing = missing
+        self.resend = resend
         canUpload = state.isOpen
         let stageKey = (state.isOpen ? progress.first { $0.mark == .current } : progress.last)?.key ?? "received"
-        stage = Self.stage(stageKey, state: state, path: path)
-        nextStep = Self.nextStep(state: state, path: path, missing: missing)
+        stage = stageKey == "documents" && !resend.isEmpty ? .stageDocumentRejected : Self.stage(stageKey, state: state, path: path)
+        nextStep = Self.nextStep(state: state, path: path, missing: missing, resend: resend)
 
         var notices: [CustomerText] = [.noticeNeverPay]
         if facts.twoStepEnabled { notices.append(.noticeDeviceOnly) }
         if state == .resolved { notices.append(path == .activationLock ? .noticeNewAccount : .noticeSecureAccount) }
         if !state.isOpen { notices.append(.noticeContact) }
         self.notices = notices
-        evidence = filed.map { item in
+        let shown: [ShownEvidenceStatus] = filed.map { item in
             if item.kind.factor != nil || item.kind == .transcript { return .received }
             switch item.status {
             case .pending: return state.isOpen ? .pending : .received
@@ -120,6 +152,8 @@ public struct CustomerGuidance: Sendable, Equatable {
             case .rejected: return .rejected
             }
         }
+        evidence = shown
+        reasons = zip(filed, shown).map { item, shown in shown == .rejected ? item.customerReason ?? .other : nil }
     }
 
     /// The path the customer's view follows: a device-only case is always on the activation-lock path (the account
@@ -166,7 +200,7 @@ public struct CustomerGuidance: Sendable, Equatable {
         }
     }
 
-    static func nextStep(state: CaseState, path: RecoveryPath, missing: [Requirement]) -> CustomerText {
+    static func nextStep(state: CaseState, path: RecoveryPath, missing: [Requirement], resend: [Requirement] = []) -> CustomerText {
         switch state {
         case .resolved: return path == .reset ? .nextDoneReset : path == .activationLock ? .nextDoneLock : .nextDoneAccess
         case .rejected: return .nextRejected
@@ -175,6 +209,8 @@ public struct CustomerGuidance: Sendable, Equatable {
         case .engineering: return path == .activationLock ? .nextWaitEngineeringLock : .nextWaitEngineeringAccess
         case .new, .identityCheck, .awaitingDocuments, .documentReview: break
         }
+        // A rejected document still needed: say so first, the reason is beside it.
+        if !resend.isEmpty { return state == .awaitingDocuments ? .nextUploadAgainPaused : .nextUploadAgain }
         if missing.contains(where: \.isUpload) { return state == .awaitingDocuments ? .nextUploadPaused : .nextUpload }
         if !missing.isEmpty { return .nextTellAgent }
         switch state {
@@ -190,8 +226,9 @@ public struct CustomerGuidance: Sendable, Equatable {
     /// A line, not a map: the path decides which stages are drawn (the reset path skips engineering, the document
     /// paths add documents and review, the activation-lock path skips the identity check), and the state decides how
     /// far along it is. The last stage is named for how the case ended once it has (resolved, not confirmed, closed);
-    /// rejected and closed lines leave out the restoring stage.
-    public static func progress(state: CaseState, path: RecoveryPath) -> [ProgressStage] {
+    /// rejected and closed lines leave out the restoring stage. While a rejected document is still needed
+    /// (`documentRejected`), a case under review is shown back at the documents stage: the customer's turn, not ours.
+    public static func progress(state: CaseState, path: RecoveryPath, documentRejected: Bool = false) -> [ProgressStage] {
         let received = "received", identity = "identity_check", documents = "documents", review = "review",
             restoring = "restoring", finished = "finished"
         let order = [received, identity, documents, review, restoring, finished]
@@ -209,7 +246,7 @@ public struct CustomerGuidance: Sendable, Equatable {
         case .new: received
         case .identityCheck: identity
         case .awaitingDocuments: documents
-        case .documentReview: review
+        case .documentReview: documentRejected ? documents : review
         case .engineering: restoring
         case .resolved, .rejected, .closed, .merged: finished
         }

@@ -14,6 +14,7 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case stageResolvedAccess = "stage.resolved_access"
     case stageResolvedLock = "stage.resolved_lock"
     case stageRejected = "stage.rejected"
+    case stageDocumentRejected = "stage.document_rejected"
     case stageClosed = "stage.closed"
 
     // What happens next: one sentence, consistent with `missing`.
@@ -22,6 +23,8 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case nextWaitIdentity = "next.wait_identity"
     case nextUpload = "next.upload"
     case nextUploadPaused = "next.upload_paused"
+    case nextUploadAgain = "next.upload_again"
+    case nextUploadAgainPaused = "next.upload_again_paused"
     case nextDocumentsComplete = "next.documents_complete"
     case nextWaitReview = "next.wait_review"
     case nextWaitEngineeringAccess = "next.wait_engineering_access"
@@ -39,6 +42,13 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case missingSecurityAnswer = "missing.security_answer"
     case missingCard = "missing.card"
     case missingDevice = "missing.device"
+
+    // Why a document was not accepted (`CustomerReason`), shown beside it and in the mail.
+    case reasonUnreadable = "reason.unreadable"
+    case reasonWrongDocument = "reason.wrong_document"
+    case reasonDoesNotMatch = "reason.does_not_match"
+    case reasonIncomplete = "reason.incomplete"
+    case reasonOther = "reason.other"
 
     // The progress line.
     case progressReceived = "progress.received"

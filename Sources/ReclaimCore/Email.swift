@@ -132,3 +132,19 @@ extension EmailAddress {
         mailbox(first) == mailbox(second)
     }
 }
+
+// MARK: Masked
+
+extension EmailAddress {
+    /// The address with all but the first letter of the local part and of the domain's first label hidden
+    /// (`jane.doe@example.com` → `j***@e***.com`): enough for its owner to recognise it, not for anyone else to write to.
+    public static func masked(_ address: String) -> String {
+        let text = address.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let at = text.lastIndex(of: "@") else { return text.isEmpty ? text : String(text.prefix(1)) + "***" }
+        let local = text[..<at], domain = text[text.index(after: at)...]
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        let first = labels.first.map { String($0.prefix(1)) + "***" } ?? "***"
+        let rest = labels.dropFirst().last.map { "." + $0 } ?? ""
+        return String(local.prefix(1)) + "***@" + first + rest
+    }
+}

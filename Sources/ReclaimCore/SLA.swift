@@ -110,7 +110,8 @@ public struct SLAPolicy: Sendable, Hashable, Codable {
             next.pausedSince = nil
         }
         switch action {
-        case .requestDocuments:
+        // Asked again from review: the path's clock keeps its start and pauses, it does not begin anew.
+        case .requestDocuments where from != .documentReview:
             next.pathClockStartedAt = now
             next.pausedSeconds = 0
             next.pausedSince = now

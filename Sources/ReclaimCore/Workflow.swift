@@ -123,6 +123,11 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case alreadyDone
     /// Merge: the two cases are not about the same account e-mail.
     case notSameAccount
+    /// A correction would make the case device-only (or no longer so) after it reached engineering on the other facts.
+    case pathDecided
+    /// Merge: the two cases' customers differ in these fields (`customer.name`, `customer.contact_email`) and the agent
+    /// has not confirmed that they are one person (`same_customer_confirmed`).
+    case differentCustomer([String])
 }
 
 /// The case workflow: which actions are allowed and what each does. Pure: callers pass the time.
@@ -146,7 +151,8 @@ public struct Workflow: Sendable {
         TransitionRule(action: .sendReset, from: [.new, .identityCheck], to: .resolved, minimumTier: .tier1),
         TransitionRule(action: .escalate, from: [.new], to: .identityCheck, minimumTier: .tier1),
         TransitionRule(action: .verify, from: [.identityCheck], to: .engineering, minimumTier: .tier2),
-        TransitionRule(action: .requestDocuments, from: [.new, .identityCheck], to: .awaitingDocuments, minimumTier: .tier2),
+        // From review too (api.md v1.2): tier 3, who holds a case under review, may ask the customer again.
+        TransitionRule(action: .requestDocuments, from: [.new, .identityCheck, .documentReview], to: .awaitingDocuments, minimumTier: .tier2),
         TransitionRule(action: .beginReview, from: [.awaitingDocuments], to: .documentReview, minimumTier: .tier3),
         TransitionRule(action: .approve, from: [.documentReview], to: .engineering, minimumTier: .tier3),
         TransitionRule(action: .reject, from: [.documentReview], to: .rejected, minimumTier: .tier3),

@@ -25,6 +25,7 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unmerged
     case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
+    case caseCorrected = "case_corrected"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -38,7 +39,8 @@ public enum CaseEventEntry: Sendable {
     case assigned(agentID: UUID, previous: UUID?)
     case frozen(accountEmail: String)
     case evidenceFiled(evidenceID: UUID, kind: EvidenceKind)
-    case evidenceReviewed(evidenceID: UUID, kind: EvidenceKind, decision: EvidenceStatus, reason: String)
+    /// A review; a rejected document's carries the reason the customer reads (`customer_reason`).
+    case evidenceReviewed(evidenceID: UUID, kind: EvidenceKind, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil)
     case evidenceContentRead(evidenceID: UUID, kind: EvidenceKind)
     /// An attempt refused for want of permission: what was tried, never the request's body.
     case denied(attempted: String, code: String, evidenceID: UUID?)
@@ -53,8 +55,9 @@ public enum CaseEventEntry: Sendable {
     /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared;
     /// `callerCheck` says how the caller it was read out to was verified (nil: only mailed to the contact address).
     case accessCodeReissued(callerCheck: String?)
-    /// This case was merged into `into` (it left `from`); its evidence and notes count there now.
-    case merged(into: String, from: CaseState, reason: String?)
+    /// This case was merged into `into` (it left `from`); its evidence and notes count there now. `confirmedDifferences`:
+    /// the customer fields that differed and that the agent confirmed as one person (empty when none differed).
+    case merged(into: String, from: CaseState, reason: String?, confirmedDifferences: [String] = [])
     /// Case `from` was merged into this one.
     case mergeReceived(from: String, reason: String?)
     /// The merge was undone: back to `to`, its items left `from`.
@@ -63,6 +66,8 @@ public enum CaseEventEntry: Sendable {
     case unmergeLeft(caseNumber: String, reason: String?)
     /// A mail not sent because its address is the rescue address the thief added (never the address itself).
     case mailRefused(kind: String, reason: String)
+    /// An agent corrected the case's details (`PATCH`): see `CaseCorrectionEvent`.
+    case caseCorrected(CaseCorrectionEvent)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -87,6 +92,7 @@ public enum CaseEventEntry: Sendable {
         case .unmerged: .unmerged
         case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
+        case .caseCorrected: .caseCorrected
         }
     }
 
@@ -116,9 +122,11 @@ public enum CaseEventEntry: Sendable {
             return ["account_email": .string(accountEmail)]
         case let .evidenceFiled(evidenceID, kind):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
-        case let .evidenceReviewed(evidenceID, kind, decision, reason):
-            return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "decision": .string(decision.rawValue),
-                    "reason": .string(reason)]
+        case let .evidenceReviewed(evidenceID, kind, decision, reason, customerReason):
+            var data: [String: JSONValue] = ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue),
+                                             "decision": .string(decision.rawValue), "reason": .string(reason)]
+            if let customerReason { data["customer_reason"] = .string(customerReason.rawValue) }
+            return .object(data)
         case let .evidenceContentRead(evidenceID, kind):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
         case let .denied(attempted, code, evidenceID):
@@ -135,8 +143,13 @@ public enum CaseEventEntry: Sendable {
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
         case let .accessCodeReissued(callerCheck):
             return ["status_lock_cleared": .bool(true), "caller_check": .optional(callerCheck)]
-        case let .merged(into, from, reason):
-            return ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
+        case let .merged(into, from, reason, confirmed):
+            var data: [String: JSONValue] = ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
+            if !confirmed.isEmpty {
+                data["same_customer_confirmed"] = .bool(true)
+                data["differing"] = .array(confirmed.map { .string($0) })
+            }
+            return .object(data)
         case let .mergeReceived(from, reason):
             return ["from_case": .string(from), "reason": .optional(reason)]
         case let .unmerged(from, to, reason):
@@ -145,7 +158,46 @@ public enum CaseEventEntry: Sendable {
             return ["case_number": .string(caseNumber), "reason": .optional(reason)]
         case let .mailRefused(kind, reason):
             return ["mail": .string(kind), "reason": .string(reason)]
+        case let .caseCorrected(correction):
+            return correction.data
         }
+    }
+}
+
+/// What a correction changed, as its `case_corrected` event records it: the fields by their API names, each fact's new
+/// value, what happened to the rescue address (`added`, `changed`, `removed`) and to the devices (how many added and
+/// removed), the new language (null: not known), the path and unlock checklist when they followed. Never a personal
+/// value (a name, an address, a serial, the summary): the timeline cannot be rewritten, while the case's own fields
+/// can be erased, and the case shows what they are now.
+public struct CaseCorrectionEvent: Sendable {
+    /// The fields changed, by their API names (`customer.name`, `facts.two_step_enabled`, `devices`…).
+    public var fields: [String]
+    /// Each fact that changed, with its new value.
+    public var facts: [(fact: CaseFact, value: Bool)] = []
+    /// What happened to the rescue address: `added`, `changed` or `removed` (never the address).
+    public var rescueEmail: String?
+    /// How many devices were added and removed.
+    public var devices: (added: Int, removed: Int)?
+    /// The new language, when it changed (`.some(nil)`: now not known).
+    public var language: CustomerLanguage??
+    /// The path before and after, when the facts moved it.
+    public var path: (from: RecoveryPath, to: RecoveryPath)?
+    /// The unlock checklist after, when the facts changed it.
+    public var unlocksRequired: [UnlockKind]?
+
+    /// An event naming `fields`; the rest is set for what changed.
+    public init(fields: [String]) { self.fields = fields }
+
+    /// The event's data object; members other than `fields` only for what changed.
+    var data: JSONValue {
+        var data: [String: JSONValue] = ["fields": .array(fields.map(JSONValue.string))]
+        if !facts.isEmpty { data["facts"] = .object(Dictionary(uniqueKeysWithValues: facts.map { ($0.fact.rawValue, JSONValue.bool($0.value)) })) }
+        if let rescueEmail { data["rescue_email"] = .string(rescueEmail) }
+        if let devices { data["devices"] = ["added": .int(Int64(devices.added)), "removed": .int(Int64(devices.removed))] }
+        if let language { data["language"] = .optional(language?.rawValue) }
+        if let path { data["path"] = ["from": .string(path.from.rawValue), "to": .string(path.to.rawValue)] }
+        if let unlocksRequired { data["unlocks_required"] = .array(unlocksRequired.map { .string($0.rawValue) }) }
+        return .object(data)
     }
 }
 

@@ -10,8 +10,9 @@ public enum CaseMessageLog {
         /// A queued, sent or failed message; a webhook knows its endpoint's URL and client's name.
         case message(CaseMessageEntry)
         /// A mail not written to the outbox: `kind` is its template, `reason` the refusal's (`rescue_address`),
-        /// `seq` the timeline event that records it.
-        case refused(kind: String, reason: String, to: String, at: Date, seq: Int)
+        /// `seq` the timeline event that records it. `to` is nil for the notice to a previous contact address: that
+        /// address reached the rescue mailbox and is not kept anywhere (the case's contact is the new one).
+        case refused(kind: String, reason: String, to: String?, at: Date, seq: Int)
 
         /// When it was queued or refused.
         public var at: Date {
@@ -32,7 +33,9 @@ public enum CaseMessageLog {
                 if case .object(let data) = event.data, case .string(let value)? = data[key] { return value }
                 return ""
             }
-            return .refused(kind: text("mail"), reason: text("reason"), to: record.customerContactEmail, at: event.at, seq: event.seq)
+            let kind = text("mail")
+            return .refused(kind: kind, reason: text("reason"), to: kind == CustomerMailKind.contactChanged.rawValue ? nil : record.customerContactEmail,
+                            at: event.at, seq: event.seq)
         }
         // Both lists are already in time order: a stable merge keeps each one's own order for equal times.
         var merged: [Item] = []

@@ -14,9 +14,60 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     case documentsRequested = "documents_requested"
     case customerNote = "customer_note"
     case merged
+    /// A document was not accepted: the customer's reason, and what the case now waits for.
+    case documentRejected = "document_rejected"
+    /// To the previous contact address, when an agent changed it: the new one masked, and whom to call if this was not them.
+    case contactChanged = "contact_changed"
 
     /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
     public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
+}
+
+/// What a customer mail says of the case, as keys of the status page's sentences (`CustomerText`): its heading, its next
+/// step and its notices, taken from the page's own `CustomerGuidance` when the mail is queued and rendered in the
+/// customer's language at delivery. A mail therefore never promises what the page denies (api.md v1.2).
+public struct CustomerMailStatus: Sendable, Equatable {
+    /// The heading: the mail's status line.
+    public let stage: CustomerText
+    /// What happens next (nil in a mail queued before it was carried).
+    public let nextStep: CustomerText?
+    /// What is still needed, the list the next step refers to ("listed below").
+    public let missing: [Requirement]
+    /// The notices, never pay first.
+    public let notices: [CustomerText]
+
+    /// The status line, next step, missing list and notices of `guidance`.
+    public init(_ guidance: CustomerGuidance) {
+        self.init(stage: guidance.stage, nextStep: guidance.nextStep, missing: guidance.missing, notices: guidance.notices)
+    }
+
+    /// A status from its parts (a mail queued before next steps were carried has only the stage).
+    public init(stage: CustomerText, nextStep: CustomerText?, missing: [Requirement] = [], notices: [CustomerText]) {
+        self.stage = stage
+        self.nextStep = nextStep
+        self.missing = missing
+        self.notices = notices.contains(.noticeNeverPay) ? notices : [.noticeNeverPay] + notices
+    }
+
+    /// The members of the outbox payload that carry it.
+    public var payload: [String: JSONValue] {
+        var members: [String: JSONValue] = ["stage": .string(stage.rawValue), "notices": .array(notices.map { .string($0.rawValue) }),
+                                            "missing": .array(missing.map { .string($0.rawValue) })]
+        if let nextStep { members["next_step"] = .string(nextStep.rawValue) }
+        return members
+    }
+
+    /// Read back from an outbox payload; nil without a known stage.
+    public init?(payload: [String: JSONValue]) {
+        guard case .string(let name)? = payload["stage"], let stage = CustomerText(rawValue: name) else { return nil }
+        var next: CustomerText?
+        if case .string(let name)? = payload["next_step"] { next = CustomerText(rawValue: name) }
+        func list<T: RawRepresentable<String>>(_ key: String) -> [T] {
+            guard case .array(let items)? = payload[key] else { return [] }
+            return items.compactMap { if case .string(let name) = $0 { T(rawValue: name) } else { nil } }
+        }
+        self.init(stage: stage, nextStep: next, missing: list("missing"), notices: list("notices"))
+    }
 }
 
 /// The webhook events of Standard Webhooks deliveries (api.md v1.1 "Notifications").
@@ -27,6 +78,8 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case evidenceFiled = "evidence.filed"
     case evidenceReviewed = "evidence.reviewed"
     case noteAdded = "note.added"
+    /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
+    case auditCheckpoint = "audit.checkpoint"
 }
 
 /// Writes the messages a change causes into the outbox, in the operation's transaction: commit and message are one.
@@ -52,12 +105,16 @@ public enum CaseMessages {
         return true
     }
 
-    /// Queues a mail to the customer's contact address, or records the refusal when that is the rescue address (false).
-    /// A code-carrying mail seals the code with the `documents` key; the queued row never holds it in clear.
+    /// Queues a mail to the customer's contact address (or to `recipient`), or records the refusal when that is the
+    /// rescue address. A code-carrying mail seals the code with the `documents` key; the queued row never holds it in
+    /// clear. What the mail says of the case is the status page's guidance (`CustomerMailStatus`) for `record` in
+    /// `state`, or for `status` when given (the case a merged one went into, which its customer's page now shows).
+    /// `extra` joins the payload (never a secret). False when the mail was refused (the rescue address).
     @discardableResult
-    public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, accessCode: AccessCode? = nil, keys: KeyFile?,
-                            at now: Date, on connection: PostgresConnection) throws -> Bool {
-        let recipient = record.customerContactEmail
+    public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, showing status: CaseRecord? = nil,
+                            accessCode: AccessCode? = nil, keys: KeyFile?, at now: Date, on connection: PostgresConnection,
+                            to recipient: String? = nil, extra: [String: JSONValue] = [:]) throws -> Bool {
+        let recipient = recipient ?? record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
             try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
             return false
@@ -69,13 +126,20 @@ public enum CaseMessages {
             let key = keys.activeKey(for: .documents)
             sealed = (SecretBox.seal(Array(accessCode.symbols.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
         }
-        // The status page's heading for the case as it now stands (no evidence needed for it): the mail says the same.
-        let snapshot = record.snapshot
-        let stage = CustomerGuidance(state: state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: []).stage
-        let payload: JSONValue = ["case_number": .string(record.number), "state": .string(state.rawValue), "stage": .string(stage.rawValue),
-                                  "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        // The status page's guidance for the case as it now stands, with its evidence: the mail says what the page says.
+        let shown = status ?? record
+        var snapshot = shown.snapshot
+        if status == nil { snapshot.state = state }
+        let evidence = try EvidenceStore.list(caseID: shown.id, on: connection).map {
+            FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason)
+        }
+        let guidance = CustomerGuidance(state: snapshot.state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence)
+        var payload: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(snapshot.state.rawValue),
+                                            "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        payload.merge(CustomerMailStatus(guidance).payload) { $1 }
+        payload.merge(extra) { own, _ in own }
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
-                                                payload: payload, sealedSecret: sealed), now: now, on: connection)
+                                                payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
         return true
     }
 
@@ -113,17 +177,45 @@ public enum CaseMessages {
         try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
     }
 
+    /// The messages of a rejected document: the mail with the customer's reason and the state as it now stands (the
+    /// case may have returned to `awaiting_documents` by itself); `case.state_changed` when it did.
+    static func documentRejected(_ record: CaseRecord, reason: CustomerReason, from before: CaseState, keys: KeyFile?,
+                                 at now: Date, on connection: PostgresConnection) throws {
+        let after = record.snapshot.state
+        try mail(.documentRejected, for: record, state: after, keys: keys, at: now, on: connection,
+                 extra: ["customer_reason": .string(reason.rawValue)])
+        if after != before {
+            try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
+        }
+    }
+
     /// The messages of a re-issued access code: the mail carrying the new code (sealed); no webhook, the code is the customer's.
     /// False when the mail was refused (the contact address is the rescue address).
     static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws -> Bool {
         try mail(.accessCodeReissued, for: record, state: record.snapshot.state, accessCode: code, keys: keys, at: now, on: connection)
     }
 
-    /// The messages of a merge: the merged mail (the customer follows the case it went into); `case.merged` naming it.
+    /// The messages of a merge: the merged mail, stating the status of the case it went into (which the customer's
+    /// page now shows, api.md v1.2); `case.merged` naming it.
     static func merged(_ record: CaseRecord, into target: CaseRecord, from before: CaseState, keys: KeyFile?, at now: Date,
                        on connection: PostgresConnection) throws {
-        try mail(.merged, for: record, state: .merged, keys: keys, at: now, on: connection)
+        try mail(.merged, for: record, state: target.snapshot.state, showing: target, keys: keys, at: now, on: connection)
         try webhook(.caseMerged, for: record, state: .merged,
                     data: ["merged_into": .string(target.number), "previous_state": .string(before.rawValue)], at: now, on: connection)
+    }
+
+    /// The messages of a corrected contact address: the previous address is told, with the new one masked (it may be a
+    /// typo that reaches a stranger, who learns nothing about the case from it), never when it reaches the rescue
+    /// address the case had before the correction or has now (`mail_refused` records that). No webhook: nothing the
+    /// partner follows changed.
+    static func contactChanged(_ record: CaseRecord, previous: String, previousRescue: String?, keys: KeyFile?, at now: Date,
+                               on connection: PostgresConnection) throws {
+        if let previousRescue, EmailAddress.sameMailbox(previous, previousRescue) {
+            try CaseTimeline.append(.mailRefused(kind: CustomerMailKind.contactChanged.rawValue, reason: "rescue_address"), caseID: record.id,
+                                    actor: "system", at: now, on: connection)
+            return
+        }
+        try mail(.contactChanged, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection, to: previous,
+                 extra: ["new_address": .string(EmailAddress.masked(record.customerContactEmail))])
     }
 }

@@ -97,20 +97,12 @@ public struct CaseOperations: Sendable {
     public func open(_ opening: Opening, by actor: String, at now: Date, on connection: PostgresConnection) throws -> Opened {
         var issues = IssueCollector()
         let accountEmail = issues.take(EmailAddress.validate(opening.accountEmail, field: "account_email"))
-        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: "customer.contact_email"))
-        let name = opening.customerName.trimmingCharacters(in: .whitespacesAndNewlines)
-        if name.isEmpty || name.count > 200 { issues.add(field: "customer.name", message: "A name has 1 to 200 characters.") }
-        var devices: [CaseDevice] = []
-        for (index, device) in opening.devices.enumerated() {
-            if let valid = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
-                                                           field: "devices[\(index)]", issues: &issues) {
-                devices.append(valid)
-            }
-        }
-        if opening.devices.count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
-        let summary = opening.summary.trimmingCharacters(in: .whitespacesAndNewlines)
-        if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
-        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: "facts.rescue_email")) }
+        let contactEmail = issues.take(EmailAddress.validate(opening.customerContactEmail, field: Self.contactField))
+        let name = Self.validatedName(opening.customerName, issues: &issues)
+        let devices = Self.validatedDevices(opening.devices, issues: &issues)
+        let summary = Self.validatedSummary(opening.summary, issues: &issues)
+        let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField)) }
+        if let contactEmail, let rescueEmail { Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues) }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
         var facts = opening.facts
         if rescueEmail != nil { facts.rescueEmailAdded = true }
@@ -232,7 +224,7 @@ public struct CaseOperations: Sendable {
     /// Stores a decided transition with its event, then what follows from it: the assignee leaves a case that went to a
     /// desk above theirs, and a finished case lifts its freeze, each as its own event.
     func apply(_ decision: TransitionDecision, to record: CaseRecord, by actor: String, at now: Date, on connection: PostgresConnection,
-               resetDestination: String? = nil) throws -> CaseRecord {
+               resetDestination: String? = nil, messages: Bool = true) throws -> CaseRecord {
         guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
                                             now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
@@ -253,7 +245,8 @@ public struct CaseOperations: Sendable {
                                     actor: actor, at: now, on: connection)
             updated = updated.with(frozen: false, updatedAt: now, version: updated.version)
         }
-        try CaseMessages.transitioned(updated, decision, keys: keys, at: now, on: connection)
+        // `messages: false`: the caller queues one message of its own that says more (a rejected document's).
+        if messages { try CaseMessages.transitioned(updated, decision, keys: keys, at: now, on: connection) }
         return updated
     }
 
@@ -411,10 +404,11 @@ public struct CaseOperations: Sendable {
 
     // MARK: Merge
 
-    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail): it goes to `merged`
-    /// with `merged_into`; its evidence and notes count on the target; both timelines record it; a freeze is lifted.
-    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, actorTier: Tier, by actor: String,
-                      at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+    /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail, the same customer or
+    /// `sameCustomerConfirmed`): it goes to `merged` with `merged_into`; its evidence and notes count on the target; both
+    /// timelines record it (the confirmed differences included); a freeze is lifted.
+    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, sameCustomerConfirmed: Bool = false,
+                      actorTier: Tier, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
         let reason = try Self.optionalReason(reason)
         // Both rows locked in case-number order, so two opposite merges cannot deadlock.
         for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
@@ -422,14 +416,17 @@ public struct CaseOperations: Sendable {
         guard let into = try CaseStore.find(number: target.digits, on: connection) else { throw OperationError.invalid(field: "into", "No case has this number.") }
         do {
             try CaseMerge.check(actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
-                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail)
+                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail, sourceCustomer: record.mergeCustomer,
+                                targetCustomer: into.mergeCustomer, sameCustomerConfirmed: sameCustomerConfirmed)
         } catch {
             throw OperationError.refused(error, caseID: record.id)
         }
         guard try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
-        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        let differences = CaseMerge.differingFields(record.mergeCustomer, into.mergeCustomer)
+        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason, confirmedDifferences: differences), caseID: record.id,
+                                actor: actor, at: now, on: connection)
         try CaseTimeline.append(.mergeReceived(from: record.number, reason: reason), caseID: into.id, actor: actor, at: now, on: connection)
         if record.frozen {
             try CaseStore.liftFreeze(id: record.id, on: connection)
@@ -541,4 +538,9 @@ extension CaseRecord {
                    unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
                    answerProgress: answerProgress, mergedIntoState: mergedIntoState)
     }
+}
+
+extension CaseRecord {
+    /// The customer as merging compares it (name and contact address).
+    var mergeCustomer: CaseMerge.Customer { CaseMerge.Customer(name: customerName, contactEmail: customerContactEmail) }
 }

@@ -220,27 +220,64 @@ extension CaseOperations {
     // MARK: Review and reading
 
     /// Records a review decision (tier2+ for typed evidence, tier3+ for documents and transcripts) with `evidence_reviewed`.
-    public func review(evidence id: UUID, decision: EvidenceStatus, reason: String, actorTier: Tier, by actor: String, at now: Date,
-                       on connection: PostgresConnection) throws -> EvidenceRecord {
+    /// Rejecting a document names the `customerReason` the customer reads (and only then may one be given); the
+    /// customer is mailed, and a case under review left short of a requirement returns to `awaiting_documents`.
+    public func review(evidence id: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil, actorTier: Tier,
+                       by actor: String, at now: Date, on connection: PostgresConnection) throws -> EvidenceRecord {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard decision != .pending else { throw OperationError.invalid(field: "decision", "accepted or rejected") }
         if reason.isEmpty || reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has 1 to 2000 characters.") }
         guard let (record, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
         guard actorTier.isAtLeast(record.kind.reviewMinimumTier) else { throw OperationError.reviewNeedsTier(record.kind.reviewMinimumTier) }
+        try Self.checkCustomerReason(customerReason, decision: decision, kind: record.kind)
         try CaseStore.lock(id: record.caseID, on: connection)
         // Evidence a merged case brought counts, and is reviewed, on the case it went into: that case must take the review.
         guard let filedOn = try CaseStore.find(id: record.caseID, on: connection) else { throw OperationError.evidenceNotFound }
         do { try CaseWork.review.check(in: filedOn.mergedIntoState ?? filedOn.snapshot.state) } catch { throw OperationError.refused(error, caseID: nil) }
-        try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, reviewedBy: actor, reviewedAt: now), on: connection)
-        try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason),
+        try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, customerReason: customerReason,
+                                                      reviewedBy: actor, reviewedAt: now), on: connection)
+        try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason, customerReason: customerReason),
                                 caseID: record.caseID, actor: actor, at: now, on: connection)
         guard let (updated, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
         if let caseRecord = try CaseStore.find(id: record.caseID, on: connection) {
             try CaseMessages.webhook(.evidenceReviewed, for: caseRecord, state: caseRecord.snapshot.state,
                                      data: ["evidence_id": .string(id.lowercased), "type": .string(record.kind.rawValue), "decision": .string(decision.rawValue)],
                                      at: now, on: connection)
+            if let customerReason { try documentRejected(on: caseRecord, reason: customerReason, at: now, on: connection) }
         }
         return updated
+    }
+
+    /// A customer reason goes with, and only with, the rejection of a document: the customer sees typed details and
+    /// transcripts only as received, so a reason there would tell them a match result.
+    static func checkCustomerReason(_ customerReason: CustomerReason?, decision: EvidenceStatus, kind: EvidenceKind) throws {
+        let words = CustomerReason.allCases.map(\.rawValue).joined(separator: ", ")
+        switch (customerReason, decision == .rejected && kind.isDocument) {
+        case (nil, true): throw OperationError.invalid(field: "customer_reason", "Rejecting a document needs the reason the customer reads: \(words).")
+        case (_?, false) where decision != .rejected: throw OperationError.invalid(field: "customer_reason", "Only a rejection names a customer reason.")
+        case (_?, false): throw OperationError.invalid(field: "customer_reason", "The customer sees typed details and transcripts only as received: no customer reason.")
+        default: return
+        }
+    }
+
+    /// After a document was rejected (the caller holds the case's lock): a case under review with nothing else pending
+    /// and a requirement now unmet returns to `awaiting_documents` as `system` (the clock paused); then one mail tells
+    /// the customer why, with the state as it now stands (instead of the documents-requested mail), and partners hear
+    /// of the state change.
+    func documentRejected(on filedOn: CaseRecord, reason: CustomerReason, at now: Date, on connection: PostgresConnection) throws {
+        // A document of a case merged away counts on the case it went into: that case returns, and its customer hears.
+        var record = filedOn
+        if filedOn.snapshot.state == .merged, let into = filedOn.mergedInto, let target = try CaseStore.find(number: into, on: connection) {
+            try CaseStore.lock(id: target.id, on: connection)
+            record = target
+        }
+        let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
+        let documents = evidence.filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+        var current = record
+        if let decision = workflow.documentRejected(on: record.snapshot, documents: documents, now: now) {
+            current = try apply(decision, to: record, by: Self.systemActor, at: now, on: connection, messages: false)
+        }
+        try CaseMessages.documentRejected(current, reason: reason, from: record.snapshot.state, keys: keys, at: now, on: connection)
     }
 
     /// The decrypted content of a document or transcript; the read is recorded on the timeline (`evidence_content_read`).
@@ -267,7 +304,7 @@ public enum EvidenceRequirements {
     public static func guidance(_ record: CaseRecord, _ items: [EvidenceRecord]) -> CustomerGuidance {
         let s = record.snapshot
         return CustomerGuidance(state: s.state, path: s.path, kind: s.kind, facts: s.facts,
-                                evidence: items.map { FiledEvidence(kind: $0.kind, status: $0.status) })
+                                evidence: items.map { FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason) })
     }
 
     /// The `missing` words (see `CustomerGuidance.missing`).

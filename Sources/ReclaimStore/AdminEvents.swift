@@ -21,11 +21,12 @@ public enum AdminEventStore {
         return CaseEvent(seq: seq, at: at, actor: actor, type: type, data: data, prevHash: previous, hash: hash)
     }
 
-    /// Events after `afterSeq` in seq order, at most `limit`.
+    /// Events after `afterSeq` in seq order, at most `limit`, each with its leaf index once sequenced.
     public static func list(afterSeq: Int = 0, limit: Int, on connection: PostgresConnection) throws -> [CaseEvent] {
         try connection.query("""
-            SELECT seq, at, actor, type, data, prev_hash, hash FROM admin_events
-            WHERE seq > \(afterSeq) ORDER BY seq LIMIT \(limit)
+            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM admin_events e
+            LEFT JOIN log_leaves l ON l.case_id IS NULL AND l.seq = e.seq
+            WHERE e.seq > \(afterSeq) ORDER BY e.seq LIMIT \(limit)
             """).decodeEvents()
     }
 

@@ -18,11 +18,13 @@ public struct CaseEvent: Sendable, Equatable {
     public let prevHash: String?
     /// Lower-case hex SHA-256 of the chain link.
     public let hash: String
+    /// Its leaf in the transparency log's tree; nil until the sequencer has appended it (and on a fresh append).
+    public var leafIndex: Int? = nil
 
-    /// `{seq, at, actor, type, data, prev_hash, hash}` as in api.md.
+    /// `{seq, at, actor, type, data, prev_hash, hash, leaf_index}` as in api.md.
     public var json: JSONValue {
         ["seq": .int(Int64(seq)), "at": Timestamp.json(at), "actor": .string(actor), "type": .string(type), "data": data,
-         "prev_hash": .optional(prevHash), "hash": .string(hash)]
+         "prev_hash": .optional(prevHash), "hash": .string(hash), "leaf_index": leafIndex.map { .int(Int64($0)) } ?? .null]
     }
 }
 
@@ -86,18 +88,21 @@ public enum CaseEventStore {
         return CaseEvent(seq: seq, at: at, actor: actor, type: type, data: data, prevHash: previous, hash: hash)
     }
 
-    /// Events of a case in seq order, those after `afterSeq`, at most `limit`.
+    /// Events of a case in seq order, those after `afterSeq`, at most `limit`, each with its leaf index once sequenced.
     public static func list(caseID: UUID, afterSeq: Int = 0, limit: Int = Int(Int32.max), on connection: PostgresConnection) throws -> [CaseEvent] {
         try connection.query("""
-            SELECT seq, at, actor, type, data, prev_hash, hash FROM case_events
-            WHERE case_id = \(caseID) AND seq > \(afterSeq) ORDER BY seq LIMIT \(limit)
+            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM case_events e
+            LEFT JOIN log_leaves l ON l.case_id = e.case_id AND l.seq = e.seq
+            WHERE e.case_id = \(caseID) AND e.seq > \(afterSeq) ORDER BY e.seq LIMIT \(limit)
             """).decodeEvents()
     }
 
     /// Events of a case of one `type` (say, `mail_refused` for the case's messages), in seq order.
     public static func list(caseID: UUID, type: String, on connection: PostgresConnection) throws -> [CaseEvent] {
         try connection.query("""
-            SELECT seq, at, actor, type, data, prev_hash, hash FROM case_events WHERE case_id = \(caseID) AND type = \(type) ORDER BY seq
+            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM case_events e
+            LEFT JOIN log_leaves l ON l.case_id = e.case_id AND l.seq = e.seq
+            WHERE e.case_id = \(caseID) AND e.type = \(type) ORDER BY e.seq
             """).decodeEvents()
     }
 
@@ -157,19 +162,23 @@ public enum CaseEventStore {
         return (breaks, cases, eventCount)
     }
 
-    /// The event columns (`seq, at, actor, type, data, prev_hash, hash`) of a result, found by name once.
+    /// The event columns (`seq, at, actor, type, data, prev_hash, hash`, and `leaf_index` where selected) of a result,
+    /// found by name once.
     struct EventColumns {
         let seq, at, actor, type, data, prevHash, hash: PostgresColumn
+        let leafIndex: PostgresColumn?
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
             seq = try columns("seq"); at = try columns("at"); actor = try columns("actor"); type = try columns("type")
             data = try columns("data"); prevHash = try columns("prev_hash"); hash = try columns("hash")
+            leafIndex = try? columns("leaf_index")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseEvent {
             CaseEvent(seq: try row.decode(seq), at: try row.decode(at), actor: try row.decode(actor), type: try row.decode(type),
-                      data: try JSONValue.parse(try row.decode(data)), prevHash: try row.decode(prevHash), hash: try row.decode(hash))
+                      data: try JSONValue.parse(try row.decode(data)), prevHash: try row.decode(prevHash), hash: try row.decode(hash),
+                      leafIndex: try leafIndex.flatMap { try row.decode($0, as: Int?.self) })
         }
     }
 }

@@ -108,10 +108,13 @@ public struct EvidenceRecord: Sendable, Equatable {
     public let filedBy: String
     /// When.
     public let filedAt: Date
+    /// The customer's reason of its latest review, when that rejected it and named one.
+    public var customerReason: CustomerReason? = nil
 
-    /// `{"id", "type", "status", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"}` (api.md).
+    /// `{"id", "type", "status", "customer_reason", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"}` (api.md).
     public var json: JSONValue {
         ["id": .string(id.uuidString.lowercased()), "type": .string(kind.rawValue), "status": .string(status.rawValue),
+         "customer_reason": .optional(customerReason?.rawValue),
          "sha256": .optional(sha256.map { Hex.encode($0) }), "size": size.map { .int(Int64($0)) } ?? .null,
          "media_type": .optional(mediaType), "summary": .string(summary), "filed_by": .string(filedBy), "filed_at": Timestamp.json(filedAt)]
     }
@@ -131,19 +134,23 @@ public struct EvidenceReview: Sendable, Equatable {
     public let evidenceID: UUID
     /// accepted or rejected.
     public let decision: EvidenceStatus
-    /// Why.
+    /// Why (the agents' words).
     public let reason: String
+    /// Why, in the customer's words (rejections of documents only).
+    public let customerReason: CustomerReason?
     /// Who reviewed.
     public let reviewedBy: String
     /// When.
     public let reviewedAt: Date
 
     /// A review.
-    public init(id: UUID = UUID(), evidenceID: UUID, decision: EvidenceStatus, reason: String, reviewedBy: String, reviewedAt: Date) {
+    public init(id: UUID = UUID(), evidenceID: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil,
+                reviewedBy: String, reviewedAt: Date) {
         self.id = id
         self.evidenceID = evidenceID
         self.decision = decision
         self.reason = reason
+        self.customerReason = customerReason
         self.reviewedBy = reviewedBy
         self.reviewedAt = Timestamp.truncated(reviewedAt)
     }
@@ -153,7 +160,8 @@ public struct EvidenceReview: Sendable, Equatable {
 public enum EvidenceStore {
     // The listed columns, with the status of the latest review; `e` is evidence. `Columns` reads them by these names.
     private static let columns: PostgresQuery = """
-        e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at, \(status(ofEvidence: "e.id")) AS status
+        e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at, \(status(ofEvidence: "e.id")) AS status,
+        (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
         """
 
     /// The status of the evidence whose id is `id` (a column of the outer query): its latest review's decision,
@@ -209,8 +217,9 @@ public enum EvidenceStore {
     /// Records a review (the evidence's status becomes its decision).
     public static func insertReview(_ review: EvidenceReview, on connection: PostgresConnection) throws {
         try connection.execute("""
-            INSERT INTO evidence_reviews (id, evidence_id, decision, reason, reviewed_by, reviewed_at)
-            VALUES (\(review.id), \(review.evidenceID), \(review.decision.rawValue), \(review.reason), \(review.reviewedBy), \(review.reviewedAt))
+            INSERT INTO evidence_reviews (id, evidence_id, decision, reason, customer_reason, reviewed_by, reviewed_at)
+            VALUES (\(review.id), \(review.evidenceID), \(review.decision.rawValue), \(review.reason), \(review.customerReason?.rawValue),
+                    \(review.reviewedBy), \(review.reviewedAt))
             """)
     }
 
@@ -240,13 +249,14 @@ public enum EvidenceStore {
 
     /// The columns of `columns` in a result, found by name once.
     struct Columns {
-        let id, caseID, kind, matched, summary, sha256, size, mediaType, filedBy, filedAt, status: PostgresColumn
+        let id, caseID, kind, matched, summary, sha256, size, mediaType, filedBy, filedAt, status, customerReason: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
             id = try columns("id"); caseID = try columns("case_id"); kind = try columns("kind"); matched = try columns("matched")
             summary = try columns("summary"); sha256 = try columns("sha256"); size = try columns("size"); mediaType = try columns("media_type")
             filedBy = try columns("filed_by"); filedAt = try columns("filed_at"); status = try columns("status")
+            customerReason = try columns("customer_reason")
         }
 
         func decode(_ row: PostgresRow) throws -> EvidenceRecord {
@@ -258,7 +268,8 @@ public enum EvidenceStore {
                                   matched: try row.decode(matched, as: Bool?.self), summary: try row.decode(summary, as: String.self),
                                   sha256: try row.decode(sha256, as: [UInt8]?.self), size: try row.decode(size, as: Int?.self),
                                   mediaType: try row.decode(mediaType, as: String?.self), filedBy: try row.decode(filedBy, as: String.self),
-                                  filedAt: try row.decode(filedAt, as: Date.self))
+                                  filedAt: try row.decode(filedAt, as: Date.self),
+                                  customerReason: try row.decode(customerReason, as: String?.self).flatMap(CustomerReason.init(rawValue:)))
         }
     }
 }

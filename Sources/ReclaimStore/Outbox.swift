@@ -121,6 +121,18 @@ public enum OutboxStore {
             """)
     }
 
+    /// Writes one webhook message, about no case, per live endpoint of any client subscribed to `event` (the log's
+    /// checkpoints: every partner may hold them). Returns how many were written.
+    @discardableResult
+    public static func insertWebhooks(event: String, body: String, now: Date, on connection: PostgresConnection) throws -> Int {
+        try connection.execute("""
+            INSERT INTO outbox (id, channel, endpoint_id, kind, payload, next_attempt_at, created_at)
+            SELECT gen_random_uuid(), 'webhook', e.id, \(event), \(body), \(now), \(now)
+            FROM webhook_endpoints e
+            WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND \(event) = ANY (e.events)
+            """)
+    }
+
     static let claimedColumns: PostgresQuery = """
         o.id, o.channel, o.case_id, o.endpoint_id, o.recipient, o.kind, o.payload, o.secret_sealed, o.secret_key_id, o.attempts, o.created_at, c.due
         """

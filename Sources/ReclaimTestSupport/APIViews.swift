@@ -213,9 +213,12 @@ public struct EvidenceView: Decodable, Sendable, Equatable {
     public let summary: String
     public let filedBy: String
     public let filedAt: String
+    /// Why the customer is told a rejected document was not accepted.
+    public let customerReason: String?
 
     enum CodingKeys: String, CodingKey {
         case id, type, status, sha256, size, mediaType = "media_type", summary, filedBy = "filed_by", filedAt = "filed_at"
+        case customerReason = "customer_reason"
     }
 }
 
@@ -252,7 +255,10 @@ public struct StatusView: Decodable, Sendable, Equatable {
         public let type: String
         public let status: String
         public let filedAt: String
-        enum CodingKeys: String, CodingKey { case type, status, filedAt = "filed_at" }
+        /// For a rejected document: the reason's word and its sentence in the answer's language.
+        public let customerReason: String?
+        public let customerReasonText: String?
+        enum CodingKeys: String, CodingKey { case type, status, filedAt = "filed_at", customerReason = "customer_reason", customerReasonText = "customer_reason_text" }
     }
 
     /// A note written for the customer (never an author).

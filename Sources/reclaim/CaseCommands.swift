@@ -7,7 +7,7 @@ import ReclaimOperations
 import ReclaimStore
 import Synchronization
 
-// `reclaim accounts import FILE.jsonl` and `reclaim audit verify [CASE]`.
+// `reclaim accounts import FILE.jsonl` and `reclaim audit verify [CASE | --checkpoint FILE]`.
 
 /// Exit code when some input lines were refused or a chain is broken (sysexits EX_DATAERR).
 let exitDataError: Int32 = 65
@@ -69,9 +69,16 @@ private func describe(_ error: Error) -> String {
     }
 }
 
-/// Recomputes the hash chains of every case (or one) and names the first broken link of each.
+/// Recomputes the hash chains of every case (or one) and names the first broken link of each; with `--checkpoint FILE`,
+/// also the admin log's chain and the transparency log's tree from the events themselves, and whether today's tree
+/// extends that saved checkpoint.
 func auditCommand(arguments: [String]) -> Never {
-    guard arguments.first == "verify", arguments.count <= 2 else { fail("audit: expected `audit verify [CASE]`", code: exitUsage) }
+    let usage = "audit: expected `audit verify [CASE]` or `audit verify --checkpoint FILE`"
+    guard arguments.first == "verify", arguments.count <= 3 else { fail(usage, code: exitUsage) }
+    if arguments.count == 3 {
+        guard arguments[1] == "--checkpoint" else { fail(usage, code: exitUsage) }
+        verifyCheckpoint(path: arguments[2])
+    }
     var caseNumber: String?
     if arguments.count == 2 {
         guard let number = try? CaseNumber(parsing: arguments[1]) else { fail("audit verify: \(arguments[1]) is not a valid case number", code: exitUsage) }
@@ -89,6 +96,56 @@ func auditCommand(arguments: [String]) -> Never {
             exit(0)
         }
         print("\(result.breaks.count) of \(result.cases) case(s) have a broken chain")
+        exit(exitDataError)
+    } catch {
+        fail("audit verify: \(error)")
+    }
+}
+
+/// `audit verify --checkpoint FILE`: every chain, the tree rebuilt from the events' own hashes (never from its stored
+/// nodes), and the saved checkpoint: its signature under the key file's checkpoint keys, its size not beyond today's,
+/// and the consistency proof from its size to today's against its root and the rebuilt one.
+private func verifyCheckpoint(path: String) -> Never {
+    let note: String
+    do {
+        note = try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+        fail("audit verify: cannot read \(path): \(error.localizedDescription)")
+    }
+    let configuration = loadConfiguration()
+    let keys = loadKeys(configuration)
+    do {
+        let connection = try PostgresConnection(connectionString: configuration.databaseURL)
+        defer { connection.close() }
+        // One snapshot: the sequencer of a running service may append meanwhile.
+        let problems = try connection.withTransaction(isolation: .repeatableRead) { connection -> [String] in
+            var problems: [String] = []
+            let chains = try CaseEventStore.verify(on: connection)
+            problems += chains.breaks.map { "BROKEN \($0)" }
+            let admin = try AdminEventStore.verify(on: connection)
+            if let broken = admin.firstBreak { problems.append("BROKEN \(broken)") }
+            let rebuilt = try TransparencyLogStore.recompute(on: connection)
+            if !rebuilt.mismatchedLeaves.isEmpty {
+                problems.append("TREE leaves \(rebuilt.mismatchedLeaves.prefix(10).map(String.init).joined(separator: ", ")) do not hash their events")
+            }
+            if rebuilt.missingEvents > 0 { problems.append("TREE \(rebuilt.missingEvents) event(s) are neither in the tree nor queued for it") }
+            let stored = try TransparencyLogStore.size(on: connection)
+            if stored != rebuilt.size || (try? TransparencyLogStore.root(size: stored, on: connection)) != rebuilt.root {
+                problems.append("TREE the stored tree (\(stored) leaves) is not the tree of the events")
+            }
+            let verdict = try TransparencyLog.verify(note: note, origin: configuration.logOrigin, keys: keys, size: rebuilt.size, root: rebuilt.root,
+                                                     on: connection)
+            if let problem = verdict.problem { problems.append("CHECKPOINT \(problem)") }
+            print("checkpoint: \(verdict.checkpoint.map { "\($0.origin), \($0.size) leaves" } ?? "unverified"); today's tree: \(rebuilt.size) leaves, root \(Data(rebuilt.root).base64EncodedString())")
+            print("chains: \(chains.cases) case(s), \(chains.events) event(s), \(admin.events) admin-log entr\(admin.events == 1 ? "y" : "ies")")
+            return problems
+        }
+        for problem in problems { print(problem) }
+        if problems.isEmpty {
+            print("ok: today's tree extends the checkpoint; every chain holds")
+            exit(0)
+        }
+        print("\(problems.count) problem(s): today's log does not extend the saved checkpoint as it should")
         exit(exitDataError)
     } catch {
         fail("audit verify: \(error)")

@@ -22,10 +22,15 @@ Usage:
                                     service's login and the database (defaults reclaim_owner, reclaim, reclaim)
   reclaim keys generate [--output PATH] [--force]
                                     write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
+  reclaim keys rotate PURPOSE       a new active key for PURPOSE in $RECLAIM_KEY_FILE (older ones stay for reading);
+                                    adds a purpose the file lacks (checkpoint, in a file made before it existed)
 \(identityUsage)
   reclaim accounts import FILE.jsonl
                                     put accounts on file, one JSON object a line; bad lines are reported by number
   reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
+  reclaim audit verify --checkpoint FILE
+                                    also the admin log and the transparency log rebuilt from the events: fails unless
+                                    today's tree extends that saved checkpoint (signature, size, consistency proof)
 \(demoUsage)
   reclaim --help | --version
 
@@ -170,7 +175,8 @@ func db(arguments: [String]) -> Never {
 }
 
 func keys(arguments: [String]) -> Never {
-    guard arguments.first == "generate" else { fail("keys: expected `keys generate`\n\(usage)", code: exitUsage) }
+    if arguments.first == "rotate" { rotateKey(arguments: Array(arguments.dropFirst())) }
+    guard arguments.first == "generate" else { fail("keys: expected `keys generate` or `keys rotate PURPOSE`\n\(usage)", code: exitUsage) }
     var output: String?
     var force = false
     var rest = arguments.dropFirst()
@@ -192,6 +198,25 @@ func keys(arguments: [String]) -> Never {
         exit(0)
     } catch {
         fail("keys generate: \(error)")
+    }
+}
+
+/// `keys rotate PURPOSE`: a fresh active key for the purpose, written back in place; every instance needs the new file.
+func rotateKey(arguments: [String]) -> Never {
+    guard arguments.count == 1, let purpose = KeyPurpose(rawValue: arguments[0]) else {
+        fail("keys rotate: expected one purpose: \(KeyPurpose.allCases.map(\.rawValue).joined(separator: ", "))", code: exitUsage)
+    }
+    guard let path = ProcessInfo.processInfo.environment["RECLAIM_KEY_FILE"], !path.isEmpty else {
+        fail("keys rotate: set RECLAIM_KEY_FILE", code: exitUsage)
+    }
+    do {
+        var file = try KeyFile.load(path: path, allowingMissing: true)
+        let id = file.rotate(purpose)
+        try file.write(to: path, overwrite: true)
+        print("\(purpose.rawValue): \(id) is now active in \(path); older keys stay for reading. Give every instance the new file and restart it.")
+        exit(0)
+    } catch {
+        fail("keys rotate: \(error)")
     }
 }
 

@@ -367,6 +367,9 @@ class MergeTests(BrowserTestCase):
         browser.wait_for('#chain-mark')
         browser.click('button[data-action="merge"]')
         browser.click('#merge-choices input[data-case="%s"]' % target)
+        # The demo's customers each have their own contact address: the form warns and asks for a confirmation.
+        browser.wait_for('#merge-warning')
+        browser.click('#merge-confirm')
         browser.fill('#merge-reason', 'Same caller, second channel.')
         self.assert_accessible(browser)
         browser.click('#action-confirm')

@@ -108,6 +108,32 @@ struct KeyFileTests {
         }
     }
 
+    /// A file written before the `checkpoint` purpose existed: `load` refuses it naming the command that repairs it,
+    /// which loads it anyway, adds the purpose and writes it back; every older key is untouched.
+    @Test func aPurposeAddedLaterIsAddedByRotation() throws {
+        try withDirectory { directory in
+            let path = directory + "/keys.json"
+            try KeyFile.generate().write(to: path)
+            let json = try String(contentsOfFile: path, encoding: .utf8)
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            object["keys"] = (object["keys"] as? [[String: Any]])?.filter { $0["purpose"] as? String != "checkpoint" }
+            object["active"] = (object["active"] as? [String: String])?.filter { $0.key != "checkpoint" }
+            try? FileManager.default.removeItem(atPath: path)
+            writeRaw(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self), to: path)
+
+            #expect(throws: KeyFileError.missingPurpose(path: path, purpose: .checkpoint)) { try KeyFile.load(path: path) }
+            #expect(KeyFileError.missingPurpose(path: path, purpose: .checkpoint).description.contains("reclaim keys rotate checkpoint"))
+            var old = try KeyFile.load(path: path, allowingMissing: true)
+            let documents = old.activeKey(for: .documents)
+            #expect(old.rotate(.checkpoint) == "checkpoint-1")
+            try old.write(to: path, overwrite: true)
+            let repaired = try KeyFile.load(path: path)
+            #expect(repaired.activeKey(for: .checkpoint).id == "checkpoint-1")
+            #expect(repaired.activeKey(for: .documents).key == documents.key)
+            #expect(repaired.entries(for: .checkpoint).count == 1)
+        }
+    }
+
     @Test func clearErrors() throws {
         try withDirectory { directory in
             let path = directory + "/keys.json"

@@ -58,6 +58,6 @@ struct KeysTests {
 
     @Test func purposesHaveSnakeCaseNames() {
         #expect(KeyPurpose.allCases.map(\.rawValue)
-            == ["totp", "signing", "documents", "card_fingerprint", "access_code", "idempotency", "session"])
+            == ["totp", "signing", "documents", "card_fingerprint", "access_code", "idempotency", "session", "checkpoint"])
     }
 }

@@ -117,10 +117,12 @@ import Testing
     @Test func onlyTheFirstMailsCarryTheCodeAndEveryLanguageHasEveryMail() {
         for language in CustomerLanguage.allCases {
             for kind in CustomerMailKind.allCases {
-                let body = MailText.body(kind, caseNumber: "1234", stage: .stageIdentityCheck, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
-                                         statusURL: "https://reclaim.test/status", language: language)
+                let status = CustomerMailStatus(stage: .stageIdentityCheck, nextStep: .nextWaitIdentity, notices: [])
+                let body = MailText.body(kind, caseNumber: "1234", status: status, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
+                                         statusURL: "https://reclaim.test/status", language: language, contact: "help@reclaim.test")
                 #expect(body.contains("1234"))
-                #expect(body.contains("https://reclaim.test/status"))
+                // The contact-change mail may reach a stranger (the typo corrected): no link to the case.
+                #expect(body.contains("https://reclaim.test/status") == (kind != .contactChanged))
                 #expect(body.contains("AAAA-BBBB") == kind.carriesAccessCode)
                 #expect(!MailText.subject(kind, caseNumber: "1234", language: language).isEmpty)
             }

@@ -60,8 +60,17 @@ import Testing
         #expect(!raw.contains(opened.accessCode.symbols))
         #expect(!raw.contains(opened.accessCode.display))
 
-        let thief = try open(opening(contact: "Thief@Evil.test", rescue: "thief@evil.test"))
-        #expect(try messages(thief.record).isEmpty)
+        // The thief's address as the contact is refused at the door now; a case from before that rule (the address
+        // written straight into the row) still gets no mail: the refusal is recorded instead.
+        #expect(throws: OperationError.invalid(field: "customer.contact_email",
+                                               "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address.")) {
+            try self.open(opening(contact: "Thief@Evil.test", rescue: "thief@evil.test"))
+        }
+        let thief = try open(opening(contact: "ada@example.net", rescue: "thief@evil.test"))
+        try pool.withConnection { try $0.execute("UPDATE cases SET customer_contact_email = 'Thief@Evil.test' WHERE id = \(thief.record.id)") }
+        let number = try CaseNumber(parsing: thief.record.number)
+        _ = try pool.withTransaction { try operations.addNote(number, body: "Please call us", visibility: .customer, by: agent, at: Date(), on: $0) }
+        #expect(try messages(thief.record).map(\.kind) == ["case_opened"])
         let events = try pool.withConnection { try CaseEventStore.list(caseID: thief.record.id, on: $0) }
         #expect(events.contains { $0.type == "mail_refused" })
         #expect(!events.contains { $0.data.canonical.contains("evil.test") && $0.type == "mail_refused" })
@@ -147,6 +156,53 @@ import Testing
         #expect(!mails.contains { $0.recipients.contains("thief@evil.test") })
         // The sink has a mail before the worker records it sent: wait for the record, not for the mail.
         #expect(try eventually { let stats = try statistics(); return stats.sent == 6 && stats.queued == 0 })
+    }
+
+    /// A rejected document (api.md v1.2): one mail in the case's language, with the customer's reason in the status
+    /// page's words and the state as it now stands (back with the customer, by itself): no documents-requested mail too.
+    @Test func aRejectedDocumentIsMailedWithItsReasonInTheCasesLanguage() throws {
+        let inbox = directory + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        let smtp = try PythonHelper("smtp_sink.py", [inbox])
+        defer { smtp.stop() }
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("a photo".utf8)
+        var opened: [CaseOperations.Opened] = []
+        for language in CustomerLanguage.allCases {
+            let one = try open(opening(contact: "r-\(language.rawValue.lowercased())@example.net", language: language))
+            let number = try CaseNumber(parsing: one.record.number)
+            let (invoice, photo) = try pool.withTransaction { connection -> (UUID, UUID) in
+                _ = try operations.transition(number, expectedVersion: nil, .init(action: .escalate), actorTier: .tier1, by: agent, at: Date(), on: connection)
+                _ = try operations.transition(number, expectedVersion: nil, .init(action: .requestDocuments, reason: "No factor matched."), actorTier: .tier2,
+                                              by: agent, at: Date(), on: connection)
+                let invoice = try operations.fileDocument(type: EvidenceKind.invoice.documentType!, bytes: png, declaredType: nil, number: number, by: "customer", at: Date(), on: connection)
+                let photo = try operations.fileDocument(type: EvidenceKind.imeiPhoto.documentType!, bytes: png, declaredType: nil, number: number, by: "customer", at: Date(), on: connection)
+                return (invoice.id, photo.id)
+            }
+            _ = try pool.withTransaction {
+                try operations.review(evidence: photo, decision: .accepted, reason: "Serial matches.", actorTier: .tier3, by: agent, at: Date(), on: $0)
+            }
+            _ = try pool.withTransaction {
+                try operations.review(evidence: invoice, decision: .rejected, reason: "Blurred, the date cannot be read.", customerReason: .unreadable,
+                                      actorTier: .tier3, by: agent, at: Date(), on: $0)
+            }
+            #expect(try messages(one.record).map(\.kind) == ["case_opened", "state_changed", "documents_requested", "state_changed", "document_rejected"])
+            opened.append(one)
+        }
+        let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(smtp.port)"))
+        delivery.start()
+        defer { delivery.stop() }
+        #expect(eventually { receivedMails(in: inbox).count == 15 })
+        for (one, language) in zip(opened, CustomerLanguage.allCases) {
+            let theirs = receivedMails(in: inbox).filter { $0.recipients == ["r-\(language.rawValue.lowercased())@example.net"] }
+            let subject = MailText.subject(.documentRejected, caseNumber: try CaseNumber(parsing: one.record.number).description, language: language)
+            let rejected = try #require(theirs.first { $0.subject == subject })
+            let catalogue = CustomerCatalogue.catalogue(language)
+            // The reason in the page's words, the state line as the page's heading now reads, the agents' reason never.
+            #expect(rejected.body.contains(try #require(catalogue[.reasonUnreadable])))
+            #expect(rejected.body.contains(try #require(catalogue[.stageDocumentRejected])))
+            #expect(!rejected.body.contains("Blurred") && !rejected.body.contains(one.accessCode.display))
+        }
+        #expect(try eventually { let stats = try statistics(); return stats.sent == 15 && stats.queued == 0 })
     }
 
     @Test func anSMTPServerDownThenUpDeliversEachMessageOnce() throws {

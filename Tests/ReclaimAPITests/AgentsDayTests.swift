@@ -16,8 +16,11 @@ extension CaseWorld {
     }
 
     /// Reviews one piece of evidence; must succeed.
-    func mustReview(_ id: String, _ decision: String, as session: AgentSession) throws {
-        let response = try post("/api/v1/evidence/\(id)/review", as: session, json: ["decision": decision, "reason": "Checked against the device."])
+    /// Reviews a document; a rejection names the customer's reason (api.md v1.2).
+    func mustReview(_ id: String, _ decision: String, as session: AgentSession, customerReason: String = "unreadable") throws {
+        var json: [String: Any] = ["decision": decision, "reason": "Checked against the device."]
+        if decision == "rejected" { json["customer_reason"] = customerReason }
+        let response = try post("/api/v1/evidence/\(id)/review", as: session, json: json)
         guard response.status == 200 else { throw CaseTestError("review answered \(response.status): \(response.text)") }
     }
 
@@ -61,13 +64,14 @@ extension CaseWorld {
         #expect(try world.act(number, "approve", as: tier3, version: 4).json()["code"] as? String == "documents_missing")
         let pending = try world.pendingDocuments(number, as: tier3)
         try world.mustReview(pending[0], "accepted", as: tier3)
-        // A rejected document does not meet its requirement either.
+        // A rejected document does not meet its requirement either (a police report still pending keeps the case under
+        // review: with nothing pending, the rejection would send it back to the customer by itself).
+        try world.customerUpload(number, code: code, type: "police_report")
         try world.mustReview(pending[1], "rejected", as: tier3)
         let stillMissing = try world.act(number, "approve", as: tier3, version: 4)
         #expect(try stillMissing.json()["missing"] as? [String] == ["imei_photo"])
         // Every requirement met, but another document still pending.
         try world.customerUpload(number, code: code, type: "imei_photo")
-        try world.customerUpload(number, code: code, type: "police_report")
         for id in try world.pendingDocuments(number, as: tier3) where id != pending[1] {
             let items = try world.get("/api/v1/cases/\(number)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []
             if items.first(where: { $0["id"] as? String == id })?["type"] as? String == "imei_photo" { try world.mustReview(id, "accepted", as: tier3) }
@@ -478,16 +482,18 @@ enum AccessCodeSymbols {
         #expect(try world.post("/api/v1/cases/\(from)/evidence", as: tier1, json: ["type": "device", "serial": "F2LXBROWSER1"]).status == 201)
         #expect(try world.post("/api/v1/cases/\(from)/merge", as: tier2, json: ["into": into], ifMatch: 1).status == 200)
 
-        for (number, code) in [(into, target["access_code"] as! String), (from, source["access_code"] as! String)] {
+        // The target's own code sees both; the merged number's code only what its own case brought (api.md v1.2:
+        // its code was given to its customer, and the target's items are the target's customer's).
+        for (number, code, seen) in [(into, target["access_code"] as! String, [nil, from]), (from, source["access_code"] as! String, [from])] {
             let status = try world.status(number, code)
             #expect(status.status == 200, "\(status.text)")
             let body = try status.json()
             #expect(body["case_number"] as? String == into)
             let notes = body["notes"] as? [[String: Any]] ?? []
-            #expect(notes.map { $0["body"] as? String } == ["First call.", "Second call."])
-            #expect(notes.map { $0["from_case"] as? String } == [nil, from])
+            #expect(notes.map { $0["body"] as? String } == (seen.count == 2 ? ["First call.", "Second call."] : ["Second call."]))
+            #expect(notes.map { $0["from_case"] as? String } == seen)
             let evidence = body["evidence"] as? [[String: Any]] ?? []
-            #expect(evidence.map { $0["from_case"] as? String } == [nil, from])
+            #expect(evidence.map { $0["from_case"] as? String } == seen)
         }
         // Unmerged, the items are the source's own again: no from_case anywhere.
         let version = try world.get("/api/v1/cases/\(from)", as: tier2).json()["version"] as! Int
@@ -495,6 +501,79 @@ enum AccessCodeSymbols {
         let own = try world.status(from, source["access_code"] as! String).json()
         #expect((own["notes"] as? [[String: Any]])?.map { $0["from_case"] == nil } == [true])
         #expect((own["evidence"] as? [[String: Any]])?.map { $0["from_case"] == nil } == [true])
+    }
+
+    /// api.md v1.2 "Merge knows whose case it is": two cases on one account e-mail but naming different people are
+    /// refused (409 `different_customer`, naming the fields) unless the agent confirms they are one person; the event
+    /// records the confirmation.
+    @Test func casesOfDifferentCustomersMergeOnlyWhenConfirmed() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
+        let into = try world.openCase(as: tier1)["case_number"] as! String
+        var stranger = CaseWorld.caseBody(contactEmail: "eve@elsewhere.example", devices: [])
+        stranger.customer.name = "Eve Stranger"
+        let from = try world.openCase(as: tier1, stranger)["case_number"] as! String
+        let merge = "/api/v1/cases/\(from)/merge"
+        let refused = try world.post(merge, as: tier2, json: ["into": into], ifMatch: 1)
+        #expect(refused.status == 409)
+        #expect(try refused.json()["code"] as? String == "different_customer")
+        #expect(try refused.json()["differing"] as? [String] == ["customer.name", "customer.contact_email"])
+        #expect(try world.post(merge, as: tier2, json: ["into": into, "same_customer_confirmed": false], ifMatch: 1).status == 409)
+        // Nothing moved: the case is still open at its version.
+        #expect(try world.get("/api/v1/cases/\(from)", as: tier2).json()["state"] as? String == "new")
+        let merged = try world.post(merge, as: tier2, json: ["into": into, "same_customer_confirmed": true, "reason": "Her maiden name; she called."],
+                                    ifMatch: 1)
+        #expect(merged.status == 200, "\(merged.text)")
+        let event = try world.events(from, as: tier2).first { $0["type"] as? String == "merged" }
+        let data = event?["data"] as? [String: Any] ?? [:]
+        #expect(data["same_customer_confirmed"] as? Bool == true)
+        #expect(data["differing"] as? [String] == ["customer.name", "customer.contact_email"])
+
+        // The same person written alike (case, spacing) needs no confirmation; only one field differing is refused.
+        let a = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "two@example.com", devices: []))["case_number"] as! String
+        var alike = CaseWorld.caseBody(accountEmail: "two@example.com", contactEmail: "Victim.Home@example.net ", devices: [])
+        alike.customer.name = "  ada   VICTIM"
+        let b = try world.openCase(as: tier1, alike)["case_number"] as! String
+        #expect(try world.post("/api/v1/cases/\(b)/merge", as: tier2, json: ["into": a], ifMatch: 1).status == 200)
+        let c = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "two@example.com", contactEmail: "other@example.net", devices: []))["case_number"] as! String
+        let one = try world.post("/api/v1/cases/\(c)/merge", as: tier2, json: ["into": a], ifMatch: 1)
+        #expect(try one.json()["differing"] as? [String] == ["customer.contact_email"])
+    }
+
+    /// The attacker's side of a merge: customer A (whose case was merged away) holds A's access code; after the merge,
+    /// neither the status page's API nor the API client's customer view shows A anything of B's notes or evidence.
+    @Test func theMergedCustomersCodeSeesNothingOfTheOtherCustomers() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
+        let partner = try world.service.addClient()
+        let victim = try world.openCase(as: tier1)
+        let b = victim["case_number"] as! String
+        #expect(try world.post("/api/v1/cases/\(b)/notes", as: tier1, json: ["body": "Call B at +1 555 0100.", "visibility": "customer"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(b)/evidence", as: tier1, json: ["type": "device", "serial": "C02XK1ZJH3QD"]).status == 201)
+        // A is opened by a partner, for someone else on the same account e-mail.
+        var other = CaseWorld.caseBody(contactEmail: "mallory@elsewhere.example", devices: [])
+        other.customer.name = "Mallory"
+        let client = APIClientReachTests()
+        let opened = try client.signed(world, partner, "POST", "/api/v1/cases", json: String(decoding: try other.bytes, as: UTF8.self))
+        #expect(opened.status == 201, "\(opened.text)")
+        let (a, code) = (try opened.json()["case_number"] as! String, try opened.json()["access_code"] as! String)
+        #expect(try world.post("/api/v1/cases/\(a)/notes", as: tier1, json: ["body": "Hello A.", "visibility": "customer"]).status == 201)
+        #expect(try world.post("/api/v1/cases/\(a)/merge", as: tier2, json: ["into": b, "same_customer_confirmed": true], ifMatch: 1).status == 200)
+
+        let page = try world.status(a, code)
+        let api = try client.signed(world, partner, "GET", "/api/v1/cases/\(a)/status")
+        for view in [page, api] {
+            #expect(view.status == 200, "\(view.text)")
+            let body = try view.json()
+            #expect(body["case_number"] as? String == b)
+            #expect(body["merged_from"] as? String == a)
+            #expect((body["notes"] as? [[String: Any]])?.map { $0["body"] as? String } == ["Hello A."])
+            #expect((body["evidence"] as? [[String: Any]])?.isEmpty == true)
+            #expect(!view.text.contains("555 0100") && !view.text.contains("C02XK1ZJH3QD"))
+        }
+        // B's own code still sees B's items.
+        let own = try world.status(b, victim["access_code"] as! String).json()
+        #expect((own["evidence"] as? [[String: Any]])?.count == 1)
     }
 
     @Test func noUnmergeOnceTheTargetIsFinished() throws {

@@ -24,7 +24,7 @@ import Testing
     @Test func everyRefusalHasADeclaredCodeItsStatusAndASentence() {
         // The examples name each case once (a value listed twice would hide a case left out).
         #expect(Set(Self.refusals.map { String(reflecting: $0) }).count == Self.refusals.count)
-        #expect(WorkflowRefusal.examples.count == 14)
+        #expect(WorkflowRefusal.examples.count == 16)
         for refusal in Self.refusals {
             let problem = refusal.problem
             let declared = ErrorCode.everyKind.filter { $0.code == problem.code }
@@ -60,7 +60,7 @@ import Testing
             (.caseNotOpen, "case_not_open", 409), (.unlockRequired, "unlock_required", 422), (.unlockNotAllowed, "unlock_not_allowed", 422),
             (.answersNotMatched, "answers_not_matched", 409), (.reasonRequired, "reason_required", 422), (.documentsMissing([]), "documents_missing", 409),
             (.documentsPending, "documents_pending", 409), (.unlocksOutstanding([]), "unlocks_outstanding", 409), (.alreadyDone, "already_done", 409),
-            (.notSameAccount, "not_same_account", 409),
+            (.notSameAccount, "not_same_account", 409), (.differentCustomer(["customer.name"]), "different_customer", 409),
         ]
         for (refusal, code, status) in table {
             #expect(refusal.problem.code == code && refusal.problem.status == status, "\(refusal)")

@@ -103,6 +103,28 @@ import Testing
         // Only a case waiting for documents moves.
         #expect(workflow.documentsArrived(on: moved.after, documents: [(.invoice, .pending), (.imeiPhoto, .pending)], now: t0 + day) == nil)
     }
+
+    /// api.md v1.2: a rejection that leaves a requirement unmet, with nothing else waiting for review, sends the case
+    /// back to the customer by itself, its clock paused.
+    @Test func aRejectionThatLeavesARequirementUnmetReturnsTheCaseToTheCustomer() throws {
+        let workflow = Workflow()
+        let t0 = utc(2026, 3, 1)
+        var s = CaseSnapshot(kind: .accountTakeover, state: .identityCheck, tier: .tier2, path: .undetermined, facts: facts, clock: .opened(at: t0))
+        s = try workflow.decide(.requestDocuments, on: s, actorTier: .tier2, context: TransitionContext(reason: "no match"), now: t0).get().after
+        s = try #require(workflow.documentsArrived(on: s, documents: [(.invoice, .pending), (.imeiPhoto, .pending)], now: t0 + day)).after
+        let due = try #require(workflow.dueAt(s))
+        // The photo is still pending: nothing moves; every requirement accepted: nothing moves.
+        #expect(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.imeiPhoto, .pending)], now: t0 + 2 * day) == nil)
+        #expect(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.boxPhoto, .accepted), (.imeiPhoto, .accepted)], now: t0 + 2 * day) == nil)
+        let back = try #require(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.imeiPhoto, .accepted)], now: t0 + 2 * day))
+        #expect(back.action == .requestDocuments && back.after.state == .awaitingDocuments && back.dueAt == nil && back.reason != nil)
+        // The path's clock kept its start and is paused: when the new document arrives, the time away is not counted.
+        #expect(back.after.clock.pathClockStartedAt == s.clock.pathClockStartedAt && back.after.clock.pausedSince == t0 + 2 * day)
+        let resumed = try #require(workflow.documentsArrived(on: back.after, documents: [(.invoice, .pending), (.imeiPhoto, .accepted)], now: t0 + 5 * day))
+        #expect(resumed.dueAt == due.addingTimeInterval(3 * day))
+        // Only from review.
+        #expect(workflow.documentRejected(on: back.after, documents: [(.invoice, .rejected)], now: t0 + 5 * day) == nil)
+    }
 }
 
 @Suite struct DeskRulesTests {
@@ -150,5 +172,29 @@ import Testing
         #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .merged, target: .rejected) }
         #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .new, target: .new) }
         #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) { try CaseMerge.checkUnmerge(actorTier: .tier1, source: .merged, target: .new) }
+    }
+
+    /// api.md v1.2: merging cases whose customers differ (name or contact address) needs the agent's confirmation;
+    /// names compare folded (case, spacing, accents, width), addresses whole and case-insensitively.
+    @Test func mergingDifferentCustomersNeedsAConfirmation() throws {
+        let ada = CaseMerge.Customer(name: "Ada Lovelace", contactEmail: "ada@example.net")
+        func check(_ other: CaseMerge.Customer, confirmed: Bool = false) throws {
+            try CaseMerge.check(actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "a@example.com",
+                                sourceCustomer: ada, targetCustomer: other, sameCustomerConfirmed: confirmed)
+        }
+        try check(CaseMerge.Customer(name: "  ada  LOVELACE ", contactEmail: "ADA@example.net"))
+        try check(CaseMerge.Customer(name: "Adá Lovelace", contactEmail: "ada@example.net"))
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.name"])) { try check(CaseMerge.Customer(name: "Eve", contactEmail: "ada@example.net")) }
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.contact_email"])) {
+            try check(CaseMerge.Customer(name: "Ada Lovelace", contactEmail: "ada+2@example.net"))
+        }
+        let eve = CaseMerge.Customer(name: "Eve", contactEmail: "eve@example.org")
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.name", "customer.contact_email"])) { try check(eve) }
+        try check(eve, confirmed: true)
+        // The account rule comes first: another account is never merged, confirmed or not.
+        #expect(throws: WorkflowRefusal.notSameAccount) {
+            try CaseMerge.check(actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "b@example.com",
+                                sourceCustomer: ada, targetCustomer: eve, sameCustomerConfirmed: true)
+        }
     }
 }

@@ -4,12 +4,15 @@ import Testing
 
 /// What the customer reads, derived in one place: table tests over every state × path × kind × facts × evidence mix.
 @Suite struct GuidanceTests {
-    /// Every evidence mix that matters: each requirement's evidence absent, pending or rejected, a transcript or not.
+    /// Every evidence mix that matters: each requirement's evidence absent, pending or rejected (with a customer reason,
+    /// each in turn, or none as on a review older than reasons), a transcript or not.
     static let mixes: [[FiledEvidence]] = {
         let kinds: [EvidenceKind] = [.invoice, .imeiPhoto, .lockScreenPhoto, .securityAnswers, .card, .device]
         var mixes: [[FiledEvidence]] = [[]]
-        for kind in kinds {
-            mixes = mixes.flatMap { mix in [mix, mix + [FiledEvidence(kind: kind, status: .pending)], mix + [FiledEvidence(kind: kind, status: .rejected)]] }
+        for (index, kind) in kinds.enumerated() {
+            let reason: CustomerReason? = kind == .invoice ? nil : CustomerReason.allCases[index % CustomerReason.allCases.count]
+            mixes = mixes.flatMap { mix in [mix, mix + [FiledEvidence(kind: kind, status: .pending)],
+                                            mix + [FiledEvidence(kind: kind, status: .rejected, customerReason: reason)]] }
         }
         return mixes.flatMap { [$0, $0 + [FiledEvidence(kind: .transcript, status: .pending), FiledEvidence(kind: .invoice, status: .accepted)]] }
     }()
@@ -18,14 +21,14 @@ import Testing
 
     static let nothingToDo: Set<CustomerText> = [.nextWaitTriage, .nextWaitIdentity, .nextDocumentsComplete, .nextWaitReview,
                                                  .nextWaitEngineeringAccess, .nextWaitEngineeringLock]
-    static let uploads: Set<CustomerText> = [.nextUpload, .nextUploadPaused]
+    static let uploads: Set<CustomerText> = [.nextUpload, .nextUploadPaused, .nextUploadAgain, .nextUploadAgainPaused]
     static let finished: Set<CustomerText> = [.nextDoneReset, .nextDoneAccess, .nextDoneLock, .nextRejected, .nextClosed]
 
     static func stageKey(_ stage: CustomerText) -> String {
         switch stage {
         case .stageReceived: "received"
         case .stageIdentityCheck: "identity_check"
-        case .stageDocuments: "documents"
+        case .stageDocuments, .stageDocumentRejected: "documents"
         case .stageReview: "review"
         case .stageRestoringAccess, .stageRestoringLock: "restoring"
         default: "finished"
@@ -87,6 +90,24 @@ import Testing
             rule(shown == .received, "typed detail shown as \(shown)")
         }
         rule(g.evidence.count == mix.count, "evidence count")
+        // A rejected document leads somewhere: its reason is beside it (and nothing else has one); while a document the
+        // path needs was rejected and not replaced, the page never reads as under review or done with documents, and
+        // its next step asks for another.
+        rule(g.reasons.count == mix.count && zip(g.evidence, g.reasons).allSatisfy { ($0 == .rejected) == ($1 != nil) }, "rejection without its reason")
+        for (item, reason) in zip(mix, g.reasons) where reason != nil { rule(item.customerReason == nil || reason == item.customerReason, "another reason shown") }
+        let resend = g.missing.filter { requirement in
+            requirement.isUpload && mix.contains { $0.kind.isDocument && $0.status == .rejected && requirement.satisfiedBy.contains($0.kind) }
+        }
+        rule(g.resend == resend, "the documents to send again")
+        if !resend.isEmpty {
+            rule(g.stage != .stageReview && g.nextStep != .nextWaitReview, "reads as under review with a rejected document needed")
+            rule(!g.progress.contains { $0.key == "documents" && $0.mark == .done }, "progress ticks the documents with a rejected one needed")
+            rule([CustomerText.nextUploadAgain, .nextUploadAgainPaused].contains(g.nextStep), "a rejected document needed, yet no step asks again")
+            rule(g.progress.contains { $0.key == "documents" } ? (g.stage == .stageDocumentRejected) == (current.first?.key == "documents") : true,
+                 "documents stage without the rejection heading")
+        } else {
+            rule(g.stage != .stageDocumentRejected && ![CustomerText.nextUploadAgain, .nextUploadAgainPaused].contains(g.nextStep), "asks again for nothing rejected")
+        }
         // Never pay, always first; two-step on: the device-only explanation, and no identity check drawn.
         rule(g.notices.first == .noticeNeverPay, "never pay is not first")
         if facts.twoStepEnabled {
@@ -146,6 +167,31 @@ import Testing
         let advice = CustomerText.noticeSecureAccount.text(.english, contact: "")
         #expect(advice.contains("two-step verification") && advice.contains("password of the e-mail account"))
         #expect(CustomerText.noticeNeverPay.text(.english, contact: "").hasPrefix("Never pay"))
+    }
+
+    @Test func aRejectedDocumentLeadsSomewhere() {
+        // The issue: "we are reviewing", "your documents" ticked, and "we still need" the same photo with no reason.
+        let filed = [FiledEvidence(kind: .invoice, status: .accepted), FiledEvidence(kind: .imeiPhoto, status: .rejected, customerReason: .unreadable)]
+        let review = CustomerGuidance(state: .documentReview, path: .documents, kind: .accountTakeover, facts: CaseFacts(), evidence: filed)
+        #expect(review.stage == .stageDocumentRejected && review.nextStep == .nextUploadAgain)
+        #expect(review.progress.map { "\($0.key):\($0.mark.rawValue)" }.joined(separator: " ")
+            == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
+        #expect(review.missing == [.imeiPhoto] && review.resend == [.imeiPhoto])
+        #expect(review.evidence == [.accepted, .rejected] && review.reasons == [nil, .unreadable])
+        // Back with the customer (the case returned by itself): the deadline is paused, and the page says so.
+        let waiting = CustomerGuidance(state: .awaitingDocuments, path: .documents, kind: .accountTakeover, facts: CaseFacts(), evidence: filed)
+        #expect(waiting.stage == .stageDocumentRejected && waiting.nextStep == .nextUploadAgainPaused)
+        // Another photo sent: under review again, the rejected one still shown with its reason.
+        let again = CustomerGuidance(state: .documentReview, path: .documents, kind: .accountTakeover, facts: CaseFacts(),
+                                     evidence: filed + [FiledEvidence(kind: .imeiPhoto, status: .pending)])
+        #expect(again.stage == .stageReview && again.resend.isEmpty && again.reasons == [nil, .unreadable, nil])
+        // A rejection from before reasons existed still says something.
+        let old = CustomerGuidance(state: .rejected, path: .documents, kind: .accountTakeover, facts: CaseFacts(),
+                                   evidence: [FiledEvidence(kind: .invoice, status: .rejected)])
+        #expect(old.reasons == [.other])
+        for language in CustomerLanguage.allCases {
+            #expect(CustomerReason.allCases.allSatisfy { !$0.text.text(language, contact: "").isEmpty })
+        }
     }
 
     /// "key:mark" per stage, for compact comparisons.

@@ -2,12 +2,14 @@ import Foundation
 import Testing
 @testable import ReclaimCore
 
-/// The transition table of api.md, copied verbatim: the code's table is generated and compared with it.
+/// The transition table of api.md, copied verbatim: the code's table is generated and compared with it. v1.2 adds
+/// `document_review` to `request_documents` ("tier 3 may also `request_documents` from `document_review`": the case's
+/// tier, tier 3, is what holds it there).
 private let apiTable = """
 | `send_reset` | `new`, `identity_check` | `resolved` (every on-file security answer matched; a reset goes to the verified primary address) | tier1+ |
 | `escalate` | `new` | `identity_check` | tier1+ |
 | `verify` | `identity_check` | `engineering` (2 of 3 factors matched) | tier2+ |
-| `request_documents` | `new`, `identity_check` | `awaiting_documents` | tier2+ |
+| `request_documents` | `new`, `identity_check`, `document_review` | `awaiting_documents` | tier2+ |
 | `begin_review` | `awaiting_documents` | `document_review` | tier3+ |
 | `approve` | `document_review` | `engineering` | tier3+ |
 | `reject` | `document_review` | `rejected` | tier3+ |

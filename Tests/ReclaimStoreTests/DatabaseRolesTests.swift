@@ -69,6 +69,7 @@ import Testing
             // Nor add a word to a vocabulary the columns check against (a new state, a tier above engineering).
             refused("INSERT INTO case_states (state) VALUES ('withdrawn')", on: connection, saying: "permission denied for table case_states")
             refused("DELETE FROM tiers WHERE tier = 'tier1'", on: connection, saying: "permission denied for table tiers")
+            refused("INSERT INTO customer_reasons (reason) VALUES ('ugly')", on: connection, saying: "permission denied for table customer_reasons")
 
             // Nothing changed: both chains hold, every event is there.
             let cases = try CaseEventStore.verify(on: connection)

@@ -18,6 +18,7 @@ import Testing
         ("factors", "SELECT factor AS word FROM factors", Factor.allCases.map(\.rawValue)),
         ("evidence_kinds", "SELECT kind AS word FROM evidence_kinds", EvidenceKind.allCases.map(\.rawValue)),
         ("evidence_kinds (documents)", "SELECT kind AS word FROM evidence_kinds WHERE document", DocumentType.allCases.map(\.rawValue)),
+        ("customer_reasons", "SELECT reason AS word FROM customer_reasons", CustomerReason.allCases.map(\.rawValue)),
     ]
 
     @Test func eachLookupTableHoldsTheWordsOfItsSwiftVocabulary() throws {

@@ -43,6 +43,8 @@ export function problemWords(error) {
       return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
     case 'unlocks_outstanding':
       return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete was recorded.`;
+    case 'different_customer':
+      return 'These cases name different customers (their name or contact address differs). Merge them only if they are one person, with the confirmation ticked.';
     case 'insufficient_tier':
     case 'forbidden':
       return `Not allowed for your tier. ${error.message}`;
@@ -86,11 +88,12 @@ export async function allPages(path) {
   return items;
 }
 
-/** Sends a change with If-Match; shows the result, or why not. 412: someone else changed the case, reload it. */
-export async function change(container, path, json, done) {
+/** Sends a change with If-Match (POST, or `method`); shows the result, or why not. 412: someone else changed the
+ *  case, reload it. */
+export async function change(container, path, json, done, method = 'POST') {
   await whileBusy(container, async () => {
     try {
-      await app.api.call('POST', path, { json, headers: { 'If-Match': current.version } });
+      await app.api.call(method, path, { json, headers: { 'If-Match': current.version } });
       await reload();
       say(done, 'ok');
     } catch (error) {

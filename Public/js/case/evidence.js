@@ -3,7 +3,9 @@ import { MAX_UPLOAD_BYTES } from '../api.js';
 import { h, replace, show } from '../dom.js';
 import { formatBytes, formatDateTime } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { DOCUMENT_TYPES, EVIDENCE_TYPES, REQUIREMENTS, label } from '../labels.js';
+import { CUSTOMER_REASONS, DOCUMENT_TYPES, EVIDENCE_TYPES, REQUIREMENTS, label } from '../labels.js';
+import { VOCABULARY } from '../vocabulary.js';
+import { reload } from '../case.js';
 import { actorWords, allows, app, current, fill, learnNames, say, send } from './common.js';
 import { loadMessages } from './messages.js';
 import { loadTimeline } from './timeline.js';
@@ -37,6 +39,7 @@ function evidenceItem(item) {
       h('strong', {}, label(EVIDENCE_TYPES, item.type)), ' ',
       h('span', { class: `badge ${item.status}` }, item.status)),
     h('p', {}, item.summary),
+    item.customer_reason ? h('p', { class: 'customer-reason' }, 'The customer reads: ', h('strong', {}, label(CUSTOMER_REASONS, item.customer_reason))) : null,
     h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : '',
       item.from_case ? [' · from case ', h('a', { href: `#/cases/${item.from_case}`, class: 'mono' }, groupCaseNumber(item.from_case))] : null),
     h('div', { class: 'actions' },
@@ -88,23 +91,43 @@ async function previewText(source, alt, slot, button) {
 
 function reviewForm(item, slot) {
   const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  // Rejecting a document tells the customer why, in their language: the service takes one of its fixed reasons. Typed
+  // details and transcripts are shown to the customer only as received, so they take none.
+  const isDocument = DOCUMENT_TYPES.includes(item.type);
+  const customerReason = isDocument ? h('div', { class: 'customer-reason-field', hidden: true },
+    h('label', { for: `review-customer-reason-${item.id}` }, 'What the customer reads (required to reject)'),
+    h('select', { id: `review-customer-reason-${item.id}`, name: 'customer_reason' },
+      h('option', { value: '' }, 'Choose…'),
+      VOCABULARY.customer_reasons.map((word) => h('option', { value: word }, label(CUSTOMER_REASONS, word)))),
+    h('p', { class: 'muted small' }, 'Shown on the status page and mailed, in the customer’s language; your reason above stays internal.')) : null;
   const form = h('form', { class: 'review-form', novalidate: true },
     h('fieldset', {}, h('legend', {}, 'Decision'),
       h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'decision', value: 'accepted', checked: true }), 'Accept'),
       h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'decision', value: 'rejected' }), 'Reject')),
     h('label', { for: `review-reason-${item.id}` }, 'Reason (required)'),
     h('textarea', { id: `review-reason-${item.id}`, rows: 2, maxlength: 2000, required: true }),
+    customerReason,
     error,
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save review'),
       h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
+  if (customerReason) {
+    form.addEventListener('change', () => show(customerReason, form.querySelector('input[name="decision"]:checked').value === 'rejected'));
+  }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const reason = form.querySelector('textarea').value.trim();
     if (!reason) { error.textContent = 'Give a reason for the decision.'; show(error); return; }
     const decision = form.querySelector('input[name="decision"]:checked').value;
-    await send(form, error, () => app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json: { decision, reason } }), () => {
+    const json = { decision, reason };
+    if (customerReason && decision === 'rejected') {
+      json.customer_reason = customerReason.querySelector('select').value;
+      if (!json.customer_reason) { error.textContent = 'Choose what the customer reads: why the document was not accepted.'; show(error); return; }
+    }
+    await send(form, error, () => app.api.call('POST', `/api/v1/evidence/${item.id}/review`, { json }), async () => {
+      // A rejected document may send the case back to the customer by itself: the whole case is drawn again.
+      if (json.customer_reason) await reload();
+      else evidenceChanged();
       say(`Evidence ${decision}.`, 'ok');
-      evidenceChanged();
     });
   });
   replace(slot, form);

@@ -9,7 +9,9 @@ import { app, current, fill } from './common.js';
 /** Where a message went: the customer's address, or the partner's name and its endpoint. */
 function recipientWords(message) {
   const to = message.to ?? {};
-  return message.channel === 'mail' ? to.email ?? '—' : `${to.client ?? 'a partner'} (${to.url ?? '—'})`;
+  // A refused notice of a new contact address names no address: the previous one reached the thief's and is not kept.
+  if (message.channel === 'mail') return to.email ?? (message.kind === 'contact_changed' ? 'the previous contact address' : '—');
+  return `${to.client ?? 'a partner'} (${to.url ?? '—'})`;
 }
 
 /** Where a message stands, in words: sent when, waiting (to retry) until when and why, failed and why, or refused. */
@@ -21,7 +23,7 @@ function messageStateWords(message) {
       ? `Waiting to be sent (due ${formatDateTime(message.next_attempt_at)})`
       : `Waiting to retry at ${formatDateTime(message.next_attempt_at)} after ${tries}: ${message.last_error}`;
     case 'failed': return `Failed after ${tries}: ${message.last_error ?? 'no reason recorded'}`;
-    case 'refused': return message.reason === 'rescue_address' ? 'Not sent: the contact address is the rescue address the thief added' : `Not sent: ${words(message.reason)}`;
+    case 'refused': return message.reason === 'rescue_address' ? 'Not sent: the address reaches the rescue address the thief added' : `Not sent: ${words(message.reason)}`;
     default: return words(message.state);
   }
 }

@@ -2,7 +2,7 @@
 import { h } from '../dom.js';
 import { formatDateTime, words } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { ACTIONS, EVIDENCE_TYPES, MESSAGE_KINDS, STATES, UNLOCKS, label } from '../labels.js';
+import { ACTIONS, CASE_FIELDS, CUSTOMER_REASONS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, STATES, UNLOCKS, label } from '../labels.js';
 import { verifyChain } from '../chain.js';
 import { actorWords, allPages, current, fill } from './common.js';
 
@@ -18,23 +18,40 @@ export function eventWords(event) {
     case 'reset_sent': return `Reset sent to the verified primary address${d.to ? ` ${d.to}` : ''}`;
     case 'note_added': return d.visibility === 'customer' ? 'Note for the customer added' : 'Internal note added';
     case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
-    case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`
+      + (d.customer_reason ? `; the customer reads: ${label(CUSTOMER_REASONS, d.customer_reason)}` : '');
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
     case 'assigned': return `Assigned to ${actorWords(`agent:${d.agent_id}`)}`;
     case 'frozen': return 'Account frozen';
     case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
     case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
-    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.same_customer_confirmed ? ' (different name or contact address: confirmed as the same person)' : ''}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
     case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
     case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
+    case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }
+}
+
+/** What a correction changed, as its event says it: the fields, never their values (the event holds none), except
+ *  the language, the facts' new answers, how many devices came and went, and the path when it followed. */
+function correctionWords(d) {
+  const parts = (d.fields ?? []).map((field) => {
+    const fact = field.startsWith('facts.') ? field.slice('facts.'.length) : null;
+    if (field === 'language') return `language (now ${d.language ? label(LANGUAGES, d.language) : 'not known'})`;
+    if (field === 'facts.rescue_email') return `rescue address ${d.rescue_email ?? 'changed'}`;
+    if (field === 'devices' && d.devices) return `devices (${d.devices.added} added, ${d.devices.removed} removed)`;
+    if (fact && fact in FACTS) return `${FACTS[fact].toLowerCase()}: ${d.facts?.[fact] ? 'yes' : 'no'}`;
+    return label(CASE_FIELDS, field);
+  });
+  if (d.path) parts.push(`path ${label(PATHS, d.path.from)} → ${label(PATHS, d.path.to)}`);
+  return parts.join('; ') || 'details';
 }
 
 export function loadTimeline() {

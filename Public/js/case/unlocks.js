@@ -1,7 +1,6 @@
 // The unlock checklist: every step the thief's changes need undone; engineering records each on its own.
 import { byId, h, replace } from '../dom.js';
-import { words } from '../format.js';
-import { FINISHED_STATES, UNLOCKS, outstandingUnlocks } from '../labels.js';
+import { FINISHED_STATES, UNLOCKS, label, outstandingUnlocks } from '../labels.js';
 import { allows, change, current } from './common.js';
 
 // MARK: Unlock checklist
@@ -15,7 +14,7 @@ export function unlockChecklist(c) {
   return [
     h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' }, summaryWords(c, outstanding, finished)),
     h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', { dataset: { step, done: String(done.has(step)) } },
-      h('span', { class: done.has(step) ? 'yes' : 'no' }, done.has(step) ? '✓ Done' : finished ? 'Not done' : 'To do'), ' ', UNLOCKS[step] ?? words(step),
+      done.has(step) ? [h('span', { class: 'yes' }, '✓ Done:'), ' '] : finished ? [h('span', { class: 'no' }, 'Not done:'), ' '] : null, stepWords(step, c),
       canRecord && !done.has(step)
         ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
         : null))),
@@ -33,6 +32,15 @@ function summaryWords(c, outstanding, finished) {
   }
   return outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
     : '✓ Every step is done: the case can be completed.';
+}
+
+/** A step as a thing to do, naming what engineering acts on: the rescue address to remove, when the case knows it. */
+function stepWords(step, c) {
+  const words = label(UNLOCKS, step);
+  if (step !== 'remove_rescue_email') return words;
+  const address = c.facts?.rescue_email;
+  return address ? [words, ' ', h('span', { class: 'mono', id: 'unlock-rescue-email' }, address), ' from the account']
+    : `${words} the thief added (the case does not know it: ask the customer, or correct the case when they tell you)`;
 }
 
 function openUnlock(step) {

@@ -17,6 +17,8 @@ public enum Permission: String, CaseIterable, Sendable {
     case reissueAccessCode = "case.access_code"
     case readOwnCaseStatus = "case.own_status"
     case mergeCases = "case.merge"
+    /// Correcting an open case's details (`PATCH /api/v1/cases/{n}`).
+    case correctCase = "case.correct"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -60,6 +62,7 @@ public enum PermissionTable {
         .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
+        .correctCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),

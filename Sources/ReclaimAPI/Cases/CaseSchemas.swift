@@ -89,6 +89,31 @@ extension OpenAPIDocument {
             "description": "Without caller_check (or with an empty body) the new code is only mailed to the contact address.",
             "properties": ["caller_check": ["type": "string", "minLength": 1, "maxLength": AccessCode.callerCheckMaximumLength,
                                             "description": "How the caller was verified (recorded in the event): the new code is then also answered, to read out to them. Tier2+; a tier-1 agent sending it is refused 403 insufficient_tier."]],
+        "CaseCorrection": [
+            "type": "object", "minProperties": 1, "additionalProperties": false,
+            "description": "The fields to change, each its whole new value (a JSON merge patch, RFC 7396, sent as application/json): what is "
+                + "left out stays; devices replaces the list; facts and customer change only the members given. An unknown member, a "
+                + "wrong type or an empty patch is 422. A contact address that reaches the rescue address's mailbox (case, +tag and "
+                + "the provider's own rules ignored) is 422 naming the field the patch changed.",
+            "properties": [
+                "customer": ["type": "object", "minProperties": 1, "additionalProperties": false,
+                             "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200],
+                                            "contact_email": mailbox.merging(["description": "The customer's own address. The previous one is told of the change "
+                                                + "(the new one masked), unless it reaches the rescue address. " + EmailAddress.rule], uniquingKeysWith: { $1 })]],
+                "language": language,
+                "facts": ["type": "object", "minProperties": 1, "additionalProperties": false,
+                          "description": "Only the members given change. A change that makes the case device-only (two_step_enabled on an account "
+                            + "takeover), or no longer so, takes the path it would have taken (new, identity_check: the initial path; "
+                            + "awaiting_documents, document_review: the documents path request_documents chooses) and is 409 path_decided in "
+                            + "engineering; the unlock checklist and due date follow.",
+                          "properties": ["rescue_email": ["type": ["string", "null"], "format": "email", "maxLength": EmailAddress.maximumLength,
+                                                          "description": "The address the thief added; null: not known. A known address sets "
+                                                            + "rescue_email_added. " + EmailAddress.rule],
+                                         "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
+                                         "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]]],
+                "devices": ["type": "array", "maxItems": 10, "items": device, "description": "Every device: replaces the list (each needs a serial or an IMEI)."],
+                "summary": ["type": "string", "maxLength": 5000],
+            ],
         ],
         "IssuedAccessCode": [
             "type": "object", "required": ["mailed"],
@@ -102,7 +127,9 @@ extension OpenAPIDocument {
         ],
         "Merge": [
             "type": "object", "required": ["into"],
-            "properties": ["into": caseNumber, "reason": string],
+            "properties": ["into": caseNumber, "reason": string,
+                           "same_customer_confirmed": ["type": "boolean", "default": false,
+                                                       "description": "Required (true) when the two cases name different customers (name or contact address): the agent confirms they are one person; otherwise 409 different_customer."]],
         ],
         "Unmerge": ["type": "object", "properties": ["reason": string]],
         "UnlockStep": [
@@ -146,10 +173,12 @@ extension OpenAPIDocument {
                            "actors": actorNames],
         ],
         "Event": [
-            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash"],
+            "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash", "leaf_index"],
             "properties": ["seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
                            "prev_hash": ["type": ["string", "null"]],
-                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."]],
+                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."],
+                           "leaf_index": ["type": ["integer", "null"], "minimum": 0,
+                                          "description": "The event's leaf in the transparency log (GET /api/v1/audit/proof); null for the moment between its commit and the sequencer's next pass."]],
         ],
         "EventList": [
             "type": "object", "required": ["items", "next_cursor"],
@@ -211,7 +240,9 @@ extension OpenAPIDocument {
                 "evidence": ["type": "array", "items": ["type": "object", "properties": [
                     "type": string, "filed_at": dateTime, "from_case": fromCase,
                     "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
-                               "description": "received for typed details and transcripts (never a match result) and on finished cases."]]]],
+                               "description": "received for typed details and transcripts (never a match result) and on finished cases."],
+                    "customer_reason": ["enum": CustomerReason.allCases.map(\.rawValue), "description": "On a rejected document only: why it was not accepted."],
+                    "customer_reason_text": ["type": "string", "description": "`customer_reason` in `language`, one sentence."]]]],
                 "missing": ["type": "array", "items": string],
                 "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]]],
                 "merged_from": ["type": "string", "description": "Looked up by the number of a case merged into this one: that number."],

@@ -37,7 +37,7 @@ final class CaseMessagesController: Sendable {
                     "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
                     "last_error": .optional(entry.lastError), "reason": .null]
         case let .refused(kind, reason, to, at, seq):
-            return ["id": .null, "channel": .string(OutboxChannel.mail.rawValue), "kind": .string(kind), "to": ["email": .string(to)],
+            return ["id": .null, "channel": .string(OutboxChannel.mail.rawValue), "kind": .string(kind), "to": ["email": .optional(to)],
                     "state": "refused", "attempts": 0, "created_at": Timestamp.json(at), "sent_at": .null, "next_attempt_at": .null,
                     "last_error": .null, "reason": .string(reason), "event_seq": .int(Int64(seq))]
         }

@@ -355,13 +355,16 @@ final class CasesController: Sendable {
     struct MergeBody: Decodable {
         var into: String
         var reason: String?
+        /// The agent's word that two cases naming different customers are one person's (api.md v1.2).
+        var sameCustomerConfirmed: Bool?
+        enum CodingKeys: String, CodingKey { case into, reason, sameCustomerConfirmed = "same_customer_confirmed" }
     }
 
     struct UnmergeBody: Decodable {
         var reason: String?
     }
 
-    /// `POST /api/v1/cases/{n}/merge` `{"into", "reason"}` with the merged case's `If-Match` (tier2+).
+    /// `POST /api/v1/cases/{n}/merge` `{"into", "reason", "same_customer_confirmed"}` with the merged case's `If-Match` (tier2+).
     @Sendable func merge(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.mergeCases, request, number: number, attempted: "merge")
@@ -372,7 +375,8 @@ final class CasesController: Sendable {
         }
         let now = self.now
         return try context.transaction(for: request, attempting: "merge") { connection in
-            respond(try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason, actorTier: agent.tier, by: principal.actor,
+            respond(try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason,
+                                         sameCustomerConfirmed: body.sameCustomerConfirmed ?? false, actorTier: agent.tier, by: principal.actor,
                                          at: now, on: connection), principal: principal)
         }
     }

@@ -183,7 +183,8 @@ final class EvidenceController: Sendable {
 
     // MARK: Review
 
-    /// `POST /api/v1/evidence/{id}/review` `{"decision", "reason"}`: tier2+ for typed evidence, tier3+ for documents and transcripts.
+    /// `POST /api/v1/evidence/{id}/review` `{"decision", "reason", "customer_reason"}`: tier2+ for typed evidence, tier3+ for
+    /// documents and transcripts; rejecting a document needs a `customer_reason`.
     @Sendable func review(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = try Self.evidenceID(request)
         let principal = try authorizeOnEvidence(.reviewEvidence, request, id: id, attempted: "evidence_review")
@@ -199,11 +200,21 @@ final class EvidenceController: Sendable {
         var reason = ""
         if case .string(let text)? = members["reason"] { reason = text.trimmingCharacters(in: .whitespacesAndNewlines) }
         if reason.isEmpty || reason.count > 2000 { errors.append(FieldError(field: "reason", message: "A reason has 1 to 2000 characters.")) }
+        // What the customer reads when a document is rejected (api.md v1.2); whether the evidence needs one is the operation's.
+        var customerReason: CustomerReason?
+        switch members["customer_reason"] {
+        case nil, .null?: break
+        case .string(let word)? where CustomerReason(rawValue: word) != nil: customerReason = CustomerReason(rawValue: word)
+        default: errors.append(FieldError(field: "customer_reason", message: CustomerReason.allCases.map(\.rawValue).joined(separator: ", ")))
+        }
+        if customerReason != nil, decision == .accepted {
+            errors.append(FieldError(field: "customer_reason", message: "Only a rejection names a customer reason."))
+        }
         guard errors.isEmpty, let decision else { throw Problem.unprocessable(errors: errors) }
         let now = context.now
         return try context.transaction(for: request, attempting: "evidence.review") { connection in
-            CaseHTTP.json(try operations.review(evidence: id, decision: decision, reason: reason, actorTier: agent.tier, by: principal.actor, at: now,
-                                                on: connection).json)
+            CaseHTTP.json(try operations.review(evidence: id, decision: decision, reason: reason, customerReason: customerReason, actorTier: agent.tier,
+                                                by: principal.actor, at: now, on: connection).json)
         }
     }
 

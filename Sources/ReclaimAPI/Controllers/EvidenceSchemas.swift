@@ -1,3 +1,4 @@
+import Foundation
 import ReclaimCore
 /// OpenAPI schemas of evidence, reviews and verification (merged into `OpenAPIDocument.schemas`).
 extension OpenAPIDocument {
@@ -25,11 +26,13 @@ extension OpenAPIDocument {
         ],
         "Evidence": [
             "type": "object",
-            "required": ["id", "type", "status", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"],
+            "required": ["id", "type", "status", "customer_reason", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"],
             "properties": [
                 "id": ["type": "string", "format": "uuid"],
                 "type": ["type": "string", "enum": EvidenceKind.allCases.map(\.rawValue)],
                 "status": ["type": "string", "enum": EvidenceStatus.allCases.map(\.rawValue)],
+                "customer_reason": ["type": ["string", "null"], "enum": CustomerReason.allCases.map(\.rawValue) + [NSNull()],
+                                    "description": "The latest review's reason for the customer, when it rejected a document."],
                 "sha256": ["type": ["string", "null"], "description": "Hex SHA-256 of the document or transcript bytes."],
                 "size": ["type": ["integer", "null"]],
                 "media_type": nullableString,
@@ -48,7 +51,9 @@ extension OpenAPIDocument {
         "EvidenceReview": [
             "type": "object",
             "required": ["decision", "reason"],
-            "properties": ["decision": ["type": "string", "enum": EvidenceStatus.decisions.map(\.rawValue)], "reason": ["type": "string", "maxLength": 2000]],
+            "properties": ["decision": ["type": "string", "enum": EvidenceStatus.decisions.map(\.rawValue)], "reason": ["type": "string", "maxLength": 2000],
+                           "customer_reason": ["type": ["string", "null"], "enum": CustomerReason.allCases.map(\.rawValue) + [NSNull()],
+                                               "description": "Required when rejecting a document, refused otherwise: why, in words the customer reads in their language on /status and in a mail. The case under review returns to awaiting_documents by itself when the rejection leaves a requirement unmet and nothing else is pending."]],
         ],
         "Verification": [
             "type": "object",

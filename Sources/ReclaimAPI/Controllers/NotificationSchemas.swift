@@ -55,7 +55,8 @@ extension OpenAPIDocument {
                     "kind": ["type": "string", "description": "The mail's template (\(CustomerMailKind.allCases.map(\.rawValue).joined(separator: ", "))) or the webhook's event type."],
                     "to": ["oneOf": [
                         ["type": "object", "required": ["email"], "additionalProperties": false,
-                         "properties": ["email": ["type": "string", "description": "The customer's contact address."]]],
+                         "properties": ["email": ["type": ["string", "null"],
+                                                  "description": "The customer's contact address; null on a refused contact_changed notice (the previous address reached the rescue mailbox and is not kept)."]]],
                         ["type": "object", "required": ["client", "url"], "additionalProperties": false,
                          "properties": ["client": ["type": ["string", "null"], "description": "The API client's name."], "url": ["type": ["string", "null"]]]],
                     ]],

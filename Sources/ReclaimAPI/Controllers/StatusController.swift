@@ -57,19 +57,26 @@ final class StatusController: Sendable {
         let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
                               language: try Self.requestedLanguage(language))
         let (record, notes) = try customerCase(body, request)
+        let (view, chosen) = try customerView(record, notes: notes, requested: body.language, request)
+        return Self.answer(view, chosen)
+    }
+
+    /// The customer's view of `record`; for a merged case, the status of the case it went into (its number, plus
+    /// `merged_from`) showing only the notes and evidence the merged case itself brought: its code was given to its own
+    /// customer, and the target's items are another customer's (api.md v1.2 "Merge knows whose case it is").
+    private func customerView(_ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
+                              _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
         if record.snapshot.state == .merged, let into = record.mergedInto {
-            // The customer's own code on the merged number shows the case it went into.
             let now = context.clock.now()
             let (target, _, targetNotes) = try context.pool.withConnection { try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0) }
             if let target {
-                let (view, chosen) = try view(target, notes: targetNotes, requested: body.language, request)
+                let (view, chosen) = try view(target, notes: targetNotes, requested: requested, request, onlyFrom: record)
                 guard case .object(var members) = view else { throw Problem.internal }
                 members["merged_from"] = .string(record.number)
-                return Self.answer(.object(members), chosen)
+                return (.object(members), chosen)
             }
         }
-        let (view, chosen) = try view(record, notes: notes, requested: body.language, request)
-        return Self.answer(view, chosen)
+        return try view(record, notes: notes, requested: requested, request)
     }
 
     /// The customer's view, never stored by a cache, in the language chosen.
@@ -84,13 +91,15 @@ final class StatusController: Sendable {
         let now = context.clock.now()
         let (record, _, notes) = try context.pool.withConnection { try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0) }
         guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
-        let (view, chosen) = try view(record, notes: notes, requested: nil, request)
+        let (view, chosen) = try customerView(record, notes: notes, requested: nil, request)
         return Self.answer(view, chosen)
     }
 
-    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen.
-    private func view(_ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
-                      _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
+    /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen. With
+    /// `onlyFrom` (a case merged into `record`), the lists hold only that case's notes and evidence; the heading, next
+    /// step and missing list stay the whole case's.
+    private func view(_ record: CaseRecord, notes allNotes: [CustomerNote], requested: CustomerLanguage?,
+                      _ request: HTTPRequest, onlyFrom merged: CaseRecord? = nil) throws -> (JSONValue, CustomerLanguage) {
         // Evidence: what the customer filed and how it is shown (never its content, summary or a match result); items a
         // merged case brought say which (`from_case`), their numbers read only when there are such items.
         let (evidence, sources) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String]) in
@@ -101,6 +110,8 @@ final class StatusController: Sendable {
         let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
+        let shown = zip(evidence, zip(guidance.evidence, guidance.reasons)).filter { item, _ in merged.map { item.caseID == $0.id } ?? true }
+        let notes = allNotes.filter { note in merged.map { note.fromCase == $0.number } ?? true }
         func say(_ text: CustomerText) -> JSONValue { .string(text.text(chosen, contact: contact)) }
 
         let s = record.snapshot
@@ -117,9 +128,12 @@ final class StatusController: Sendable {
             "next_step_key": .string(guidance.nextStep.rawValue),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
-            "evidence": .array(zip(evidence, guidance.evidence).map { item, shown in
+            "evidence": .array(shown.map { item, shownAndReason in
+                let (shown, reason) = shownAndReason
                 var members: [String: JSONValue] = ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
                 if let from = sources[item.caseID] { members["from_case"] = .string(from) }
+                // A rejected document says why, in the reader's language.
+                if let reason { members["customer_reason"] = .string(reason.rawValue); members["customer_reason_text"] = say(reason.text) }
                 return .object(members)
             }),
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),

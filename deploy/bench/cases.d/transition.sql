@@ -1,6 +1,6 @@
 -- POST /api/v1/cases/{n}/transitions escalate (If-Match "1"): the statements the service runs, in order: the session,
--- then one transaction (the case, the guarded update, the hash-chained event, the customer's mail and the webhook
--- fan-out in the outbox).
+-- then one transaction (the case, the guarded update, the hash-chained event, the case's evidence for the mail's
+-- guidance, the customer's mail and the webhook fan-out in the outbox).
 SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, a.is_admin
 FROM sessions s JOIN agents a ON a.id = s.agent_id
 WHERE s.token_hash = :token AND s.expires_at > :now AND s.last_seen_at > :idle AND NOT a.disabled;
@@ -19,6 +19,11 @@ SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 
 -- The chain hash is a placeholder: `reclaim audit verify` afterwards reports exactly the cases pgbench touched.
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_hash);
+-- The mail says what the status page says: the page's guidance needs the case's evidence (and its merged cases').
+SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
+    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status
+FROM evidence e
+WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :p_id) ORDER BY e.filed_at, e.id;
 -- A new message id each time (pgbench has no UUID variable) and no secret (NULL).
 -- bind $1 = gen_random_uuid()
 -- bind $7 = NULL

@@ -1,0 +1,155 @@
+import Foundation
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+// Correcting a case (api.md v1.2 "A case can be corrected"), and the checks it shares with opening one.
+
+extension CaseOperations {
+    /// The field names refusals use for the customer's contact address and the rescue address.
+    static let contactField = "customer.contact_email", rescueField = "facts.rescue_email"
+
+    /// A customer's name, trimmed: 1 to 200 characters.
+    static func validatedName(_ text: String, field: String = "customer.name", issues: inout IssueCollector) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if name.isEmpty || name.count > 200 { issues.add(field: field, message: "A name has 1 to 200 characters.") }
+        return name
+    }
+
+    /// The devices, each with a valid serial or IMEI; at most 10.
+    static func validatedDevices(_ devices: [Opening.Device], issues: inout IssueCollector) -> [CaseDevice] {
+        var valid: [CaseDevice] = []
+        for (index, device) in devices.enumerated() {
+            if let device = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
+                                                            field: "devices[\(index)]", issues: &issues) {
+                valid.append(device)
+            }
+        }
+        if devices.count > 10 { issues.add(field: "devices", message: "At most 10 devices.") }
+        return valid
+    }
+
+    /// What happened, trimmed: at most 5000 characters.
+    static func validatedSummary(_ text: String, issues: inout IssueCollector) -> String {
+        let summary = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if summary.count > 5000 { issues.add(field: "summary", message: "A summary has at most 5000 characters.") }
+        return summary
+    }
+
+    /// The rescue rule at the door: a contact address that reaches the rescue address's mailbox (as mail providers read
+    /// them: `EmailAddress.sameMailbox`) is refused, naming `field`: every mail to the customer would go to the thief
+    /// (and the opening mail's access code with it).
+    static func checkContact(_ contact: String, rescue: String?, field: String, issues: inout IssueCollector) {
+        guard let rescue, EmailAddress.sameMailbox(contact, rescue) else { return }
+        issues.add(field: field, message: field == contactField
+            ? "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address."
+            : "This reaches the same mailbox as the customer's contact address: the rescue address is the one the thief added, never the customer's.")
+    }
+
+    /// A correction as the caller asked for it: nil leaves a field as it is; `language` and `rescueEmail` may be set to
+    /// nil (not known). `devices` replaces the whole list; `facts` names only the facts that are given.
+    public struct Correction: Sendable {
+        /// The customer's name.
+        public var customerName: String?
+        /// The customer's contact address.
+        public var contactEmail: String?
+        /// The customer's language; `.some(nil)`: not known.
+        public var language: CustomerLanguage??
+        /// The rescue address the thief added; `.some(nil)`: not known (a rescue address may still have been added).
+        public var rescueEmail: String??
+        /// The facts given, each its new value.
+        public var facts: [CaseFact: Bool] = [:]
+        /// Every device, replacing the list.
+        public var devices: [Opening.Device]?
+        /// What happened, in the agent's words.
+        public var summary: String?
+
+        /// A correction that changes nothing until fields are set.
+        public init() {}
+
+        /// True when no field is given (the API refuses that: 422).
+        public var isEmpty: Bool {
+            customerName == nil && contactEmail == nil && language == nil && rescueEmail == nil && facts.isEmpty && devices == nil && summary == nil
+        }
+    }
+
+    /// Corrects an open case at `expectedVersion` (any agent): validates every field given (all issues at once, the
+    /// rescue rule included), recomputes the path, due date and unlock checklist when the facts change
+    /// (`CaseCorrectionRule`), stores it with one `case_corrected` event naming the fields, and tells the previous
+    /// contact address when it changed. A correction that changes nothing is answered with the case as it is (no event,
+    /// no new version). A finished case is `caseNotOpen`; a change of path after engineering took over, `pathDecided`.
+    public func correct(_ number: CaseNumber, expectedVersion: Int?, _ correction: Correction, by actor: String, at now: Date,
+                        on connection: PostgresConnection) throws -> CaseRecord {
+        guard !correction.isEmpty else { throw OperationError.invalid(field: "", "Give at least one field to change.") }
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        guard record.snapshot.state.isOpen else { throw OperationError.refused(.caseNotOpen, caseID: nil) }
+
+        var issues = IssueCollector()
+        var name = record.customerName, contact = record.customerContactEmail, rescue = record.rescueEmail
+        var devices = record.devices, summary = record.summary
+        if let given = correction.customerName { name = Self.validatedName(given, issues: &issues) }
+        if let given = correction.contactEmail, let valid = issues.take(EmailAddress.validate(given, field: Self.contactField)) { contact = valid.value }
+        if let given = correction.rescueEmail {
+            rescue = given.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField))?.value }
+        }
+        if let given = correction.devices { devices = Self.validatedDevices(given, issues: &issues) }
+        if let given = correction.summary { summary = Self.validatedSummary(given, issues: &issues) }
+        var facts = record.snapshot.facts
+        for (fact, value) in correction.facts { facts[fact] = value }
+        // A known rescue address means one was added (as at opening); saying none was added while one is known is a contradiction.
+        if correction.rescueEmail != nil, rescue != nil, correction.facts[.rescueEmailAdded] == nil { facts.rescueEmailAdded = true }
+        if rescue != nil, !facts.rescueEmailAdded {
+            issues.add(field: "facts.rescue_email_added", message: "The case knows the rescue address the thief added: remove it (rescue_email null) to say none was added.")
+        }
+        Self.checkContact(contact, rescue: rescue, field: correction.contactEmail != nil ? Self.contactField : Self.rescueField, issues: &issues)
+        do { try issues.check() } catch { throw OperationError.invalid(error) }
+
+        var snapshot = record.snapshot
+        snapshot.facts = facts
+        switch CaseCorrectionRule.path(after: facts, on: record.snapshot) {
+        case .success(let path): snapshot.path = path
+        case .failure(let refusal): throw OperationError.refused(refusal, caseID: nil)
+        }
+        let language = correction.language ?? record.language
+        var event = CaseCorrectionEvent(fields: [])
+        func changed(_ field: String, _ differs: Bool) { if differs { event.fields.append(field) } }
+        changed("customer.name", name != record.customerName)
+        changed(Self.contactField, contact != record.customerContactEmail)
+        changed("language", language != record.language)
+        changed(Self.rescueField, rescue != record.rescueEmail)
+        event.facts = record.snapshot.facts.changes(to: facts)
+        event.fields += event.facts.map { "facts." + $0.fact.rawValue }
+        changed("devices", devices != record.devices)
+        changed("summary", summary != record.summary)
+        guard !event.fields.isEmpty else { return record }
+
+        if rescue != record.rescueEmail { event.rescueEmail = record.rescueEmail == nil ? "added" : rescue == nil ? "removed" : "changed" }
+        if devices != record.devices {
+            event.devices = (devices.filter { !record.devices.contains($0) }.count, record.devices.filter { !devices.contains($0) }.count)
+        }
+        if language != record.language { event.language = .some(language) }
+        if snapshot.path != record.snapshot.path { event.path = (record.snapshot.path, snapshot.path) }
+        let unlocks = UnlockChecklist.required(kind: snapshot.kind, facts: facts)
+        if unlocks != UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts) { event.unlocksRequired = unlocks }
+
+        let corrected = CorrectedCase(customerName: name, customerContactEmail: contact, language: language, rescueEmail: rescue, snapshot: snapshot,
+                                      dueAt: workflow.dueAt(snapshot), devices: devices, summary: summary)
+        guard try CaseStore.correct(id: record.id, expectedVersion: record.version, to: corrected, now: now, on: connection) else {
+            throw try staleNow(record.id, expected: record.version, on: connection)
+        }
+        try CaseTimeline.append(.caseCorrected(event), caseID: record.id, actor: actor, at: now, on: connection)
+        var updated = try load(number, on: connection)
+        if contact != record.customerContactEmail {
+            try CaseMessages.contactChanged(updated, previous: record.customerContactEmail, previousRescue: record.rescueEmail, keys: keys, at: now,
+                                            on: connection)
+        }
+        // A path with fewer document requirements may be met by what already arrived: the case moves itself, as on arrival.
+        if snapshot.path != record.snapshot.path, updated.snapshot.state == .awaitingDocuments {
+            let documents = try EvidenceStore.list(caseID: updated.id, on: connection).filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+            if let decision = workflow.documentsArrived(on: updated.snapshot, documents: documents, now: now) {
+                updated = try apply(decision, to: updated, by: Self.systemActor, at: now, on: connection)
+            }
+        }
+        return updated
+    }
+}
