@@ -89,6 +89,7 @@ extension OpenAPIDocument {
             "description": "Without caller_check (or with an empty body) the new code is only mailed to the contact address.",
             "properties": ["caller_check": ["type": "string", "minLength": 1, "maxLength": AccessCode.callerCheckMaximumLength,
                                             "description": "How the caller was verified (recorded in the event): the new code is then also answered, to read out to them. Tier2+; a tier-1 agent sending it is refused 403 insufficient_tier."]],
+        ],
         "CaseCorrection": [
             "type": "object", "minProperties": 1, "additionalProperties": false,
             "description": "The fields to change, each its whole new value (a JSON merge patch, RFC 7396, sent as application/json): what is "
