@@ -21,7 +21,8 @@ INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_hash);
 -- The mail says what the status page says: the page's guidance needs the case's evidence (and its merged cases').
 SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
-    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status
+    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
+    (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
 FROM evidence e
 WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :p_id) ORDER BY e.filed_at, e.id;
 -- A new message id each time (pgbench has no UUID variable) and no secret (NULL).
