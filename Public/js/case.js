@@ -11,7 +11,7 @@ import { groupCaseNumber } from './identifiers.js';
 import { FACTS, FINISHED_STATES, LANGUAGES, PATHS, STATES, TIERS, label } from './labels.js';
 import { actionsPanel } from './case/actions.js';
 import { loadAnswers } from './case/answers.js';
-import { agentNames, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
+import { agentNames, allows, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
 import { openEdit } from './case/edit.js';
 import { loadEvidence } from './case/evidence.js';
 import { loadMessages } from './case/messages.js';
@@ -74,9 +74,9 @@ function render() {
       h('div', { id: 'edit-form-slot' })),
     h('div', { class: 'case-grid' },
       h('div', { class: 'case-main' },
-        section('Actions', 'actions', actionsPanel(c, open)),
+        section('Actions', 'actions', actionsPanel(c)),
         c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
-        app.can('evidence.file') && ['new', 'identity_check'].includes(c.state) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
+        answersTaken(c) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
         app.can('case.events') ? section('Messages', 'messages', h('div', { id: 'messages-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         app.can('evidence.list') ? section('Evidence', 'evidence', h('div', { id: 'evidence-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
@@ -107,12 +107,17 @@ function render() {
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
         app.can('case.verification') ? section('Verification', 'verification', h('div', { id: 'verification-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null)));
   loadTimeline();
-  if (app.can('evidence.file') && ['new', 'identity_check'].includes(c.state)) loadAnswers();
+  if (answersTaken(c)) loadAnswers();
   if (app.can('evidence.list')) loadEvidence();
   loadNotes();
   if (app.can('case.verification')) loadVerification();
   // Last: the panels the agent works in are asked for first.
   if (app.can('case.events')) loadMessages();
+}
+
+// Security answers are asked while the case is at triage or the identity check, and only while it takes evidence.
+function answersTaken(c) {
+  return app.can('evidence.file') && allows('file_evidence') && ['new', 'identity_check'].includes(c.state);
 }
 
 // The address engineering removes from the account: the one thing the checklist's first step needs.

@@ -132,7 +132,8 @@ extension WorkflowRefusal: Refusal {
         case .notRecoverable:
             Problem(ErrorCode.notRecoverable,
                     detail: "The account cannot be recovered (two-step verification is on, or the case is about a device): only the device can be unlocked, with proof of ownership.")
-        case .caseNotOpen: Problem(ErrorCode.caseNotOpen, detail: "The case is resolved, rejected or closed.")
+        case .caseNotOpen:
+            Problem(ErrorCode.caseNotOpen, detail: "The case is finished (resolved, rejected, closed or merged) and takes no more work; an internal note is still possible. Work on a merged case goes on the case it went into.")
         case .unlockRequired: Problem(ErrorCode.unlockRequired, detail: "Say which unlock was performed.")
         case .unlockNotAllowed: Problem(ErrorCode.unlockNotAllowed, detail: "This unlock is not allowed on this case.")
         case .answersNotMatched: Problem(ErrorCode.answersNotMatched, detail: "A reset needs every security answer on file to match.")

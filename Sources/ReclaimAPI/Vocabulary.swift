@@ -15,6 +15,7 @@ enum Vocabulary {
         ("tiers", Tier.allCases.map(\.rawValue)),
         ("recovery_paths", RecoveryPath.allCases.map(\.rawValue)),
         ("case_actions", CaseAction.allCases.map(\.rawValue)),
+        ("case_work", CaseWork.allCases.map(\.rawValue)),
         ("unlock_steps", UnlockKind.allCases.map(\.rawValue)),
         ("evidence_kinds", EvidenceKind.allCases.map(\.rawValue)),
         ("document_kinds", DocumentType.allCases.map(\.rawValue)),

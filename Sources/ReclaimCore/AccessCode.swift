@@ -108,6 +108,13 @@ extension AccessCode {
     /// once) would leave the customer two mails of which one holds a dead code.
     public static let reissueInterval: TimeInterval = 60
 
+    /// Least tier that may be answered a new code, to read out to a caller, with a `caller_check` saying how the caller
+    /// was verified: a code read out to whoever calls is how a thief gets in (api.md v1.2); tier 1 only has it mailed.
+    public static let callerCheckMinimumTier = Tier.tier2
+
+    /// The longest `caller_check` (a short account of how the caller was verified).
+    public static let callerCheckMaximumLength = 500
+
     /// Until when a new code may not be issued, given the case's last re-issue; nil when it may be now.
     public static func reissueRefusedUntil(lastReissuedAt: Date?, now: Date) -> Date? {
         guard let lastReissuedAt else { return nil }

@@ -23,7 +23,7 @@ public enum CaseMerge {
     public static func check(actorTier: Tier, source: CaseState, target: CaseState, sameCase: Bool,
                              sourceAccount: String, targetAccount: String) throws(WorkflowRefusal) {
         guard actorTier.isAtLeast(minimumTier) else { throw .insufficientTier(required: minimumTier) }
-        guard source.isOpen, target.isOpen, !sameCase else { throw .caseNotOpen }
+        guard CaseWork.merge.isTaken(in: source), target.isOpen, !sameCase else { throw .caseNotOpen }
         guard sourceAccount.lowercased() == targetAccount.lowercased() else { throw .notSameAccount }
     }
 

@@ -102,6 +102,11 @@ public enum VerificationPolicy {
 
     /// The `send_reset` rule: there is at least one answer on file and every one was matched.
     public static func allOnFileAnswersMatched(onFile questionIDs: Set<String>, matched matchedIDs: Set<String>) -> Bool {
-        !questionIDs.isEmpty && questionIDs.isSubset(of: matchedIDs)
+        allOnFileAnswersMatched(onFile: questionIDs.count, matched: questionIDs.intersection(matchedIDs).count)
+    }
+
+    /// The same rule from counts: `matched` of the `onFile` questions on file had a matching answer.
+    public static func allOnFileAnswersMatched(onFile: Int, matched: Int) -> Bool {
+        onFile > 0 && matched >= onFile
     }
 }

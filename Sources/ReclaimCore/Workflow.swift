@@ -103,7 +103,7 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case verificationFailed(VerificationOutcome)
     /// Two-step verification is on or the case is about a device: the account cannot be reset or verified, only the device unlocked with proof of ownership.
     case notRecoverable
-    /// The case is resolved, rejected or closed, so it cannot be frozen.
+    /// The case is finished (resolved, rejected, closed or merged): it takes no more work (`CaseWork.isTaken`).
     case caseNotOpen
     /// `complete` needs an `unlock`.
     case unlockRequired
@@ -197,14 +197,15 @@ public struct Workflow: Sendable {
     }
 
     /// The actions the caller may take now, in table order; nil tier (an API client) gets none.
-    /// Actions the facts rule out (reset or verify on a device-only case) are left out; checks that need
-    /// loaded evidence (answers, factors), an unlock or a reason are left to `decide`.
-    public func allowedActions(for snapshot: CaseSnapshot, actorTier: Tier?) -> [CaseAction] {
+    /// Actions the facts rule out (reset or verify on a device-only case) are left out, and a reset until every answer
+    /// on file matched (`standing.answers`); checks that need the factors, an unlock or a reason are left to `decide`.
+    public func allowedActions(for snapshot: CaseSnapshot, standing: CaseStanding, actorTier: Tier?) -> [CaseAction] {
         guard let actorTier else { return [] }
         return Self.rules.compactMap { rule in
             guard rule.from.contains(snapshot.state),
                   Self.hasAuthority(actorTier, for: rule.action, on: snapshot),
-                  !Self.ruledOutByFacts(rule.action, on: snapshot) else { return nil }
+                  !Self.ruledOutByFacts(rule.action, on: snapshot),
+                  rule.action != .sendReset || standing.answers.allMatched else { return nil }
             return rule.action
         }
     }
@@ -279,12 +280,13 @@ public struct Workflow: Sendable {
     /// because stopping a thief's spending must not wait for the case to reach the right desk.
     public static func checkFreeze(actorTier: Tier, on snapshot: CaseSnapshot) throws(WorkflowRefusal) {
         guard actorTier.isAtLeast(freezeMinimumTier) else { throw .insufficientTier(required: freezeMinimumTier) }
-        guard snapshot.state.isOpen else { throw .caseNotOpen }
+        try CaseWork.freeze.check(in: snapshot.state)
     }
 
-    /// Whether `actorTier` may assign the case to an agent of `assigneeTier`: both must be at least the case's tier
-    /// (for finished cases, the tier that held it last).
+    /// Whether `actorTier` may assign the case to an agent of `assigneeTier`: an open case only (a finished one is in
+    /// nobody's queue, whoever asks), then both at least the case's tier.
     public static func checkAssignment(actorTier: Tier, assigneeTier: Tier, on snapshot: CaseSnapshot) throws(WorkflowRefusal) {
+        try CaseWork.assign.check(in: snapshot.state)
         guard actorTier.isAtLeast(snapshot.tier), assigneeTier.isAtLeast(snapshot.tier) else { throw .insufficientTier(required: snapshot.tier) }
     }
 

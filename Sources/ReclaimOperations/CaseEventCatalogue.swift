@@ -52,8 +52,9 @@ public enum CaseEventEntry: Sendable {
     case unassigned(previous: UUID, state: CaseState)
     /// A document arrived while the case waited for documents; `unreviewed` counts the pending documents with it.
     case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
-    /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared.
-    case accessCodeReissued
+    /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared;
+    /// `callerCheck` says how the caller it was read out to was verified (nil: only mailed to the contact address).
+    case accessCodeReissued(callerCheck: String?)
     /// This case was merged into `into` (it left `from`); its evidence and notes count there now. `confirmedDifferences`:
     /// the customer fields that differed and that the agent confirmed as one person (empty when none differed).
     case merged(into: String, from: CaseState, reason: String?, confirmedDifferences: [String] = [])
@@ -140,8 +141,8 @@ public enum CaseEventEntry: Sendable {
             return ["previous": .string(previous.lowercased), "state": .string(state.rawValue)]
         case let .documentArrived(evidenceID, kind, unreviewed):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
-        case .accessCodeReissued:
-            return ["status_lock_cleared": .bool(true)]
+        case let .accessCodeReissued(callerCheck):
+            return ["status_lock_cleared": .bool(true), "caller_check": .optional(callerCheck)]
         case let .merged(into, from, reason, confirmed):
             var data: [String: JSONValue] = ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
             if !confirmed.isEmpty {

@@ -109,14 +109,15 @@ public enum CaseMessages {
     /// rescue address. A code-carrying mail seals the code with the `documents` key; the queued row never holds it in
     /// clear. What the mail says of the case is the status page's guidance (`CustomerMailStatus`) for `record` in
     /// `state`, or for `status` when given (the case a merged one went into, which its customer's page now shows).
-    /// `extra` joins the payload (never a secret).
+    /// `extra` joins the payload (never a secret). False when the mail was refused (the rescue address).
+    @discardableResult
     public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, showing status: CaseRecord? = nil,
                             accessCode: AccessCode? = nil, keys: KeyFile?, at now: Date, on connection: PostgresConnection,
-                            to recipient: String? = nil, extra: [String: JSONValue] = [:]) throws {
+                            to recipient: String? = nil, extra: [String: JSONValue] = [:]) throws -> Bool {
         let recipient = recipient ?? record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
             try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
-            return
+            return false
         }
         let id = UUID()
         var sealed: (bytes: [UInt8], keyID: String)?
@@ -139,6 +140,7 @@ public enum CaseMessages {
         payload.merge(extra) { own, _ in own }
         try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                                                 payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
+        return true
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.
@@ -188,7 +190,8 @@ public enum CaseMessages {
     }
 
     /// The messages of a re-issued access code: the mail carrying the new code (sealed); no webhook, the code is the customer's.
-    static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+    /// False when the mail was refused (the contact address is the rescue address).
+    static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws -> Bool {
         try mail(.accessCodeReissued, for: record, state: record.snapshot.state, accessCode: code, keys: keys, at: now, on: connection)
     }
 

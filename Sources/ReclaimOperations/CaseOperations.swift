@@ -288,10 +288,15 @@ public struct CaseOperations: Sendable {
         let note = CaseNote(id: UUID(), body: text, visibility: visibility, author: actor, createdAt: now)
         // The row lock orders this note's event after any concurrent change to the case.
         let id = try lockID(number, on: connection)
+        // An internal note is taken in any state, a customer note not on a merged case (`CaseWork.isTaken`).
+        let customerCase = visibility == .customer ? try CaseStore.find(id: id, on: connection) : nil
+        if let customerCase {
+            do { try CaseWork.noteCustomer.check(in: customerCase.snapshot.state) } catch { throw OperationError.refused(error, caseID: nil) }
+        }
         try NoteStore.insert(note, caseID: id, on: connection)
         try CaseTimeline.append(.noteAdded(noteID: note.id, visibility: visibility), caseID: id, actor: actor, at: note.createdAt, on: connection)
         // An internal note never leaves the service; a customer note is news for the customer and the partners.
-        if visibility == .customer, let record = try CaseStore.find(id: id, on: connection) {
+        if let record = customerCase {
             try CaseMessages.mail(.customerNote, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection)
             try CaseMessages.webhook(.noteAdded, for: record, state: record.snapshot.state, data: ["note_id": .string(note.id.lowercased)],
                                      at: now, on: connection)
@@ -354,21 +359,47 @@ public struct CaseOperations: Sendable {
 
     // MARK: Access code
 
+    /// A re-issued access code: the code, only for a request that said how the caller was verified; whether it was mailed.
+    public struct ReissuedAccessCode: Sendable {
+        /// The new code, to read out to the caller; nil when it was only mailed (it then exists in clear nowhere).
+        public let code: AccessCode?
+        /// The mail to the contact address was queued (false: refused, the contact address is the rescue address).
+        public let mailed: Bool
+    }
+
     /// Issues a new access code for a lost one: the old code stops working, the case number's status lock is cleared,
-    /// and `access_code_reissued` says who did it. The new code exists in clear only in the answer. Under the case's
-    /// row lock, a code re-issued within `AccessCode.reissueInterval` refuses another (`accessCodeJustIssued`), so of
-    /// concurrent requests exactly one issues and mails a code.
-    public func reissueAccessCode(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> AccessCode {
+    /// the code is mailed to the contact address, and `access_code_reissued` says who did it. The agent is answered the
+    /// code only with a `callerCheck` (how the caller was verified, recorded in the event; tier2+, else `insufficientTier`,
+    /// recorded as denied): a code read out to whoever calls is a thief's way in (api.md v1.2). Under the case's row lock,
+    /// a code re-issued within `AccessCode.reissueInterval` refuses another (`accessCodeJustIssued`), so of concurrent
+    /// requests exactly one issues and mails a code.
+    public func reissueAccessCode(_ number: CaseNumber, callerCheck: String? = nil, actorTier: Tier, by actor: String, at now: Date,
+                                  on connection: PostgresConnection) throws -> ReissuedAccessCode {
+        let check = try Self.callerCheck(callerCheck)
         let codeKey = try requireKeys().activeKey(for: .accessCode)
         let id = try lockID(number, on: connection)
+        if check != nil, !actorTier.isAtLeast(AccessCode.callerCheckMinimumTier) {
+            throw OperationError.refused(.insufficientTier(required: AccessCode.callerCheckMinimumTier), caseID: id)
+        }
         let last = try CaseEventStore.list(caseID: id, type: CaseEventType.accessCodeReissued.rawValue, on: connection).last?.at
         if let until = AccessCode.reissueRefusedUntil(lastReissuedAt: last, now: now) { throw OperationError.accessCodeJustIssued(until: until, now: now) }
         let code = AccessCode(entropy: SecureRandom.bytes(10))
         try CaseStore.setAccessCode(id: id, hash: AccessCodeHash.compute(code, key: codeKey.key), keyID: codeKey.id, now: now, on: connection)
         try ThrottleStore.reset(key: ThrottleStore.caseKey(number.digits), on: connection)
-        try CaseTimeline.append(.accessCodeReissued, caseID: id, actor: actor, at: now, on: connection)
-        if let record = try CaseStore.find(id: id, on: connection) { try CaseMessages.reissued(record, code: code, keys: keys, at: now, on: connection) }
-        return code
+        try CaseTimeline.append(.accessCodeReissued(callerCheck: check), caseID: id, actor: actor, at: now, on: connection)
+        guard let record = try CaseStore.find(id: id, on: connection) else { throw OperationError.caseNotFound }
+        let mailed = try CaseMessages.reissued(record, code: code, keys: keys, at: now, on: connection)
+        return ReissuedAccessCode(code: check == nil ? nil : code, mailed: mailed)
+    }
+
+    /// A `caller_check` trimmed, nil when none was sent; 422 when sent empty or too long.
+    static func callerCheck(_ text: String?) throws(OperationError) -> String? {
+        guard let text else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= AccessCode.callerCheckMaximumLength else {
+            throw .invalid(field: "caller_check", "Say in 1 to \(AccessCode.callerCheckMaximumLength) characters how the caller was verified, or leave caller_check out to only mail the code.")
+        }
+        return trimmed
     }
 
     // MARK: Merge
@@ -495,7 +526,7 @@ extension CaseRecord {
                    assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
                    unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
-                   mergedInto: mergedInto, mergedFromState: mergedFromState)
+                   mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -504,7 +535,8 @@ extension CaseRecord {
                    accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
                    summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
                    updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
-                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState)
+                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
+                   answerProgress: answerProgress, mergedIntoState: mergedIntoState)
     }
 }
 

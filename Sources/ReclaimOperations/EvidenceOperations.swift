@@ -50,6 +50,8 @@ extension CaseOperations {
         if answers.count > Self.maximumAnswers { throw OperationError.invalid(field: "answers", "At most \(Self.maximumAnswers) answers.") }
         let (accountEmail, onFile) = try pool.withConnection { connection in
             let record = try load(number, on: connection)
+            // Refused before any answer is hashed or counted against the account (`insert` checks again, under the lock).
+            try Self.checkFiling(on: record)
             return (record.accountEmail, try AccountStore.securityAnswers(email: record.accountEmail, on: connection))
         }
         let claim: ThrottleClaim
@@ -166,16 +168,22 @@ extension CaseOperations {
                                       mediaType: sniffed.rawValue, filedBy: actor, filedAt: now), on: connection)
     }
 
-    /// Inserts and appends `evidence_filed` (type and id only: never a value).
+    /// Inserts and appends `evidence_filed` (type and id only: never a value). The caller holds the case's row lock; a
+    /// finished case takes no evidence, whoever files it (`CaseWork.fileEvidence`: 409 `case_not_open`).
     func insert(_ new: NewEvidence, on connection: PostgresConnection) throws -> EvidenceRecord {
+        guard let record = try CaseStore.find(id: new.caseID, on: connection) else { throw OperationError.caseNotFound }
+        try Self.checkFiling(on: record)
         try EvidenceStore.insert(new, on: connection)
         try CaseTimeline.append(.evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)
-        if let record = try CaseStore.find(id: new.caseID, on: connection) {
-            try CaseMessages.webhook(.evidenceFiled, for: record, state: record.snapshot.state,
-                                     data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
-        }
+        try CaseMessages.webhook(.evidenceFiled, for: record, state: record.snapshot.state,
+                                 data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
         if new.kind.isDocument { try documentArrived(new, on: connection) }
         return new.record
+    }
+
+    /// `case_not_open` unless the case takes evidence now.
+    static func checkFiling(on record: CaseRecord) throws(OperationError) {
+        do { try CaseWork.fileEvidence.check(in: record.snapshot.state) } catch { throw .refused(error, caseID: nil) }
     }
 
     /// The actor the service acts as when a case moves by itself.
@@ -223,6 +231,9 @@ extension CaseOperations {
         guard actorTier.isAtLeast(record.kind.reviewMinimumTier) else { throw OperationError.reviewNeedsTier(record.kind.reviewMinimumTier) }
         try Self.checkCustomerReason(customerReason, decision: decision, kind: record.kind)
         try CaseStore.lock(id: record.caseID, on: connection)
+        // Evidence a merged case brought counts, and is reviewed, on the case it went into: that case must take the review.
+        guard let filedOn = try CaseStore.find(id: record.caseID, on: connection) else { throw OperationError.evidenceNotFound }
+        do { try CaseWork.review.check(in: filedOn.mergedIntoState ?? filedOn.snapshot.state) } catch { throw OperationError.refused(error, caseID: nil) }
         try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, customerReason: customerReason,
                                                       reviewedBy: actor, reviewedAt: now), on: connection)
         try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason, customerReason: customerReason),

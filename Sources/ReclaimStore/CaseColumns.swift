@@ -11,6 +11,8 @@ extension CaseStore {
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
         let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState: PostgresColumn
+        /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
+        let answerProgress, mergedIntoState: PostgresColumn?
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
@@ -27,6 +29,7 @@ extension CaseStore {
             rescueEmail = try c("rescue_email"); language = try c("language")
             unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents"); createdBy = try c("created_by")
             mergedInto = try c("merged_into_number"); mergedFromState = try c("merged_from_state")
+            answerProgress = try? c("answer_progress"); mergedIntoState = try? c("merged_into_state")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
@@ -53,7 +56,16 @@ extension CaseStore {
                 unlocksDone: try row.decode(unlocksDone, as: String.self).split(separator: ",").compactMap { UnlockKind(rawValue: String($0)) },
                 unreviewedDocuments: try row.decode(unreviewedDocuments, as: Int.self), createdBy: try row.decode(createdBy, as: String.self),
                 mergedInto: try row.decode(mergedInto, as: String?.self),
-                mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)))
+                mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
+                answerProgress: try progress(row),
+                mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)))
+        }
+
+        private func progress(_ row: PostgresRow) throws -> AnswerProgress {
+            guard let answerProgress else { return AnswerProgress(onFile: 0, matched: 0) }
+            let counts = try row.decode(answerProgress, as: String.self).split(separator: ",").compactMap { Int($0) }
+            guard counts.count == 2 else { throw PostgresError(.decoding, message: "column \"answer_progress\" is not \"<on file>,<matched>\"") }
+            return AnswerProgress(onFile: counts[0], matched: counts[1])
         }
 
         private func enumValue<T: RawRepresentable>(_ row: PostgresRow, _ column: PostgresColumn) throws -> T where T.RawValue == String {

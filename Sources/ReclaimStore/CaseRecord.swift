@@ -80,13 +80,25 @@ public struct CaseRecord: Sendable {
     public let mergedInto: String?
     /// The state it left when merged (restored by unmerge).
     public let mergedFromState: CaseState?
+    /// The security answers on file for the account and how many an answer filed on the case matched (for `send_reset`).
+    public let answerProgress: AnswerProgress
+    /// The state of the case it was merged into (nil unless merged).
+    public let mergedIntoState: CaseState?
+
+    /// What, beside the workflow columns, decides the work and actions the case offers now.
+    public var standing: CaseStanding {
+        CaseStanding(frozen: frozen, unlocksDone: Set(unlocksDone), answers: answerProgress, mergedIntoState: mergedIntoState)
+    }
 
     /// A record from its fields.
     public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
                 accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
                 assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
                 rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
-                createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil) {
+                createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
+                answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil) {
+        self.answerProgress = answerProgress
+        self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy
         self.mergedInto = mergedInto
         self.mergedFromState = mergedFromState

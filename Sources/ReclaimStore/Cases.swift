@@ -19,6 +19,23 @@ public enum CaseStore {
         (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
             AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
         """
+    // What decides the work a case offers beyond its columns (`CaseRecord.standing`), selected only when one case is read
+    // (`find`): on a queue page it would price each row's answers (the page plan must stay below JIT), so queue rows'
+    // `allowed_actions` leave out `send_reset` and `unmerge` (the case's own GET has them).
+    static let standingColumns: PostgresQuery = """
+        \(answerProgress) AS answer_progress,
+        CASE WHEN c.merged_into IS NOT NULL THEN (SELECT m.state FROM cases m WHERE m.id = c.merged_into) END AS merged_into_state
+        """
+    // "<on file>,<matched>": the security questions on file for the case's account, and how many of them an answer filed on
+    // the case (or a case merged into it), not rejected, matched; only in the states `send_reset` is taken from (literal
+    // text, no bind, so pgbench runs it as is; CaseWorkTests checks the list), so it is offered only once every one
+    // matched (api.md v1.2). Elsewhere it costs nothing: "0,0".
+    static let answerProgress: PostgresQuery = """
+        CASE WHEN c.state IN ('new', 'identity_check') THEN
+            (SELECT count(*) || ',' || count(*) FILTER (WHERE q.question_id IN (\(EvidenceStore.matchedQuestionIDs(ofCase: "c.id"))))
+             FROM accounts ac JOIN account_security_questions q ON q.account_id = ac.id WHERE ac.email_key = lower(c.account_email))
+        ELSE '0,0' END
+        """
     // Evidence `d` is a document: the predicate of the `evidence_documents` index (0012), so that it is used.
     static let documentKinds: PostgresQuery = "d.document"
     static let from: PostgresQuery = "cases c LEFT JOIN agents a ON a.id = c.assignee_id"
@@ -65,7 +82,7 @@ public enum CaseStore {
 
     /// The case with this number, or nil.
     public static func find(number: String, on connection: PostgresConnection) throws -> CaseRecord? {
-        try connection.query("SELECT \(columns) FROM \(from) WHERE c.case_number = \(number)").decodeCases().first
+        try connection.query("SELECT \(columns), \(standingColumns) FROM \(from) WHERE c.case_number = \(number)").decodeCases().first
     }
 
     /// The id of the case with this number, or nil; `lock` takes its row lock for the rest of the transaction
@@ -84,7 +101,7 @@ public enum CaseStore {
 
     /// The case with this id, or nil.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> CaseRecord? {
-        try connection.query("SELECT \(columns) FROM \(from) WHERE c.id = \(id)").decodeCases().first
+        try connection.query("SELECT \(columns), \(standingColumns) FROM \(from) WHERE c.id = \(id)").decodeCases().first
     }
 
     /// Stores a decided transition if the case is still at `expectedVersion`; false when someone else changed it first.

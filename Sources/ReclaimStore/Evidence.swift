@@ -160,10 +160,15 @@ public struct EvidenceReview: Sendable, Equatable {
 public enum EvidenceStore {
     // The listed columns, with the status of the latest review; `e` is evidence. `Columns` reads them by these names.
     private static let columns: PostgresQuery = """
-        e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
-        COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
+        e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at, \(status(ofEvidence: "e.id")) AS status,
         (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
         """
+
+    /// The status of the evidence whose id is `id` (a column of the outer query): its latest review's decision,
+    /// pending while it has none.
+    private static func status(ofEvidence id: PostgresQuery) -> PostgresQuery {
+        "COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = \(id) ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending')"
+    }
 
     /// Inserts the evidence (the caller appends the `evidence_filed` event in the same transaction, holding the case's lock).
     /// One row by binary COPY, the sealed content last and streamed as it is produced: as a bind parameter a 10 MiB
@@ -225,16 +230,21 @@ public enum EvidenceStore {
 
     /// The question ids matched by the case's filed answers that were not rejected (for `send_reset` to read instead of answers in its body).
     public static func matchedQuestionIDs(caseID: UUID, on connection: PostgresConnection) throws -> Set<String> {
-        let rows = try connection.query("""
-            SELECT q.id FROM (SELECT \(columns), e.details FROM evidence e
-                              WHERE e.case_id IN (SELECT \(caseID)::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = \(caseID))
-                                AND e.kind = 'security_answers') x
-            CROSS JOIN LATERAL jsonb_array_elements_text(x.details -> 'matched_question_ids') AS q(id)
-            WHERE x.status <> 'rejected'
-            """)
+        let rows = try connection.query(matchedQuestionIDs(ofCase: "\(caseID)::uuid"))
         var columns = rows.columns()
         let id = try columns("id")
         return Set(try rows.map { try $0.decode(id, as: String.self) })
+    }
+
+    /// A query (one column, `id`) of the question ids matched by answers filed on case `caseID` (a bind, or a column
+    /// of an outer query) or on a case merged into it, and not rejected. One text for `matchedQuestionIDs` and the
+    /// case's own select list (`CaseStore`'s columns, for `allowed_actions`).
+    static func matchedQuestionIDs(ofCase caseID: PostgresQuery) -> PostgresQuery {
+        """
+        SELECT mq.id FROM evidence me CROSS JOIN LATERAL jsonb_array_elements_text(me.details -> 'matched_question_ids') AS mq(id)
+        WHERE me.case_id IN (SELECT \(caseID) UNION ALL SELECT mm.id FROM cases mm WHERE mm.merged_into = \(caseID)) AND me.kind = 'security_answers'
+          AND \(status(ofEvidence: "me.id")) <> 'rejected'
+        """
     }
 
     /// The columns of `columns` in a result, found by name once.

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimCore
 import ReclaimStore
 
 // Typed views of what the API answers, decoded with JSONDecoder, so a test reads `created.state == "new"`
@@ -67,6 +68,10 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public let dueAt: String?
     public let overdue: Bool
     public let allowedActions: [String]
+    /// The workflow transitions of `allowed_actions` (POST …/transitions), in table order.
+    public var transitions: [String] { allowedActions.filter { CaseAction(rawValue: $0) != nil } }
+    /// The other work of `allowed_actions` (`CaseWork`: evidence, notes, assign, freeze, access code…).
+    public var work: [String] { allowedActions.filter { CaseWork(rawValue: $0) != nil } }
     public let createdAt: String
     public let updatedAt: String
     public let version: Int

@@ -4,7 +4,11 @@ unlock checklist, a freeze is lifted. Every step goes through the pages; the cus
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from harness import BrowserTestCase, png_bytes
+import os
+
+from harness import ROOT, BrowserTestCase, png_bytes
+
+WALK = os.path.join(ROOT, '.build', 'walk')  # screenshots of the walk through the pages, looked at by hand
 
 
 class AgentsDayTests(BrowserTestCase):
@@ -226,6 +230,8 @@ class SecurityAnswersTests(BrowserTestCase):
         browser.wait_for('#answers-form')
         self.assertIn('0 of 2', browser.find('#answers-outcome').text)
         self.assertEqual(browser.find_all('#answers-reset'), [])
+        # Nor in the Actions panel: no "Send reset" beside "0 of 2 matched" (api.md v1.2).
+        self.assertEqual(browser.find_all('button[data-action="send_reset"]'), [])
         # A wrong answer is filed and shown as not matched; no reset is offered.
         browser.fill('#answer-pet', 'Rover')
         browser.click('#answers-submit')
@@ -236,6 +242,7 @@ class SecurityAnswersTests(BrowserTestCase):
         browser.fill('#answer-city', '  LYON ')
         browser.click('#answers-submit')
         browser.wait_for_text('#answers-outcome', 'Every answer on file matched')
+        browser.wait_for('button[data-action="send_reset"]')
         self.assert_accessible(browser)
         browser.click('#answers-reset')
         browser.click('#action-confirm')
@@ -251,15 +258,46 @@ class SecurityAnswersTests(BrowserTestCase):
 
 class AccessCodeTests(BrowserTestCase):
 
-    def test_tier1_issues_a_new_code_the_old_one_stops_working(self):
+    def test_tier1_has_a_new_code_mailed_and_never_sees_it(self):
         self.expect_http_errors(404)
-        case = self.service.case(state='identity_check')
+        case = self.service.case(state='new')
         browser = self.browser()
         self.sign_in(browser, 'tier1')
         browser.open('/#/cases/' + case['case_number'])
         browser.click('button[data-action="access-code"]')
+        # No way to have the code shown: it goes to the contact address only.
+        browser.wait_for_text('#access-code-mail-only', 'Never read a code out')
+        self.assertEqual(browser.find_all('#access-code-give'), [])
+        self.assert_accessible(browser)
+        browser.screenshot(os.path.join(WALK, 'access-code-tier1.png'))
+        browser.click('#action-confirm')
+        browser.wait_for_text('#case-message', 'was mailed to')
+        self.assertEqual(browser.find_all('#new-code-value'), [])
+        browser.wait_for_text('#timeline-list', 'New access code issued')
+        browser.wait_for_text('#messages-body', 'access code')
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for_text('#message', 'No case matches')
+
+    def test_tier2_reads_a_new_code_out_only_after_saying_how_the_caller_was_checked(self):
+        self.expect_http_errors(404)
+        case = self.service.case(state='identity_check')
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        browser.open('/#/cases/' + case['case_number'])
+        browser.click('button[data-action="access-code"]')
+        browser.click('#access-code-give')
+        browser.wait_for('#access-code-check')
+        browser.click('#action-confirm')
+        browser.wait_for_text('#action-error', 'how you checked the caller')
+        self.assertEqual(browser.find_all('#new-code-value'), [])
+        browser.fill('#access-code-check', 'Called back on the number on file; answered both questions.')
+        self.assert_accessible(browser)
         browser.click('#action-confirm')
         code = browser.wait_for('#new-code-value').text
+        browser.screenshot(os.path.join(WALK, 'access-code-tier2.png'))
         self.assertRegex(code, r'^[0-9A-Z]{4}( [0-9A-Z]{4}){3}$')
         browser.wait_for_text('#timeline-list', 'New access code issued')
         self.assert_accessible(browser)
@@ -271,6 +309,47 @@ class AccessCodeTests(BrowserTestCase):
         customer.fill('#access-code', code)
         customer.click('#lookup-submit')
         customer.wait_for('#stage')
+
+
+class FinishedCaseTests(BrowserTestCase):
+
+    def assert_no_work(self, browser, state):
+        """The page of a finished case offers only what its allowed_actions allow: no evidence, review, take or merge."""
+        browser.wait_for('#chain-mark')
+        browser.wait_for('#evidence-closed')
+        browser.wait_for('#note-form')
+        for css in ('#evidence-form', '#answers-form', 'button[data-action="take"]', 'button[data-action="hand-over"]',
+                    'button[data-action="freeze"]', 'button[data-action="merge"]', '#evidence-list button.secondary:not(.preview)',
+                    '#evidence-missing'):
+            self.assertEqual(browser.find_all(css), [], '%s on a %s case' % (css, state))
+        if browser.find_all('#unlocks-summary'):
+            self.assertNotIn('still to do', browser.find('#unlocks-summary').text)
+            self.assertNotIn('can be completed', browser.find('#unlocks-summary').text)
+
+    def test_tier3_on_merged_rejected_and_resolved_cases_is_offered_no_work(self):
+        browser = self.browser()
+        self.sign_in(browser, 'tier3')
+        for state in ('merged', 'rejected', 'resolved'):
+            case = self.service.case(state=state)
+            browser.open('/#/cases/' + case['case_number'])
+            self.assert_no_work(browser, state)
+            if state == 'merged':
+                # Its customer reads the case it went into: no customer note here, and no checklist "to do".
+                self.assertEqual(browser.find_all('#note-customer'), [])
+                browser.wait_for_text('#note-customer-elsewhere', 'merged into')
+                browser.wait_for('button[data-action="unmerge"]')
+            else:
+                browser.wait_for('#note-customer')
+            self.assert_accessible(browser)
+            browser.screenshot(os.path.join(WALK, 'finished-%s.png' % state))
+
+    def test_tier1_on_a_merged_case_sees_no_contradicting_checklist(self):
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        merged = self.service.psql("SELECT case_number FROM cases WHERE state = 'merged' ORDER BY case_number LIMIT 1")
+        browser.open('/#/cases/' + merged)
+        self.assert_no_work(browser, 'merged')
+        self.assertEqual(browser.find_all('button[data-action="unmerge"]'), [])
 
 
 class MergeTests(BrowserTestCase):

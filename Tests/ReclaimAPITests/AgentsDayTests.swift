@@ -309,7 +309,9 @@ extension CaseWorld {
         for _ in 0..<9 { _ = try world.status(number, "AAAA-AAAA-AAAA-AAAA") }
         #expect(try world.status(number, old).status == 429)
         #expect(try world.post("/api/v1/cases/\(number)/access-code", as: nil, json: [String: Any]()).status == 401)
-        let issued = try world.post("/api/v1/cases/\(number)/access-code", as: tier1, json: [String: Any]())
+        // Tier 2, having checked the caller, is answered the code to read out (api.md v1.2).
+        let tier2 = try world.agent(.tier2)
+        let issued = try world.post("/api/v1/cases/\(number)/access-code", as: tier2, json: ["caller_check": "Called back on the number on file"])
         #expect(issued.status == 201)
         #expect(issued.header("Cache-Control") == "no-store")
         let code = try #require(try issued.json()["access_code"] as? String)
@@ -319,7 +321,8 @@ extension CaseWorld {
         #expect(try world.status(number, old).status == 404)
         let event = try #require(try world.events(number, as: tier1).last)
         #expect(event["type"] as? String == "access_code_reissued")
-        #expect(event["actor"] as? String == "agent:\(tier1.agentID.uuidString.lowercased())")
+        #expect(event["actor"] as? String == "agent:\(tier2.agentID.uuidString.lowercased())")
+        #expect((event["data"] as? [String: Any])?["caller_check"] as? String == "Called back on the number on file")
         #expect(!(try world.get("/api/v1/cases/\(number)/events", as: tier1).text.contains(AccessCodeSymbols.of(code))))
         // Never shown again.
         #expect(!(try world.get("/api/v1/cases/\(number)", as: tier1).text.contains(code)))
@@ -431,7 +434,8 @@ enum AccessCodeSymbols {
         #expect(body["state"] as? String == "merged")
         #expect(body["merged_into"] as? String == into)
         #expect(body["frozen"] as? Bool == false)
-        #expect(body["allowed_actions"] as? [String] == [])
+        // Merged: no transition; an internal note, the undo, a new access code (tier 2 may also be answered it).
+        #expect(body["allowed_actions"] as? [String] == ["note_internal", "unmerge", "reissue_access_code", "give_access_code"])
         // The target shows and counts the merged case's items.
         let evidence = try world.get("/api/v1/cases/\(into)/evidence", as: tier2).json()["items"] as? [[String: Any]] ?? []
         #expect(evidence.map { $0["from_case"] as? String } == [from])

@@ -47,10 +47,12 @@ import Testing
         var substitutions: [Int: String]
     }
 
-    /// The SQL commands of `name.sql` in order, `{case_columns}` expanded as helper.py does; meta-commands skipped.
+    /// The SQL commands of `name.sql` in order, `{case_columns}` and `{standing_columns}` expanded as helper.py does; meta-commands skipped.
     static func commands(_ name: String) throws -> [Command] {
         let columns = try String(contentsOfFile: folder + "case_columns.sql", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let standing = try String(contentsOfFile: folder + "standing_columns.sql", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let text = try String(contentsOfFile: folder + name + ".sql", encoding: .utf8).replacingOccurrences(of: "{case_columns}", with: columns)
+            .replacingOccurrences(of: "{standing_columns}", with: standing)
         var commands: [Command] = []
         var buffer = ""
         var substitutions: [Int: String] = [:]

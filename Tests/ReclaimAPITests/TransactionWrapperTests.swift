@@ -96,19 +96,20 @@ import Testing
     @Test func anAgentsRetryOfAnAccessCodeReissueGetsTheSameCode() throws {
         // The new code is shown once: a retry after a lost answer used to be a second reissue (refused for a minute).
         let world = try CaseWorld()
-        let tier1 = try world.agent(.tier1)
+        let tier1 = try world.agent(.tier1), tier2 = try world.agent(.tier2)
         let number = try world.openCase(as: tier1).caseNumber
         let target = "/api/v1/cases/\(number)/access-code"
-        let first = try world.client.request("POST", target, headers: tier1.headers + [("Idempotency-Key", "reissue-1")])
+        let check: [String: Any] = ["caller_check": "Called back on the number on file"]
+        let first = try world.client.request("POST", target, headers: tier2.headers + [("Idempotency-Key", "reissue-1")], json: check)
         #expect(first.status == 201, "\(first.text)")
-        let retry = try world.client.request("POST", target, headers: tier1.headers + [("Idempotency-Key", "reissue-1")])
+        let retry = try world.client.request("POST", target, headers: tier2.headers + [("Idempotency-Key", "reissue-1")], json: check)
         #expect(retry.status == 201 && retry.header("Idempotent-Replayed") == "true")
         #expect(retry.body == first.body)
         let code = try #require(try first.json()["access_code"] as? String)
         #expect(try world.status(number, code).status == 200)
         #expect(try world.events(number, as: tier1).filter { $0.type == "access_code_reissued" }.count == 1)
         // Without the key, the retry is a second reissue, refused for a minute (the first code, lost, stays the one).
-        let again = try world.client.request("POST", target, headers: tier1.headers)
+        let again = try world.client.request("POST", target, headers: tier2.headers, json: check)
         #expect(again.status == 409)
         #expect(try again.json()["code"] as? String == "access_code_just_issued")
     }

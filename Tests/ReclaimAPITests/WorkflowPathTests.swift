@@ -74,7 +74,7 @@ import Testing
         let escalated = try world.must(number, "escalate", as: tier1, version: 1)
         #expect(escalated.state == "identity_check")
         #expect(escalated.tier == "tier2")
-        #expect(escalated.allowedActions == [])  // tier 1 holds nothing at tier 2
+        #expect(escalated.transitions == [])  // tier 1 holds nothing at tier 2
 
         let refused = try world.act(number, "verify", as: tier2, version: 2)
         #expect(refused.status == 409)
@@ -84,7 +84,8 @@ import Testing
         let after = try world.get("/api/v1/cases/\(number)", as: tier2)
         #expect(after.header("ETag") == "\"2\"")
         #expect(try after.decode(CaseView.self).state == "identity_check")
-        #expect(try after.decode(CaseView.self).allowedActions == ["send_reset", "verify", "request_documents"])
+        // No reset offered while no answer on file has matched.
+        #expect(try after.decode(CaseView.self).transitions == ["verify", "request_documents"])
     }
 
     /// 3. Not verified: documents, review, approval, engineering removes the rescue address; then closed.
@@ -128,7 +129,8 @@ import Testing
         #expect(done["version"] as? Int == 7)
         let closed = try world.must(number, "close", as: tier1, version: 7, extra: ["reason": "Customer confirmed access."])
         #expect(closed["state"] as? String == "closed")
-        #expect(closed["allowed_actions"] as? [String] == [])
+        // Finished: no transition, no work but notes and a new access code.
+        #expect(closed["allowed_actions"] as? [String] == ["note_internal", "note_customer", "reissue_access_code"])
 
         let types = try world.events(number, as: tier1).map(\.type)
         #expect(types.filter { $0 == "transition" }.count == 6)
@@ -145,7 +147,7 @@ import Testing
         let created = try world.openCase(as: tier1, CaseWorld.caseBody(facts: ["two_step_enabled": true, "lost_mode_enabled": true]))
         let number = created.caseNumber
         #expect(created.path == "activation_lock")
-        #expect(created.allowedActions == ["escalate"])  // no reset for a device-only case
+        #expect(created.transitions == ["escalate"])  // no reset for a device-only case
         let reset = try world.act(number, "send_reset", as: tier1, version: 1)
         #expect(reset.status == 409)
         #expect(try reset.problem().code == "not_recoverable")

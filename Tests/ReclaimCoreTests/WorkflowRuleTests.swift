@@ -48,8 +48,8 @@ import Testing
         for state in [CaseState.new, .identityCheck] {
             let s = snapshot(state, facts: facts)
             #expect(decide(.sendReset, s) == .failure(.notRecoverable))
-            #expect(!workflow.allowedActions(for: s, actorTier: .engineering).contains(.sendReset))
-            #expect(!workflow.allowedActions(for: s, actorTier: .engineering).contains(.verify))
+            #expect(!workflow.allowedActions(for: s, standing: answersMatched, actorTier: .engineering).contains(.sendReset))
+            #expect(!workflow.allowedActions(for: s, standing: answersMatched, actorTier: .engineering).contains(.verify))
         }
         #expect(decide(.verify, snapshot(.identityCheck, facts: facts)) == .failure(.notRecoverable))
         let engineering = snapshot(.engineering, facts: facts)
@@ -64,7 +64,7 @@ import Testing
         let s = snapshot(.identityCheck, kind: .activationLock)
         #expect(decide(.sendReset, s) == .failure(.notRecoverable))
         #expect(decide(.verify, s) == .failure(.notRecoverable))
-        #expect(workflow.allowedActions(for: s, actorTier: .tier2) == [.requestDocuments])
+        #expect(workflow.allowedActions(for: s, standing: answersMatched, actorTier: .tier2) == [.requestDocuments])
         let engineering = snapshot(.engineering, kind: .activationLock)
         #expect(decide(.complete, engineering, TransitionContext(unlock: .removeRescueEmail)) == .failure(.unlockNotAllowed))
         #expect((try? decide(.complete, engineering, TransitionContext(unlock: .removeActivationLock)).get().after.state) == .resolved)

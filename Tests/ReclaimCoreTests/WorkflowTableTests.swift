@@ -44,6 +44,9 @@ let permissiveContext = TransitionContext(
     reason: "customer called",
     documents: [.init(kind: .invoice, status: .accepted), .init(kind: .imeiPhoto, status: .accepted), .init(kind: .lockScreenPhoto, status: .accepted)])
 
+/// A standing in which every security answer on file matched, so `send_reset` is offered where the table allows it.
+let answersMatched = CaseStanding(answers: AnswerProgress(onFile: 2, matched: 2))
+
 @Suite struct WorkflowTableTests {
     let workflow = Workflow()
     let now = utc(2026, 3, 1, 9)
@@ -63,7 +66,7 @@ let permissiveContext = TransitionContext(
             let caseTiers = state.tier.map { [$0] } ?? Tier.allCases
             for caseTier in caseTiers {
                 let snapshot = CaseSnapshot(kind: .accountTakeover, state: state, tier: caseTier, path: .undetermined, facts: CaseFacts(), clock: .opened(at: now))
-                #expect(workflow.allowedActions(for: snapshot, actorTier: nil).isEmpty)
+                #expect(workflow.allowedActions(for: snapshot, standing: answersMatched, actorTier: nil).isEmpty)
                 for actor in Tier.allCases {
                     var expected = [CaseAction]()
                     for action in CaseAction.allCases {
@@ -86,7 +89,7 @@ let permissiveContext = TransitionContext(
                         }
                         combinations += 1
                     }
-                    #expect(workflow.allowedActions(for: snapshot, actorTier: actor) == expected, "\(actor) on \(state)/\(caseTier)")
+                    #expect(workflow.allowedActions(for: snapshot, standing: answersMatched, actorTier: actor) == expected, "\(actor) on \(state)/\(caseTier)")
                 }
             }
         }
@@ -102,8 +105,8 @@ let permissiveContext = TransitionContext(
         // tier1 may send resets, but not on a case tier 2 holds.
         let identityCase = CaseSnapshot(kind: .accountTakeover, state: .identityCheck, tier: .tier2, path: .undetermined, facts: CaseFacts(), clock: .opened(at: now))
         #expect(workflow.decide(.sendReset, on: identityCase, actorTier: .tier1, context: permissiveContext, now: now) == .failure(.insufficientTier(required: .tier2)))
-        #expect(workflow.allowedActions(for: identityCase, actorTier: .tier1) == [])
-        #expect(workflow.allowedActions(for: identityCase, actorTier: .tier2) == [.sendReset, .verify, .requestDocuments])
+        #expect(workflow.allowedActions(for: identityCase, standing: answersMatched, actorTier: .tier1) == [])
+        #expect(workflow.allowedActions(for: identityCase, standing: answersMatched, actorTier: .tier2) == [.sendReset, .verify, .requestDocuments])
     }
 
     @Test func tierComparison() {

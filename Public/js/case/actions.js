@@ -1,35 +1,37 @@
 // The Actions panel: the workflow's actions this agent may take now (allowed_actions), each asking for what the
-// API needs; freeze and lift; take the case or hand it to a colleague whose tier can hold it.
+// API needs; freeze and lift; take the case or hand it to a colleague whose tier can hold it. Every button is a word
+// of allowed_actions: a finished case offers none of the work it would refuse.
 import { byId, h, replace, show } from '../dom.js';
 import { ACTIONS, TIERS, UNLOCKS, label, tierCovers, unlocksFor } from '../labels.js';
 import { openAccessCode } from './access-code.js';
-import { app, change, current, problemWords } from './common.js';
+import { allows, app, change, current, problemWords } from './common.js';
 import { openMerge, openUnmerge } from './merge.js';
 
 // MARK: Actions
 
-export function actionsPanel(c, open) {
-  const buttons = c.allowed_actions.map((action) => h('button', {
+export function actionsPanel(c) {
+  // The transitions first (the words with an ACTIONS entry), then the case's other work.
+  const buttons = c.allowed_actions.filter((action) => ACTIONS[action]).map((action) => h('button', {
     type: 'button', class: action === 'reject' ? 'danger' : null, dataset: { action }, onclick: () => openAction(action),
   }, label(ACTIONS, action)));
   const mine = c.assignee?.id === app.agent.id;
-  if (app.can('case.assign') && tierCovers(app.agent.tier, c.tier)) {
+  if (app.can('case.assign') && allows('assign') && tierCovers(app.agent.tier, c.tier)) {
     if (!mine) buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'take' }, onclick: takeCase }, 'Take this case'));
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'hand-over' }, onclick: openHandOver }, 'Hand over…'));
   }
-  if (app.can('case.freeze') && open && !c.frozen) {
+  if (app.can('case.freeze') && allows('freeze')) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'freeze' }, onclick: () => openAction('freeze') }, 'Freeze account'));
   }
-  if (app.can('case.merge') && open) {
+  if (app.can('case.merge') && allows('merge')) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'merge' }, onclick: openMerge }, 'Merge into another case…'));
   }
-  if (app.can('case.merge') && c.state === 'merged') {
+  if (app.can('case.merge') && allows('unmerge')) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unmerge' }, onclick: openUnmerge }, 'Undo the merge…'));
   }
-  if (app.can('case.access_code')) {
+  if (app.can('case.access_code') && allows('reissue_access_code')) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'access-code' }, onclick: openAccessCode }, 'New access code…'));
   }
-  if (app.can('case.unfreeze') && c.frozen) {
+  if (app.can('case.unfreeze') && allows('unfreeze')) {
     buttons.push(h('button', { type: 'button', class: 'secondary', dataset: { action: 'unfreeze' }, onclick: () => openAction('unfreeze') }, 'Lift the freeze'));
   }
   return [

@@ -1,8 +1,8 @@
 // Security answers: the questions on file, checked on the server; the reset is offered once every one matched.
 import { h, show } from '../dom.js';
+import { reload } from '../case.js';
 import { openAction } from './actions.js';
 import { app, current, fill, say, send } from './common.js';
-import { evidenceChanged } from './evidence.js';
 
 // MARK: Security answers
 
@@ -32,10 +32,10 @@ export function loadAnswers() {
       event.preventDefault();
       const answers = questions.map((q) => ({ question_id: q.id, answer: form.querySelector(`#answer-${q.id}`).value.trim() })).filter((a) => a.answer);
       if (!answers.length) { error.textContent = 'Type at least one answer.'; show(error); return; }
-      await send(form, error, () => app.api.call('POST', `/api/v1/cases/${current.number}/evidence`, { json: { type: 'security_answers', answers } }), () => {
+      await send(form, error, () => app.api.call('POST', `/api/v1/cases/${current.number}/evidence`, { json: { type: 'security_answers', answers } }), async () => {
+        // The whole case again: whether a reset is offered (allowed_actions) follows the answers.
+        await reload();
         say(`${answers.length === 1 ? 'The answer was' : 'The answers were'} checked and filed.`, 'ok');
-        loadAnswers();
-        evidenceChanged();
       });
     });
     const canReset = allMatched && current.data.allowed_actions.includes('send_reset');

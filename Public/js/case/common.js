@@ -16,6 +16,12 @@ export function setCurrent(value) { current = value; }
 
 export const message = () => byId('case-message');
 
+/** Whether the case on screen takes `word` from this agent now (its `allowed_actions`: a transition, or other work
+ *  such as `file_evidence`, `review`, `assign`, `note_customer`): the page offers nothing else. */
+export function allows(word) {
+  return current?.data?.allowed_actions?.includes(word) ?? false;
+}
+
 export function say(text, kind = 'error') {
   announce(message(), text, kind);
   if (text && kind === 'error') message().focus();

@@ -6,7 +6,7 @@ import { groupCaseNumber } from '../identifiers.js';
 import { CUSTOMER_REASONS, DOCUMENT_TYPES, EVIDENCE_TYPES, REQUIREMENTS, label } from '../labels.js';
 import { VOCABULARY } from '../vocabulary.js';
 import { reload } from '../case.js';
-import { actorWords, app, current, fill, learnNames, say, send } from './common.js';
+import { actorWords, allows, app, current, fill, learnNames, say, send } from './common.js';
 import { loadMessages } from './messages.js';
 import { loadTimeline } from './timeline.js';
 import { loadVerification } from './verification.js';
@@ -18,12 +18,14 @@ export function loadEvidence() {
     const { data } = await app.api.call('GET', `/api/v1/cases/${current.number}/evidence`);
     learnNames(data);
     return [
-      data.missing.length
+      // What is still missing matters only while the case takes evidence.
+      !allows('file_evidence') ? null : data.missing.length
         ? h('p', { id: 'evidence-missing' }, 'Still missing: ', data.missing.map((m) => label(REQUIREMENTS, m)).join(', '), '.')
         : h('p', { id: 'evidence-missing', class: 'muted' }, 'Nothing missing for this path.'),
       data.items.length === 0 ? h('p', { class: 'muted' }, 'No evidence filed yet.')
         : h('ul', { class: 'evidence', id: 'evidence-list' }, data.items.map(evidenceItem)),
-      app.can('evidence.file') ? fileEvidenceForm() : null];
+      !app.can('evidence.file') ? null : allows('file_evidence') ? fileEvidenceForm()
+        : h('p', { class: 'muted', id: 'evidence-closed' }, 'This case is finished: it takes no more evidence.')];
   });
 }
 
@@ -31,7 +33,7 @@ function evidenceItem(item) {
   const previewable = app.can('evidence.content') && item.media_type && (item.media_type.startsWith('image/') && item.media_type !== 'image/heic'
     || item.media_type === 'application/pdf' || isTextual(item.media_type));
   const slot = h('div', { class: 'preview-slot' });
-  const reviewable = app.can('evidence.review') && item.status === 'pending';
+  const reviewable = app.can('evidence.review') && allows('review') && item.status === 'pending';
   return h('li', { dataset: { evidence: item.id, type: item.type } },
     h('div', { class: 'evidence-head' },
       h('strong', {}, label(EVIDENCE_TYPES, item.type)), ' ',

@@ -2,7 +2,7 @@
 import { h, show } from '../dom.js';
 import { formatDateTime } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { actorWords, allPages, app, current, fill, send } from './common.js';
+import { actorWords, allPages, allows, app, current, fill, send } from './common.js';
 import { loadMessages } from './messages.js';
 import { loadTimeline } from './timeline.js';
 
@@ -17,7 +17,7 @@ export function loadNotes() {
           h('span', { class: `badge ${note.visibility}` }, note.visibility === 'customer' ? 'shown to the customer' : 'internal'),
           note.from_case ? [' · from case ', h('a', { href: `#/cases/${note.from_case}`, class: 'mono' }, groupCaseNumber(note.from_case))] : null),
         h('p', { class: 'note-body' }, note.body)))),
-      app.can('case.note') ? noteForm() : null];
+      app.can('case.note') && allows('note_internal') ? noteForm() : null];
   });
 }
 
@@ -34,7 +34,9 @@ function noteForm() {
     h('label', { for: 'note-body' }, 'Add a note'), text,
     h('fieldset', {}, h('legend', {}, 'Who sees it'),
       h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'internal', checked: true, id: 'note-internal' }), 'Agents only'),
-      h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'customer', id: 'note-customer' }), 'Also the customer, on the status page')),
+      // A merged case's customer reads the case it went into: a note for them belongs there.
+      allows('note_customer') ? h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'customer', id: 'note-customer' }), 'Also the customer, on the status page')
+        : h('p', { class: 'muted small', id: 'note-customer-elsewhere' }, 'A note for the customer goes on the case this one was merged into.')),
     error,
     h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'note-submit' }, 'Add note')));
   form.addEventListener('submit', async (event) => {

@@ -1,26 +1,37 @@
 // The unlock checklist: every step the thief's changes need undone; engineering records each on its own.
 import { byId, h, replace } from '../dom.js';
-import { UNLOCKS, label, outstandingUnlocks, tierCovers } from '../labels.js';
-import { app, change, current } from './common.js';
+import { FINISHED_STATES, UNLOCKS, label, outstandingUnlocks } from '../labels.js';
+import { allows, change, current } from './common.js';
 
 // MARK: Unlock checklist
 
 /** Every step the thief's changes need undone, done or not; engineering records each on its own. */
 export function unlockChecklist(c) {
   const done = new Set(c.unlocks.done);
-  const canRecord = app.can('case.unlock') && tierCovers(app.agent.tier, 'engineering') && c.state === 'engineering';
+  const canRecord = allows('record_unlock');
   const outstanding = outstandingUnlocks(c);
+  const finished = FINISHED_STATES.includes(c.state);
   return [
-    h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' },
-      outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
-        : '✓ Every step is done: the case can be completed.'),
+    h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' }, summaryWords(c, outstanding, finished)),
     h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', { dataset: { step, done: String(done.has(step)) } },
-      done.has(step) ? [h('span', { class: 'yes' }, '✓ Done:'), ' '] : null, stepWords(step, c),
+      done.has(step) ? [h('span', { class: 'yes' }, '✓ Done:'), ' '] : finished ? [h('span', { class: 'no' }, 'Not done:'), ' '] : null, stepWords(step, c),
       canRecord && !done.has(step)
         ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
         : null))),
     h('div', { id: 'unlock-form-slot' }),
   ];
+}
+
+// A finished case is not completed again: it says what became of its steps instead (a merged one's are followed on
+// the case it went into).
+function summaryWords(c, outstanding, finished) {
+  if (c.state === 'merged') return 'Merged: these steps are followed on the case it went into.';
+  if (finished) {
+    if (!outstanding.length) return '✓ Every step was done.';
+    return c.state === 'rejected' ? 'Rejected: nothing is unlocked on this case.' : 'Finished: no further step is taken on this case.';
+  }
+  return outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
+    : '✓ Every step is done: the case can be completed.';
 }
 
 /** A step as a thing to do, naming what engineering acts on: the rescue address to remove, when the case knows it. */

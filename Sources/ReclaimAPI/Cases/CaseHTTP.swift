@@ -45,6 +45,14 @@ enum CaseHTTP {
     /// 404 for a case that does not exist (or that the caller may not know about).
     static var caseNotFound: Problem { OperationError.caseNotFound.problem }
 
+    /// `allowed_actions`: the transitions the caller may take now (table order), then the other work the case takes
+    /// from them (`CaseWork`'s order): what the dashboard offers, and nothing else.
+    static func allowedActions(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow) -> [String] {
+        let standing = record.standing
+        return workflow.allowedActions(for: record.snapshot, standing: standing, actorTier: actorTier).map(\.rawValue)
+            + workflow.allowedWork(for: record.snapshot, standing: standing, actorTier: actorTier).map(\.rawValue)
+    }
+
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).
     static func representation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date) -> JSONValue {
         let s = record.snapshot
@@ -75,7 +83,7 @@ enum CaseHTTP {
             "frozen": .bool(record.frozen),
             "due_at": Timestamp.json(record.dueAt),
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
-            "allowed_actions": .array(workflow.allowedActions(for: s, actorTier: actorTier).map { .string($0.rawValue) }),
+            "allowed_actions": .array(allowedActions(record, actorTier: actorTier, workflow: workflow).map(JSONValue.string)),
             "created_at": Timestamp.json(record.createdAt),
             "unlocks": ["required": .array(UnlockChecklist.required(kind: s.kind, facts: s.facts).map { .string($0.rawValue) }),
                         "done": .array(record.unlocksDone.map { .string($0.rawValue) })],
@@ -98,9 +106,9 @@ enum CaseHTTP {
         func bool(_ value: Bool) { if value { raw("true") } else { raw("false") } }
         raw("{\"account_email\":"); string(record.accountEmail)
         raw(",\"allowed_actions\":[")
-        for (index, action) in workflow.allowedActions(for: s, actorTier: actorTier).enumerated() {
+        for (index, word) in allowedActions(record, actorTier: actorTier, workflow: workflow).enumerated() {
             if index > 0 { out.append(0x2C) }
-            quoted(action.rawValue)
+            quoted(word)
         }
         raw("],\"assignee\":")
         if let id = record.assigneeID {

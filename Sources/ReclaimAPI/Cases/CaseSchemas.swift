@@ -49,7 +49,12 @@ extension OpenAPIDocument {
         "frozen": ["type": "boolean"],
         "due_at": dateTime,
         "overdue": ["type": "boolean"],
-        "allowed_actions": ["type": "array", "items": string, "description": "Workflow actions the caller may take now."],
+        "allowed_actions": ["type": "array", "items": ["type": "string", "enum": CaseAction.allCases.map(\.rawValue) + CaseWork.allCases.map(\.rawValue)],
+                            "description": "What the caller may do on the case now, and all the dashboard offers: the workflow transitions "
+                                + "(POST …/transitions; send_reset only once every security answer on file matched), then the other work "
+                                + "(the vocabulary's case_work: assign is take or hand over; reissue_access_code mails a new code, "
+                                + "give_access_code also answers it, with a caller_check, tier2+). A finished case (resolved, rejected, closed, "
+                                + "merged) takes no work but an internal note, a customer note (not when merged), a new access code and, merged, unmerge."],
         "created_at": dateTime,
         "updated_at": dateTime,
         "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
@@ -79,6 +84,12 @@ extension OpenAPIDocument {
             ],
         ],
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
+        "AccessCodeRequest": [
+            "type": "object",
+            "description": "Without caller_check (or with an empty body) the new code is only mailed to the contact address.",
+            "properties": ["caller_check": ["type": "string", "minLength": 1, "maxLength": AccessCode.callerCheckMaximumLength,
+                                            "description": "How the caller was verified (recorded in the event): the new code is then also answered, to read out to them. Tier2+; a tier-1 agent sending it is refused 403 insufficient_tier."]],
+        ],
         "CaseCorrection": [
             "type": "object", "minProperties": 1, "additionalProperties": false,
             "description": "The fields to change, each its whole new value (a JSON merge patch, RFC 7396, sent as application/json): what is "
@@ -106,8 +117,9 @@ extension OpenAPIDocument {
             ],
         ],
         "IssuedAccessCode": [
-            "type": "object", "required": ["access_code"],
-            "properties": ["access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."]],
+            "type": "object", "required": ["mailed"],
+            "properties": ["access_code": ["type": "string", "description": "Only when the request carried caller_check; shown this once: 16 Crockford base32 symbols in groups of four."],
+                           "mailed": ["type": "boolean", "description": "The new code was mailed to the contact address (false: refused, the contact address is the rescue address; see mail_refused on the timeline)."]],
         ],
         "QuestionList": [
             "type": "object", "required": ["items"],

@@ -328,14 +328,25 @@ final class CasesController: Sendable {
         return CaseHTTP.json(["items": .array(questions.map { ["id": .string($0.id), "question": .string($0.question), "matched": .bool($0.matched)] })])
     }
 
-    /// `POST /api/v1/cases/{n}/access-code` (agents): 201 `{"access_code"}`, shown once; the old code stops working.
+    struct AccessCodeBody: Decodable {
+        /// How the caller was verified, when the agent is to read the new code out to them (tier2+).
+        var callerCheck: String?
+        enum CodingKeys: String, CodingKey { case callerCheck = "caller_check" }
+    }
+
+    /// `POST /api/v1/cases/{n}/access-code` `{"caller_check"}` (agents): 201 `{"mailed"}`, plus `access_code` (shown once)
+    /// only with a `caller_check` (tier2+); the old code stops working. An empty body reads as `{}` (mail only).
     @Sendable func reissueAccessCode(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
-        let (principal, _) = try authorizeOnCase(.reissueAccessCode, request, number: number, attempted: "access_code")
+        let (principal, agent) = try authorizeOnCase(.reissueAccessCode, request, number: number, attempted: "access_code")
+        let body = request.body.isEmpty && request.header("content-type") == nil ? AccessCodeBody() : try request.decodeJSON(AccessCodeBody.self)
         let now = self.now
         return try context.transaction(for: request, attempting: "access_code") { connection in
-            let code = try operations.reissueAccessCode(number, by: principal.actor, at: now, on: connection)
-            return CaseHTTP.json(["access_code": .string(code.display)], status: 201, headers: [("Cache-Control", "no-store")])
+            let issued = try operations.reissueAccessCode(number, callerCheck: body.callerCheck, actorTier: agent.tier, by: principal.actor, at: now,
+                                                          on: connection)
+            var answer: [String: JSONValue] = ["mailed": .bool(issued.mailed)]
+            if let code = issued.code { answer["access_code"] = .string(code.display) }
+            return CaseHTTP.json(.object(answer), status: 201, headers: [("Cache-Control", "no-store")])
         }
     }
 

@@ -11,7 +11,7 @@
 
 The pgbench scripts (status.sql, read.sql, transition.sql) hold the statements the service runs for one request, in
 order, as the stores write them, with a pgbench variable (:name) wherever the store binds a value ($1, $2...; pgbench
--M prepared numbers its variables in the same order). {case_columns} stands for case_columns.sql (CaseStore.columns).
+-M prepared numbers its variables in the same order). {case_columns} stands for case_columns.sql (CaseStore.columns), {standing_columns} for standing_columns.sql (CaseStore.standingColumns).
 Where pgbench cannot bind what the store binds (NULL, a fresh UUID), a comment "-- bind $N = EXPR" before the
 statement says the store's $N is written EXPR (comment lines before a statement are not sent). A string literal never
 holds a colon before a letter: pgbench would read a variable there. Tests/ReclaimAPITests/BenchStatementsTests.swift
@@ -82,10 +82,11 @@ def damm_pgbench():
 def script(name, low, high, *options):
     here = os.path.dirname(os.path.abspath(__file__))
     columns = open(os.path.join(here, "case_columns.sql")).read().strip()
+    standing = open(os.path.join(here, "standing_columns.sql")).read().strip()
     print("\\set g random(%d, %d)" % (int(low), int(high)))
     print("\n".join(damm_pgbench()))
     skipping = False
-    for line in open(os.path.join(here, name + ".sql")).read().replace("{case_columns}", columns).splitlines():
+    for line in open(os.path.join(here, name + ".sql")).read().replace("{case_columns}", columns).replace("{standing_columns}", standing).splitlines():
         # --without-outbox: the statements that write the outbox are left out (its cost on a transition).
         if "--without-outbox" in options and line.startswith("INSERT INTO outbox"):
             skipping = True

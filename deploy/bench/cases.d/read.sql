@@ -2,4 +2,4 @@
 SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, a.is_admin
 FROM sessions s JOIN agents a ON a.id = s.agent_id
 WHERE s.token_hash = :token AND s.expires_at > :now AND s.last_seen_at > :idle AND NOT a.disabled;
-SELECT {case_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num;
+SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num;

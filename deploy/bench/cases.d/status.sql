@@ -8,6 +8,7 @@ SELECT {case_columns},
        AND n.visibility = 'customer') AS customer_notes
 FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = :num LEFT JOIN agents a ON a.id = c.assignee_id \gset s_
 SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
-    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status
+    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
+    (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
 FROM evidence e
 WHERE e.case_id IN (SELECT :s_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :s_id) ORDER BY e.filed_at, e.id;

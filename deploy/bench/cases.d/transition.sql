@@ -5,7 +5,7 @@ SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, 
 FROM sessions s JOIN agents a ON a.id = s.agent_id
 WHERE s.token_hash = :token AND s.expires_at > :now AND s.last_seen_at > :idle AND NOT a.disabled;
 BEGIN;
-SELECT {case_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num \gset p_
+SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = :num \gset p_
 -- An escalated case has no path clock and is not paused: the service binds NULL, which pgbench cannot.
 -- bind $5 = NULL
 -- bind $7 = NULL
@@ -21,7 +21,8 @@ INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_hash);
 -- The mail says what the status page says: the page's guidance needs the case's evidence (and its merged cases').
 SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
-    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status
+    COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
+    (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
 FROM evidence e
 WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :p_id) ORDER BY e.filed_at, e.id;
 -- A new message id each time (pgbench has no UUID variable) and no secret (NULL).
