@@ -97,9 +97,10 @@ public enum HMACSHA1 {
             input.withUnsafeBufferPointer { m in
                 // A 1-byte dummy stands in for an empty key so OpenSSL never sees a NULL key pointer.
                 withUnsafeBytes(of: UInt8(0)) { dummy in
-                    HMAC(EVP_sha1(), k.count > 0 ? k.baseAddress : dummy.baseAddress, Int32(k.count),
-                         m.baseAddress ?? dummy.baseAddress!.assumingMemoryBound(to: UInt8.self), m.count,
-                         &out, &length)
+                    HMAC(
+                        EVP_sha1(), k.count > 0 ? k.baseAddress : dummy.baseAddress, Int32(k.count),
+                        m.baseAddress ?? dummy.baseAddress!.assumingMemoryBound(to: UInt8.self), m.count,
+                        &out, &length)
                 }
             }
         }

@@ -190,8 +190,9 @@ public struct KeyFile: Sendable, CustomStringConvertible {
         let file = FileDTO(
             format: Self.format,
             keys: entries.map { entry in
-                KeyDTO(id: entry.id, purpose: entry.purpose.rawValue, created_at: entry.createdAt.formatted(formatter),
-                       key: entry.key.withUnsafeBytes { Data($0).base64EncodedString() })
+                KeyDTO(
+                    id: entry.id, purpose: entry.purpose.rawValue, created_at: entry.createdAt.formatted(formatter),
+                    key: entry.key.withUnsafeBytes { Data($0).base64EncodedString() })
             },
             active: Dictionary(uniqueKeysWithValues: active.map { ($0.key.rawValue, $0.value) }))
         let encoder = JSONEncoder()
@@ -342,6 +343,8 @@ private struct FileDTO: Codable {
 private struct KeyDTO: Codable {
     var id: String
     var purpose: String
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // The key file's JSON member, read and written by name.
     var created_at: String
     var key: String
 }

@@ -23,9 +23,10 @@ public struct NoteVerifierKey: Sendable, Equatable, CustomStringConvertible {
         // The base64 key may itself contain `+`: the name and the id end at the first two.
         let parts = text.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[1].count == 8, let id = Hex.decode(String(parts[1])),
-              let encoded = Data(base64Encoded: String(parts[2])), encoded.count == 1 + Ed25519.publicKeyByteCount,
-              encoded.first == Self.ed25519, let key = NoteVerifierKey(name: String(parts[0]), publicKey: Array(encoded.dropFirst())),
-              key.keyID == id else { return nil }
+            let encoded = Data(base64Encoded: String(parts[2])), encoded.count == 1 + Ed25519.publicKeyByteCount,
+            encoded.first == Self.ed25519, let key = NoteVerifierKey(name: String(parts[0]), publicKey: Array(encoded.dropFirst())),
+            key.keyID == id
+        else { return nil }
         self = key
     }
 
@@ -131,8 +132,9 @@ public struct TreeCheckpoint: Sendable, Equatable {
     public init?(body text: String) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard lines.count >= 4, lines.last == "", !lines[0].isEmpty,
-              lines[1].allSatisfy(\.isASCII), lines[1].allSatisfy(\.isNumber), lines[1] == "0" || !lines[1].hasPrefix("0"),
-              let size = Int(lines[1]), let root = Data(base64Encoded: String(lines[2])), root.count == SHA256.byteCount else { return nil }
+            lines[1].allSatisfy(\.isASCII), lines[1].allSatisfy(\.isNumber), lines[1] == "0" || !lines[1].hasPrefix("0"),
+            let size = Int(lines[1]), let root = Data(base64Encoded: String(lines[2])), root.count == SHA256.byteCount
+        else { return nil }
         self.init(origin: String(lines[0]), size: size, root: Array(root))
     }
 }

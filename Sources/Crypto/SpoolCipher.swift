@@ -31,7 +31,8 @@ public final class SpoolCipher: @unchecked Sendable {
     public func apply(_ bytes: UnsafeMutableRawBufferPointer, at offset: Int) {
         precondition(offset % Self.alignment == 0, "SpoolCipher: pieces start at multiples of 64 bytes")
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count > 0 else { return }
-        _ = crypto_stream_xchacha20_xor_ic(base, base, UInt64(bytes.count), nonce, UInt64(offset / Self.alignment),
-                                           key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        _ = crypto_stream_xchacha20_xor_ic(
+            base, base, UInt64(bytes.count), nonce, UInt64(offset / Self.alignment),
+            key.baseAddress!.assumingMemoryBound(to: UInt8.self))
     }
 }

@@ -83,7 +83,8 @@ public struct TOTP: Sendable, CustomStringConvertible, CustomReflectable {
         let message = withUnsafeBytes(of: counter.bigEndian) { Array($0) }
         let mac = HMACSHA1.authenticate(message: message, key: secret)
         let offset = Int(mac[mac.count - 1] & 0x0F)
-        let binary = UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16
+        let binary =
+            UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16
             | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])
         var modulus: UInt32 = 1
         for _ in 0..<digits { modulus *= 10 }
@@ -98,8 +99,8 @@ public struct TOTP: Sendable, CustomStringConvertible, CustomReflectable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.append(byte)
             default:
                 if allowedExtra.contains(byte) {

@@ -49,8 +49,10 @@ public enum Curl {
 
     /// POSTs `body` to `url` (http or https only, no redirects followed). `pin` (`host:port:address`) makes curl connect
     /// to an address already checked instead of resolving the name again (no DNS rebinding between check and use).
-    public static func post(url: String, headers: [(String, String)], body: [UInt8], timeouts: CurlTimeouts,
-                            pin: String? = nil) throws(CurlError) -> HTTPClientResponse {
+    public static func post(
+        url: String, headers: [(String, String)], body: [UInt8], timeouts: CurlTimeouts,
+        pin: String? = nil
+    ) throws(CurlError) -> HTTPClientResponse {
         let transfer = try Transfer(timeouts: timeouts, protocols: "http,https")
         try transfer.set(CURLOPT_URL, url)
         try transfer.set(CURLOPT_POST, 1)
@@ -118,7 +120,9 @@ private func receiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, 
     guard let buffer, let userdata else { return total }
     let buffers = Unmanaged<TransferBuffers>.fromOpaque(userdata).takeUnretainedValue()
     if buffers.headerLines.count < 100 {
-        let line = buffer.withMemoryRebound(to: UInt8.self, capacity: total) { String(decoding: UnsafeBufferPointer(start: $0, count: total), as: UTF8.self) }
+        let line = buffer.withMemoryRebound(to: UInt8.self, capacity: total) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: total), as: UTF8.self)
+        }
         buffers.headerLines.append(line)
     }
     return total
@@ -231,7 +235,11 @@ final class Transfer {
                 continue
             }
             // By Character, not CharacterSet: "\r\n" is one Character, which trimmingCharacters(in:) leaves in place.
-            headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())))
+            headers.append(
+                (
+                    line[..<colon].lowercased(),
+                    String(line[line.index(after: colon)...].drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+                ))
         }
         return HTTPClientResponse(status: status, headers: headers, body: buffers.body)
     }

@@ -17,7 +17,11 @@ public struct IMAPMailbox: Sendable, Equatable, CustomStringConvertible, CustomR
     /// Parses and checks a mailbox URL.
     public init(url: String) throws(IMAPURLError) {
         let lowered = url.lowercased()
-        if lowered.hasPrefix("imaps://") { tls = true } else if lowered.hasPrefix("imap://") { tls = false } else {
+        if lowered.hasPrefix("imaps://") {
+            tls = true
+        } else if lowered.hasPrefix("imap://") {
+            tls = false
+        } else {
             throw IMAPURLError(reason: "The mailbox URL must start with imap:// or imaps://.")
         }
         let rest = url.dropFirst(tls ? 8 : 7)
@@ -30,7 +34,8 @@ public struct IMAPMailbox: Sendable, Equatable, CustomStringConvertible, CustomR
         let userInfo = authority[..<at]
         guard let colon = userInfo.firstIndex(of: ":") else { throw IMAPURLError(reason: "The mailbox URL has no password (user:password@).") }
         guard let user = percentDecoded(userInfo[..<colon]), let password = percentDecoded(userInfo[userInfo.index(after: colon)...]),
-              !user.isEmpty, !password.isEmpty else {
+            !user.isEmpty, !password.isEmpty
+        else {
             throw IMAPURLError(reason: "The mailbox URL's user and password must both be given, percent-encoded.")
         }
         var hostPort = authority[authority.index(after: at)...]
@@ -50,7 +55,8 @@ public struct IMAPMailbox: Sendable, Equatable, CustomStringConvertible, CustomR
             throw IMAPURLError(reason: "The mailbox name may not contain ; ? or # (percent-encode them).")
         }
         guard let mailbox = percentDecoded(path.hasSuffix("/") ? path.dropLast() : path),
-              mailbox.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }) else {
+            mailbox.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" })
+        else {
             throw IMAPURLError(reason: "The mailbox name must be printable ASCII without quotes or backslashes.")
         }
         self.host = String(hostPort)
@@ -150,8 +156,9 @@ public final class IMAPSession {
 
     /// The raw message (`UID FETCH n BODY[]`); past `maximumBytes` the transfer stops and the result says so.
     public func fetch(uid: UInt32, uidValidity: UInt32, maximumBytes: Int) throws(CurlError) -> IMAPMessage {
-        let (body, truncated) = try run(url: mailbox.url(uidValidity: uidValidity, uid: uid), command: nil, bodyLimit: maximumBytes,
-                                        stopAtLimit: true)
+        let (body, truncated) = try run(
+            url: mailbox.url(uidValidity: uidValidity, uid: uid), command: nil, bodyLimit: maximumBytes,
+            stopAtLimit: true)
         return IMAPMessage(uid: uid, bytes: body, truncated: truncated)
     }
 
@@ -179,8 +186,10 @@ public final class IMAPSession {
     }
 
     /// One command on the kept connection; errors carry no password.
-    private func run(url: String, command: String?, bodyLimit: Int = IMAPSession.maximumListingBytes,
-                     stopAtLimit: Bool = false) throws(CurlError) -> (body: [UInt8], truncated: Bool) {
+    private func run(
+        url: String, command: String?, bodyLimit: Int = IMAPSession.maximumListingBytes,
+        stopAtLimit: Bool = false
+    ) throws(CurlError) -> (body: [UInt8], truncated: Bool) {
         do throws(CurlError) {
             try transfer.reset()
             try transfer.set(CURLOPT_URL, url)
@@ -231,7 +240,10 @@ private func percentDecoded(_ text: Substring) -> String? {
     var bytes: [UInt8] = []
     var utf8 = Array(text.utf8)[...]
     while let byte = utf8.popFirst() {
-        guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+        guard byte == UInt8(ascii: "%") else {
+            bytes.append(byte)
+            continue
+        }
         guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
         bytes.append(value)
         utf8 = utf8.dropFirst(2)

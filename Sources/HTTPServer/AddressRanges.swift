@@ -44,7 +44,9 @@ public struct AddressRanges: Sendable, Equatable {
             guard parts.count <= 2, let bytes = Self.addressBytes(String(parts[0])) else { throw AddressRangesError(entry: entry) }
             var prefix = bytes.count * 8
             if parts.count == 2 {
-                guard let given = Int(parts[1]), (0...prefix).contains(given), parts[1].allSatisfy(\.isASCII) else { throw AddressRangesError(entry: entry) }
+                guard let given = Int(parts[1]), (0...prefix).contains(given), parts[1].allSatisfy(\.isASCII) else {
+                    throw AddressRangesError(entry: entry)
+                }
                 prefix = given
             }
             ranges.append(Range(bytes: bytes, prefix: prefix))

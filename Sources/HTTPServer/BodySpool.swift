@@ -97,7 +97,8 @@ final class SpooledBytes: @unchecked Sendable {
 
     /// A new spool file in `directory`.
     init(directory: String) throws {
-        var template = Array((directory.hasSuffix("/") ? directory : directory + "/").utf8CString.dropLast()) + Array("reclaim-body-XXXXXX".utf8CString)
+        var template =
+            Array((directory.hasSuffix("/") ? directory : directory + "/").utf8CString.dropLast()) + Array("reclaim-body-XXXXXX".utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else { throw SpoolError(operation: "creating a spool file in \(directory)", code: errno) }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)

@@ -55,8 +55,9 @@ final class ConnectionGuard: Sendable {
         let open = count.add(1, ordering: .relaxed).newValue
         let overflow = open > softCap
         let wait = overflow ? min(headTimeout, 1_000_000_000) : headTimeout
-        let watch = ConnectionWatch(connection: connection, socket: reclaim_mhd_connection_fd(connection), overflow: overflow,
-                                    deadline: monotonicNanos() + wait)
+        let watch = ConnectionWatch(
+            connection: connection, socket: reclaim_mhd_connection_fd(connection), overflow: overflow,
+            deadline: monotonicNanos() + wait)
         watches.withLock { $0[ObjectIdentifier(watch)] = watch }
         socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
     }

@@ -64,10 +64,12 @@ extension HTTPServer {
             let port = Int(reclaim_mhd_bound_port(daemon))
             state.boundPort = port != 0 ? port : ListeningSocket.port(of: listener)
         }
-        logger.info("http_listening", [
-            "host": .string(configuration.host), "port": .int(boundPort), "threads": .int(configuration.threads),
-            "tls": .bool(configuration.usesTLS),
-        ])
+        logger.info(
+            "http_listening",
+            [
+                "host": .string(configuration.host), "port": .int(boundPort), "threads": .int(configuration.threads),
+                "tls": .bool(configuration.usesTLS),
+            ])
     }
 
     /// Stops accepting connections, lets in-flight requests finish for up to `shutdownGraceSeconds`,
@@ -161,9 +163,10 @@ extension HTTPServer {
         let length = strlen(target)
         let start = UInt(bitPattern: target)
         // Where the target sits in MHD's buffer is kept too: a NUL hidden in the request line shows there.
-        let context = RequestContext(target: String(decoding: UnsafeRawBufferPointer(start: target, count: length), as: UTF8.self),
-                                     targetStart: start, targetEnd: start + UInt(length), startNanos: monotonicNanos(),
-                                     requestID: requestIDs.next(), watch: connection.flatMap(connectionGuard.watch))
+        let context = RequestContext(
+            target: String(decoding: UnsafeRawBufferPointer(start: target, count: length), as: UTF8.self),
+            targetStart: start, targetEnd: start + UInt(length), startNanos: monotonicNanos(),
+            requestID: requestIDs.next(), watch: connection.flatMap(connectionGuard.watch))
         context.watch?.request = context
         return Unmanaged.passRetained(context).toOpaque()
     }
@@ -181,10 +184,12 @@ extension HTTPServer {
         if context.phase != .answered {
             // MHD answered itself (a refusal the server could not take over, see `TransportRefusal`), the client
             // went away, or the connection timed out: no access-log line was written, so note it here.
-            logger.info("request_unanswered", [
-                "request_id": .string(context.requestID), "method": .string(context.methodLabel),
-                "route": .string(context.routeLabel), "reason": .string(Self.terminationReason(reason)),
-            ])
+            logger.info(
+                "request_unanswered",
+                [
+                    "request_id": .string(context.requestID), "method": .string(context.methodLabel),
+                    "route": .string(context.routeLabel), "reason": .string(Self.terminationReason(reason)),
+                ])
         }
         metrics.requestFinished()
     }
@@ -235,7 +240,9 @@ extension HTTPServer {
 // MARK: - C entry points. Each recovers the server from its unretained `cls` pointer; the server keeps
 // itself retained while the daemon runs, so the pointer stays valid for every callback.
 
-private func requestLineCallback(_ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?) -> UnsafeMutableRawPointer? {
+private func requestLineCallback(_ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?)
+    -> UnsafeMutableRawPointer?
+{
     guard let cls, let uri else { return nil }
     return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestLine(target: uri, connection: connection)
 }
@@ -254,8 +261,10 @@ private func acceptPolicyCallback(_ cls: UnsafeMutableRawPointer?, _ address: Un
     return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connectionGuard.admits() ? .YES : .NO
 }
 
-private func connectionNotifyCallback(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
-                                      _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: UInt32) {
+private func connectionNotifyCallback(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: UInt32
+) {
     guard let cls, let connection, let socketContext else { return }
     let guardian = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connectionGuard
     if toe == 0 { guardian.opened(connection, socketContext: socketContext) } else { guardian.closed(socketContext: socketContext) }
@@ -269,8 +278,9 @@ private func accessHandlerCallback(
     guard let cls, let connection, let uploadSize, let pointer = contextSlot?.pointee else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(pointer).takeUnretainedValue()
-    return server.handle(connection: connection, method: method, version: version, uploadData: uploadData, uploadSize: uploadSize,
-                         context: context)
+    return server.handle(
+        connection: connection, method: method, version: version, uploadData: uploadData, uploadSize: uploadSize,
+        context: context)
 }
 
 private func transportMessageSink(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {

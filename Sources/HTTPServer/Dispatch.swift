@@ -14,9 +14,13 @@ extension HTTPServer {
         case .problem(let problem):
             return queue(.problem(problem, requestID: context.requestID), context: context, connection: connection)
         case .staticFile:
-            guard let staticFiles, case .file(let response) = staticFiles.respond(rawPath: context.rawPath, decodedPath: context.decodedPath, request: context.headers) else {
+            guard let staticFiles,
+                case .file(let response) = staticFiles.respond(rawPath: context.rawPath, decodedPath: context.decodedPath, request: context.headers)
+            else {
                 context.routeLabel = "unmatched"
-                return queue(.problem(Problem.notFound(detail: "Nothing is served at this path."), requestID: context.requestID), context: context, connection: connection)
+                return queue(
+                    .problem(Problem.notFound(detail: "Nothing is served at this path."), requestID: context.requestID), context: context,
+                    connection: connection)
             }
             return queue(response, context: context, connection: connection)
         case .route(let route, let parameters):
@@ -51,8 +55,10 @@ extension HTTPServer {
 
     /// Suspends the connection and calls the handler; its completion (from any thread, the first call only)
     /// renders the answer, runs the `after` stages on it and resumes the connection, whose next call queues it.
-    private func runDeferred(_ handler: DeferredHTTPHandler, request: HTTPRequest, passed: Int, context: RequestContext,
-                             connection: OpaquePointer) -> MHD_Result {
+    private func runDeferred(
+        _ handler: DeferredHTTPHandler, request: HTTPRequest, passed: Int, context: RequestContext,
+        connection: OpaquePointer
+    ) -> MHD_Result {
         guard suspend(context, connection: connection) else {
             let refusal = HTTPResponse.problem(Self.shuttingDown, requestID: context.requestID)
             return queue(middleware.after(request, passed: passed, refusal), context: context, connection: connection)

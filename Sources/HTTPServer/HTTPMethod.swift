@@ -1,5 +1,7 @@
 /// The request methods the server routes; anything else is answered 405 or 404 without calling a handler.
 public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // The methods as RFC 9110 spells them: the raw values are the request line's words.
     case GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS
 
     /// Parses the method token MHD hands over (case-sensitive, as RFC 9110 says).

@@ -188,12 +188,14 @@ public final class HTTPRequest: @unchecked Sendable {
         let findings = JSONInput.check(body)
         if let malformed = findings.malformed { throw Problem.malformedJSON("The request body is not valid JSON: \(malformed).") }
         if !findings.duplicateKeys.isEmpty {
-            throw Problem.unprocessable(detail: "An object in the request body repeats a key.",
-                                        errors: findings.duplicateKeys.map { FieldError(field: $0, message: "appears more than once") })
+            throw Problem.unprocessable(
+                detail: "An object in the request body repeats a key.",
+                errors: findings.duplicateKeys.map { FieldError(field: $0, message: "appears more than once") })
         }
         if !findings.fieldsHoldingNUL.isEmpty {
-            throw Problem.unprocessable(detail: "A text field holds the character U+0000.",
-                                        errors: findings.fieldsHoldingNUL.map { FieldError(field: $0, message: "must not contain U+0000") })
+            throw Problem.unprocessable(
+                detail: "A text field holds the character U+0000.",
+                errors: findings.fieldsHoldingNUL.map { FieldError(field: $0, message: "must not contain U+0000") })
         }
         return body
     }
@@ -219,8 +221,9 @@ public final class HTTPRequest: @unchecked Sendable {
     public static func problem(for error: DecodingError) -> Problem {
         func invalid(_ path: [any CodingKey], _ message: String) -> Problem {
             let name = JSONInput.fieldName(path)
-            return .unprocessable(detail: name.isEmpty ? "The request body does not have the expected shape." : "The field '\(name)' is not valid.",
-                                  errors: [FieldError(field: name, message: message)])
+            return .unprocessable(
+                detail: name.isEmpty ? "The request body does not have the expected shape." : "The field '\(name)' is not valid.",
+                errors: [FieldError(field: name, message: message)])
         }
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:

@@ -78,7 +78,8 @@ extension StringProtocol {
     /// ASCII case-insensitive comparison without allocating (header names are ASCII).
     @inline(__always)
     func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
-        let a = utf8, b = other.utf8
+        let a = utf8
+        let b = other.utf8
         guard a.count == b.count else { return false }
         for (x, y) in zip(a, b) where x != y {
             let lx = (x >= 0x41 && x <= 0x5A) ? x | 0x20 : x

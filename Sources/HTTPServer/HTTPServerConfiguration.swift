@@ -94,7 +94,8 @@ public enum HTTPServerError: Error, CustomStringConvertible {
         switch self {
         case .addressInUse(let host, let port): "cannot listen on \(host):\(port): the address is already in use"
         case .cannotResolve(let host): "cannot listen on \(host): the host name does not resolve"
-        case .socketFailed(let operation, let host, let port, let code): "cannot listen on \(host):\(port): \(operation) failed: \(String(cString: strerror(code)))"
+        case .socketFailed(let operation, let host, let port, let code):
+            "cannot listen on \(host):\(port): \(operation) failed: \(String(cString: strerror(code)))"
         case .invalidConfiguration(let reason): "invalid HTTP server configuration: \(reason)"
         case .daemonFailed(let reason): "libmicrohttpd did not start: \(reason)"
         case .alreadyStarted: "the HTTP server was already started"

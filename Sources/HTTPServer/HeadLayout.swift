@@ -36,7 +36,8 @@ struct HeadLayout {
         let start = UInt(bitPattern: name)
         // A folded field was moved out of the buffer (MHD grows it elsewhere): it does not start where the line did.
         guard start == next, nameSize > 0, let value, start + UInt(nameSize) < end,
-              UnsafeRawBufferPointer(start: name, count: nameSize).allSatisfy(Self.isTokenByte) else { return fail() }
+            UnsafeRawBufferPointer(start: name, count: nameSize).allSatisfy(Self.isTokenByte)
+        else { return fail() }
         // The colon's NUL, then the optional white space MHD skipped, then the value.
         var cursor = start + UInt(nameSize) + 1
         let valueStart = UInt(bitPattern: value)
@@ -68,7 +69,8 @@ struct HeadLayout {
 
     static let problem = Problem.badRequest(
         code: HTTPProblemCode.malformedHeader,
-        detail: "The request head is not HTTP/1.1 as RFC 9112 writes it: every line must end in CRLF, no header may be folded onto the next line, and no header may hold a NUL or another control character."
+        detail:
+            "The request head is not HTTP/1.1 as RFC 9112 writes it: every line must end in CRLF, no header may be folded onto the next line, and no header may hold a NUL or another control character."
     )
 
     /// RFC 9110 §5.6.2 tchar.
@@ -92,8 +94,10 @@ struct HeadLayout {
     /// early (MHD then serves `/a` for `/a\0/b`), and the parts no longer meet: the method's end is then
     /// followed by more than spaces, or the version does not start right after the target's end.
     /// `targetStart` and `targetEnd` (its NUL) are where the target was when MHD gave it to the request-line callback.
-    static func requestLineHidesNUL(method: UnsafePointer<CChar>, targetStart target: UInt, targetEnd: UInt, version: UnsafePointer<CChar>,
-                                    bufferLimit: Int) -> Bool {
+    static func requestLineHidesNUL(
+        method: UnsafePointer<CChar>, targetStart target: UInt, targetEnd: UInt, version: UnsafePointer<CChar>,
+        bufferLimit: Int
+    ) -> Bool {
         let methodEnd = UInt(bitPattern: method) + UInt(strlen(method))
         guard target > methodEnd, target - methodEnd <= UInt(bufferLimit) else { return true }
         // Between the method's NUL and the target, only the extra spaces MHD skipped.

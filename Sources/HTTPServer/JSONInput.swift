@@ -145,7 +145,9 @@ private struct StrictReader {
                     close()
                     continue
                 }
-                guard byte == UInt8(ascii: ",") else { return fail(isObject ? "a member is not followed by ',' or '}'" : "an element is not followed by ',' or ']'") }
+                guard byte == UInt8(ascii: ",") else {
+                    return fail(isObject ? "a member is not followed by ',' or '}'" : "an element is not followed by ',' or ']'")
+                }
                 index += 1
                 skipWhitespace()
                 if peek(UInt8(ascii: "}")) || peek(UInt8(ascii: "]")) { return fail("it has a trailing comma") }
@@ -228,7 +230,7 @@ private struct StrictReader {
                 guard index + 1 < bytes.count else { break }
                 switch bytes[index + 1] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
-                     UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    UInt8(ascii: "r"), UInt8(ascii: "t"):
                     index += 2
                 case UInt8(ascii: "u"):
                     guard index + 5 < bytes.count, let unit = Self.hex4(bytes, at: index + 2) else {
@@ -264,7 +266,9 @@ private struct StrictReader {
     private mutating func number() -> Bool {
         let start = index
         if peek(UInt8(ascii: "-")) { index += 1 }
-        guard index < bytes.count, isDigit(bytes[index]) else { return fail(start == index ? "it holds something that is not a JSON value" : "a number has no digits") }
+        guard index < bytes.count, isDigit(bytes[index]) else {
+            return fail(start == index ? "it holds something that is not a JSON value" : "a number has no digits")
+        }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
             if index < bytes.count && isDigit(bytes[index]) { return fail("a number has a leading zero") }
@@ -320,9 +324,10 @@ private struct StrictReader {
 
     /// The field the reader is at, spelled as `JSONInput.name` spells paths.
     private func path() -> String {
-        JSONInput.name(stack.map { frame in
-            frame.isObject ? .key(String(decoding: keyBytes(frame.key), as: UTF8.self)) : .index(frame.element)
-        })
+        JSONInput.name(
+            stack.map { frame in
+                frame.isObject ? .key(String(decoding: keyBytes(frame.key), as: UTF8.self)) : .index(frame.element)
+            })
     }
 
     private static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt16? {
@@ -345,15 +350,24 @@ private struct StrictReader {
     private static func utf8SequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
         let lead = bytes[start]
         let length: Int
-        var low: UInt8 = 0x80, high: UInt8 = 0xBF
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: return nil
         }
         guard start + length <= bytes.count else { return nil }

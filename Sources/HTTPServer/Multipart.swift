@@ -162,8 +162,10 @@ final class MultipartCollector {
 
     /// Creates the post processor; MHD reads `Content-Type` (and its boundary) from the connection itself. File parts
     /// over `spoolThreshold` bytes are spooled to `spoolDirectory`.
-    init(connection: OpaquePointer, contentType: String, limits: MultipartLimits, announcedLength: Int?, spoolDirectory: String,
-         spoolThreshold: Int) {
+    init(
+        connection: OpaquePointer, contentType: String, limits: MultipartLimits, announcedLength: Int?, spoolDirectory: String,
+        spoolThreshold: Int
+    ) {
         self.limits = limits
         self.announcedLength = announcedLength
         self.spooling = (spoolDirectory, spoolThreshold)

@@ -122,7 +122,9 @@ public struct Problem: HTTPProblem, Sendable, CustomStringConvertible {
     }
 
     /// 422: well-formed but invalid, with one entry per invalid field.
-    public static func unprocessable(code: some ProblemKind = HTTPProblemCode.validationFailed, detail: String? = nil, errors: [FieldError]) -> Problem {
+    public static func unprocessable(code: some ProblemKind = HTTPProblemCode.validationFailed, detail: String? = nil, errors: [FieldError])
+        -> Problem
+    {
         Problem(code, detail: detail ?? "The request has invalid fields.", fieldErrors: errors)
     }
 

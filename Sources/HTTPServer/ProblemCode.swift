@@ -45,7 +45,8 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
     public var status: Int {
         switch self {
         case .badRequest, .badRequestTarget, .malformedRequestLine, .malformedHeader, .ambiguousLength, .malformedChunkedBody, .unexpectedBody,
-             .malformedJSON, .malformedMultipart: 400
+            .malformedJSON, .malformedMultipart:
+            400
         case .unauthenticated: 401
         case .forbidden: 403
         case .notFound: 404

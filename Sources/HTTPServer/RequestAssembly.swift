@@ -8,8 +8,10 @@ import Foundation
 extension HTTPServer {
     /// First call, headers complete: decide what the request is, and refuse early what must not be read.
     /// Anything else is answered on a later call (answering now would force `Connection: close`).
-    func begin(_ context: RequestContext, connection: OpaquePointer, method token: UnsafePointer<CChar>?,
-               version: UnsafePointer<CChar>?) -> MHD_Result {
+    func begin(
+        _ context: RequestContext, connection: OpaquePointer, method token: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?
+    ) -> MHD_Result {
         context.connection = connection
         context.phase = .reading
         let method = token.flatMap(HTTPMethod.init(token:))
@@ -22,18 +24,24 @@ extension HTTPServer {
         connectionGuard.headArrived(context.watch)
         if context.watch?.overflow == true {
             // Accepted above the cap only to be told so now, rather than left waiting in the listen queue.
-            return answerEarly(context, connection: connection, problem: .unavailable(retryAfter: 1, code: HTTPProblemCode.overloaded,
-                                                                                      detail: "Too many connections; try again in a moment."))
+            return answerEarly(
+                context, connection: connection,
+                problem: .unavailable(
+                    retryAfter: 1, code: HTTPProblemCode.overloaded,
+                    detail: "Too many connections; try again in a moment."))
         }
 
         // Ambiguous framing or a head MHD read more leniently than RFC 9112 allows closes the connection whether
         // or not a body follows: the bytes after it are suspect.
-        guard let token, let version, !HeadLayout.requestLineHidesNUL(
-            method: token, targetStart: context.targetStart, targetEnd: context.targetEnd, version: version,
-            bufferLimit: configuration.connectionMemoryLimit
-        ) else {
-            return answerEarly(context, connection: connection,
-                               problem: .badRequest(code: HTTPProblemCode.malformedRequestLine, detail: "The request line holds a NUL byte."))
+        guard let token, let version,
+            !HeadLayout.requestLineHidesNUL(
+                method: token, targetStart: context.targetStart, targetEnd: context.targetEnd, version: version,
+                bufferLimit: configuration.connectionMemoryLimit
+            )
+        else {
+            return answerEarly(
+                context, connection: connection,
+                problem: .badRequest(code: HTTPProblemCode.malformedRequestLine, detail: "The request line holds a NUL byte."))
         }
         if let problem = context.framing.problem {
             return answerEarly(context, connection: connection, problem: problem)
@@ -57,13 +65,15 @@ extension HTTPServer {
         let hasBody = context.framing.announcesBody
 
         guard rawPath.hasPrefix("/") else {
-            context.disposition = .problem(.badRequest(code: HTTPProblemCode.badRequestTarget, detail: "The request target must be an absolute path."))
+            context.disposition = .problem(
+                .badRequest(code: HTTPProblemCode.badRequestTarget, detail: "The request target must be an absolute path."))
             return hasBody ? answerEarly(context, connection: connection) : .YES
         }
         var segments: [String] = []
         for raw in PercentEncoding.rawSegments(of: rawPath) {
             guard let segment = PercentEncoding.decode(raw) else {
-                context.disposition = .problem(.badRequest(code: HTTPProblemCode.badRequestTarget, detail: "The path has a malformed percent escape."))
+                context.disposition = .problem(
+                    .badRequest(code: HTTPProblemCode.badRequestTarget, detail: "The path has a malformed percent escape."))
                 return hasBody ? answerEarly(context, connection: connection) : .YES
             }
             segments.append(segment)
@@ -112,8 +122,9 @@ extension HTTPServer {
                 }
             }
             if let limits = route.multipart, let formType {
-                context.multipart = MultipartCollector(connection: connection, contentType: formType, limits: limits, announcedLength: contentLength,
-                                                       spoolDirectory: configuration.spoolDirectory, spoolThreshold: configuration.largeBodyThreshold)
+                context.multipart = MultipartCollector(
+                    connection: connection, contentType: formType, limits: limits, announcedLength: contentLength,
+                    spoolDirectory: configuration.spoolDirectory, spoolThreshold: configuration.largeBodyThreshold)
             }
             return .YES
         case .methodNotAllowed(let allowed):
@@ -259,8 +270,10 @@ extension HTTPServer {
 }
 
 /// Appends each request header to the collection `cls` points to, noting its framing and layout on the way.
-private func headerCollector(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
-                             _ value: UnsafePointer<CChar>?, _ valueSize: Int) -> MHD_Result {
+private func headerCollector(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+    _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
     guard let cls, let key else { return .YES }
     let collection = cls.assumingMemoryBound(to: HeaderCollection.self)
     collection.pointee.layout?.note(name: key, nameSize: keySize, value: value, valueSize: valueSize)

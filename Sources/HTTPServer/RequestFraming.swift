@@ -48,7 +48,9 @@ struct RequestFraming {
             return .badRequest(code: HTTPProblemCode.ambiguousLength, detail: "A request must not carry both Content-Length and Transfer-Encoding.")
         }
         if lengthInvalid {
-            return .badRequest(code: HTTPProblemCode.ambiguousLength, detail: "Content-Length must be one decimal number, sent once (or repeated with the same value).")
+            return .badRequest(
+                code: HTTPProblemCode.ambiguousLength,
+                detail: "Content-Length must be one decimal number, sent once (or repeated with the same value).")
         }
         if let coding = transferEncoding, !coding.trimmingCharacters(in: .whitespaces).equalsIgnoringASCIICase("chunked") {
             // MHD decodes chunked alone: any other coding would leave the body's end unknown.

@@ -83,7 +83,8 @@ public final class RequestMetrics: Sendable {
             ($0.route, $0.method, $0.status) < ($1.route, $1.method, $1.status)
         }
         for key in keys {
-            out += "http_requests_total{method=\"\(key.method)\",route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(snapshot.requests[key]!)\n"
+            out +=
+                "http_requests_total{method=\"\(key.method)\",route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(snapshot.requests[key]!)\n"
         }
         out += "# HELP http_request_duration_seconds Time from the request line to the queued response, by route pattern.\n"
         out += "# TYPE http_request_duration_seconds histogram\n"
@@ -114,7 +115,8 @@ public final class RequestMetrics: Sendable {
     /// Label values escape backslash, double quote and newline.
     static func escape(_ value: String) -> String {
         guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A }) else { return value }
-        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(
+            of: "\n", with: "\\n")
     }
 
     static func format(_ value: Double) -> String {

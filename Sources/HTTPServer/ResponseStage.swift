@@ -22,10 +22,12 @@ extension HTTPServer {
         if let problem = errorMapper(error) {
             return .problem(problem, requestID: context.requestID)
         }
-        logger.error("unhandled_error", [
-            "request_id": .string(context.requestID), "route": .string(context.routeLabel),
-            "error_type": .string(String(reflecting: type(of: error))), "error": .string(String(describing: error)),
-        ])
+        logger.error(
+            "unhandled_error",
+            [
+                "request_id": .string(context.requestID), "route": .string(context.routeLabel),
+                "error_type": .string(String(reflecting: type(of: error))), "error": .string(String(describing: error)),
+            ])
         return .problem(Problem.internal, requestID: context.requestID)
     }
 
@@ -37,7 +39,10 @@ extension HTTPServer {
     private func finalHeaders(_ response: HTTPResponse, context: RequestContext) -> [(String, String)] {
         var headers: [(String, String)] = []
         headers.reserveCapacity(response.headers.count + 7)
-        var hasCSP = false, hasNoSniff = false, hasReferrer = false, hasCacheControl = false
+        var hasCSP = false
+        var hasNoSniff = false
+        var hasReferrer = false
+        var hasCacheControl = false
         for (name, value) in response.headers {
             if name.equalsIgnoringASCIICase("content-length") || name.equalsIgnoringASCIICase("transfer-encoding") { continue }
             if !hasCSP && name.equalsIgnoringASCIICase("content-security-policy") { hasCSP = true }
@@ -96,7 +101,9 @@ extension HTTPServer {
         if let problem { context.disposition = .problem(problem) }
         guard case .problem(let problem) = context.disposition else {
             // A static file asked for with a body: refuse rather than read a body nobody wants.
-            return answerEarly(context, connection: connection, problem: .badRequest(code: HTTPProblemCode.unexpectedBody, detail: "This request must not carry a body."))
+            return answerEarly(
+                context, connection: connection,
+                problem: .badRequest(code: HTTPProblemCode.unexpectedBody, detail: "This request must not carry a body."))
         }
         var response = HTTPResponse.problem(problem, requestID: context.requestID)
         response.setHeader("Connection", "close")
@@ -145,10 +152,12 @@ extension HTTPServer {
         guard logsRequests else { return }
         let sent = context.method == .HEAD || status == 304 ? 0 : bytes
         let path = context.decodedPath.utf8.count > 256 ? String(context.decodedPath.prefix(256)) : context.decodedPath
-        logger.info("request", [
-            "method": .string(context.methodLabel), "route": .string(context.routeLabel), "path": .string(path),
-            "status": .int(status), "duration_ms": .double(Double(nanos / 1000) / 1000),
-            "request_id": .string(context.requestID), "bytes": .int(sent),
-        ])
+        logger.info(
+            "request",
+            [
+                "method": .string(context.methodLabel), "route": .string(context.routeLabel), "path": .string(path),
+                "status": .int(status), "duration_ms": .double(Double(nanos / 1000) / 1000),
+                "request_id": .string(context.requestID), "bytes": .int(sent),
+            ])
     }
 }

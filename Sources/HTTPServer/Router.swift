@@ -138,9 +138,13 @@ public struct Router: Sendable {
     func match(method: HTTPMethod?, segments: [String]) -> RouteMatch {
         // First look for a pattern that accepts the method (a literal one that does not should not hide a
         // parameter one that does); failing that, any pattern for the path makes the answer 405.
-        if let method, let node = find(segments, from: 0, at: 0, where: { node in
-            node.methods[method] != nil || (method == .HEAD && node.methods[.GET] != nil)
-        }) {
+        if let method,
+            let node = find(
+                segments, from: 0, at: 0,
+                where: { node in
+                    node.methods[method] != nil || (method == .HEAD && node.methods[.GET] != nil)
+                })
+        {
             let methods = nodes[node].methods
             let index = methods[method] ?? methods[.GET]!
             var parameters: [String: String] = [:]

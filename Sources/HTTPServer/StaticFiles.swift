@@ -38,13 +38,15 @@ public struct StaticFiles: Sendable {
         let modified = Int(info.st_mtim.tv_sec)
         let etag = "\"\(String(size, radix: 16))-\(String(modified, radix: 16))-\(String(Int(info.st_mtim.tv_nsec), radix: 16))\""
         let lastModified = HTTPDate.format(modified)
-        var response = HTTPResponse(status: 200, headers: [
-            ("Content-Type", Self.contentType(forPath: real)),
-            ("ETag", etag),
-            ("Last-Modified", lastModified),
-            // Revalidate every time: the dashboard changes with deployments and ETags make that cheap.
-            ("Cache-Control", "no-cache"),
-        ])
+        var response = HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", Self.contentType(forPath: real)),
+                ("ETag", etag),
+                ("Last-Modified", lastModified),
+                // Revalidate every time: the dashboard changes with deployments and ETags make that cheap.
+                ("Cache-Control", "no-cache"),
+            ])
         if Self.notModified(etag: etag, modified: modified, headers: headers) {
             response.status = 304
             response.headers.removeFirst()
@@ -86,7 +88,8 @@ public struct StaticFiles: Sendable {
             return false
         }
         if let header = headers.first(where: { $0.name.equalsIgnoringASCIICase("if-modified-since") }),
-           let since = HTTPDate.parse(header.value) {
+            let since = HTTPDate.parse(header.value)
+        {
             return modified <= since
         }
         return false
@@ -151,7 +154,8 @@ enum HTTPDate {
         var parts = tm()
         gmtime_r(&time, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        return
+            "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 
     /// Parses the IMF-fixdate form only (the one RFC 9110 requires senders to use); nil otherwise.
@@ -159,7 +163,8 @@ enum HTTPDate {
         // "Sun, 06 Nov 1994 08:49:37 GMT": fixed positions, so no locale-dependent parser is needed.
         let bytes = Array(text.utf8)
         guard bytes.count == 29, bytes[3] == 0x2C, bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20, bytes[16] == 0x20,
-              bytes[19] == 0x3A, bytes[22] == 0x3A, bytes[25] == 0x20, bytes[26...] == [0x47, 0x4D, 0x54] else { return nil }
+            bytes[19] == 0x3A, bytes[22] == 0x3A, bytes[25] == 0x20, bytes[26...] == [0x47, 0x4D, 0x54]
+        else { return nil }
         func number(_ range: Range<Int>) -> Int32? {
             var value: Int32 = 0
             for byte in bytes[range] {
@@ -170,7 +175,8 @@ enum HTTPDate {
         }
         let monthName = String(decoding: bytes[8..<11], as: UTF8.self)
         guard let month = months.firstIndex(of: monthName), let day = number(5..<7), let year = number(12..<16),
-              let hour = number(17..<19), let minute = number(20..<22), let second = number(23..<25) else { return nil }
+            let hour = number(17..<19), let minute = number(20..<22), let second = number(23..<25)
+        else { return nil }
         var parts = tm()
         parts.tm_year = year - 1900
         parts.tm_mon = Int32(month)

@@ -92,8 +92,11 @@ extension HTTPServer {
         }
         guard let (watch, stage) = found else { return }
         // Between requests (a bad request line) there is no request yet: one is made for the answer and its log line.
-        let context = watch.request ?? RequestContext(target: "", targetStart: 0, targetEnd: 0, startNanos: monotonicNanos(),
-                                                      requestID: requestIDs.next(), watch: watch)
+        let context =
+            watch.request
+            ?? RequestContext(
+                target: "", targetStart: 0, targetEnd: 0, startNanos: monotonicNanos(),
+                requestID: requestIDs.next(), watch: watch)
         if stage == .framing {
             var noLayout: HeadLayout?
             collectHeaders(context, connection: watch.connection, layout: &noLayout)

@@ -20,11 +20,15 @@ public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
     public static func list<Bytes: Collection>(_ raw: Bytes, fallbackCharset: String? = nil) -> [MailAddress] where Bytes.Element == UInt8 {
         let bytes = Array(raw)
         var result: [MailAddress] = []
-        var phrase: [UInt8] = []   // display name (or bare address) bytes, quotes removed
-        var comment: [UInt8]?      // the first comment's text, a name of last resort
-        var angle: [UInt8]?        // what was between < and >
+        var phrase: [UInt8] = []  // display name (or bare address) bytes, quotes removed
+        var comment: [UInt8]?  // the first comment's text, a name of last resort
+        var angle: [UInt8]?  // what was between < and >
         func finish() {
-            defer { phrase = []; comment = nil; angle = nil }
+            defer {
+                phrase = []
+                comment = nil
+                angle = nil
+            }
             var name = clean(EncodedWords.decodeKeepingSpaces(phrase, fallbackCharset: fallbackCharset))
             var address: String
             if let angle {

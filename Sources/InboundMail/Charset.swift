@@ -85,7 +85,9 @@ public enum Charset {
             } else if let known = Name.aliases[name] {
                 self = known
             } else {
-                let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || $0 == 0x3A }
+                let allowed = name.utf8.allSatisfy {
+                    ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || $0 == 0x3A
+                }
                 self = allowed && name.utf8.count <= 40 ? .iconv(name.uppercased()) : .unlabelled
             }
         }
@@ -97,11 +99,24 @@ public enum Charset {
                 (.utf8, ["utf-8", "utf8", "unicode-1-1-utf-8", "x-unicode20utf8", "unicode-2-0-utf-8"]),
                 // Often UTF-8 or Windows-1252 in practice.
                 (.unlabelled, ["us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us", "default", "unknown", "unknown-8bit", "x-unknown"]),
-                (.windows1252, ["iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "cp819", "ibm819", "iso-ir-100", "csisolatin1",
-                                "windows-1252", "cp1252", "x-cp1252", "cp-1252", "windows1252", "iso_8859-1:1987"]),
-                (.iconv("GB18030"), ["gb2312", "gbk", "gb18030", "cp936", "x-gbk", "euc-cn", "x-euc-cn", "csgb2312", "chinese", "iso-ir-58",
-                                     "gb_2312-80", "gb_2312", "ms936", "windows-936", "csgbk", "gb18030-2000", "gb18030-2005", "x-gb18030"]),
-                (.iconv("BIG5-HKSCS"), ["big5", "big-5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5", "x-big5", "cp950", "ms950", "windows-950", "big5hkscs"]),
+                (
+                    .windows1252,
+                    [
+                        "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "cp819", "ibm819", "iso-ir-100", "csisolatin1",
+                        "windows-1252", "cp1252", "x-cp1252", "cp-1252", "windows1252", "iso_8859-1:1987",
+                    ]
+                ),
+                (
+                    .iconv("GB18030"),
+                    [
+                        "gb2312", "gbk", "gb18030", "cp936", "x-gbk", "euc-cn", "x-euc-cn", "csgb2312", "chinese", "iso-ir-58",
+                        "gb_2312-80", "gb_2312", "ms936", "windows-936", "csgbk", "gb18030-2000", "gb18030-2005", "x-gb18030",
+                    ]
+                ),
+                (
+                    .iconv("BIG5-HKSCS"),
+                    ["big5", "big-5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5", "x-big5", "cp950", "ms950", "windows-950", "big5hkscs"]
+                ),
                 (.iconv("CP949"), ["ks_c_5601-1987", "ks_c_5601", "ksc5601", "cp949", "windows-949", "euc-kr", "x-euc-kr", "csksc56011987"]),
                 (.iconv("CP932"), ["shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "windows-31j", "cp932", "ms932", "csshiftjis"]),
             ]
@@ -161,7 +176,8 @@ final class Iconv: @unchecked Sendable {
                 chunk.withUnsafeMutableBufferPointer { target in
                     var outPointer = target.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
                     var outLeft = target.count
-                    let result = flush ? iconv(descriptor, nil, nil, &outPointer, &outLeft) : iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
+                    let result =
+                        flush ? iconv(descriptor, nil, nil, &outPointer, &outLeft) : iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
                     let failure = result == -1 ? errno : 0
                     output.append(contentsOf: target[..<(target.count - outLeft)])
                     return (result, failure)

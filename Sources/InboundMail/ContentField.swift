@@ -117,7 +117,8 @@ public struct ContentField: Sendable, Equatable {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
-               let high = TransferEncoding.hexValue(bytes[index + 1]), let low = TransferEncoding.hexValue(bytes[index + 2]) {
+                let high = TransferEncoding.hexValue(bytes[index + 1]), let low = TransferEncoding.hexValue(bytes[index + 2])
+            {
                 output.append(high << 4 | low)
                 index += 3
             } else {

@@ -25,7 +25,8 @@ public enum EncodedWords {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "="), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "?"),
-               let (word, end) = encodedWord(bytes, at: index) {
+                let (word, end) = encodedWord(bytes, at: index)
+            {
                 // Blanks between two encoded words are folding, not text.
                 let onlyBlanks = plain.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
                 if !plain.isEmpty && !(onlyBlanks && segments.last?.charset != nil) { segments.append(Segment(charset: nil, bytes: plain)) }
@@ -93,7 +94,8 @@ public enum EncodedWords {
             if byte == UInt8(ascii: "_") {
                 output.append(0x20)
             } else if byte == UInt8(ascii: "="), index + 2 < text.endIndex,
-                      let high = TransferEncoding.hexValue(text[index + 1]), let low = TransferEncoding.hexValue(text[index + 2]) {
+                let high = TransferEncoding.hexValue(text[index + 1]), let low = TransferEncoding.hexValue(text[index + 2])
+            {
                 output.append(high << 4 | low)
                 index += 2
             } else {

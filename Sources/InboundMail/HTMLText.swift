@@ -9,7 +9,7 @@ public enum HTMLText {
         var output = Output()
         let scalars = Array(html.unicodeScalars)
         var index = 0
-        var skipping: String?   // inside script/style/title/…: everything up to its end tag is dropped
+        var skipping: String?  // inside script/style/title/…: everything up to its end tag is dropped
         var preformatted = 0
         while index < scalars.count {
             let scalar = scalars[index]
@@ -50,9 +50,11 @@ public enum HTMLText {
     /// Elements whose content is not text to read.
     private static let dropped: Set<String> = ["script", "style", "title", "head", "template"]
     /// Elements that break the line before and after them.
-    private static let blocks: Set<String> = ["div", "ul", "ol", "table", "thead", "tbody", "tfoot", "tr", "blockquote", "pre", "center",
-                                              "section", "article", "header", "footer", "nav", "aside", "main", "form", "fieldset", "dl",
-                                              "dt", "dd", "address", "figure", "figcaption", "details", "summary", "caption", "body", "html"]
+    private static let blocks: Set<String> = [
+        "div", "ul", "ol", "table", "thead", "tbody", "tfoot", "tr", "blockquote", "pre", "center",
+        "section", "article", "header", "footer", "nav", "aside", "main", "form", "fieldset", "dl",
+        "dt", "dd", "address", "figure", "figcaption", "details", "summary", "caption", "body", "html",
+    ]
     /// Elements followed by a blank line.
     private static let paragraphs: Set<String> = ["p", "h1", "h2", "h3", "h4", "h5", "h6"]
 
@@ -64,9 +66,17 @@ public enum HTMLText {
 
         mutating func apply(_ tag: Tag) {
             switch tag.name {
-            case "br": text += "\n"; pendingSpace = false
+            case "br":
+                text += "\n"
+                pendingSpace = false
             case "hr": requestBreaks(1)
-            case "li": requestBreaks(1); if !tag.closing { flushBreaks(); text += "- "; pendingSpace = false }
+            case "li":
+                requestBreaks(1)
+                if !tag.closing {
+                    flushBreaks()
+                    text += "- "
+                    pendingSpace = false
+                }
             case "td", "th": if !tag.closing { pendingSpace = true }
             case "img":
                 // The alternative text stands where the picture was (there is nothing else to read of it).
@@ -99,7 +109,12 @@ public enum HTMLText {
                     continue
                 }
                 if character.isWhitespace || character == "\u{A0}" {
-                    if character == "\u{A0}" { flushBreaks(); text.append(" ") } else { pendingSpace = true }
+                    if character == "\u{A0}" {
+                        flushBreaks()
+                        text.append(" ")
+                    } else {
+                        pendingSpace = true
+                    }
                     continue
                 }
                 flushBreaks()
@@ -116,7 +131,12 @@ public enum HTMLText {
             for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
                 let trimmed = line.reversed().drop { $0 == " " || $0 == "\t" }
                 let kept = line.prefix(trimmed.count)
-                if kept.isEmpty { blank += 1; if blank > 1 { continue } } else { blank = 0 }
+                if kept.isEmpty {
+                    blank += 1
+                    if blank > 1 { continue }
+                } else {
+                    blank = 0
+                }
                 lines.append(kept)
             }
             let first = lines.firstIndex { !$0.isEmpty } ?? lines.endIndex
@@ -135,7 +155,10 @@ public enum HTMLText {
 
         init?(_ scalars: [Unicode.Scalar], at start: Int) {
             var index = start + 1
-            if index < scalars.count, scalars[index] == "/" { closing = true; index += 1 }
+            if index < scalars.count, scalars[index] == "/" {
+                closing = true
+                index += 1
+            }
             guard index < scalars.count else { return nil }
             // `<!DOCTYPE …>`, `<?xml …?>`, `<![CDATA[…]]>`: markup without text.
             if scalars[index] == "!" || scalars[index] == "?" {
@@ -166,7 +189,10 @@ public enum HTMLText {
                     attribute.unicodeScalars.append(scalars[index])
                     index += 1
                 }
-                if attribute.isEmpty { index += 1; continue }  // a stray "=" or quote
+                if attribute.isEmpty {
+                    index += 1
+                    continue
+                }  // a stray "=" or quote
                 skipBlanks()
                 guard index < scalars.count, scalars[index] == "=" else { continue }
                 index += 1
@@ -175,7 +201,10 @@ public enum HTMLText {
                 if index < scalars.count, scalars[index] == "\"" || scalars[index] == "'" {
                     let quote = scalars[index]
                     index += 1
-                    while index < scalars.count, scalars[index] != quote { value.unicodeScalars.append(scalars[index]); index += 1 }
+                    while index < scalars.count, scalars[index] != quote {
+                        value.unicodeScalars.append(scalars[index])
+                        index += 1
+                    }
                     index += 1
                 } else {
                     while index < scalars.count, !scalars[index].properties.isWhitespace, scalars[index] != ">" {
@@ -224,7 +253,10 @@ public enum HTMLText {
         if index < scalars.count, scalars[index] == "#" {
             index += 1
             var hex = false
-            if index < scalars.count, scalars[index] == "x" || scalars[index] == "X" { hex = true; index += 1 }
+            if index < scalars.count, scalars[index] == "x" || scalars[index] == "X" {
+                hex = true
+                index += 1
+            }
             var value: UInt32 = 0
             var digits = 0
             while index < scalars.count, let digit = digitValue(scalars[index], hex: hex) {
@@ -240,7 +272,9 @@ public enum HTMLText {
             return (String(scalar), index)
         }
         var name = ""
-        while index < scalars.count, name.unicodeScalars.count < 32, scalars[index].properties.isAlphabetic || digitValue(scalars[index], hex: false) != nil {
+        while index < scalars.count, name.unicodeScalars.count < 32,
+            scalars[index].properties.isAlphabetic || digitValue(scalars[index], hex: false) != nil
+        {
             name.unicodeScalars.append(scalars[index])
             index += 1
         }
@@ -279,18 +313,22 @@ public enum HTMLText {
             "lowbar": "_", "grave": "`", "lcub": "{", "rcub": "}", "verbar": "|", "vert": "|",
         ]
         // ISO 8859-1 names for U+00A1–U+00FF, in order.
-        let latin1 = ["iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf", "laquo", "not", "shy", "reg",
-                      "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro", "para", "middot", "cedil", "sup1", "ordm", "raquo",
-                      "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig",
-                      "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve",
-                      "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc", "Uuml", "Yacute", "THORN",
-                      "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring", "aelig", "ccedil", "egrave", "eacute", "ecirc",
-                      "euml", "igrave", "iacute", "icirc", "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc", "otilde", "ouml",
-                      "divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute", "thorn", "yuml"]
+        let latin1 = [
+            "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf", "laquo", "not", "shy", "reg",
+            "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro", "para", "middot", "cedil", "sup1", "ordm", "raquo",
+            "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig",
+            "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve",
+            "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc", "Uuml", "Yacute", "THORN",
+            "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring", "aelig", "ccedil", "egrave", "eacute", "ecirc",
+            "euml", "igrave", "iacute", "icirc", "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc", "otilde", "ouml",
+            "divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute", "thorn", "yuml",
+        ]
         for (offset, name) in latin1.enumerated() { table[name] = String(Unicode.Scalar(UInt8(0xA1 + offset))) }
         // Greek letters.
-        let greek = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa", "Lambda", "Mu", "Nu", "Xi",
-                     "Omicron", "Pi", "Rho", "", "Sigma", "Tau", "Upsilon", "Phi", "Chi", "Psi", "Omega"]
+        let greek = [
+            "Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa", "Lambda", "Mu", "Nu", "Xi",
+            "Omicron", "Pi", "Rho", "", "Sigma", "Tau", "Upsilon", "Phi", "Chi", "Psi", "Omega",
+        ]
         for (offset, name) in greek.enumerated() where !name.isEmpty {
             table[name] = String(Unicode.Scalar(UInt32(0x391 + offset))!)
             table[name.lowercased()] = String(Unicode.Scalar(UInt32(0x3B1 + offset))!)

@@ -9,23 +9,32 @@ public enum MailDate {
         var cleaned = ""
         var depth = 0
         for character in text {
-            if character == "(" { depth += 1; continue }
-            if character == ")" { depth = max(0, depth - 1); continue }
+            if character == "(" {
+                depth += 1
+                continue
+            }
+            if character == ")" {
+                depth = max(0, depth - 1)
+                continue
+            }
             if depth == 0 { cleaned.append(character == "," ? " " : character) }
         }
         var words = cleaned.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         if let first = words.first, first.first?.isLetter == true, month(first) == nil { words.removeFirst() }  // weekday
         guard words.count >= 4 else { return nil }
         // Day and month in either order (`1 Dec 2026`, `Dec 1 2026`).
-        var dayText = words[0], monthText = words[1]
+        var dayText = words[0]
+        var monthText = words[1]
         if month(dayText) != nil { swap(&dayText, &monthText) }
         guard let day = number(dayText.filter { $0 != "." }), (1...31).contains(day),
-              let monthNumber = month(monthText), var year = number(words[2]) else { return nil }
+            let monthNumber = month(monthText), var year = number(words[2])
+        else { return nil }
         if words[2].count == 2 { year += year < 50 ? 2000 : 1900 } else if words[2].count == 3 { year += 1900 }
         guard (1900...9999).contains(year) else { return nil }
         let time = words[3].split(separator: ":", omittingEmptySubsequences: false)
         guard time.count == 2 || time.count == 3, let hour = number(String(time[0])), let minute = number(String(time[1])),
-              (0...23).contains(hour), (0...59).contains(minute) else { return nil }
+            (0...23).contains(hour), (0...59).contains(minute)
+        else { return nil }
         let second = time.count == 3 ? number(String(time[2])) : 0
         guard let second, (0...60).contains(second) else { return nil }
         let offset = words.count > 4 ? zoneOffset(words[4]) : 0
@@ -56,8 +65,10 @@ public enum MailDate {
             let seconds = (value / 100) * 3600 + (value % 100) * 60
             return sign == "-" ? -seconds : seconds
         }
-        let names: [String: Int] = ["ut": 0, "utc": 0, "gmt": 0, "z": 0, "edt": -4, "est": -5, "cdt": -5, "cst": -6,
-                                    "mdt": -6, "mst": -7, "pdt": -7, "pst": -8]
+        let names: [String: Int] = [
+            "ut": 0, "utc": 0, "gmt": 0, "z": 0, "edt": -4, "est": -5, "cdt": -5, "cst": -6,
+            "mdt": -6, "mst": -7, "pdt": -7, "pst": -8,
+        ]
         return (names[text.lowercased()] ?? 0) * 3600
     }
 

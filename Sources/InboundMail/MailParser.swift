@@ -100,8 +100,10 @@ struct Entity {
         return start..<message.count
     }
 
-    static func build(_ source: [UInt8], _ range: Range<Int>, depth: Int, defaultType: String, limits: MailLimits,
-                      parts: inout Int) throws(MailParseError) -> Entity {
+    static func build(
+        _ source: [UInt8], _ range: Range<Int>, depth: Int, defaultType: String, limits: MailLimits,
+        parts: inout Int
+    ) throws(MailParseError) -> Entity {
         parts += 1
         guard parts <= limits.maximumParts else { throw .tooManyParts(limit: limits.maximumParts) }
         let (headers, bodyStart) = source.withUnsafeBufferPointer { MailHeaders.parse($0, in: range) }
@@ -113,7 +115,8 @@ struct Entity {
         var entity = Entity(source: source, headers: headers, contentType: contentType, disposition: disposition, body: bodyStart..<range.upperBound)
 
         if contentType.value.hasPrefix("multipart/"), let boundary = contentType["boundary"], !boundary.isEmpty,
-           let ranges = source.withUnsafeBufferPointer({ splitMultipart($0, in: entity.body, boundary: Array(boundary.utf8)) }) {
+            let ranges = source.withUnsafeBufferPointer({ splitMultipart($0, in: entity.body, boundary: Array(boundary.utf8)) })
+        {
             guard depth + 1 <= limits.maximumDepth else { throw .tooDeep(limit: limits.maximumDepth) }
             let childDefault = contentType.value == "multipart/digest" ? "message/rfc822" : "text/plain"
             for childRange in ranges {
@@ -123,8 +126,9 @@ struct Entity {
         }
         if contentType.value.hasPrefix("multipart/") {
             // No boundary, or none found: read the body as text rather than lose it.
-            entity = Entity(source: source, headers: headers, contentType: ContentField(parsing: Array("text/plain".utf8)),
-                            disposition: disposition, body: entity.body)
+            entity = Entity(
+                source: source, headers: headers, contentType: ContentField(parsing: Array("text/plain".utf8)),
+                disposition: disposition, body: entity.body)
         }
         if contentType.value == "message/rfc822" || contentType.value == "message/global" {
             guard depth + 1 <= limits.maximumDepth else { throw .tooDeep(limit: limits.maximumDepth) }
@@ -199,7 +203,10 @@ struct Entity {
         var previousCR = false
         for byte in text.utf8 {
             switch byte {
-            case 0x0D: bytes.append(0x0A); previousCR = true; continue
+            case 0x0D:
+                bytes.append(0x0A)
+                previousCR = true
+                continue
             case 0x0A: if !previousCR { bytes.append(0x0A) }
             case 0x09: bytes.append(byte)
             case 0..<0x20, 0x7F: break
@@ -216,7 +223,7 @@ struct Entity {
     /// RFC 3676: a line ending in a space continues on the next (same quote depth); space-stuffing removed.
     static func unflowed(_ text: String, deleteSpace: Bool) -> String {
         var lines: [String] = []
-        var open = false       // the last line flows into the next
+        var open = false  // the last line flows into the next
         var openDepth = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let depth = raw.prefix { $0 == ">" }.count
@@ -257,7 +264,8 @@ func splitMultipart(_ bytes: UnsafeBufferPointer<UInt8>, in range: Range<Int>, b
         let lineEnd = firstLineFeed(bytes, from: line, to: end)
         let next = lineEnd < end ? lineEnd + 1 : end
         if bytes[line] == 0x2D, lineEnd - line >= delimiter.count,
-           UnsafeBufferPointer(rebasing: bytes[line..<(line + delimiter.count)]).elementsEqual(delimiter) {
+            UnsafeBufferPointer(rebasing: bytes[line..<(line + delimiter.count)]).elementsEqual(delimiter)
+        {
             var after = line + delimiter.count
             let closing = after + 1 < lineEnd && bytes[after] == 0x2D && bytes[after + 1] == 0x2D
             if closing { after += 2 }
@@ -299,7 +307,9 @@ struct Extraction {
             case "multipart/related":
                 // The root is the part named by `start`, else the first; the others are what it shows inline.
                 let start = entity.contentType["start"].flatMap { MessageIDs.list(Array($0.utf8)).first }
-                let root = start.flatMap { id in entity.children.firstIndex { $0.headers.value("content-id").flatMap { MessageIDs.list($0).first } == id } } ?? 0
+                let root =
+                    start.flatMap { id in entity.children.firstIndex { $0.headers.value("content-id").flatMap { MessageIDs.list($0).first } == id } }
+                    ?? 0
                 for (index, child) in entity.children.enumerated() {
                     walk(child, wanted: wanted && index == root, inRelated: index != root, topLevel: false)
                 }
@@ -309,9 +319,11 @@ struct Extraction {
             return
         }
         if let inner = entity.inner.first {
-            attachments.append(MailAttachment(fileName: entity.fileName ?? inner.headers.text("subject").map { "\($0).eml" },
-                                              mediaType: "message/rfc822", bytes: entity.innerBytes,
-                                              contentID: contentID(entity), inline: entity.disposition?.value != "attachment"))
+            attachments.append(
+                MailAttachment(
+                    fileName: entity.fileName ?? inner.headers.text("subject").map { "\($0).eml" },
+                    mediaType: "message/rfc822", bytes: entity.innerBytes,
+                    contentID: contentID(entity), inline: entity.disposition?.value != "attachment"))
             var nested = Extraction()
             nested.walk(inner, wanted: wanted, inRelated: false, topLevel: true)
             if wanted {
@@ -328,8 +340,10 @@ struct Extraction {
         let bytes = entity.decodedBody()
         guard !bytes.isEmpty else { return }
         let mediaType = entity.type.contains("/" as Character) ? entity.type : "application/octet-stream"
-        attachments.append(MailAttachment(fileName: entity.fileName, mediaType: mediaType, bytes: bytes, contentID: contentID(entity),
-                                          inline: inRelated || entity.disposition?.value == "inline"))
+        attachments.append(
+            MailAttachment(
+                fileName: entity.fileName, mediaType: mediaType, bytes: bytes, contentID: contentID(entity),
+                inline: inRelated || entity.disposition?.value == "inline"))
     }
 
     private func contentID(_ entity: Entity) -> String? {

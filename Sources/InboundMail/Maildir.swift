@@ -38,8 +38,9 @@ public struct Maildir: Sendable {
     public func create() throws(Failure) {
         for folder in ["new", "cur", "tmp"] {
             do {
-                try FileManager.default.createDirectory(atPath: path + "/" + folder, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    atPath: path + "/" + folder, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
             } catch {
                 throw Failure(path: path + "/" + folder, reason: error.localizedDescription)
             }

@@ -92,8 +92,14 @@ public enum TransferEncoding {
             // A soft line break: "=" then optional blanks then CRLF, LF or the end.
             var next = index + 1
             while next < bytes.count, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
-            if next == bytes.count { index = next; continue }
-            if bytes[next] == 0x0A { index = next + 1; continue }
+            if next == bytes.count {
+                index = next
+                continue
+            }
+            if bytes[next] == 0x0A {
+                index = next + 1
+                continue
+            }
             if bytes[next] == 0x0D {
                 index = next + 1
                 if index < bytes.count, bytes[index] == 0x0A { index += 1 }

@@ -16,7 +16,8 @@ public enum LogValue: Sendable, ExpressibleByStringLiteral, ExpressibleByInteger
 
 /// Severity of a log line.
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
-    case debug = 0, info, warning, error
+    case debug = 0
+    case info, warning, error
 
     /// The word written in the `level` field.
     public var name: String {
@@ -115,7 +116,8 @@ public struct Logger: Sendable {
             var seconds = now.tv_sec
             var parts = tm()
             gmtime_r(&seconds, &parts)
-            let text = "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))."
+            let text =
+                "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))."
             cache = (second, text)
             return text
         }

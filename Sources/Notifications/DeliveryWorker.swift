@@ -54,8 +54,10 @@ public struct NotificationSettings: Sendable {
     /// Messages claimed at once.
     public var batchSize: Int = 10
 
-    public init(smtpURL: String?, mailFrom: String, publicURL: String, mailDirectory: String, mailSchedule: RetrySchedule,
-                webhookSchedule: RetrySchedule, webhookAllow: WebhookAllowList) {
+    public init(
+        smtpURL: String?, mailFrom: String, publicURL: String, mailDirectory: String, mailSchedule: RetrySchedule,
+        webhookSchedule: RetrySchedule, webhookAllow: WebhookAllowList
+    ) {
         self.smtpURL = smtpURL
         self.mailFrom = mailFrom
         self.publicURL = publicURL
@@ -95,7 +97,8 @@ public final class DeliveryWorker: Sendable {
         var stopping = false
     }
 
-    public init(settings: NotificationSettings, pool: PostgresPool, keys: KeyFile?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(settings: NotificationSettings, pool: PostgresPool, keys: KeyFile?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() })
+    {
         self.settings = settings
         self.pool = pool
         self.keys = keys
@@ -163,13 +166,16 @@ public final class DeliveryWorker: Sendable {
     public func runOnce(_ lane: OutboxChannel? = nil) throws -> Int {
         var claimed = 0
         if lane != .webhook {
-            claimed += deliver(try pool.withTransaction { try OutboxStore.claimMail(limit: settings.batchSize, now: now(), lease: settings.lease, on: $0) })
+            claimed += deliver(
+                try pool.withTransaction { try OutboxStore.claimMail(limit: settings.batchSize, now: now(), lease: settings.lease, on: $0) })
         }
         if lane != .mail {
-            claimed += deliver(try pool.withTransaction {
-                try OutboxStore.claimWebhooks(limit: settings.batchSize, perEndpoint: max(1, settings.webhookPerEndpoint), now: now(),
-                                              lease: settings.lease, on: $0)
-            })
+            claimed += deliver(
+                try pool.withTransaction {
+                    try OutboxStore.claimWebhooks(
+                        limit: settings.batchSize, perEndpoint: max(1, settings.webhookPerEndpoint), now: now(),
+                        lease: settings.lease, on: $0)
+                })
         }
         return claimed
     }
@@ -186,12 +192,17 @@ public final class DeliveryWorker: Sendable {
             // A message another worker claimed meanwhile (our lease ran out) has a new attempt number: skip it.
             let transfer = message.channel == .mail ? settings.smtpTimeouts.totalSeconds : settings.webhookTimeout
             do {
-                guard try pool.withConnection({ connection in
-                    try OutboxStore.renew(id: message.id, attempt: message.attempt, until: now().addingTimeInterval(transfer + settings.leaseMargin), on: connection)
-                }) else { continue }
+                guard
+                    try pool.withConnection({ connection in
+                        try OutboxStore.renew(
+                            id: message.id, attempt: message.attempt, until: now().addingTimeInterval(transfer + settings.leaseMargin), on: connection
+                        )
+                    })
+                else { continue }
             } catch {
                 // Not sent: its lease runs out and it is claimed again.
-                logger.warning("delivery_renew_failed", ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
+                logger.warning(
+                    "delivery_renew_failed", ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
                 continue
             }
             let started = DispatchTime.now().uptimeNanoseconds
@@ -201,7 +212,9 @@ public final class DeliveryWorker: Sendable {
                 try record(outcome, of: message, milliseconds: milliseconds)
             } catch {
                 // The lease will run out and another attempt follow: at least once, never lost.
-                logger.warning("delivery_record_failed", ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
+                logger.warning(
+                    "delivery_record_failed",
+                    ["message_id": .string(message.id.uuidString.lowercased()), "error": .string(String(describing: error))])
             }
             if message.channel == .webhook, case .failed = outcome {
                 release(claimed[(index + 1)...])
@@ -230,26 +243,38 @@ public final class DeliveryWorker: Sendable {
         try pool.withTransaction { connection in
             switch outcome {
             case .delivered(let status):
-                try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: nil, on: connection)
+                try OutboxStore.recordAttempt(
+                    messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: nil, on: connection)
                 try OutboxStore.markSent(id: message.id, attempt: message.attempt, now: at, on: connection)
                 if let endpoint = message.endpointID { try WebhookEndpointStore.recordSuccess(id: endpoint, on: connection) }
-                logger.info("message_sent", ["message_id": .string(id), "channel": .string(message.channel.rawValue), "kind": .string(message.kind),
-                                             "attempt": .int(message.attempt)])
-            case let .failed(status, error, retryAfter, receiverAtFault):
-                try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
+                logger.info(
+                    "message_sent",
+                    [
+                        "message_id": .string(id), "channel": .string(message.channel.rawValue), "kind": .string(message.kind),
+                        "attempt": .int(message.attempt),
+                    ])
+            case .failed(let status, let error, let retryAfter, let receiverAtFault):
+                try OutboxStore.recordAttempt(
+                    messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
                 if receiverAtFault, let endpoint = message.endpointID {
                     try backOff(endpoint, at: at, retryAfter: retryAfter, on: connection)
                 }
                 if let delay = schedule.delay(after: message.attempt, retryAfter: retryAfter) {
-                    try OutboxStore.reschedule(id: message.id, attempt: message.attempt, at: at.addingTimeInterval(delay), error: error, on: connection)
-                    logger.warning("message_retry", ["message_id": .string(id), "attempt": .int(message.attempt), "error": .string(error),
-                                                     "retry_in_seconds": .double(delay)])
+                    try OutboxStore.reschedule(
+                        id: message.id, attempt: message.attempt, at: at.addingTimeInterval(delay), error: error, on: connection)
+                    logger.warning(
+                        "message_retry",
+                        [
+                            "message_id": .string(id), "attempt": .int(message.attempt), "error": .string(error),
+                            "retry_in_seconds": .double(delay),
+                        ])
                 } else {
                     try OutboxStore.markFailed(id: message.id, attempt: message.attempt, error: error, on: connection)
                     logger.error("message_dead_lettered", ["message_id": .string(id), "attempts": .int(message.attempt), "error": .string(error)])
                 }
-            case let .abandoned(status, error, disableEndpoint):
-                try OutboxStore.recordAttempt(messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
+            case .abandoned(let status, let error, let disableEndpoint):
+                try OutboxStore.recordAttempt(
+                    messageID: message.id, at: at, status: status, durationMilliseconds: milliseconds, error: error, on: connection)
                 try OutboxStore.markFailed(id: message.id, attempt: message.attempt, error: error, on: connection)
                 if disableEndpoint, let endpoint = message.endpointID {
                     try WebhookEndpointStore.disable(id: endpoint, now: at, on: connection)
@@ -266,8 +291,12 @@ public final class DeliveryWorker: Sendable {
         let schedule = settings.endpointBackoff
         guard let delay = schedule.delay(after: min(failures, schedule.delays.count), retryAfter: retryAfter), delay > 0 else { return }
         try WebhookEndpointStore.backOff(id: endpoint, until: at.addingTimeInterval(delay), on: connection)
-        logger.warning("webhook_endpoint_backoff", ["endpoint_id": .string(endpoint.uuidString.lowercased()), "failures": .int(failures),
-                                                    "rest_seconds": .double(delay)])
+        logger.warning(
+            "webhook_endpoint_backoff",
+            [
+                "endpoint_id": .string(endpoint.uuidString.lowercased()), "failures": .int(failures),
+                "rest_seconds": .double(delay),
+            ])
     }
 
     func attempt(_ message: OutboxMessage) -> AttemptOutcome {
@@ -282,7 +311,8 @@ public final class DeliveryWorker: Sendable {
     /// The rendered mail, its secret opened only here (never logged, never stored in clear).
     func renderMail(_ message: OutboxMessage) throws -> MIMEMessage {
         guard case .object(let payload) = try JSONValue.parse(message.payload), case .string(let number)? = payload["case_number"],
-              let status = CustomerMailStatus(payload: payload), let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient else {
+            let status = CustomerMailStatus(payload: payload), let kind = CustomerMailKind(rawValue: message.kind), let recipient = message.recipient
+        else {
             throw DeliveryError("the message cannot be rendered")
         }
         var language = CustomerLanguage.english
@@ -291,7 +321,9 @@ public final class DeliveryWorker: Sendable {
         if case .string(let word)? = payload["customer_reason"] { customerReason = CustomerReason(rawValue: word) }
         var code: String?
         if let sealed = message.sealedSecret, let keyID = message.secretKeyID {
-            guard let key = keys?.key(id: keyID, purpose: .documents) else { throw DeliveryError("the key that sealed the message is not in the key file") }
+            guard let key = keys?.key(id: keyID, purpose: .documents) else {
+                throw DeliveryError("the key that sealed the message is not in the key file")
+            }
             let symbols = try SecretBox.open(sealed, key: key, associatedData: CaseMessages.secretAssociatedData(message.id))
             code = AccessCode(normalizing: String(decoding: symbols, as: UTF8.self))?.display
         }
@@ -300,10 +332,12 @@ public final class DeliveryWorker: Sendable {
         let link = "\(base)/status?case=\(number)"
         var newAddress = ""
         if case .string(let masked)? = payload["new_address"] { newAddress = masked }
-        return MIMEMessage(from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
-                           body: MailText.body(kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
-                                               contact: settings.supportContact, newAddress: newAddress, customerReason: customerReason),
-                           messageID: message.id, date: message.createdAt)
+        return MIMEMessage(
+            from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
+            body: MailText.body(
+                kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
+                contact: settings.supportContact, newAddress: newAddress, customerReason: customerReason),
+            messageID: message.id, date: message.createdAt)
     }
 
     func deliverMail(_ message: OutboxMessage) -> AttemptOutcome {
@@ -367,7 +401,9 @@ public final class DeliveryWorker: Sendable {
         if endpoint.disabledAt != nil { return .abandoned(status: nil, error: "endpoint disabled (410 Gone)", disableEndpoint: false) }
         let secret: [UInt8]
         do {
-            guard let key = keys?.key(id: endpoint.secretKeyID, purpose: .signing) else { throw DeliveryError("the key that sealed the secret is not in the key file") }
+            guard let key = keys?.key(id: endpoint.secretKeyID, purpose: .signing) else {
+                throw DeliveryError("the key that sealed the secret is not in the key file")
+            }
             secret = try SecretBox.open(endpoint.sealedSecret, key: key, associatedData: WebhookSecrets.associatedData(endpoint.id))
         } catch {
             return .abandoned(status: nil, error: String(describing: error), disableEndpoint: false)
@@ -381,20 +417,25 @@ public final class DeliveryWorker: Sendable {
         let body = Array(message.payload.utf8)
         let id = message.id.uuidString.lowercased()
         let timestamp = Int(now().timeIntervalSince1970)
-        let headers = [("Content-Type", "application/json"), ("webhook-id", id), ("webhook-timestamp", String(timestamp)),
-                       ("webhook-signature", WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secret: secret))]
+        let headers = [
+            ("Content-Type", "application/json"), ("webhook-id", id), ("webhook-timestamp", String(timestamp)),
+            ("webhook-signature", WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secret: secret)),
+        ]
         do {
-            let response = try Curl.post(url: endpoint.url, headers: headers, body: body,
-                                         timeouts: CurlTimeouts(connectSeconds: min(5, settings.webhookTimeout), totalSeconds: settings.webhookTimeout),
-                                         pin: checked.pin)
+            let response = try Curl.post(
+                url: endpoint.url, headers: headers, body: body,
+                timeouts: CurlTimeouts(connectSeconds: min(5, settings.webhookTimeout), totalSeconds: settings.webhookTimeout),
+                pin: checked.pin)
             switch response.status {
             case 200..<300: return .delivered(status: response.status)
             case 410: return .abandoned(status: 410, error: "410 Gone: endpoint disabled", disableEndpoint: true)
             default:
-                return .failed(status: response.status, error: "HTTP \(response.status)", retryAfter: response.header("retry-after").flatMap(Self.retryAfter))
+                return .failed(
+                    status: response.status, error: "HTTP \(response.status)", retryAfter: response.header("retry-after").flatMap(Self.retryAfter))
             }
         } catch {
-            return .failed(status: nil, error: error.timedOut ? "no answer within \(Int(settings.webhookTimeout)) s" : error.description, retryAfter: nil)
+            return .failed(
+                status: nil, error: error.timedOut ? "no answer within \(Int(settings.webhookTimeout)) s" : error.description, retryAfter: nil)
         }
     }
 

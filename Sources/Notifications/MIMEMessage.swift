@@ -59,7 +59,9 @@ public struct MIMEMessage: Sendable {
         // Header values come from the configuration and validated addresses; a line break would forge headers.
         func clean(_ value: String) -> String { value.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "") }
         let normalizedBody = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
-        let encodedBody = Data(normalizedBody.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
+        let encodedBody = Data(normalizedBody.utf8).base64EncodedString(options: [
+            .lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed,
+        ])
         let headers = [
             "From: \(clean(from))",
             "To: \(clean(to))",

@@ -53,7 +53,8 @@ public enum MailText {
         case (.stateChanged, .english): "There is news on case \(caseNumber)."
         case (.stateChanged, .simplifiedChinese): "案件 \(caseNumber) 有了新进展。"
         case (.stateChanged, .traditionalChinese): "案件 \(caseNumber) 有了新進展。"
-        case (.merged, .english): "Case \(caseNumber) has been joined with another case of yours, which we now follow; your access code still works and shows where it stands."
+        case (.merged, .english):
+            "Case \(caseNumber) has been joined with another case of yours, which we now follow; your access code still works and shows where it stands."
         case (.merged, .simplifiedChinese): "案件 \(caseNumber) 已与您的另一个案件合并，我们将在该案件中继续处理；您的访问码仍然有效，可查看其进度。"
         case (.merged, .traditionalChinese): "案件 \(caseNumber) 已與您的另一個案件合併，我們將在該案件中繼續處理；您的存取碼仍然有效，可查看其進度。"
         case (.documentsRequested, .english): "To continue with case \(caseNumber) we need documents from you. The status page lists them."
@@ -62,7 +63,8 @@ public enum MailText {
         case (.customerNote, .english): "Our support team has left a message for you on case \(caseNumber). Read it on the status page."
         case (.customerNote, .simplifiedChinese): "客服团队在案件 \(caseNumber) 中给您留了言，请在状态页面查看。"
         case (.customerNote, .traditionalChinese): "客服團隊在案件 \(caseNumber) 中給您留了言，請在狀態頁面查看。"
-        case (.documentRejected, .english): "We could not accept a document you sent for case \(caseNumber). The status page shows which one and what to send instead."
+        case (.documentRejected, .english):
+            "We could not accept a document you sent for case \(caseNumber). The status page shows which one and what to send instead."
         case (.documentRejected, .simplifiedChinese): "您为案件 \(caseNumber) 提交的一份材料未能通过审核。状态页面会显示是哪一份，以及应改为提交什么。"
         case (.documentRejected, .traditionalChinese): "您為案件 \(caseNumber) 提交的一份文件未通過審核。狀態頁面會顯示是哪一份，以及應改為提交什麼。"
         case (.contactChanged, .english):
@@ -148,12 +150,17 @@ public enum MailText {
     /// customer's (the typo being corrected): it carries no state and no link, only the masked new address
     /// (`newAddress`), whom to call, and the page's notices.
     /// A rejected document's mail says why (`customerReason`) right after what happened.
-    public static func body(_ kind: CustomerMailKind, caseNumber: String, status: CustomerMailStatus, accessCode: String?, statusURL: String,
-                            language: CustomerLanguage, contact: String, newAddress: String = "", customerReason: CustomerReason? = nil) -> String {
+    public static func body(
+        _ kind: CustomerMailKind, caseNumber: String, status: CustomerMailStatus, accessCode: String?, statusURL: String,
+        language: CustomerLanguage, contact: String, newAddress: String = "", customerReason: CustomerReason? = nil
+    ) -> String {
         let notices = status.notices.flatMap { ["", $0.text(language, contact: contact)] }
         if kind == .contactChanged {
-            return ([greeting(language), "", news(kind, caseNumber: caseNumber, language: language, newAddress: newAddress),
-                     notYouLine(contact, language: language)] + notices + ["", "-- ", signature(language)]).joined(separator: "\n")
+            return
+                ([
+                    greeting(language), "", news(kind, caseNumber: caseNumber, language: language, newAddress: newAddress),
+                    notYouLine(contact, language: language),
+                ] + notices + ["", "-- ", signature(language)]).joined(separator: "\n")
         }
         var lines = [greeting(language), "", news(kind, caseNumber: caseNumber, language: language)]
         if let customerReason { lines.append(reasonLine(customerReason, language: language)) }

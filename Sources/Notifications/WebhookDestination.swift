@@ -1,7 +1,8 @@
 import Foundation
 import HTTPServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Destinations an operator allows despite the SSRF rules (`RECLAIM_WEBHOOK_ALLOW`: host names, IPs or CIDR ranges).
@@ -61,12 +62,13 @@ public enum WebhookDestination {
     /// loopback, discard, IETF protocol (Teredo, ORCHID, benchmarking), documentation, SRv6, local-use NAT64, ULA,
     /// link-local, site-local, multicast. IPv4-mapped IPv6 is read as IPv4 by AddressRanges; the other forms that carry
     /// an IPv4 address are judged by it (`isForbidden`).
-    static let forbidden = try! AddressRanges(parsing: """
-        0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, \
-        192.88.99.0/24, 192.168.0.0/16, 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4, \
-        ::/128, ::1/128, 100::/64, 2001::/23, 2001:db8::/32, 3fff::/20, 5f00::/16, 64:ff9b:1::/48, fc00::/7, fe80::/10, \
-        fec0::/10, ff00::/8
-        """)
+    static let forbidden = try! AddressRanges(
+        parsing: """
+            0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, \
+            192.88.99.0/24, 192.168.0.0/16, 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4, \
+            ::/128, ::1/128, 100::/64, 2001::/23, 2001:db8::/32, 3fff::/20, 5f00::/16, 64:ff9b:1::/48, fc00::/7, fe80::/10, \
+            fec0::/10, ff00::/8
+            """)
 
     /// Whether a resolved address is refused: in a non-public range, carrying an IPv4 address that is (6to4, NAT64,
     /// IPv4-compatible), or not an address this check can read (a scoped `fe80::1%eth0`): refused, never let through.
@@ -89,7 +91,8 @@ public enum WebhookDestination {
     /// The URL's parts, or `invalidURL` / `notHTTPS`.
     public static func parse(_ url: String, allow: WebhookAllowList) throws(WebhookDestinationRefusal) -> (host: String, port: Int) {
         guard url.count <= 2000, !url.contains(where: { $0.isWhitespace }), let components = URLComponents(string: url),
-              let scheme = components.scheme?.lowercased(), var host = components.host, !host.isEmpty, components.user == nil else {
+            let scheme = components.scheme?.lowercased(), var host = components.host, !host.isEmpty, components.user == nil
+        else {
             throw .invalidURL
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -124,7 +127,8 @@ public enum WebhookDestination {
         while let entry = cursor {
             var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             if let address = entry.pointee.ai_addr,
-               getnameinfo(address, entry.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 {
+                getnameinfo(address, entry.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0
+            {
                 let text = String(cString: buffer)
                 if !addresses.contains(text) { addresses.append(text) }
             }

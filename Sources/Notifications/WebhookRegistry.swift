@@ -22,8 +22,10 @@ public enum WebhookRegistry {
     }
 
     /// Checks the URL (https, public destination unless allowed) and events, then stores the endpoint.
-    public static func register(url: String, events: [String], clientID: UUID, keys: KeyFile, allow: WebhookAllowList, at now: Date,
-                                on connection: PostgresConnection) throws -> Registered {
+    public static func register(
+        url: String, events: [String], clientID: UUID, keys: KeyFile, allow: WebhookAllowList, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> Registered {
         var issues: [(String, String)] = []
         do {
             _ = try WebhookDestination.check(url, allow: allow)
@@ -43,9 +45,12 @@ public enum WebhookRegistry {
         for event in events where !unique.contains(event) { unique.append(event) }
         let id = UUID()
         let secret = WebhookSecrets.make(endpointID: id, keys: keys)
-        try WebhookEndpointStore.insert(id: id, clientID: clientID, url: url, events: unique, sealedSecret: secret.sealed, secretKeyID: secret.keyID,
-                                        now: now, on: connection)
-        guard let endpoint = try WebhookEndpointStore.find(id: id, on: connection) else { throw WebhookRegistrationError(issues: [("url", "not stored")]) }
+        try WebhookEndpointStore.insert(
+            id: id, clientID: clientID, url: url, events: unique, sealedSecret: secret.sealed, secretKeyID: secret.keyID,
+            now: now, on: connection)
+        guard let endpoint = try WebhookEndpointStore.find(id: id, on: connection) else {
+            throw WebhookRegistrationError(issues: [("url", "not stored")])
+        }
         return Registered(endpoint: endpoint, secret: secret.text)
     }
 

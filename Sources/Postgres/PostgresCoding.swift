@@ -113,7 +113,10 @@ extension Date: PostgresEncodable {
     public var postgresBind: PostgresBind {
         let micros = (timeIntervalSinceReferenceDate * 1_000_000).rounded()
         // Out-of-range dates (beyond ±290,000 years) clamp to PostgreSQL's ±infinity.
-        let clamped: Int64 = if micros.isNaN || micros >= 9.2e18 { Int64.max } else if micros <= -9.2e18 { Int64.min } else { Int64(micros) + PostgresTime.referenceOffsetMicros }
+        let clamped: Int64 =
+            if micros.isNaN || micros >= 9.2e18 { Int64.max } else if micros <= -9.2e18 { Int64.min } else {
+                Int64(micros) + PostgresTime.referenceOffsetMicros
+            }
         return PostgresBind(.timestamp(clamped), typeOID: OID.timestamptz)
     }
 }

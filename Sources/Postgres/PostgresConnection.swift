@@ -112,8 +112,10 @@ public final class PostgresConnection {
         let statement = try prepared(query, handle)
         do {
             return try run(statement, query.binds, handle)
-        } catch let error as PostgresError where error.sqlState == "0A000" && error.message.hasPrefix("cached plan must not change result type")
-                    && PQtransactionStatus(handle) == PQTRANS_IDLE {
+        } catch let error as PostgresError
+            where error.sqlState == "0A000" && error.message.hasPrefix("cached plan must not change result type")
+            && PQtransactionStatus(handle) == PQTRANS_IDLE
+        {
             // "cached plan must not change result type" after DDL changed a table: prepare again, once.
             forget(query.sql, handle)
             let fresh = try prepared(query, handle)
@@ -271,7 +273,8 @@ public final class PostgresConnection {
 
     private func prepared(_ query: PostgresQuery, _ handle: OpaquePointer) throws -> Statement {
         if let statement = statements[query.sql], statement.parameterTypes.count == query.binds.count,
-           zip(statement.parameterTypes, query.binds).allSatisfy({ $0 == $1.typeOID }) {
+            zip(statement.parameterTypes, query.binds).allSatisfy({ $0 == $1.typeOID })
+        {
             return statement
         }
         if statements.count >= PostgresConnection.statementCacheLimit, PQtransactionStatus(handle) == PQTRANS_IDLE {
@@ -388,10 +391,11 @@ public final class PostgresConnection {
         let lost = PQstatus(handle) != CONNECTION_OK || sqlState.map(PostgresError.isConnectionSQLState) ?? true
         if lost { lostConnection = true }
         let primary = field("M") ?? PostgresConnection.firstLine(PQresultErrorMessage(result) ?? PQerrorMessage(handle))
-        return PostgresError(lost ? .connectionLost : .server,
-                             sqlState: sqlState,
-                             message: PostgresError.redacted(primary, sqlState: sqlState),
-                             constraint: field("n"))
+        return PostgresError(
+            lost ? .connectionLost : .server,
+            sqlState: sqlState,
+            message: PostgresError.redacted(primary, sqlState: sqlState),
+            constraint: field("n"))
     }
 
     private func connectionError(_ handle: OpaquePointer) -> PostgresError {
@@ -460,7 +464,7 @@ public final class PostgresConnection {
 /// Calls `body` with a NULL-terminated C array of C strings (libpq's keyword/value lists).
 private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
+    defer { for copy in copies { free(copy) } }
     let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

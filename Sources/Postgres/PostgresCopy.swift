@@ -21,7 +21,10 @@ extension PostgresConnection {
     public func copyRow(_ statement: PostgresQuery, _ fields: [PostgresCopyField]) throws {
         guard statement.binds.isEmpty else { throw PostgresError(.misuse, message: "COPY takes its values as fields, not binds") }
         let handle = try ensureOpen()
-        guard let started = PQexec(handle, statement.sql) else { _ = try finish(nil, handle); return }
+        guard let started = PQexec(handle, statement.sql) else {
+            _ = try finish(nil, handle)
+            return
+        }
         guard PQresultStatus(started) == PGRES_COPY_IN else {
             _ = try finish(started, handle)
             throw PostgresError(.misuse, message: "the statement given to copyRow is not COPY … FROM STDIN")
@@ -71,7 +74,10 @@ extension PostgresConnection {
             while let result = PQgetResult(handle) { PQclear(result) }
             throw error
         }
-        guard PQputCopyEnd(handle, nil) == 1 else { _ = try finish(nil, handle); return }
+        guard PQputCopyEnd(handle, nil) == 1 else {
+            _ = try finish(nil, handle)
+            return
+        }
         var failure: (any Error)?
         while let result = PQgetResult(handle) {
             do { _ = try finish(result, handle) } catch { if failure == nil { failure = error } }
@@ -119,8 +125,9 @@ private struct CopyWriter {
     private func put(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         guard PQputCopyData(handle, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count)) == 1 else {
-            throw PostgresError(PQstatus(handle) == CONNECTION_OK ? .server : .connectionLost,
-                                message: PostgresConnection.firstLine(PQerrorMessage(handle)))
+            throw PostgresError(
+                PQstatus(handle) == CONNECTION_OK ? .server : .connectionLost,
+                message: PostgresConnection.firstLine(PQerrorMessage(handle)))
         }
     }
 }

@@ -46,7 +46,10 @@ public enum PostgresTime {
         if micros == Int64.min { return "-infinity" }
         var days = micros / microsPerDay
         var rest = micros % microsPerDay
-        if rest < 0 { rest += microsPerDay; days -= 1 }
+        if rest < 0 {
+            rest += microsPerDay
+            days -= 1
+        }
         let (year, month, day) = civilFromDays(days + unixToPostgresDays)
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
@@ -54,7 +57,8 @@ public enum PostgresTime {
         }
         var text = "\(pad(year > 0 ? year : 1 - year, 4))-\(pad(month, 2))-\(pad(day, 2))"
         if withTime {
-            let seconds = rest / microsPerSecond, fraction = rest % microsPerSecond
+            let seconds = rest / microsPerSecond
+            let fraction = rest % microsPerSecond
             text += " \(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2))"
             if fraction != 0 {
                 var digits = pad(fraction, 6)
@@ -109,7 +113,10 @@ enum PostgresText {
         var failed = false
         let out = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             for i in 0..<count {
-                guard let hi = hexNibble(bytes[2 + 2 * i]), let lo = hexNibble(bytes[3 + 2 * i]) else { failed = true; break }
+                guard let hi = hexNibble(bytes[2 + 2 * i]), let lo = hexNibble(bytes[3 + 2 * i]) else {
+                    failed = true
+                    break
+                }
                 buffer[i] = hi << 4 | lo
                 initialized = i + 1
             }
@@ -158,21 +165,26 @@ enum PostgresText {
             return text == "infinity" ? Int64.max : text == "-infinity" ? Int64.min : nil
         }
         guard var year = number(minDigits: 4, maxDigits: 7), expect("-"),
-              let month = number(minDigits: 2, maxDigits: 2), expect("-"),
-              let day = number(minDigits: 2, maxDigits: 2), (1...12).contains(month), (1...31).contains(day) else { return nil }
+            let month = number(minDigits: 2, maxDigits: 2), expect("-"),
+            let day = number(minDigits: 2, maxDigits: 2), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
         var timeMicros: Int64 = 0
         if peek() == UInt8(ascii: " ") || peek() == UInt8(ascii: "T"), i + 1 < n, bytes[i + 1] &- 0x30 < 10 {
             i += 1
             guard let hour = number(minDigits: 2, maxDigits: 2), expect(":"),
-                  let minute = number(minDigits: 2, maxDigits: 2), expect(":"),
-                  let second = number(minDigits: 2, maxDigits: 2), hour <= 24, minute < 60, second <= 60 else { return nil }
+                let minute = number(minDigits: 2, maxDigits: 2), expect(":"),
+                let second = number(minDigits: 2, maxDigits: 2), hour <= 24, minute < 60, second <= 60
+            else { return nil }
             timeMicros = ((hour * 60 + minute) * 60 + second) * PostgresTime.microsPerSecond
             if expect(".") {
                 var scale: Int64 = 100_000
                 var fraction: Int64 = 0
                 var digits = 0
                 while let c = peek(), c &- 0x30 < 10 {
-                    if digits < 6 { fraction += Int64(c - 0x30) * scale; scale /= 10 }
+                    if digits < 6 {
+                        fraction += Int64(c - 0x30) * scale
+                        scale /= 10
+                    }
                     digits += 1
                     i += 1
                 }
@@ -253,8 +265,8 @@ enum PostgresBinary {
     static func understands(_ oid: UInt32) -> Bool {
         switch oid {
         case OID.bool, OID.bytea, OID.name, OID.int8, OID.int2, OID.int4, OID.text, OID.oid, OID.json,
-             OID.float4, OID.float8, OID.unknown, OID.bpchar, OID.varchar, OID.date, OID.timestamp,
-             OID.timestamptz, OID.uuid, OID.void:
+            OID.float4, OID.float8, OID.unknown, OID.bpchar, OID.varchar, OID.date, OID.timestamp,
+            OID.timestamptz, OID.uuid, OID.void:
             true
         default:
             false

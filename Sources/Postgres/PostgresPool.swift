@@ -182,7 +182,12 @@ final class PoolCore: @unchecked Sendable {
         }
         if closed.load(ordering: .acquiring) {
             // close() ran between the check and the claim and skipped us as busy.
-            if slot.connection != nil { inUse.add(1, ordering: .relaxed); release(slot) } else { slot.state.store(0, ordering: .releasing) }
+            if slot.connection != nil {
+                inUse.add(1, ordering: .relaxed)
+                release(slot)
+            } else {
+                slot.state.store(0, ordering: .releasing)
+            }
             throw closedError
         }
         if slot.connection == nil {
@@ -236,7 +241,8 @@ final class PoolCore: @unchecked Sendable {
                 leave()
                 if let connection { return connection }
                 acquireTimeouts.add(1, ordering: .relaxed)
-                throw PostgresError(.connectionFailed, message: "no database connection became free in time (maximumConnections \(maximumConnections))")
+                throw PostgresError(
+                    .connectionFailed, message: "no database connection became free in time (maximumConnections \(maximumConnections))")
             }
         }
     }
@@ -310,12 +316,13 @@ final class PoolCore: @unchecked Sendable {
         condition.lock()
         let open = openCount
         condition.unlock()
-        return PoolStatistics(openConnections: open,
-                              inUse: inUse.load(ordering: .relaxed),
-                              connectsTotal: counters.connects.load(ordering: .relaxed),
-                              connectFailuresTotal: counters.connectFailures.load(ordering: .relaxed),
-                              reconnectsTotal: counters.reconnects.load(ordering: .relaxed),
-                              acquireTimeoutsTotal: acquireTimeouts.load(ordering: .relaxed),
-                              deadOnCheckoutTotal: counters.deadOnCheckout.load(ordering: .relaxed))
+        return PoolStatistics(
+            openConnections: open,
+            inUse: inUse.load(ordering: .relaxed),
+            connectsTotal: counters.connects.load(ordering: .relaxed),
+            connectFailuresTotal: counters.connectFailures.load(ordering: .relaxed),
+            reconnectsTotal: counters.reconnects.load(ordering: .relaxed),
+            acquireTimeoutsTotal: acquireTimeouts.load(ordering: .relaxed),
+            deadOnCheckoutTotal: counters.deadOnCheckout.load(ordering: .relaxed))
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import CPostgres
+import Foundation
 
 /// Owns one PGresult. A PGresult is never modified after libpq hands it over, and libpq
 /// documents that reading one from several threads is safe, hence `@unchecked Sendable`.

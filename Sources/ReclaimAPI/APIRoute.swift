@@ -77,9 +77,11 @@ public struct APIRoute: Sendable {
     /// Query parameters the handler reads, each with the values it takes, as `/openapi.json` declares them.
     public private(set) var queryParameters: [QueryParameter] = []
 
-    private init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
-                 authentication: RouteAuthentication, requestSchema: String?,
-                 responses: [Int: ResponseDoc], bodyLimit: Int?, handler: Route.Handler) {
+    private init(
+        _ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
+        authentication: RouteAuthentication, requestSchema: String?,
+        responses: [Int: ResponseDoc], bodyLimit: Int?, handler: Route.Handler
+    ) {
         self.method = method
         self.path = path
         self.operationID = operationID
@@ -93,19 +95,25 @@ public struct APIRoute: Sendable {
     }
 
     /// A route answered on the worker thread.
-    public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
-                authentication: RouteAuthentication = .none, requestSchema: String? = nil,
-                responses: [Int: ResponseDoc], bodyLimit: Int? = nil, handler: @escaping HTTPHandler) {
-        self.init(method, path, operationID: operationID, summary: summary, tag: tag, authentication: authentication,
-                  requestSchema: requestSchema, responses: responses, bodyLimit: bodyLimit, handler: .immediate(handler))
+    public init(
+        _ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
+        authentication: RouteAuthentication = .none, requestSchema: String? = nil,
+        responses: [Int: ResponseDoc], bodyLimit: Int? = nil, handler: @escaping HTTPHandler
+    ) {
+        self.init(
+            method, path, operationID: operationID, summary: summary, tag: tag, authentication: authentication,
+            requestSchema: requestSchema, responses: responses, bodyLimit: bodyLimit, handler: .immediate(handler))
     }
 
     /// A deferred route, answered through a completion from another thread.
-    public init(_ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
-                authentication: RouteAuthentication = .none, requestSchema: String? = nil,
-                responses: [Int: ResponseDoc], bodyLimit: Int? = nil, deferred: @escaping DeferredHTTPHandler) {
-        self.init(method, path, operationID: operationID, summary: summary, tag: tag, authentication: authentication,
-                  requestSchema: requestSchema, responses: responses, bodyLimit: bodyLimit, handler: .deferred(deferred))
+    public init(
+        _ method: HTTPMethod, _ path: String, operationID: String, summary: String, tag: String,
+        authentication: RouteAuthentication = .none, requestSchema: String? = nil,
+        responses: [Int: ResponseDoc], bodyLimit: Int? = nil, deferred: @escaping DeferredHTTPHandler
+    ) {
+        self.init(
+            method, path, operationID: operationID, summary: summary, tag: tag, authentication: authentication,
+            requestSchema: requestSchema, responses: responses, bodyLimit: bodyLimit, handler: .deferred(deferred))
     }
 
     /// Evidence (issue 5): this route also accepts `multipart/form-data` described by `schema`, under `limits`

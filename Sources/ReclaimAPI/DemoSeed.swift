@@ -54,7 +54,8 @@ public struct DemoSeed: Sendable {
         let started = ContinuousClock.now
         let hasAgents = try pool.withConnection { try AgentStore.any(on: $0) }
         if hasAgents && !force {
-            throw DemoSeedError("the database already has agents, so it is not a fresh one; demo data would mix with real cases (use --force to add it anyway)")
+            throw DemoSeedError(
+                "the database already has agents, so it is not a fresh one; demo data would mix with real cases (use --force to add it anyway)")
         }
         let agents = try seedAgents(now: now)
         let accounts = try seedAccounts(now: now)
@@ -67,8 +68,9 @@ public struct DemoSeed: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - started
-        return DemoSeedResult(agents: agents.all, accounts: accounts.map(\.email), cases: cases,
-                              seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return DemoSeedResult(
+            agents: agents.all, accounts: accounts.map(\.email), cases: cases,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
     // MARK: Agents
@@ -127,14 +129,17 @@ public struct DemoSeed: Sendable {
         let hasher = PasswordHash()
         var accounts: [DemoAccount] = []
         for index in 0..<Self.cardNumbers.count {
-            let account = DemoAccount(email: "demo.customer\(index + 1)@example.net",
-                                      answers: [("pet", "Biscuit \(index + 1)"), ("city", "Lyon")],
-                                      card: Self.cardNumbers[index], serial: "C02DEMO\(index + 1)0\(index + 1)QD",
-                                      imei: Self.imei("3548120000\(String(format: "%04d", index + 1))"))
+            let account = DemoAccount(
+                email: "demo.customer\(index + 1)@example.net",
+                answers: [("pet", "Biscuit \(index + 1)"), ("city", "Lyon")],
+                card: Self.cardNumbers[index], serial: "C02DEMO\(index + 1)0\(index + 1)QD",
+                imei: Self.imei("3548120000\(String(format: "%04d", index + 1))"))
             let payload: [String: Any] = [
                 "email": account.email,
-                "security_questions": [["id": "pet", "question": "Name of your first pet?", "answer": account.answers[0].answer],
-                                       ["id": "city", "question": "City where your parents met?", "answer": account.answers[1].answer]],
+                "security_questions": [
+                    ["id": "pet", "question": "Name of your first pet?", "answer": account.answers[0].answer],
+                    ["id": "city", "question": "City where your parents met?", "answer": account.answers[1].answer],
+                ],
                 "cards": [["number": account.card, "exp_month": 9, "exp_year": year]],
                 "devices": [["serial": account.serial, "model": "Phone 14"], ["imei": account.imei, "model": "Phone 14"]],
             ]
@@ -201,63 +206,102 @@ public struct DemoSeed: Sendable {
 
     /// Every state and every path, with notes, evidence and a few assignments and freezes.
     static let plans: [Plan] = [
-        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Signed out everywhere; password and rescue address changed.",
-             steps: [.note("Customer reached us through the web form.", .internal)]),
+        Plan(
+            count: 3, kind: .accountTakeover, facts: takeover, summary: "Signed out everywhere; password and rescue address changed.",
+            steps: [.note("Customer reached us through the web form.", .internal)]),
         Plan(count: 2, kind: .activationLock, facts: locked, summary: "Second-hand phone is activation-locked to the previous owner.", steps: []),
-        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Security questions changed by someone else.",
-             steps: [.act(.escalate), .note("We are checking your identity against what is on file.", .customer),
-                     .transcript("Chat: customer confirms the last purchase and the device model."), .card(matched: false)]),
-        Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true, twoStepEnabled: true),
-             summary: "Thief turned on two-step verification.", steps: [.act(.escalate), .note("Two-step on: only the device can be recovered.", .internal)]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Card charges the customer does not recognise.",
-             steps: [.act(.escalate), .freeze, .note("Account frozen while identity is checked.", .internal)]),
-        Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Locked out after a phishing e-mail.",
-             steps: [.act(.escalate), .act(.requestDocuments, reason: "Not enough factors matched; proof of ownership needed."),
-                     .note("Please upload your invoice or the carrier contract.", .customer)]),
-        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Phone in lost mode after being found.",
-             steps: [.act(.requestDocuments, reason: "Device-only case: proof of purchase needed."), .note("Please upload a photo of the box.", .customer)]),
+        Plan(
+            count: 3, kind: .accountTakeover, facts: takeover, summary: "Security questions changed by someone else.",
+            steps: [
+                .act(.escalate), .note("We are checking your identity against what is on file.", .customer),
+                .transcript("Chat: customer confirms the last purchase and the device model."), .card(matched: false),
+            ]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true, twoStepEnabled: true),
+            summary: "Thief turned on two-step verification.",
+            steps: [.act(.escalate), .note("Two-step on: only the device can be recovered.", .internal)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Card charges the customer does not recognise.",
+            steps: [.act(.escalate), .freeze, .note("Account frozen while identity is checked.", .internal)]),
+        Plan(
+            count: 3, kind: .accountTakeover, facts: takeover, summary: "Locked out after a phishing e-mail.",
+            steps: [
+                .act(.escalate), .act(.requestDocuments, reason: "Not enough factors matched; proof of ownership needed."),
+                .note("Please upload your invoice or the carrier contract.", .customer),
+            ]),
+        Plan(
+            count: 2, kind: .activationLock, facts: locked, summary: "Phone in lost mode after being found.",
+            steps: [
+                .act(.requestDocuments, reason: "Device-only case: proof of purchase needed."), .note("Please upload a photo of the box.", .customer),
+            ]),
         Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address replaced.", steps: toReview),
         Plan(count: 2, kind: .activationLock, facts: locked, summary: "Tablet locked after a reset.", steps: deviceToReview),
         Plan(count: 3, kind: .accountTakeover, facts: takeover, summary: "Rescue address added by a thief.", steps: toVerified),
-        Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Questions changed; customer has the invoice.",
-             steps: toApproved + [.note("Invoice matches the device on file.", .internal)]),
-        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Activation lock after a repair.",
-             steps: deviceToApproved + [.assign(.engineering)]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Invoice just uploaded; the IMEI photo is still to come.",
-             steps: [.act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."), .document(.invoice)]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Rescue address removed; the security questions are next.",
-             steps: toVerified + [.unlock(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
-        Plan(count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
-             steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
-        Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed after a SIM swap.",
-             steps: [.act(.escalate), .answers, .act(.sendReset)]),
-        Plan(count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address and questions changed.",
-             steps: toVerified + [.unlock(.removeRescueEmail), .act(.complete, unlock: .resetSecurityQuestions),
-                                  .note("The added rescue address was removed and your security questions reset.", .customer)]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Questions changed; invoice supplied.",
-             steps: toApproved + [.unlock(.resetSecurityQuestions), .act(.complete, unlock: .removeRescueEmail)]),
-        Plan(count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
-             steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock),
-                                      .note("The lock is removed: set the device up as new.", .customer)]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Claims ownership of an account.",
-             steps: toReview + [.act(.reject, reason: "The invoice is for a different device."), .note("The documents did not show ownership.", .customer)]),
-        Plan(count: 1, kind: .activationLock, facts: locked, summary: "Locked phone bought at a market.",
-             steps: deviceToReview + [.act(.reject, reason: "The box belongs to another IMEI.")]),
-        Plan(count: 2, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Forgot the password after a takeover attempt.",
-             steps: [.answers, .act(.sendReset), .act(.close, reason: "Customer confirmed access is back.")]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Ownership claim without proof.",
-             steps: toReview + [.act(.reject, reason: "No proof of ownership."), .act(.close, reason: "No reply within 30 days.")]),
-        Plan(count: 1, kind: .activationLock, facts: locked, summary: "Watch locked after a trade-in.",
-             steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
-        Plan(count: 1, kind: .accountTakeover, facts: takeover, summary: "Called again from another phone about the same account.",
-             steps: [.note("Second call: same account as an open case.", .internal), .mergeIntoEarlier]),
-        Plan(count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Reset sent, customer still locked out.",
-             steps: [.answers, .act(.sendReset), .act(.reopen, reason: "Customer reports the thief changed the password again."),
-                     .note("Reopened: the reset did not hold.", .internal)]),
+        Plan(
+            count: 2, kind: .accountTakeover, facts: takeover, summary: "Questions changed; customer has the invoice.",
+            steps: toApproved + [.note("Invoice matches the device on file.", .internal)]),
+        Plan(
+            count: 2, kind: .activationLock, facts: locked, summary: "Activation lock after a repair.",
+            steps: deviceToApproved + [.assign(.engineering)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Invoice just uploaded; the IMEI photo is still to come.",
+            steps: [.act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."), .document(.invoice)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Rescue address removed; the security questions are next.",
+            steps: toVerified + [.unlock(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
+        Plan(
+            count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
+            steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed after a SIM swap.",
+            steps: [.act(.escalate), .answers, .act(.sendReset)]),
+        Plan(
+            count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address and questions changed.",
+            steps: toVerified + [
+                .unlock(.removeRescueEmail), .act(.complete, unlock: .resetSecurityQuestions),
+                .note("The added rescue address was removed and your security questions reset.", .customer),
+            ]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Questions changed; invoice supplied.",
+            steps: toApproved + [.unlock(.resetSecurityQuestions), .act(.complete, unlock: .removeRescueEmail)]),
+        Plan(
+            count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
+            steps: deviceToApproved + [
+                .act(.complete, unlock: .removeActivationLock),
+                .note("The lock is removed: set the device up as new.", .customer),
+            ]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Claims ownership of an account.",
+            steps: toReview + [
+                .act(.reject, reason: "The invoice is for a different device."), .note("The documents did not show ownership.", .customer),
+            ]),
+        Plan(
+            count: 1, kind: .activationLock, facts: locked, summary: "Locked phone bought at a market.",
+            steps: deviceToReview + [.act(.reject, reason: "The box belongs to another IMEI.")]),
+        Plan(
+            count: 2, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Forgot the password after a takeover attempt.",
+            steps: [.answers, .act(.sendReset), .act(.close, reason: "Customer confirmed access is back.")]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Ownership claim without proof.",
+            steps: toReview + [.act(.reject, reason: "No proof of ownership."), .act(.close, reason: "No reply within 30 days.")]),
+        Plan(
+            count: 1, kind: .activationLock, facts: locked, summary: "Watch locked after a trade-in.",
+            steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Called again from another phone about the same account.",
+            steps: [.note("Second call: same account as an open case.", .internal), .mergeIntoEarlier]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Reset sent, customer still locked out.",
+            steps: [
+                .answers, .act(.sendReset), .act(.reopen, reason: "Customer reports the thief changed the password again."),
+                .note("Reopened: the reset did not hold.", .internal),
+            ]),
     ]
 
-    static let customers = ["Amara Nwosu", "Lucas Ferreira", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
-                            "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker"]
+    static let customers = [
+        "Amara Nwosu", "Lucas Ferreira", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
+        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker",
+    ]
 
     private func seedCase(_ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date) throws -> DemoCase {
         let account = accounts[index % accounts.count]
@@ -268,12 +312,13 @@ public struct DemoSeed: Sendable {
         let customer = Self.customers[index % Self.customers.count]
         func current() -> Date { Timestamp.truncated(clock.now()) }
 
-        let opening = CaseOperations.Opening(kind: plan.kind, accountEmail: account.email, customerName: customer,
-                                             customerContactEmail: "contact.\(index + 1)@example.org",
-                                             devices: [.init(serial: account.serial, imei: account.imei, model: "Phone 14")],
-                                             facts: plan.facts, summary: plan.summary,
-                                             // Every other case whose thief added a rescue address knows which: the case page shows it.
-                                             rescueEmail: plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil)
+        let opening = CaseOperations.Opening(
+            kind: plan.kind, accountEmail: account.email, customerName: customer,
+            customerContactEmail: "contact.\(index + 1)@example.org",
+            devices: [.init(serial: account.serial, imei: account.imei, model: "Phone 14")],
+            facts: plan.facts, summary: plan.summary,
+            // Every other case whose thief added a rescue address knows which: the case page shows it.
+            rescueEmail: plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil)
         let opened = try pool.withTransaction { try operations.open(opening, by: creator, at: current(), on: $0) }
         let number = try CaseNumber(parsing: opened.record.number)
         let year = Calendar(identifier: .gregorian).component(.year, from: current()) + 3
@@ -288,14 +333,17 @@ public struct DemoSeed: Sendable {
             case .act(let action, let reason, let unlock):
                 let tier = holder.isAtLeast(action.rule.minimumTier) ? holder : action.rule.minimumTier
                 _ = try pool.withTransaction { connection in
-                    try operations.transition(number, expectedVersion: record.version, .init(action: action, reason: reason, unlock: unlock),
-                                              actorTier: tier, by: agents.actor(tier), at: at, on: connection).taken()
+                    try operations.transition(
+                        number, expectedVersion: record.version, .init(action: action, reason: reason, unlock: unlock),
+                        actorTier: tier, by: agents.actor(tier), at: at, on: connection
+                    ).taken()
                 }
             case .note(let body, let visibility):
                 _ = try pool.withTransaction { try operations.addNote(number, body: body, visibility: visibility, by: actor, at: at, on: $0) }
             case .answers:
-                let check = try operations.checkAnswers(account.answers.map { ($0.id, SecurityAnswer.normalize($0.answer)) }, number: number,
-                                                        hasher: hasher, at: at, pool: pool)
+                let check = try operations.checkAnswers(
+                    account.answers.map { ($0.id, SecurityAnswer.normalize($0.answer)) }, number: number,
+                    hasher: hasher, at: at, pool: pool)
                 _ = try pool.withTransaction { try operations.fileAnswers(check, number: number, by: actor, at: at, on: $0) }
             case .card(let matched):
                 let card = try Self.valid(CardNumber.validate(matched ? account.card : Self.otherCard))
@@ -310,26 +358,32 @@ public struct DemoSeed: Sendable {
             case .document(let kind):
                 guard let type = DocumentType(kind) else { preconditionFailure("The demo uploads documents only, not \(kind).") }
                 _ = try pool.withTransaction { connection in
-                    try operations.fileDocument(type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
-                                                number: number, by: "customer", at: at, on: connection)
+                    try operations.fileDocument(
+                        type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
+                        number: number, by: "customer", at: at, on: connection)
                 }
             case .assign(let tier):
                 _ = try pool.withTransaction { connection in
-                    try operations.assign(number, expectedVersion: record.version, to: agents.byTier[tier]!.id, actorTier: holder,
-                                          by: agents.actor(holder), at: at, on: connection)
+                    try operations.assign(
+                        number, expectedVersion: record.version, to: agents.byTier[tier]!.id, actorTier: holder,
+                        by: agents.actor(holder), at: at, on: connection)
                 }
             case .acceptDocuments:
-                let pending = try pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }.filter { $0.kind.isDocument && $0.status == .pending }
+                let pending = try pool.withConnection { try EvidenceStore.list(caseID: record.id, on: $0) }.filter {
+                    $0.kind.isDocument && $0.status == .pending
+                }
                 for document in pending {
                     _ = try pool.withTransaction { connection in
-                        try operations.review(evidence: document.id, decision: .accepted, reason: "Matches the device on file.", actorTier: .tier3,
-                                              by: agents.actor(.tier3), at: at, on: connection)
+                        try operations.review(
+                            evidence: document.id, decision: .accepted, reason: "Matches the device on file.", actorTier: .tier3,
+                            by: agents.actor(.tier3), at: at, on: connection)
                     }
                 }
             case .unlock(let step):
                 _ = try pool.withTransaction { connection in
-                    try operations.recordUnlock(number, expectedVersion: record.version, step: step, reason: nil, actorTier: .engineering,
-                                                by: agents.actor(.engineering), at: at, on: connection)
+                    try operations.recordUnlock(
+                        number, expectedVersion: record.version, step: step, reason: nil, actorTier: .engineering,
+                        by: agents.actor(.engineering), at: at, on: connection)
                 }
             case .mergeIntoEarlier:
                 let target = try pool.withConnection { connection in
@@ -337,9 +391,10 @@ public struct DemoSeed: Sendable {
                 }
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
                 _ = try pool.withTransaction { connection in
-                    try operations.merge(number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
-                                         reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
-                                         actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                    try operations.merge(
+                        number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
+                        reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
+                        actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier
@@ -349,14 +404,16 @@ public struct DemoSeed: Sendable {
             }
         }
         let final = try pool.withConnection { try operations.load(number, on: $0) }
-        return DemoCase(number: number.digits, accessCode: opened.accessCode.display, kind: plan.kind, state: final.snapshot.state,
-                        path: final.snapshot.path, accountEmail: account.email)
+        return DemoCase(
+            number: number.digits, accessCode: opened.accessCode.display, kind: plan.kind, state: final.snapshot.state,
+            path: final.snapshot.path, accountEmail: account.email)
     }
 
     static func valid<T>(_ result: Result<T, ValidationFailure>) throws -> T {
         switch result {
         case .success(let value): return value
-        case .failure(let failure): throw DemoSeedError("demo data refused: \(failure.issues.map { "\($0.field): \($0.message)" }.joined(separator: "; "))")
+        case .failure(let failure):
+            throw DemoSeedError("demo data refused: \(failure.issues.map { "\($0.field): \($0.message)" }.joined(separator: "; "))")
         }
     }
 

@@ -78,8 +78,9 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .csrfFailed, .insufficientTier, .passkeyRequired: 403
         case .invalidCaseNumber, .noAccountOnFile: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
-             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
-             .notFrozen, .notSameAccount, .endpointDisabled: 409
+            .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
+            .notFrozen, .notSameAccount, .endpointDisabled:
+            409
         case .accessCodeJustIssued, .pathDecided, .differentCustomer: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
@@ -122,39 +123,55 @@ public enum Refusals {
 extension WorkflowRefusal: Refusal {
     var problem: Problem {
         switch self {
-        case let .invalidTransition(from, action):
+        case .invalidTransition(let from, let action):
             Problem(ErrorCode.invalidTransition, detail: "\(action.rawValue) cannot be taken on a case in \(from.rawValue).")
-        case let .insufficientTier(required):
-            Problem(ErrorCode.insufficientTier, detail: "This needs \(required.rawValue) or above.", extraMembers: ["required_tier": required.rawValue])
-        case let .verificationFailed(outcome):
-            Problem(ErrorCode.verificationFailed, detail: "Identity is verified only when at least two of security answer, card and device match.",
-                    extraMembers: ["factors": Dictionary(uniqueKeysWithValues: outcome.factors.map { ($0.key.rawValue, $0.value.rawValue) })])
+        case .insufficientTier(let required):
+            Problem(
+                ErrorCode.insufficientTier, detail: "This needs \(required.rawValue) or above.", extraMembers: ["required_tier": required.rawValue])
+        case .verificationFailed(let outcome):
+            Problem(
+                ErrorCode.verificationFailed, detail: "Identity is verified only when at least two of security answer, card and device match.",
+                extraMembers: ["factors": Dictionary(uniqueKeysWithValues: outcome.factors.map { ($0.key.rawValue, $0.value.rawValue) })])
         case .notRecoverable:
-            Problem(ErrorCode.notRecoverable,
-                    detail: "The account cannot be recovered (two-step verification is on, or the case is about a device): only the device can be unlocked, with proof of ownership.")
+            Problem(
+                ErrorCode.notRecoverable,
+                detail:
+                    "The account cannot be recovered (two-step verification is on, or the case is about a device): only the device can be unlocked, with proof of ownership."
+            )
         case .caseNotOpen:
-            Problem(ErrorCode.caseNotOpen, detail: "The case is finished (resolved, rejected, closed or merged) and takes no more work; an internal note is still possible. Work on a merged case goes on the case it went into.")
+            Problem(
+                ErrorCode.caseNotOpen,
+                detail:
+                    "The case is finished (resolved, rejected, closed or merged) and takes no more work; an internal note is still possible. Work on a merged case goes on the case it went into."
+            )
         case .unlockRequired: Problem(ErrorCode.unlockRequired, detail: "Say which unlock was performed.")
         case .unlockNotAllowed: Problem(ErrorCode.unlockNotAllowed, detail: "This unlock is not allowed on this case.")
         case .answersNotMatched: Problem(ErrorCode.answersNotMatched, detail: "A reset needs every security answer on file to match.")
         case .reasonRequired: Problem(ErrorCode.reasonRequired, detail: "Give a reason for this action.")
-        case let .documentsMissing(missing):
-            Problem(ErrorCode.documentsMissing, detail: "Approval needs an accepted document for: \(missing.map(\.rawValue).joined(separator: ", ")).",
-                    extraMembers: ["missing": missing.map(\.rawValue)])
+        case .documentsMissing(let missing):
+            Problem(
+                ErrorCode.documentsMissing, detail: "Approval needs an accepted document for: \(missing.map(\.rawValue).joined(separator: ", ")).",
+                extraMembers: ["missing": missing.map(\.rawValue)])
         case .documentsPending:
             Problem(ErrorCode.documentsPending, detail: "A document on this case is still waiting for review: accept or reject it first.")
-        case let .unlocksOutstanding(steps):
-            Problem(ErrorCode.unlocksOutstanding, detail: "Still to undo before the case is complete: \(steps.map(\.rawValue).joined(separator: ", ")).",
-                    extraMembers: ["outstanding": steps.map(\.rawValue)])
+        case .unlocksOutstanding(let steps):
+            Problem(
+                ErrorCode.unlocksOutstanding, detail: "Still to undo before the case is complete: \(steps.map(\.rawValue).joined(separator: ", ")).",
+                extraMembers: ["outstanding": steps.map(\.rawValue)])
         case .alreadyDone: Problem(ErrorCode.alreadyDone, detail: "This unlock step is already recorded.")
         case .notSameAccount: Problem(ErrorCode.notSameAccount, detail: "Only cases about the same account e-mail can be merged.")
         case .pathDecided:
-            Problem(ErrorCode.pathDecided,
-                    detail: "The case reached engineering on the facts as they were (verify or approve checked those), and this change would change whether only the device can be recovered. Tell engineering in an internal note; once the case is finished, tier 2 can reopen it and correct the facts.")
-        case let .differentCustomer(fields):
-            Problem(ErrorCode.differentCustomer,
-                    detail: "These cases name different customers (\(fields.joined(separator: ", "))): merge them only if they are one person, with same_customer_confirmed.",
-                    extraMembers: ["differing": fields])
+            Problem(
+                ErrorCode.pathDecided,
+                detail:
+                    "The case reached engineering on the facts as they were (verify or approve checked those), and this change would change whether only the device can be recovered. Tell engineering in an internal note; once the case is finished, tier 2 can reopen it and correct the facts."
+            )
+        case .differentCustomer(let fields):
+            Problem(
+                ErrorCode.differentCustomer,
+                detail:
+                    "These cases name different customers (\(fields.joined(separator: ", "))): merge them only if they are one person, with same_customer_confirmed.",
+                extraMembers: ["differing": fields])
         }
     }
 
@@ -174,32 +191,40 @@ extension OperationError: Refusal {
         case .caseNotFound: Problem.notFound(detail: "No case has this number.")
         case .evidenceNotFound: Problem.notFound(detail: "No evidence has this id.")
         case .stale(let current):
-            Problem(HTTPProblemCode.staleVersion, detail: "The case changed (now at version \(current)); reload it and try again.",
-                    extraHeaders: [("ETag", "\"\(current)\"")])
+            Problem(
+                HTTPProblemCode.staleVersion, detail: "The case changed (now at version \(current)); reload it and try again.",
+                extraHeaders: [("ETag", "\"\(current)\"")])
         case .refused(let refusal, _): refusal.problem
         case .refusedAfterRecording(let refusal, let version):
             // What was done stands: the ETag gives the version the case is at now.
             refusal.problem.adding(header: ("ETag", "\"\(version)\""))
         case .invalid(let failure): CaseHTTP.problem(for: failure)
         case .answersLocked(let until, let now):
-            Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
-                                    detail: "Too many wrong answers for this account. Try again later.")
+            Problem.tooManyRequests(
+                retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
+                detail: "Too many wrong answers for this account. Try again later.")
         case .alreadyFrozen: Problem(ErrorCode.alreadyFrozen, detail: "The account is already frozen.")
         case .notFrozen: Problem(ErrorCode.notFrozen, detail: "The account is not frozen.")
-        case .noAccountOnFile: Problem(ErrorCode.noAccountOnFile, detail: "The case's account is not on file: there are no security questions to ask.")
+        case .noAccountOnFile:
+            Problem(ErrorCode.noAccountOnFile, detail: "The case's account is not on file: there are no security questions to ask.")
         case .reviewNeedsTier(let tier):
-            Problem(ErrorCode.insufficientTier, detail: "Reviewing this evidence needs \(tier.rawValue) or above.", extraMembers: ["required_tier": tier.rawValue])
+            Problem(
+                ErrorCode.insufficientTier, detail: "Reviewing this evidence needs \(tier.rawValue) or above.",
+                extraMembers: ["required_tier": tier.rawValue])
         case .unsupportedMedia(let mismatch):
-            Problem(HTTPProblemCode.unsupportedMediaType,
-                    detail: mismatch ? "The file's content is not the type it was declared as." : "Only PDF, JPEG, PNG and HEIC files are accepted.")
+            Problem(
+                HTTPProblemCode.unsupportedMediaType,
+                detail: mismatch ? "The file's content is not the type it was declared as." : "Only PDF, JPEG, PNG and HEIC files are accepted.")
         case .tooLarge(let limit): Problem.payloadTooLarge(limit: limit)
         case .caseNotOpen:
             Problem(ErrorCode.caseNotOpen, detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
         case .accountExists: Problem(ErrorCode.accountExists, detail: "An account with this e-mail is already on file.")
         case .keysUnavailable: Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.")
         case .accessCodeJustIssued(let until, let now):
-            Problem(ErrorCode.accessCodeJustIssued, detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
-                    extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
+            Problem(
+                ErrorCode.accessCodeJustIssued,
+                detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
+                extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
         }
     }
 
@@ -234,10 +259,11 @@ extension IdentityAdministrationError: Refusal {
         }
     }
 
-    static let examples: [IdentityAdministrationError] = [
-        .invalid(field: "email", "Not a valid email address."), .noSuchAgent, .noSuchClient(activeOnly: true), .noSuchClient(activeOnly: false),
-        .agentExists,
-    ] + AdministrationLockout.allCases.map(IdentityAdministrationError.lockout)
+    static let examples: [IdentityAdministrationError] =
+        [
+            .invalid(field: "email", "Not a valid email address."), .noSuchAgent, .noSuchClient(activeOnly: true), .noSuchClient(activeOnly: false),
+            .agentExists,
+        ] + AdministrationLockout.allCases.map(IdentityAdministrationError.lockout)
 }
 
 extension IdentityAdministrationError: CustomStringConvertible {

@@ -50,8 +50,9 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw Problem.badRequest(code: ErrorCode.invalidIdempotencyKey, detail: "Idempotency-Key must be 1 to 255 visible ASCII characters.")
         }
-        let claim = IdempotencyClaim(owner: owner, key: key, requestHash: Self.requestHash(request), lifetime: policy.idempotencyLifetime,
-                                     wait: policy.idempotencyWait)
+        let claim = IdempotencyClaim(
+            owner: owner, key: key, requestHash: Self.requestHash(request), lifetime: policy.idempotencyLifetime,
+            wait: policy.idempotencyWait)
         let now = context.clock.now()
         // A look without a lock: a sequential retry is answered before any parsing, hashing or upload handling.
         if let record = try context.pool.withConnection({ try IdempotencyKeyStore.lookup(owner, key: key, now: now, on: $0) }) {
@@ -67,17 +68,20 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
     /// For a handler that used no `transaction(for:)`: stores its 2xx answer now (deferred routes included).
     public func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
         guard request.method == .POST, request.header("idempotency-key") != nil, let claim = request[Claim.self],
-              !claim.settled.load(ordering: .acquiring), (200..<300).contains(response.status), let keys = context.keys else { return response }
+            !claim.settled.load(ordering: .acquiring), (200..<300).contains(response.status), let keys = context.keys
+        else { return response }
         do {
             let (keyID, sealed) = try Self.seal(response, claim: claim, keys: keys)
             let now = context.clock.now()
             try context.pool.withConnection { connection in
-                try IdempotencyKeyStore.storeCompleted(claim.owner, key: claim.key, requestHash: claim.requestHash, sealedResponse: sealed, keyID: keyID,
-                                                       now: now, lifetime: claim.lifetime, on: connection)
+                try IdempotencyKeyStore.storeCompleted(
+                    claim.owner, key: claim.key, requestHash: claim.requestHash, sealedResponse: sealed, keyID: keyID,
+                    now: now, lifetime: claim.lifetime, on: connection)
             }
         } catch {
             // The change happened; only the replay copy is lost.
-            context.logger.error("idempotency_store_failed", ["request_id": .string(request.requestID), "error_type": .string(String(reflecting: type(of: error)))])
+            context.logger.error(
+                "idempotency_store_failed", ["request_id": .string(request.requestID), "error_type": .string(String(reflecting: type(of: error)))])
         }
         return response
     }
@@ -91,28 +95,32 @@ public struct IdempotencyMiddleware: HTTPMiddleware {
         }
     }
 
-    static let mismatch = Problem(ErrorCode.idempotencyMismatch,
-                                  detail: "This Idempotency-Key was used with a different request; use a new key for a new request.")
+    static let mismatch = Problem(
+        ErrorCode.idempotencyMismatch,
+        detail: "This Idempotency-Key was used with a different request; use a new key for a new request.")
 
-    static let inProgress = Problem(ErrorCode.idempotencyInProgress, detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
-                                    extraHeaders: [("Retry-After", "1")])
+    static let inProgress = Problem(
+        ErrorCode.idempotencyInProgress, detail: "A request with this Idempotency-Key is still being handled; retry shortly.",
+        extraHeaders: [("Retry-After", "1")])
 
     /// The stored answer, opened, marked `Idempotent-Replayed`.
     static func replay(_ sealed: [UInt8], keyID: String, claim: IdempotencyClaim, keys: KeyFile) throws -> HTTPResponse {
         guard let boxKey = keys.key(id: keyID, purpose: .idempotency) else { throw Problem.internal }
         let plain = try SecretBox.open(sealed, key: boxKey, associatedData: associatedData(claim))
         let stored = try JSONDecoder().decode(StoredResponse.self, from: Data(plain))
-        var response = HTTPResponse(status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
-                                    body: Array(stored.body))
+        var response = HTTPResponse(
+            status: stored.status, headers: stored.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
+            body: Array(stored.body))
         response.setHeader("Idempotent-Replayed", "true")
         return response
     }
 
     /// The answer's status, kept headers and body, sealed under the active `idempotency` key.
     static func seal(_ response: HTTPResponse, claim: IdempotencyClaim, keys: KeyFile) throws -> (keyID: String, sealed: [UInt8]) {
-        let stored = StoredResponse(status: response.status,
-                                    headers: storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
-                                    body: Data(response.body))
+        let stored = StoredResponse(
+            status: response.status,
+            headers: storedHeaders.compactMap { name in response.header(name).map { [name, $0] } },
+            body: Data(response.body))
         let (keyID, boxKey) = keys.activeKey(for: .idempotency)
         return (keyID, SecretBox.seal(Array(try JSONEncoder().encode(stored)), key: boxKey, associatedData: associatedData(claim)))
     }

@@ -18,7 +18,8 @@ enum OpenAPIDocument {
                 "code": [
                     "type": "string", "enum": ErrorCode.everyKind.map(\.code),
                     "description": "Stable machine word; x-codes lists each with the status and title it is always answered with.",
-                    "x-codes": Dictionary(uniqueKeysWithValues: ErrorCode.everyKind.map { ($0.code, ["status": $0.status, "title": $0.title] as [String: Any]) }),
+                    "x-codes": Dictionary(
+                        uniqueKeysWithValues: ErrorCode.everyKind.map { ($0.code, ["status": $0.status, "title": $0.title] as [String: Any]) }),
                 ],
                 "request_id": ["type": "string"],
                 "errors": [
@@ -77,7 +78,9 @@ enum OpenAPIDocument {
                     ],
                 ],
                 "csrf_token": ["type": "string", "description": "Send as X-CSRF-Token on every changing request made with the cookie."],
-                "permissions": ["type": "array", "items": ["type": "string"], "description": "Permission names from the permission table (e.g. case.freeze)."],
+                "permissions": [
+                    "type": "array", "items": ["type": "string"], "description": "Permission names from the permission table (e.g. case.freeze).",
+                ],
             ],
         ],
     ]
@@ -108,20 +111,26 @@ enum OpenAPIDocument {
                 ["name": name, "in": "path", "required": true, "schema": pathParameterSchemas[name] ?? ["type": "string"]]
             }
             if route.requiresIfMatch {
-                parameters.append(["name": "If-Match", "in": "header", "required": true,
-                                   "description": "The case's current ETag (\"<version>\"); 428 without it, 412 when stale.",
-                                   "schema": ["type": "string"]])
+                parameters.append([
+                    "name": "If-Match", "in": "header", "required": true,
+                    "description": "The case's current ETag (\"<version>\"); 428 without it, 412 when stale.",
+                    "schema": ["type": "string"],
+                ])
             }
             if route.acceptsIdempotencyKey {
-                parameters.append(["name": "Idempotency-Key", "in": "header", "required": false,
-                                   "description": route.acceptsAgentIdempotencyKey
-                                    ? "Agents and API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once."
-                                    : "API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once.",
-                                   "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"]])
+                parameters.append([
+                    "name": "Idempotency-Key", "in": "header", "required": false,
+                    "description": route.acceptsAgentIdempotencyKey
+                        ? "Agents and API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once."
+                        : "API clients: the same key with the same request replays the first 2xx answer for 24 hours; the change is made once.",
+                    "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"],
+                ])
             }
             for query in route.queryParameters {
-                parameters.append(["name": query.name, "in": "query", "required": false, "description": query.description,
-                                   "schema": ["type": "string", "enum": query.values]])
+                parameters.append([
+                    "name": query.name, "in": "query", "required": false, "description": query.description,
+                    "schema": ["type": "string", "enum": query.values],
+                ])
             }
             if !parameters.isEmpty { operation["parameters"] = parameters }
             if !route.requestContent.isEmpty {
@@ -183,10 +192,14 @@ enum OpenAPIDocument {
                     .merging(adminSchemas) { first, _ in first }.merging(notificationSchemas) { first, _ in first }
                     .merging(auditSchemas) { first, _ in first },
                 "securitySchemes": [
-                    "agentSession": ["type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
-                                     "description": "Agent session cookie; changing requests also send X-CSRF-Token."],
-                    "apiKey": ["type": "http", "scheme": "bearer",
-                               "description": "API client key; every POST also carries Reclaim-Signature."],
+                    "agentSession": [
+                        "type": "apiKey", "in": "cookie", "name": "__Host-reclaim_session",
+                        "description": "Agent session cookie; changing requests also send X-CSRF-Token.",
+                    ],
+                    "apiKey": [
+                        "type": "http", "scheme": "bearer",
+                        "description": "API client key; every POST also carries Reclaim-Signature.",
+                    ],
                 ],
             ],
         ]

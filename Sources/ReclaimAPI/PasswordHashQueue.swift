@@ -50,23 +50,23 @@ public final class PasswordHashQueue: @unchecked Sendable {
     }
 
     #if os(Linux)
-    /// The kernel thread id (Glibc's `gettid` is not visible to Swift; /proc/thread-self names it).
-    private static func currentThreadID() -> id_t? {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let text = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return text.split(separator: "/").last.flatMap { id_t($0) }
-    }
+        /// The kernel thread id (Glibc's `gettid` is not visible to Swift; /proc/thread-self names it).
+        private static func currentThreadID() -> id_t? {
+            var buffer = [CChar](repeating: 0, count: 64)
+            let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+            guard count > 0 else { return nil }
+            let text = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return text.split(separator: "/").last.flatMap { id_t($0) }
+        }
     #endif
 
     private func work() {
         // Lower priority (nice 5, this thread only on Linux): hashing tolerates waiting, other requests'
         // latency does not; measured /healthz p99 while sign-ins saturate the queue is in BENCHMARKS.md.
         #if os(Linux)
-        if let tid = Self.currentThreadID() {
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, niceness)
-        }
+            if let tid = Self.currentThreadID() {
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, niceness)
+            }
         #endif
         condition.lock()
         while true {

@@ -23,9 +23,10 @@ enum ProblemMapping {
     static func database(_ error: Error) -> (any HTTPProblem)? {
         guard let error = error as? PostgresError else { return nil }
         if error.isConnectionError {
-            return Problem(ErrorCode.databaseUnavailable,
-                           detail: "The database cannot be reached. Try again shortly.",
-                           extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
+            return Problem(
+                ErrorCode.databaseUnavailable,
+                detail: "The database cannot be reached. Try again shortly.",
+                extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
         }
         switch error.sqlState {
         case "23505":
@@ -38,17 +39,20 @@ enum ProblemMapping {
             return Problem(HTTPProblemCode.forbidden, detail: "The service may not perform this operation.")
         case "40001", "40P01", "55P03":
             // Already retried by PostgresPool.withTransaction; the client may try again.
-            return Problem(ErrorCode.databaseBusy,
-                           detail: "The request collided with another change. Try again.",
-                           extraHeaders: [("Retry-After", "1")])
+            return Problem(
+                ErrorCode.databaseBusy,
+                detail: "The request collided with another change. Try again.",
+                extraHeaders: [("Retry-After", "1")])
         case "57014":
-            return Problem(ErrorCode.databaseTimeout,
-                           detail: "The database took too long to answer. Try again shortly.",
-                           extraHeaders: [("Retry-After", "2")])
+            return Problem(
+                ErrorCode.databaseTimeout,
+                detail: "The database took too long to answer. Try again shortly.",
+                extraHeaders: [("Retry-After", "2")])
         case "53300", "53200", "53100":
-            return Problem(ErrorCode.databaseOverloaded,
-                           detail: "The database is out of resources. Try again shortly.",
-                           extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
+            return Problem(
+                ErrorCode.databaseOverloaded,
+                detail: "The database is out of resources. Try again shortly.",
+                extraHeaders: [("Retry-After", String(unavailableRetryAfter))])
         default:
             return nil
         }

@@ -32,8 +32,10 @@ public final class ReclaimService: Sendable {
     /// Connects, applies (through `RECLAIM_MIGRATION_DATABASE_URL`) or checks migrations, refuses a database role that
     /// could rewrite the timelines, and builds the server; `start()` begins serving.
     /// `clock` is the service's only source of the time (tests move it to check expiry rules).
-    public init(configuration: ServiceConfiguration, keys: KeyFile?, logger: Logger, migrate: Bool = true,
-                clock: ServiceClock = ServiceClock()) throws {
+    public init(
+        configuration: ServiceConfiguration, keys: KeyFile?, logger: Logger, migrate: Bool = true,
+        clock: ServiceClock = ServiceClock()
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         let migrations: [Migration]
@@ -50,9 +52,10 @@ public final class ReclaimService: Sendable {
                 try ReclaimService.prepareSchema(configuration, migrator: migrator, migrate: migrate, on: connection, logger: logger)
                 let (role, problems) = try DatabaseRoles.check(on: connection)
                 guard problems.isEmpty else {
-                    throw StartupError("the database role \"\(role)\" \(problems.joined(separator: "; ")): the service must not be able to rewrite "
-                                       + "the timelines or the admin log. Serve as a login in \(DatabaseRoles.serviceGroup) that owns nothing "
-                                       + "(`reclaim db roles` prints the SQL; docs/operations.md, \"Database roles\")")
+                    throw StartupError(
+                        "the database role \"\(role)\" \(problems.joined(separator: "; ")): the service must not be able to rewrite "
+                            + "the timelines or the admin log. Serve as a login in \(DatabaseRoles.serviceGroup) that owns nothing "
+                            + "(`reclaim db roles` prints the SQL; docs/operations.md, \"Database roles\")")
                 }
             }
         } catch let error as StartupError {
@@ -66,14 +69,17 @@ public final class ReclaimService: Sendable {
         let metrics = RequestMetrics()
         self.metrics = metrics
         let documentBox = DocumentBox()
-        let operations = OperationsController(pool: pool, migrator: migrator, metrics: metrics, metricsAllowed: configuration.metricsAllowed,
-                                              openAPIDocument: { documentBox.bytes })
+        let operations = OperationsController(
+            pool: pool, migrator: migrator, metrics: metrics, metricsAllowed: configuration.metricsAllowed,
+            openAPIDocument: { documentBox.bytes })
         let context = ServiceContext(configuration: configuration, pool: pool, keys: keys, logger: logger, clock: clock)
         self.context = context
-        deliveryWorker = configuration.mailThreads + configuration.webhookThreads > 0
+        deliveryWorker =
+            configuration.mailThreads + configuration.webhookThreads > 0
             ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
             : nil
-        sequencer = TransparencyLogWorker(settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
+        sequencer = TransparencyLogWorker(
+            settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
         let routes = Routes(context: context, operations: operations).all
         self.routes = routes
         documentBox.bytes = OpenAPIDocument.render(routes: routes)
@@ -90,8 +96,9 @@ public final class ReclaimService: Sendable {
             }
         }
         do {
-            try FileManager.default.createDirectory(atPath: configuration.spoolDirectory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: configuration.spoolDirectory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             pool.close()
             throw StartupError("cannot create the upload spool directory \(configuration.spoolDirectory): \(error.localizedDescription)")
@@ -109,37 +116,46 @@ public final class ReclaimService: Sendable {
         serverConfiguration.tlsKeyPEM = tlsKey
         serverConfiguration.spoolDirectory = configuration.spoolDirectory
 
-        let router = Router(routes: routes.map { route in
-            var served = Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
-            // Evidence: document uploads parse forms while they arrive, and large documents are spooled, not held in memory.
-            if let limits = route.multipart { served = served.acceptingMultipart(limits) }
-            if route.requestContent.contains(where: { if case .bytes = $0 { true } else { false } }) { served = served.spoolingLargeBodies() }
-            return served
-        })
-        let staticFiles = StaticFiles(root: configuration.publicDirectory,
-                                      aliases: Dictionary(uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
-                                          (page.path, ["/": "index.html", "/admin": "admin.html", "/reports": "reports.html"][page.path] ?? "status.html")
-                                      }))
+        let router = Router(
+            routes: routes.map { route in
+                var served = Route(route.method, route.path, bodyLimit: route.bodyLimit, answeredBy: route.handler)
+                // Evidence: document uploads parse forms while they arrive, and large documents are spooled, not held in memory.
+                if let limits = route.multipart { served = served.acceptingMultipart(limits) }
+                if route.requestContent.contains(where: { if case .bytes = $0 { true } else { false } }) { served = served.spoolingLargeBodies() }
+                return served
+            })
+        let staticFiles = StaticFiles(
+            root: configuration.publicDirectory,
+            aliases: Dictionary(
+                uniqueKeysWithValues: OpenAPIDocument.pages.map { page in
+                    (page.path, ["/": "index.html", "/admin": "admin.html", "/reports": "reports.html"][page.path] ?? "status.html")
+                }))
         // Identity: the auth middleware resolves the principal; idempotency wraps API-client POSTs (and agents' on notes).
         let customerRoutes = Set(routes.filter { $0.authentication == .customer }.map(\.key))
         let agentKeyRoutes = Set(routes.filter(\.acceptsAgentIdempotencyKey).map(\.key))
-        let middleware: [any HTTPMiddleware] = [AuthMiddleware(context: context, customerRoutes: customerRoutes),
-                                                IdempotencyMiddleware(context: context, agentRoutes: agentKeyRoutes)]
-        server = HTTPServer(configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
-                            errorMapper: ProblemMapping.map, logger: logger, metrics: metrics)
+        let middleware: [any HTTPMiddleware] = [
+            AuthMiddleware(context: context, customerRoutes: customerRoutes),
+            IdempotencyMiddleware(context: context, agentRoutes: agentKeyRoutes),
+        ]
+        server = HTTPServer(
+            configuration: serverConfiguration, router: router, middleware: middleware, staticFiles: staticFiles,
+            errorMapper: ProblemMapping.map, logger: logger, metrics: metrics)
     }
 
     /// Applies pending migrations through `RECLAIM_MIGRATION_DATABASE_URL` (when it is set and `migrate`), then checks
     /// on `connection`, the service's own, that the schema is this build's; throws `StartupError` saying what to do.
-    public static func prepareSchema(_ configuration: ServiceConfiguration, migrator: Migrator, migrate: Bool, on connection: PostgresConnection,
-                                     logger: Logger) throws {
+    public static func prepareSchema(
+        _ configuration: ServiceConfiguration, migrator: Migrator, migrate: Bool, on connection: PostgresConnection,
+        logger: Logger
+    ) throws {
         if migrate, let ownerURL = configuration.migrationDatabaseURL {
             let owner = try PostgresConnection(connectionString: ownerURL)
             defer { owner.close() }
             try migrator.migrate(owner, logger: logger)
         }
         guard case .pending(let pending) = try migrator.check(connection) else { return }
-        let remedy = configuration.migrationDatabaseURL == nil
+        let remedy =
+            configuration.migrationDatabaseURL == nil
             ? "set RECLAIM_MIGRATION_DATABASE_URL (the schema owner's) so that serve applies them, or run `reclaim migrate` with it"
             : "drop --no-migrate, or run `reclaim migrate`"
         throw StartupError("the database lacks \(pending.count) migration(s) starting at \(pending[0].version)_\(pending[0].name): \(remedy)")

@@ -58,47 +58,65 @@ struct Routes {
     // MARK: Operations
     var operationsRoutes: [APIRoute] {
         [
-            APIRoute(.GET, "/healthz", operationID: "health", summary: "The process is alive.", tag: "operations",
-                     responses: [200: .json("Alive.", "Health")],
-                     handler: operations.health),
-            APIRoute(.GET, "/readyz", operationID: "readiness", summary: "The database is reachable and migrated to this build's schema.", tag: "operations",
-                     responses: [200: .json("Ready to serve.", "Ready"), 503: .problem("Database unreachable or not migrated; see Retry-After.")],
-                     handler: operations.ready),
-            APIRoute(.GET, "/metrics", operationID: "metrics", summary: "Prometheus metrics, for the addresses in RECLAIM_METRICS_ALLOW.", tag: "operations",
-                     responses: [200: .other("Prometheus text exposition format 0.0.4.", mediaType: "text/plain"),
-                                 403: .problem("The client is not in RECLAIM_METRICS_ALLOW.")],
-                     handler: operations.prometheus),
-            APIRoute(.GET, "/openapi.json", operationID: "openapi", summary: "This document.", tag: "operations",
-                     responses: [200: .other("OpenAPI 3.1 document.", mediaType: "application/json")],
-                     handler: operations.openAPI),
-            APIRoute(.GET, "/api/v1/vocabulary", operationID: "vocabulary",
-                     summary: "Every vocabulary's machine words (case states, tiers, evidence and document kinds, event types, ...) in the service's order: the pages read their lists here.",
-                     tag: "operations",
-                     responses: [200: .json("The vocabularies, by name.", "Vocabulary")],
-                     handler: operations.vocabulary),
+            APIRoute(
+                .GET, "/healthz", operationID: "health", summary: "The process is alive.", tag: "operations",
+                responses: [200: .json("Alive.", "Health")],
+                handler: operations.health),
+            APIRoute(
+                .GET, "/readyz", operationID: "readiness", summary: "The database is reachable and migrated to this build's schema.",
+                tag: "operations",
+                responses: [200: .json("Ready to serve.", "Ready"), 503: .problem("Database unreachable or not migrated; see Retry-After.")],
+                handler: operations.ready),
+            APIRoute(
+                .GET, "/metrics", operationID: "metrics", summary: "Prometheus metrics, for the addresses in RECLAIM_METRICS_ALLOW.",
+                tag: "operations",
+                responses: [
+                    200: .other("Prometheus text exposition format 0.0.4.", mediaType: "text/plain"),
+                    403: .problem("The client is not in RECLAIM_METRICS_ALLOW."),
+                ],
+                handler: operations.prometheus),
+            APIRoute(
+                .GET, "/openapi.json", operationID: "openapi", summary: "This document.", tag: "operations",
+                responses: [200: .other("OpenAPI 3.1 document.", mediaType: "application/json")],
+                handler: operations.openAPI),
+            APIRoute(
+                .GET, "/api/v1/vocabulary", operationID: "vocabulary",
+                summary:
+                    "Every vocabulary's machine words (case states, tiers, evidence and document kinds, event types, ...) in the service's order: the pages read their lists here.",
+                tag: "operations",
+                responses: [200: .json("The vocabularies, by name.", "Vocabulary")],
+                handler: operations.vocabulary),
         ]
     }
 
     // MARK: Identity
     var identityRoutes: [APIRoute] {
         [
-            APIRoute(.POST, "/api/v1/session", operationID: "signIn",
-                     summary: "Sign in with email, password and a TOTP code; sets the __Host-reclaim_session cookie (HttpOnly; Secure; SameSite=Strict).",
-                     tag: "identity", requestSchema: "SignIn",
-                     responses: [201: .json("Signed in; the cookie is set. Send csrf_token as X-CSRF-Token on changing requests.", "Session"),
-                                 400: .problem("Malformed JSON."),
-                                 401: .problem("invalid_credentials: the same answer for every failure."),
-                                 429: .problem("locked_out: too many failures for the account or this address; see Retry-After."),
-                                 503: .problem("busy: too many sign-ins waiting; see Retry-After.")],
-                     bodyLimit: 4096, deferred: session.signIn),
-            APIRoute(.GET, "/api/v1/session", operationID: "currentSession", summary: "The signed-in agent, its CSRF token and permissions.",
-                     tag: "identity", authentication: .agent,
-                     responses: [200: .json("The current session.", "Session"), 401: .problem("Not signed in, or the session expired.")],
-                     handler: session.current),
-            APIRoute(.DELETE, "/api/v1/session", operationID: "signOut", summary: "End the session on the server and clear the cookie (needs X-CSRF-Token).",
-                     tag: "identity", authentication: .agent,
-                     responses: [204: .empty("Signed out."), 401: .problem("Not signed in."), 403: .problem("csrf_failed: X-CSRF-Token missing or wrong.")],
-                     handler: session.signOut),
+            APIRoute(
+                .POST, "/api/v1/session", operationID: "signIn",
+                summary: "Sign in with email, password and a TOTP code; sets the __Host-reclaim_session cookie (HttpOnly; Secure; SameSite=Strict).",
+                tag: "identity", requestSchema: "SignIn",
+                responses: [
+                    201: .json("Signed in; the cookie is set. Send csrf_token as X-CSRF-Token on changing requests.", "Session"),
+                    400: .problem("Malformed JSON."),
+                    401: .problem("invalid_credentials: the same answer for every failure."),
+                    429: .problem("locked_out: too many failures for the account or this address; see Retry-After."),
+                    503: .problem("busy: too many sign-ins waiting; see Retry-After."),
+                ],
+                bodyLimit: 4096, deferred: session.signIn),
+            APIRoute(
+                .GET, "/api/v1/session", operationID: "currentSession", summary: "The signed-in agent, its CSRF token and permissions.",
+                tag: "identity", authentication: .agent,
+                responses: [200: .json("The current session.", "Session"), 401: .problem("Not signed in, or the session expired.")],
+                handler: session.current),
+            APIRoute(
+                .DELETE, "/api/v1/session", operationID: "signOut",
+                summary: "End the session on the server and clear the cookie (needs X-CSRF-Token).",
+                tag: "identity", authentication: .agent,
+                responses: [
+                    204: .empty("Signed out."), 401: .problem("Not signed in."), 403: .problem("csrf_failed: X-CSRF-Token missing or wrong."),
+                ],
+                handler: session.signOut),
         ]
     }
 
@@ -113,95 +131,155 @@ struct Routes {
             409: .refusals(refusals, status: 409), 422: .refusals(refusals, status: 422, lead: ["validation_failed"]),
         ]
         return [
-            APIRoute(.POST, "/api/v1/cases", operationID: "createCase",
-                     summary: "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once. A contact address that reaches the rescue address's mailbox (case, +tag and the provider's own rules ignored) is 422 naming customer.contact_email.",
-                     tag: "cases", authentication: .agentOrAPIClient, requestSchema: "NewCase",
-                     responses: [201: .json("The case, with access_code.", "CreatedCase"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
-                                 403: .problem("Not allowed."), 422: .problem("validation_failed with errors per field.")],
-                     bodyLimit: 64 * 1024, handler: cases.create),
-            APIRoute(.GET, "/api/v1/cases", operationID: "caseQueue",
-                     summary: "The queue: oldest due first, null due dates last; filters state, tier, overdue, unreviewed (cases with a document pending review), q (case number, account email, serial or IMEI); keyset cursor.",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor.")],
-                     handler: cases.list),
-            APIRoute(.GET, "/api/v1/cases/{case_number}", operationID: "getCase", summary: "One case with allowed_actions for the caller and ETag.",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("The case.", "Case"), 401: .problem("Not authenticated."), 404: caseNumber404],
-                     handler: cases.get),
-            APIRoute(.PATCH, "/api/v1/cases/{case_number}", operationID: "correctCase",
-                     summary: "Correct an open case (tier1+, If-Match required): customer.name, customer.contact_email, language (null: not known), facts (rescue_email included), devices (the whole list) and summary, as a merge patch; one case_corrected event names the fields changed (no personal value in it); the previous contact address is mailed that it changed (the new one masked). A contact address reaching the rescue address's mailbox is 422 naming the field; 409 case_not_open on a finished case, path_decided when the facts would change the path in engineering. A patch that changes nothing answers the case as it is.",
-                     tag: "cases", authentication: .agent, requestSchema: "CaseCorrection", responses: changing,
-                     bodyLimit: 64 * 1024, handler: cases.correct).requiringIfMatch(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
-                     summary: "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
-                     tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
-                     bodyLimit: 16 * 1024, deferred: cases.transitionRoute).requiringIfMatch(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
-                     summary: "Take the case or hand it to a colleague of the case's tier or above (If-Match required); an open case only: a finished one (resolved, rejected, closed, merged) is 409 case_not_open.",
-                     tag: "cases", authentication: .agent, requestSchema: "Assign", responses: changing,
-                     bodyLimit: 4096, handler: cases.assign).requiringIfMatch(),
-            APIRoute(.GET, "/api/v1/agents", operationID: "listAssignees",
-                     summary: "Active agents of ?tier= or above (all tiers without it), by name, at most 500: whom a case can be handed to (ids, names, tiers only).",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("The agents.", "AgentList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
-                                 422: .problem("An unknown tier.")],
-                     handler: cases.colleagues),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/actions/freeze", operationID: "freezeCase",
-                     summary: "Freeze the account's purchases and cloud operations while the case is open (tier2+, If-Match required).",
-                     tag: "cases", authentication: .agent, responses: changing,
-                     bodyLimit: 4096, handler: cases.freeze).requiringIfMatch(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
-                     summary: "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open; 409 different_customer (with `differing`) when the customers' names or contact addresses differ, unless same_customer_confirmed. The merged number's own access code then sees the target's status and only the notes and evidence its own case brought.",
-                     tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
-                     bodyLimit: 4096, handler: cases.merge).requiringIfMatch(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",
-                     summary: "Undo a merge while the target is open (tier2+, If-Match of the merged case): back to the state before; its items leave the target. 409 case_not_open.",
-                     tag: "cases", authentication: .agent, requestSchema: "Unmerge", responses: changing,
-                     bodyLimit: 4096, handler: cases.unmerge).requiringIfMatch(),
-            APIRoute(.GET, "/api/v1/cases/{case_number}/status", operationID: "clientCaseStatus",
-                     summary: "API clients: the customer's view (the body of POST /api/v1/status) of a case the client opened; 404 for any other case.",
-                     tag: "cases", authentication: .apiClient,
-                     responses: [200: .json("Where the case stands, in plain words.", "Status"), 401: .problem("Not authenticated."),
-                                 403: .problem("Not allowed (agents use GET /api/v1/cases/{case_number})."), 404: caseNumber404],
-                     handler: status.clientStatus),
-            APIRoute(.GET, "/api/v1/cases/{case_number}/questions", operationID: "caseQuestions",
-                     summary: "The security questions on file for the case's account (agents): ids and texts, never an answer; matched says whether an answer filed on the case (not rejected) matched it.",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("The questions.", "QuestionList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
-                                 404: .problem("not_found, invalid_case_number, or no_account_on_file: the account is not on file.")],
-                     handler: cases.questions),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/access-code", operationID: "reissueAccessCode",
-                     summary: "Issue a new access code for a lost one (agents): it is mailed to the contact address, and answered (access_code, shown once) only when the request carries caller_check, how the caller was verified (tier2+; recorded in the event); otherwise 201 holds no code. The old code stops working, the case number's status lock is cleared, the event names who did it. At most one a minute per case.",
-                     tag: "cases", authentication: .agent, requestSchema: "AccessCodeRequest",
-                     responses: [201: .json("Whether the code was mailed, and the code itself only with caller_check.", "IssuedAccessCode"),
-                                 401: .problem("Not authenticated."),
-                                 403: .problem("forbidden, or insufficient_tier: a caller_check from below tier2 (nothing is issued); recorded as a `denied` event on the case."),
-                                 404: caseNumber404, 422: .problem("validation_failed: caller_check empty or over \(AccessCode.callerCheckMaximumLength) characters."),
-                                 409: .problem("access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After. Or idempotency_in_progress: the first request with this Idempotency-Key still runs (a retry with the key gets the first code).")],
-                     bodyLimit: 4096, handler: cases.reissueAccessCode).acceptingAgentIdempotencyKey(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/actions/unfreeze", operationID: "unfreezeCase",
-                     summary: "Lift the account's freeze (tier2+, If-Match required); 409 not_frozen when there is none. Resolved, rejected and closed lift it by themselves.",
-                     tag: "cases", authentication: .agent, responses: changing,
-                     bodyLimit: 4096, handler: cases.unfreeze).requiringIfMatch(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/unlocks", operationID: "recordUnlock",
-                     summary: "Record one step of the unlock checklist (engineering, case in engineering, If-Match required): 422 unlock_not_allowed for a step not required, 409 already_done.",
-                     tag: "cases", authentication: .agent, requestSchema: "UnlockStep", responses: changing,
-                     bodyLimit: 4096, handler: cases.recordUnlock).requiringIfMatch(),
-            APIRoute(.POST, "/api/v1/cases/{case_number}/notes", operationID: "addNote",
-                     summary: "Add a note: internal (agents only; on any case) or customer (also on the status page, and mailed; on any case but a merged one, whose customer reads the case it went into).",
-                     tag: "cases", authentication: .agent, requestSchema: "NewNote",
-                     responses: [201: .json("The note.", "Note"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
-                                 404: caseNumber404, 409: .refusal(WorkflowRefusal.caseNotOpen), 422: .problem("validation_failed.")],
-                     bodyLimit: 64 * 1024, handler: notes.add).acceptingAgentIdempotencyKey(),
-            APIRoute(.GET, "/api/v1/cases/{case_number}/notes", operationID: "listNotes", summary: "Every note on the case, oldest first.",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("The notes.", "NoteList"), 401: .problem("Not authenticated."), 404: caseNumber404],
-                     handler: notes.list),
-            APIRoute(.GET, "/api/v1/cases/{case_number}/events", operationID: "caseEvents",
-                     summary: "The timeline, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}.",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("A page of events.", "EventList"), 401: .problem("Not authenticated."), 404: caseNumber404],
-                     handler: cases.events),
+            APIRoute(
+                .POST, "/api/v1/cases", operationID: "createCase",
+                summary:
+                    "Open a case (tier1+ agents, API clients): 201 with Location, ETag and the case plus its access_code, shown this once. A contact address that reaches the rescue address's mailbox (case, +tag and the provider's own rules ignored) is 422 naming customer.contact_email.",
+                tag: "cases", authentication: .agentOrAPIClient, requestSchema: "NewCase",
+                responses: [
+                    201: .json("The case, with access_code.", "CreatedCase"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
+                    403: .problem("Not allowed."), 422: .problem("validation_failed with errors per field."),
+                ],
+                bodyLimit: 64 * 1024, handler: cases.create),
+            APIRoute(
+                .GET, "/api/v1/cases", operationID: "caseQueue",
+                summary:
+                    "The queue: oldest due first, null due dates last; filters state, tier, overdue, unreviewed (cases with a document pending review), q (case number, account email, serial or IMEI); keyset cursor.",
+                tag: "cases", authentication: .agent,
+                responses: [
+                    200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),
+                ],
+                handler: cases.list),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}", operationID: "getCase", summary: "One case with allowed_actions for the caller and ETag.",
+                tag: "cases", authentication: .agent,
+                responses: [200: .json("The case.", "Case"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                handler: cases.get),
+            APIRoute(
+                .PATCH, "/api/v1/cases/{case_number}", operationID: "correctCase",
+                summary:
+                    "Correct an open case (tier1+, If-Match required): customer.name, customer.contact_email, language (null: not known), facts (rescue_email included), devices (the whole list) and summary, as a merge patch; one case_corrected event names the fields changed (no personal value in it); the previous contact address is mailed that it changed (the new one masked). A contact address reaching the rescue address's mailbox is 422 naming the field; 409 case_not_open on a finished case, path_decided when the facts would change the path in engineering. A patch that changes nothing answers the case as it is.",
+                tag: "cases", authentication: .agent, requestSchema: "CaseCorrection", responses: changing,
+                bodyLimit: 64 * 1024, handler: cases.correct
+            ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
+                summary:
+                    "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
+                tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
+                bodyLimit: 16 * 1024, deferred: cases.transitionRoute
+            ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/assign", operationID: "assignCase",
+                summary:
+                    "Take the case or hand it to a colleague of the case's tier or above (If-Match required); an open case only: a finished one (resolved, rejected, closed, merged) is 409 case_not_open.",
+                tag: "cases", authentication: .agent, requestSchema: "Assign", responses: changing,
+                bodyLimit: 4096, handler: cases.assign
+            ).requiringIfMatch(),
+            APIRoute(
+                .GET, "/api/v1/agents", operationID: "listAssignees",
+                summary:
+                    "Active agents of ?tier= or above (all tiers without it), by name, at most 500: whom a case can be handed to (ids, names, tiers only).",
+                tag: "cases", authentication: .agent,
+                responses: [
+                    200: .json("The agents.", "AgentList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                    422: .problem("An unknown tier."),
+                ],
+                handler: cases.colleagues),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/actions/freeze", operationID: "freezeCase",
+                summary: "Freeze the account's purchases and cloud operations while the case is open (tier2+, If-Match required).",
+                tag: "cases", authentication: .agent, responses: changing,
+                bodyLimit: 4096, handler: cases.freeze
+            ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
+                summary:
+                    "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open; 409 different_customer (with `differing`) when the customers' names or contact addresses differ, unless same_customer_confirmed. The merged number's own access code then sees the target's status and only the notes and evidence its own case brought.",
+                tag: "cases", authentication: .agent, requestSchema: "Merge", responses: changing,
+                bodyLimit: 4096, handler: cases.merge
+            ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/unmerge", operationID: "unmergeCase",
+                summary:
+                    "Undo a merge while the target is open (tier2+, If-Match of the merged case): back to the state before; its items leave the target. 409 case_not_open.",
+                tag: "cases", authentication: .agent, requestSchema: "Unmerge", responses: changing,
+                bodyLimit: 4096, handler: cases.unmerge
+            ).requiringIfMatch(),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/status", operationID: "clientCaseStatus",
+                summary: "API clients: the customer's view (the body of POST /api/v1/status) of a case the client opened; 404 for any other case.",
+                tag: "cases", authentication: .apiClient,
+                responses: [
+                    200: .json("Where the case stands, in plain words.", "Status"), 401: .problem("Not authenticated."),
+                    403: .problem("Not allowed (agents use GET /api/v1/cases/{case_number})."), 404: caseNumber404,
+                ],
+                handler: status.clientStatus),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/questions", operationID: "caseQuestions",
+                summary:
+                    "The security questions on file for the case's account (agents): ids and texts, never an answer; matched says whether an answer filed on the case (not rejected) matched it.",
+                tag: "cases", authentication: .agent,
+                responses: [
+                    200: .json("The questions.", "QuestionList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                    404: .problem("not_found, invalid_case_number, or no_account_on_file: the account is not on file."),
+                ],
+                handler: cases.questions),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/access-code", operationID: "reissueAccessCode",
+                summary:
+                    "Issue a new access code for a lost one (agents): it is mailed to the contact address, and answered (access_code, shown once) only when the request carries caller_check, how the caller was verified (tier2+; recorded in the event); otherwise 201 holds no code. The old code stops working, the case number's status lock is cleared, the event names who did it. At most one a minute per case.",
+                tag: "cases", authentication: .agent, requestSchema: "AccessCodeRequest",
+                responses: [
+                    201: .json("Whether the code was mailed, and the code itself only with caller_check.", "IssuedAccessCode"),
+                    401: .problem("Not authenticated."),
+                    403: .problem(
+                        "forbidden, or insufficient_tier: a caller_check from below tier2 (nothing is issued); recorded as a `denied` event on the case."
+                    ),
+                    404: caseNumber404,
+                    422: .problem("validation_failed: caller_check empty or over \(AccessCode.callerCheckMaximumLength) characters."),
+                    409: .problem(
+                        "access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After. Or idempotency_in_progress: the first request with this Idempotency-Key still runs (a retry with the key gets the first code)."
+                    ),
+                ],
+                bodyLimit: 4096, handler: cases.reissueAccessCode
+            ).acceptingAgentIdempotencyKey(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/actions/unfreeze", operationID: "unfreezeCase",
+                summary:
+                    "Lift the account's freeze (tier2+, If-Match required); 409 not_frozen when there is none. Resolved, rejected and closed lift it by themselves.",
+                tag: "cases", authentication: .agent, responses: changing,
+                bodyLimit: 4096, handler: cases.unfreeze
+            ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/unlocks", operationID: "recordUnlock",
+                summary:
+                    "Record one step of the unlock checklist (engineering, case in engineering, If-Match required): 422 unlock_not_allowed for a step not required, 409 already_done.",
+                tag: "cases", authentication: .agent, requestSchema: "UnlockStep", responses: changing,
+                bodyLimit: 4096, handler: cases.recordUnlock
+            ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/notes", operationID: "addNote",
+                summary:
+                    "Add a note: internal (agents only; on any case) or customer (also on the status page, and mailed; on any case but a merged one, whose customer reads the case it went into).",
+                tag: "cases", authentication: .agent, requestSchema: "NewNote",
+                responses: [
+                    201: .json("The note.", "Note"), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                    404: caseNumber404, 409: .refusal(WorkflowRefusal.caseNotOpen), 422: .problem("validation_failed."),
+                ],
+                bodyLimit: 64 * 1024, handler: notes.add
+            ).acceptingAgentIdempotencyKey(),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/notes", operationID: "listNotes", summary: "Every note on the case, oldest first.",
+                tag: "cases", authentication: .agent,
+                responses: [200: .json("The notes.", "NoteList"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                handler: notes.list),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/events", operationID: "caseEvents",
+                summary: "The timeline, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}.",
+                tag: "cases", authentication: .agent,
+                responses: [200: .json("A page of events.", "EventList"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                handler: cases.events),
         ]
     }
 
@@ -211,87 +289,117 @@ struct Routes {
         // What a document may be declared as, raw or as the form's file part (the bytes are sniffed either way).
         let documentMediaTypes = MediaType.allCases.map(\.rawValue) + ["application/octet-stream"]
         return [
-            APIRoute(.POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
-                     summary: "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404. A finished case (resolved, rejected, closed, merged) takes no evidence from anyone: 409 case_not_open.",
-                     tag: "evidence", authentication: .agentOrAPIClient, requestSchema: "NewEvidence",
-                     responses: [201: .json("The evidence, summarised: never a secret.", "Evidence"), 400: .problem("Malformed JSON or form."),
-                                 401: .problem("Not authenticated."), 403: .problem("Not allowed."), 404: caseNumber404,
-                                 409: .refusal(WorkflowRefusal.caseNotOpen),
-                                 413: .problem("payload_too_large: more than 10 MiB of file."),
-                                 415: .problem("unsupported_media_type: not PDF, JPEG, PNG or HEIC, or not the declared type."),
-                                 422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
-                                 429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
-                                 503: .problem("busy: too many answers being checked; see Retry-After.")],
-                     bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file)
-                .acceptingMultipart(schema: "DocumentForm", partTypes: ["file": documentMediaTypes])
-                .acceptingBytes(documentMediaTypes)
-                .readingQuery("type", oneOf: DocumentType.allCases.map(\.rawValue),
-                              "The document's type when the body is its raw bytes (required then; JSON and forms name it in the body)."),
-            APIRoute(.GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
-                     summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
-                     tag: "evidence", authentication: .agent,
-                     responses: [200: .json("The evidence.", "EvidenceList"), 401: .problem("Not authenticated."), 404: caseNumber404],
-                     handler: evidence.list),
-            APIRoute(.GET, "/api/v1/cases/{case_number}/verification", operationID: "caseVerification",
-                     summary: "The two-of-three rule over the evidence filed on the case: each factor matched, mismatched or missing.",
-                     tag: "evidence", authentication: .agent,
-                     responses: [200: .json("The outcome.", "Verification"), 401: .problem("Not authenticated."), 404: caseNumber404],
-                     handler: evidence.verification),
-            APIRoute(.GET, "/api/v1/evidence/{id}/content", operationID: "evidenceContent",
-                     summary: "The decrypted bytes of a document or transcript (tier3+), as an attachment (?disposition=inline for a PDF, JPEG or PNG shown in the dashboard); the read is recorded on the timeline.",
-                     tag: "evidence", authentication: .agent,
-                     responses: [200: .other("The bytes, with the sniffed media type (a transcript as UTF-8 text).",
-                                             mediaTypes: MediaType.allCases.map(\.rawValue) + ["text/plain", "application/octet-stream"]),
-                                 401: .problem("Not authenticated."), 403: .problem("Below tier3."), 404: .problem("No such evidence, or it has no content.")],
-                     handler: evidence.content),
-            APIRoute(.POST, "/api/v1/evidence/{id}/review", operationID: "reviewEvidence",
-                     summary: "Accept or reject evidence with a reason (tier2+ for typed evidence, tier3+ for documents and transcripts); kept as a separate record and an event. 409 case_not_open when the case it counts on (for a merged case's item, the case it went into) is finished.",
-                     tag: "evidence", authentication: .agent, requestSchema: "EvidenceReview",
-                     responses: [200: .json("The evidence with its new status.", "Evidence"), 401: .problem("Not authenticated."),
-                                 403: .refusals([OperationError.reviewNeedsTier(.tier3)], status: 403, lead: ["forbidden"]),
-                                 404: .refusal(OperationError.evidenceNotFound),
-                                 409: .refusal(WorkflowRefusal.caseNotOpen), 422: .problem("validation_failed.")],
-                     bodyLimit: 8192, handler: evidence.review).acceptingAgentIdempotencyKey(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
+                summary:
+                    "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404. A finished case (resolved, rejected, closed, merged) takes no evidence from anyone: 409 case_not_open.",
+                tag: "evidence", authentication: .agentOrAPIClient, requestSchema: "NewEvidence",
+                responses: [
+                    201: .json("The evidence, summarised: never a secret.", "Evidence"), 400: .problem("Malformed JSON or form."),
+                    401: .problem("Not authenticated."), 403: .problem("Not allowed."), 404: caseNumber404,
+                    409: .refusal(WorkflowRefusal.caseNotOpen),
+                    413: .problem("payload_too_large: more than 10 MiB of file."),
+                    415: .problem("unsupported_media_type: not PDF, JPEG, PNG or HEIC, or not the declared type."),
+                    422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
+                    429: .problem("locked_out: too many wrong answers for the account on file; see Retry-After."),
+                    503: .problem("busy: too many answers being checked; see Retry-After."),
+                ],
+                bodyLimit: DocumentUpload.maximumBytes, deferred: evidence.file
+            )
+            .acceptingMultipart(schema: "DocumentForm", partTypes: ["file": documentMediaTypes])
+            .acceptingBytes(documentMediaTypes)
+            .readingQuery(
+                "type", oneOf: DocumentType.allCases.map(\.rawValue),
+                "The document's type when the body is its raw bytes (required then; JSON and forms name it in the body)."),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/evidence", operationID: "listEvidence",
+                summary: "The evidence on the case (summaries only, oldest first) and what is still missing for its path.",
+                tag: "evidence", authentication: .agent,
+                responses: [200: .json("The evidence.", "EvidenceList"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                handler: evidence.list),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/verification", operationID: "caseVerification",
+                summary: "The two-of-three rule over the evidence filed on the case: each factor matched, mismatched or missing.",
+                tag: "evidence", authentication: .agent,
+                responses: [200: .json("The outcome.", "Verification"), 401: .problem("Not authenticated."), 404: caseNumber404],
+                handler: evidence.verification),
+            APIRoute(
+                .GET, "/api/v1/evidence/{id}/content", operationID: "evidenceContent",
+                summary:
+                    "The decrypted bytes of a document or transcript (tier3+), as an attachment (?disposition=inline for a PDF, JPEG or PNG shown in the dashboard); the read is recorded on the timeline.",
+                tag: "evidence", authentication: .agent,
+                responses: [
+                    200: .other(
+                        "The bytes, with the sniffed media type (a transcript as UTF-8 text).",
+                        mediaTypes: MediaType.allCases.map(\.rawValue) + ["text/plain", "application/octet-stream"]),
+                    401: .problem("Not authenticated."), 403: .problem("Below tier3."), 404: .problem("No such evidence, or it has no content."),
+                ],
+                handler: evidence.content),
+            APIRoute(
+                .POST, "/api/v1/evidence/{id}/review", operationID: "reviewEvidence",
+                summary:
+                    "Accept or reject evidence with a reason (tier2+ for typed evidence, tier3+ for documents and transcripts); kept as a separate record and an event. 409 case_not_open when the case it counts on (for a merged case's item, the case it went into) is finished.",
+                tag: "evidence", authentication: .agent, requestSchema: "EvidenceReview",
+                responses: [
+                    200: .json("The evidence with its new status.", "Evidence"), 401: .problem("Not authenticated."),
+                    403: .refusals([OperationError.reviewNeedsTier(.tier3)], status: 403, lead: ["forbidden"]),
+                    404: .refusal(OperationError.evidenceNotFound),
+                    409: .refusal(WorkflowRefusal.caseNotOpen), 422: .problem("validation_failed."),
+                ],
+                bodyLimit: 8192, handler: evidence.review
+            ).acceptingAgentIdempotencyKey(),
         ]
     }
 
     // MARK: Accounts
     var accountRoutes: [APIRoute] {
         [
-            APIRoute(.POST, "/api/v1/accounts", operationID: "createAccount",
-                     summary: "Put an account on file (admin agents, API clients): answers argon2id-hashed, cards as first six + last four + fingerprint.",
-                     tag: "accounts", authentication: .agentOrAPIClient, requestSchema: "NewAccount",
-                     responses: [201: .json("The account, without secrets.", "Account"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
-                                 403: .problem("Not allowed."), 409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
-                                 503: .problem("busy: too many hashes queued; see Retry-After.")],
-                     bodyLimit: 64 * 1024, deferred: accounts.create),
+            APIRoute(
+                .POST, "/api/v1/accounts", operationID: "createAccount",
+                summary: "Put an account on file (admin agents, API clients): answers argon2id-hashed, cards as first six + last four + fingerprint.",
+                tag: "accounts", authentication: .agentOrAPIClient, requestSchema: "NewAccount",
+                responses: [
+                    201: .json("The account, without secrets.", "Account"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
+                    403: .problem("Not allowed."), 409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
+                    503: .problem("busy: too many hashes queued; see Retry-After."),
+                ],
+                bodyLimit: 64 * 1024, deferred: accounts.create)
         ]
     }
 
     // MARK: Customers
     var customerRoutes: [APIRoute] {
         [
-            APIRoute(.POST, "/api/v1/status", operationID: "customerStatus",
-                     summary: "A customer's view of their case, with case number and access code; throttled per case number and per address.",
-                     tag: "customers", authentication: .customer, requestSchema: "StatusRequest",
-                     responses: [200: .json("Where the case stands, in plain words.", "Status"), 400: .problem("Malformed JSON."),
-                                 404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
-                                 429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
-                     bodyLimit: 4096, handler: status.status),
+            APIRoute(
+                .POST, "/api/v1/status", operationID: "customerStatus",
+                summary: "A customer's view of their case, with case number and access code; throttled per case number and per address.",
+                tag: "customers", authentication: .customer, requestSchema: "StatusRequest",
+                responses: [
+                    200: .json("Where the case stands, in plain words.", "Status"), 400: .problem("Malformed JSON."),
+                    404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                    429: .problem("locked_out: too many failures for this case number or address; see Retry-After."),
+                ],
+                bodyLimit: 4096, handler: status.status),
             // Evidence: a customer's own document upload, under the same throttle as the status look-up.
-            APIRoute(.POST, "/api/v1/status/evidence", operationID: "customerUploadEvidence",
-                     summary: "A customer uploads a document (PDF, JPEG, PNG or HEIC) or the ransom conversation (type transcript: also UTF-8 text or a saved e-mail, message/rfc822): multipart fields case_number, access_code, type and file, 10 MiB at most.",
-                     tag: "customers", authentication: .customer,
-                     responses: [201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
-                                 400: .problem("Malformed form."),
-                                 404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
-                                 409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
-                                 413: .problem("payload_too_large: more than 10 MiB of file."),
-                                 415: .problem("unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC (a transcript: also UTF-8 text or an e-mail)."),
-                                 422: .problem("validation_failed: a field is missing."),
-                                 429: .problem("locked_out: too many failures for this case number or address; see Retry-After.")],
-                     handler: status.uploadEvidence)
-                .acceptingMultipart(schema: "CustomerUpload", partTypes: ["file": TranscriptMediaType.declarable + ["application/octet-stream"]]),
+            APIRoute(
+                .POST, "/api/v1/status/evidence", operationID: "customerUploadEvidence",
+                summary:
+                    "A customer uploads a document (PDF, JPEG, PNG or HEIC) or the ransom conversation (type transcript: also UTF-8 text or a saved e-mail, message/rfc822): multipart fields case_number, access_code, type and file, 10 MiB at most.",
+                tag: "customers", authentication: .customer,
+                responses: [
+                    201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
+                    400: .problem("Malformed form."),
+                    404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                    409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
+                    413: .problem("payload_too_large: more than 10 MiB of file."),
+                    415: .problem(
+                        "unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC (a transcript: also UTF-8 text or an e-mail)."),
+                    422: .problem("validation_failed: a field is missing."),
+                    429: .problem("locked_out: too many failures for this case number or address; see Retry-After."),
+                ],
+                handler: status.uploadEvidence
+            )
+            .acceptingMultipart(schema: "CustomerUpload", partTypes: ["file": TranscriptMediaType.declarable + ["application/octet-stream"]]),
         ]
     }
 
@@ -301,60 +409,80 @@ struct Routes {
         let missing: ResponseDoc = .refusal(IdentityAdministrationError.noSuchAgent)
         let noClient: ResponseDoc = .refusal(IdentityAdministrationError.noSuchClient(activeOnly: true))
         return [
-            APIRoute(.GET, "/api/v1/admin/agents", operationID: "adminListAgents",
-                     summary: "Every agent by email: tier, role, active or not, last sign-in (admins).", tag: "administration", authentication: .agent,
-                     responses: [200: .json("A page of agents.", "AdminAgentList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
-                     handler: admin.listAgents),
-            APIRoute(.POST, "/api/v1/admin/agents", operationID: "adminAddAgent",
-                     summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
-                     tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
-                     responses: [201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
-                                 409: .refusal(IdentityAdministrationError.agentExists), 422: .problem("validation_failed."),
-                                 503: .problem("busy: too many passwords being hashed; see Retry-After.")],
-                     bodyLimit: 4096, deferred: admin.addAgent),
-            APIRoute(.PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
-                     summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
-                     tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
-                     responses: [200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
-                                 409: .refusal(IdentityAdministrationError.lockout(.selfDemotion), IdentityAdministrationError.lockout(.lastAdmin),
-                                                IdentityAdministrationError.lockout(.noPasskeyYet)),
-                                 422: .problem("validation_failed.")],
-                     bodyLimit: 4096, handler: admin.changeAgent),
-            APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
-                     summary: "Give an agent a new generated password, shown this once; its sessions end (admins). Recorded in the audit log.",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("The new password.", "AdminPasswordReset"), 403: notAdmin, 404: missing,
-                                 503: .problem("busy: too many passwords being hashed; see Retry-After.")],
-                     bodyLimit: 4096, deferred: admin.resetPassword),
-            APIRoute(.POST, "/api/v1/admin/agents/{id}/reset-totp", operationID: "adminResetTOTP",
-                     summary: "Give an agent a new TOTP secret, its URI shown this once; its sessions end (admins). Recorded in the audit log.",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("The new TOTP URI.", "AdminTOTPReset"), 403: notAdmin, 404: missing],
-                     bodyLimit: 4096, handler: admin.resetTOTP),
-            APIRoute(.GET, "/api/v1/admin/clients", operationID: "adminListClients",
-                     summary: "Every API client by creation, revoked ones included (admins).", tag: "administration", authentication: .agent,
-                     responses: [200: .json("A page of clients.", "AdminClientList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
-                     handler: admin.listClients),
-            APIRoute(.POST, "/api/v1/admin/clients", operationID: "adminAddClient",
-                     summary: "Create an API client (admins): 201 with its API key and signing secret, shown this once. Recorded in the audit log.",
-                     tag: "administration", authentication: .agent, requestSchema: "AdminNewClient",
-                     responses: [201: .json("The client and its one-time secrets.", "AdminCreatedClient"), 403: notAdmin, 422: .problem("validation_failed.")],
-                     bodyLimit: 4096, handler: admin.addClient),
-            APIRoute(.POST, "/api/v1/admin/clients/{id}/rotate", operationID: "adminRotateClient",
-                     summary: "A new signing secret, shown this once; the previous one keeps signing for 24 hours (admins). Recorded in the audit log.",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: noClient],
-                     bodyLimit: 4096, handler: admin.rotateClient),
-            APIRoute(.DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
-                     summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: noClient],
-                     handler: admin.revokeClient),
-            APIRoute(.GET, "/api/v1/admin/audit", operationID: "adminAudit",
-                     summary: "Every administrative change, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}, as a case timeline.",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
-                     handler: admin.audit),
+            APIRoute(
+                .GET, "/api/v1/admin/agents", operationID: "adminListAgents",
+                summary: "Every agent by email: tier, role, active or not, last sign-in (admins).", tag: "administration", authentication: .agent,
+                responses: [200: .json("A page of agents.", "AdminAgentList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                handler: admin.listAgents),
+            APIRoute(
+                .POST, "/api/v1/admin/agents", operationID: "adminAddAgent",
+                summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
+                tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
+                responses: [
+                    201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
+                    409: .refusal(IdentityAdministrationError.agentExists), 422: .problem("validation_failed."),
+                    503: .problem("busy: too many passwords being hashed; see Retry-After."),
+                ],
+                bodyLimit: 4096, deferred: admin.addAgent),
+            APIRoute(
+                .PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
+                summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
+                tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
+                responses: [
+                    200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
+                    409: .refusal(
+                        IdentityAdministrationError.lockout(.selfDemotion), IdentityAdministrationError.lockout(.lastAdmin),
+                        IdentityAdministrationError.lockout(.noPasskeyYet)),
+                    422: .problem("validation_failed."),
+                ],
+                bodyLimit: 4096, handler: admin.changeAgent),
+            APIRoute(
+                .POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
+                summary: "Give an agent a new generated password, shown this once; its sessions end (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    200: .json("The new password.", "AdminPasswordReset"), 403: notAdmin, 404: missing,
+                    503: .problem("busy: too many passwords being hashed; see Retry-After."),
+                ],
+                bodyLimit: 4096, deferred: admin.resetPassword),
+            APIRoute(
+                .POST, "/api/v1/admin/agents/{id}/reset-totp", operationID: "adminResetTOTP",
+                summary: "Give an agent a new TOTP secret, its URI shown this once; its sessions end (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("The new TOTP URI.", "AdminTOTPReset"), 403: notAdmin, 404: missing],
+                bodyLimit: 4096, handler: admin.resetTOTP),
+            APIRoute(
+                .GET, "/api/v1/admin/clients", operationID: "adminListClients",
+                summary: "Every API client by creation, revoked ones included (admins).", tag: "administration", authentication: .agent,
+                responses: [200: .json("A page of clients.", "AdminClientList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                handler: admin.listClients),
+            APIRoute(
+                .POST, "/api/v1/admin/clients", operationID: "adminAddClient",
+                summary: "Create an API client (admins): 201 with its API key and signing secret, shown this once. Recorded in the audit log.",
+                tag: "administration", authentication: .agent, requestSchema: "AdminNewClient",
+                responses: [
+                    201: .json("The client and its one-time secrets.", "AdminCreatedClient"), 403: notAdmin, 422: .problem("validation_failed."),
+                ],
+                bodyLimit: 4096, handler: admin.addClient),
+            APIRoute(
+                .POST, "/api/v1/admin/clients/{id}/rotate", operationID: "adminRotateClient",
+                summary: "A new signing secret, shown this once; the previous one keeps signing for 24 hours (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: noClient],
+                bodyLimit: 4096, handler: admin.rotateClient),
+            APIRoute(
+                .DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
+                summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("The revoked client.", "AdminClient"), 403: notAdmin, 404: noClient],
+                handler: admin.revokeClient),
+            APIRoute(
+                .GET, "/api/v1/admin/audit", operationID: "adminAudit",
+                summary:
+                    "Every administrative change, oldest first: a SHA-256 hash chain over the JCS form of {seq, at, actor, type, data}, as a case timeline.",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("A page of events.", "EventList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                handler: admin.audit),
         ]
     }
 
@@ -362,76 +490,112 @@ struct Routes {
     var auditRoutes: [APIRoute] {
         let bad: ResponseDoc = .problem("validation_failed: errors name the parameter (missing, not a whole number, or outside today's tree).")
         return [
-            APIRoute(.GET, "/api/v1/audit/checkpoint", operationID: "auditCheckpoint",
-                     summary: "The latest signed checkpoint of the transparency log (every timeline event and admin-log entry a leaf of one RFC 9162 tree): a C2SP tlog-checkpoint in a signed note, Ed25519 (origin, tree size, base64 root, blank line, `— <origin> <base64(key id ‖ signature)>`). Signed at most every RECLAIM_CHECKPOINT_SECONDS when the tree grew; no sign-in.",
-                     tag: "audit", responses: [200: .other("The signed note.", mediaType: "text/plain")],
-                     handler: audit.checkpoint),
-            APIRoute(.GET, "/api/v1/audit/key", operationID: "auditKey",
-                     summary: "The checkpoints' verifier key, `<origin>+<hex key id>+<base64(0x01 ‖ Ed25519 public key)>` (golang.org/x/mod/sumdb/note's form); no sign-in.",
-                     tag: "audit", responses: [200: .other("The verifier key.", mediaType: "text/plain")],
-                     handler: audit.key),
-            APIRoute(.GET, "/api/v1/audit/proof", operationID: "auditInclusionProof",
-                     summary: "RFC 9162 §2.1.3 inclusion proof of ?leaf= (an event's leaf_index) in the tree's first ?size= leaves (a checkpoint's size); no sign-in.",
-                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
-                     handler: audit.inclusion),
-            APIRoute(.GET, "/api/v1/audit/consistency", operationID: "auditConsistencyProof",
-                     summary: "RFC 9162 §2.1.4 consistency proof from the tree's first ?from= leaves to its first ?to= (1 ≤ from ≤ to ≤ today's size; empty when equal); no sign-in.",
-                     tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
-                     handler: audit.consistency),
-            APIRoute(.GET, "/api/v1/admin/checkpoint", operationID: "adminCheckpoint",
-                     summary: "The latest checkpoint and whether the service's own tree verifies against it: its signature under the key file's checkpoint keys, its size, and the consistency proof to today's root (admins).",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("The checkpoint and the verdict.", "AdminCheckpoint"), 403: .problem("forbidden: only admin agents may administer.")],
-                     handler: audit.adminCheckpoint),
+            APIRoute(
+                .GET, "/api/v1/audit/checkpoint", operationID: "auditCheckpoint",
+                summary:
+                    "The latest signed checkpoint of the transparency log (every timeline event and admin-log entry a leaf of one RFC 9162 tree): a C2SP tlog-checkpoint in a signed note, Ed25519 (origin, tree size, base64 root, blank line, `— <origin> <base64(key id ‖ signature)>`). Signed at most every RECLAIM_CHECKPOINT_SECONDS when the tree grew; no sign-in.",
+                tag: "audit", responses: [200: .other("The signed note.", mediaType: "text/plain")],
+                handler: audit.checkpoint),
+            APIRoute(
+                .GET, "/api/v1/audit/key", operationID: "auditKey",
+                summary:
+                    "The checkpoints' verifier key, `<origin>+<hex key id>+<base64(0x01 ‖ Ed25519 public key)>` (golang.org/x/mod/sumdb/note's form); no sign-in.",
+                tag: "audit", responses: [200: .other("The verifier key.", mediaType: "text/plain")],
+                handler: audit.key),
+            APIRoute(
+                .GET, "/api/v1/audit/proof", operationID: "auditInclusionProof",
+                summary:
+                    "RFC 9162 §2.1.3 inclusion proof of ?leaf= (an event's leaf_index) in the tree's first ?size= leaves (a checkpoint's size); no sign-in.",
+                tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                handler: audit.inclusion),
+            APIRoute(
+                .GET, "/api/v1/audit/consistency", operationID: "auditConsistencyProof",
+                summary:
+                    "RFC 9162 §2.1.4 consistency proof from the tree's first ?from= leaves to its first ?to= (1 ≤ from ≤ to ≤ today's size; empty when equal); no sign-in.",
+                tag: "audit", responses: [200: .json("The proof.", "AuditProof"), 422: bad],
+                handler: audit.consistency),
+            APIRoute(
+                .GET, "/api/v1/admin/checkpoint", operationID: "adminCheckpoint",
+                summary:
+                    "The latest checkpoint and whether the service's own tree verifies against it: its signature under the key file's checkpoint keys, its size, and the consistency proof to today's root (admins).",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    200: .json("The checkpoint and the verdict.", "AdminCheckpoint"), 403: .problem("forbidden: only admin agents may administer."),
+                ],
+                handler: audit.adminCheckpoint),
         ]
     }
 
     // MARK: Supervision
     var reportRoutes: [APIRoute] {
         [
-            APIRoute(.GET, "/api/v1/reports/summary", operationID: "reportSummary",
-                     summary: "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
-                     tag: "reports", authentication: .agent,
-                     responses: [200: ResponseDoc(description: "The figures, as JSON or as CSV (one figure a line).",
-                                                  content: [("application/json", "ReportSummary"), ("text/csv", nil)]),
-                                 403: .problem("forbidden: below tier2 and not an admin."), 422: .problem("validation_failed: days or format.")],
-                     handler: reports.summary),
+            APIRoute(
+                .GET, "/api/v1/reports/summary", operationID: "reportSummary",
+                summary:
+                    "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
+                tag: "reports", authentication: .agent,
+                responses: [
+                    200: ResponseDoc(
+                        description: "The figures, as JSON or as CSV (one figure a line).",
+                        content: [("application/json", "ReportSummary"), ("text/csv", nil)]),
+                    403: .problem("forbidden: below tier2 and not an admin."), 422: .problem("validation_failed: days or format."),
+                ],
+                handler: reports.summary)
         ]
     }
 
     // MARK: Passkeys
     var passkeyRoutes: [APIRoute] {
-        let refused: ResponseDoc = .problem("passkey_refused: the client data, authenticator data or challenge did not pass (the reason is in detail).")
+        let refused: ResponseDoc = .problem(
+            "passkey_refused: the client data, authenticator data or challenge did not pass (the reason is in detail).")
         return [
-            APIRoute(.POST, "/api/v1/passkeys/registration-options", operationID: "passkeyRegistrationOptions",
-                     summary: "A fresh challenge (single use, 5 minutes) and the options for navigator.credentials.create: ES256, attestation none, user verification required.",
-                     tag: "identity", authentication: .agent,
-                     responses: [200: .json("The options, base64url where the API takes bytes.", "PasskeyRegistrationOptions")],
-                     bodyLimit: 4096, handler: passkeys.registrationOptions),
-            APIRoute(.POST, "/api/v1/passkeys", operationID: "registerPasskey",
-                     summary: "Register a passkey: the browser's client_data_json and attestation_object (base64url); origin, RP ID hash, user presence and verification, challenge checked.",
-                     tag: "identity", authentication: .agent, requestSchema: "PasskeyRegistration",
-                     responses: [201: .json("The passkey.", "Passkey"), 409: .problem("passkey_exists."), 422: refused],
-                     bodyLimit: 16 * 1024, handler: passkeys.register),
-            APIRoute(.GET, "/api/v1/passkeys", operationID: "listPasskeys", summary: "The signed-in agent's passkeys.",
-                     tag: "identity", authentication: .agent, responses: [200: .json("The passkeys.", "PasskeyList")],
-                     handler: passkeys.list),
-            APIRoute(.DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
-                     tag: "identity", authentication: .agent,
-                     responses: [204: .empty("Removed."), 404: .problem("No such passkey of yours."),
-                                 409: .refusal(IdentityAdministrationError.lockout(.lastRequiredPasskey))],
-                     handler: passkeys.remove),
-            APIRoute(.POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
-                     summary: "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get; each one counts against this address's budget (as failed sign-ins do).",
-                     tag: "identity", responses: [200: .json("The options.", "PasskeySignInOptions"),
-                                                  429: .problem("rate_limited: too many challenges for this address; see Retry-After.")],
-                     bodyLimit: 4096, handler: passkeys.signInOptions),
-            APIRoute(.POST, "/api/v1/session/passkey", operationID: "signInWithPasskey",
-                     summary: "Sign in with a passkey instead of password and TOTP: the assertion (base64url); challenge, origin, RP ID hash, user presence and verification, ES256 signature and sign count checked. Sets the session cookie.",
-                     tag: "identity", requestSchema: "PasskeyAssertion",
-                     responses: [201: .json("Signed in; the cookie is set.", "Session"),
-                                 401: .problem("invalid_credentials: the same answer for every refusal (a sign-count regression is also recorded in the admin audit log).")],
-                     bodyLimit: 16 * 1024, handler: passkeys.signIn),
+            APIRoute(
+                .POST, "/api/v1/passkeys/registration-options", operationID: "passkeyRegistrationOptions",
+                summary:
+                    "A fresh challenge (single use, 5 minutes) and the options for navigator.credentials.create: ES256, attestation none, user verification required.",
+                tag: "identity", authentication: .agent,
+                responses: [200: .json("The options, base64url where the API takes bytes.", "PasskeyRegistrationOptions")],
+                bodyLimit: 4096, handler: passkeys.registrationOptions),
+            APIRoute(
+                .POST, "/api/v1/passkeys", operationID: "registerPasskey",
+                summary:
+                    "Register a passkey: the browser's client_data_json and attestation_object (base64url); origin, RP ID hash, user presence and verification, challenge checked.",
+                tag: "identity", authentication: .agent, requestSchema: "PasskeyRegistration",
+                responses: [201: .json("The passkey.", "Passkey"), 409: .problem("passkey_exists."), 422: refused],
+                bodyLimit: 16 * 1024, handler: passkeys.register),
+            APIRoute(
+                .GET, "/api/v1/passkeys", operationID: "listPasskeys", summary: "The signed-in agent's passkeys.",
+                tag: "identity", authentication: .agent, responses: [200: .json("The passkeys.", "PasskeyList")],
+                handler: passkeys.list),
+            APIRoute(
+                .DELETE, "/api/v1/passkeys/{id}", operationID: "removePasskey", summary: "Remove one of the signed-in agent's passkeys.",
+                tag: "identity", authentication: .agent,
+                responses: [
+                    204: .empty("Removed."), 404: .problem("No such passkey of yours."),
+                    409: .refusal(IdentityAdministrationError.lockout(.lastRequiredPasskey)),
+                ],
+                handler: passkeys.remove),
+            APIRoute(
+                .POST, "/api/v1/session/passkey-options", operationID: "passkeySignInOptions",
+                summary:
+                    "A fresh sign-in challenge (single use, 5 minutes) for navigator.credentials.get; each one counts against this address's budget (as failed sign-ins do).",
+                tag: "identity",
+                responses: [
+                    200: .json("The options.", "PasskeySignInOptions"),
+                    429: .problem("rate_limited: too many challenges for this address; see Retry-After."),
+                ],
+                bodyLimit: 4096, handler: passkeys.signInOptions),
+            APIRoute(
+                .POST, "/api/v1/session/passkey", operationID: "signInWithPasskey",
+                summary:
+                    "Sign in with a passkey instead of password and TOTP: the assertion (base64url); challenge, origin, RP ID hash, user presence and verification, ES256 signature and sign count checked. Sets the session cookie.",
+                tag: "identity", requestSchema: "PasskeyAssertion",
+                responses: [
+                    201: .json("Signed in; the cookie is set.", "Session"),
+                    401: .problem(
+                        "invalid_credentials: the same answer for every refusal (a sign-count regression is also recorded in the admin audit log)."),
+                ],
+                bodyLimit: 16 * 1024, handler: passkeys.signIn),
         ]
     }
 
@@ -439,46 +603,67 @@ struct Routes {
     var notificationRoutes: [APIRoute] {
         let notFound: ResponseDoc = .problem("not_found: the caller has no such endpoint (or delivery).")
         return [
-            APIRoute(.POST, "/api/v1/webhooks", operationID: "createWebhook",
-                     summary: "Register a Standard Webhooks endpoint (API clients): https only, no loopback/private/link-local destination unless RECLAIM_WEBHOOK_ALLOW lists it; 201 with the whsec_ secret, shown this once.",
-                     tag: "notifications", authentication: .apiClient, requestSchema: "NewWebhook",
-                     responses: [201: .json("The endpoint and its secret.", "CreatedWebhook"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
-                                 403: .problem("Not an API client."), 422: .problem("validation_failed: a refused URL or an unknown event.")],
-                     bodyLimit: 8 * 1024, handler: webhooks.create),
-            APIRoute(.GET, "/api/v1/webhooks", operationID: "listWebhooks", summary: "The caller's endpoints (never a secret).",
-                     tag: "notifications", authentication: .apiClient,
-                     responses: [200: .json("The endpoints.", "WebhookList"), 401: .problem("Not authenticated."), 403: .problem("Not an API client.")],
-                     handler: webhooks.list),
-            APIRoute(.DELETE, "/api/v1/webhooks/{id}", operationID: "deleteWebhook", summary: "Delete an endpoint: nothing more is sent to it.",
-                     tag: "notifications", authentication: .apiClient,
-                     responses: [204: .empty("Deleted."), 401: .problem("Not authenticated."), 403: .problem("Not an API client."), 404: notFound],
-                     handler: webhooks.delete),
-            APIRoute(.GET, "/api/v1/webhooks/{id}/deliveries", operationID: "listWebhookDeliveries",
-                     summary: "The endpoint's latest 100 messages, newest first, each with every attempt: time, status, duration, error.",
-                     tag: "notifications", authentication: .apiClient,
-                     responses: [200: .json("The deliveries.", "WebhookDeliveryList"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
-                                 404: notFound],
-                     handler: webhooks.deliveries),
-            APIRoute(.POST, "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry", operationID: "retryWebhookDelivery",
-                     summary: "Queue a delivery again, due now, with the same webhook-id.",
-                     tag: "notifications", authentication: .apiClient,
-                     responses: [202: .json("Queued.", "WebhookRetry"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
-                                 404: notFound, 409: .problem("endpoint_disabled: the receiver answered 410 Gone.")],
-                     handler: webhooks.retry),
+            APIRoute(
+                .POST, "/api/v1/webhooks", operationID: "createWebhook",
+                summary:
+                    "Register a Standard Webhooks endpoint (API clients): https only, no loopback/private/link-local destination unless RECLAIM_WEBHOOK_ALLOW lists it; 201 with the whsec_ secret, shown this once.",
+                tag: "notifications", authentication: .apiClient, requestSchema: "NewWebhook",
+                responses: [
+                    201: .json("The endpoint and its secret.", "CreatedWebhook"), 400: .problem("Malformed JSON."),
+                    401: .problem("Not authenticated."),
+                    403: .problem("Not an API client."), 422: .problem("validation_failed: a refused URL or an unknown event."),
+                ],
+                bodyLimit: 8 * 1024, handler: webhooks.create),
+            APIRoute(
+                .GET, "/api/v1/webhooks", operationID: "listWebhooks", summary: "The caller's endpoints (never a secret).",
+                tag: "notifications", authentication: .apiClient,
+                responses: [200: .json("The endpoints.", "WebhookList"), 401: .problem("Not authenticated."), 403: .problem("Not an API client.")],
+                handler: webhooks.list),
+            APIRoute(
+                .DELETE, "/api/v1/webhooks/{id}", operationID: "deleteWebhook", summary: "Delete an endpoint: nothing more is sent to it.",
+                tag: "notifications", authentication: .apiClient,
+                responses: [204: .empty("Deleted."), 401: .problem("Not authenticated."), 403: .problem("Not an API client."), 404: notFound],
+                handler: webhooks.delete),
+            APIRoute(
+                .GET, "/api/v1/webhooks/{id}/deliveries", operationID: "listWebhookDeliveries",
+                summary: "The endpoint's latest 100 messages, newest first, each with every attempt: time, status, duration, error.",
+                tag: "notifications", authentication: .apiClient,
+                responses: [
+                    200: .json("The deliveries.", "WebhookDeliveryList"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
+                    404: notFound,
+                ],
+                handler: webhooks.deliveries),
+            APIRoute(
+                .POST, "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry", operationID: "retryWebhookDelivery",
+                summary: "Queue a delivery again, due now, with the same webhook-id.",
+                tag: "notifications", authentication: .apiClient,
+                responses: [
+                    202: .json("Queued.", "WebhookRetry"), 401: .problem("Not authenticated."), 403: .problem("Not an API client."),
+                    404: notFound, 409: .problem("endpoint_disabled: the receiver answered 410 Gone."),
+                ],
+                handler: webhooks.retry),
             // What was sent: per case for its agents, per API client for admins (never a body or a secret).
-            APIRoute(.GET, "/api/v1/cases/{case_number}/messages", operationID: "caseMessages",
-                     summary: "What the case sent to whom and when, oldest first (agents who read the timeline): each mail and webhook with its state, attempts, next attempt while queued and last error, and each mail refused because the contact address is the rescue address (state refused). Never a body or a secret.",
-                     tag: "cases", authentication: .agent,
-                     responses: [200: .json("The messages.", "CaseMessageList"), 401: .problem("Not authenticated."),
-                                 403: .problem("Not allowed (API clients use their webhook deliveries)."),
-                                 404: .problem("invalid_case_number (mistyped, no database query) or not_found.")],
-                     handler: caseMessages.list),
-            APIRoute(.GET, "/api/v1/admin/clients/{id}/webhooks", operationID: "adminClientWebhooks",
-                     summary: "An API client's webhook endpoints (deleted ones left out; disabled_at set when the receiver answered 410), each with its latest 20 deliveries and their attempts (admins). Never a secret.",
-                     tag: "administration", authentication: .agent,
-                     responses: [200: .json("The endpoints.", "AdminClientWebhookList"), 401: .problem("Not authenticated."),
-                                 403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such agent or client.")],
-                     handler: adminWebhooks.list),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/messages", operationID: "caseMessages",
+                summary:
+                    "What the case sent to whom and when, oldest first (agents who read the timeline): each mail and webhook with its state, attempts, next attempt while queued and last error, and each mail refused because the contact address is the rescue address (state refused). Never a body or a secret.",
+                tag: "cases", authentication: .agent,
+                responses: [
+                    200: .json("The messages.", "CaseMessageList"), 401: .problem("Not authenticated."),
+                    403: .problem("Not allowed (API clients use their webhook deliveries)."),
+                    404: .problem("invalid_case_number (mistyped, no database query) or not_found."),
+                ],
+                handler: caseMessages.list),
+            APIRoute(
+                .GET, "/api/v1/admin/clients/{id}/webhooks", operationID: "adminClientWebhooks",
+                summary:
+                    "An API client's webhook endpoints (deleted ones left out; disabled_at set when the receiver answered 410), each with its latest 20 deliveries and their attempts (admins). Never a secret.",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    200: .json("The endpoints.", "AdminClientWebhookList"), 401: .problem("Not authenticated."),
+                    403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such agent or client."),
+                ],
+                handler: adminWebhooks.list),
         ]
     }
 }

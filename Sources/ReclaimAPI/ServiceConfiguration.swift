@@ -108,14 +108,20 @@ public struct ServiceConfiguration: Sendable {
     /// Every variable this value reads, with its default, for `--help` and the README.
     public static let variables: [(name: String, meaning: String)] = [
         ("DATABASE_URL", "libpq connection string or URI of the service's role (required)"),
-        ("RECLAIM_MIGRATION_DATABASE_URL", "connection string of the schema's owner: serve and migrate apply migrations through it (default: serve only checks the schema)"),
+        (
+            "RECLAIM_MIGRATION_DATABASE_URL",
+            "connection string of the schema's owner: serve and migrate apply migrations through it (default: serve only checks the schema)"
+        ),
         ("RECLAIM_ADDRESS", "host:port to listen on (default 127.0.0.1:8080)"),
         ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
         ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
         ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default PREFIX/share/reclaim/Migrations, or the checkout's Migrations/)"),
         ("RECLAIM_THREADS", "HTTP worker threads (default: number of cores)"),
         ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: threads + 4)"),
-        ("RECLAIM_MAX_CONNECTIONS", "most simultaneous HTTP connections; a few more are answered 503 at once, the rest closed at once (default 1024)"),
+        (
+            "RECLAIM_MAX_CONNECTIONS",
+            "most simultaneous HTTP connections; a few more are answered 503 at once, the rest closed at once (default 1024)"
+        ),
         ("RECLAIM_MAX_CONNECTIONS_PER_IP", "most connections from one address, 0 = no limit (default 64, or 0 with RECLAIM_TRUSTED_PROXIES)"),
         ("RECLAIM_CONNECTION_TIMEOUT", "seconds before an idle connection is closed (default 15)"),
         ("RECLAIM_HEADER_TIMEOUT", "seconds a request's head may take to arrive, keep-alive wait included (default 10)"),
@@ -127,28 +133,45 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_TRUSTED_PROXIES", "proxies whose X-Forwarded-For names the client: IPs or CIDR ranges, comma-separated (default none)"),
         ("RECLAIM_WEBAUTHN_ORIGIN", "origin of the dashboard for passkeys, e.g. https://reclaim.example (default: localhost only)"),
         ("RECLAIM_METRICS_ALLOW", "who may read /metrics: IPs or CIDR ranges, comma-separated (default 127.0.0.0/8, ::1)"),
-        ("RECLAIM_SUPPORT_CONTACT", "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"),
-        ("RECLAIM_DATA_DIR", "the service's own files: large uploads are spooled (encrypted) in its spool/ folder; without SMTP, mail is written to its mail/ folder as .eml (default data)"),
+        (
+            "RECLAIM_SUPPORT_CONTACT",
+            "how customers reach support, shown on finished cases: e-mail, phone or URL, at most 200 characters (default support@reclaim.example)"
+        ),
+        (
+            "RECLAIM_DATA_DIR",
+            "the service's own files: large uploads are spooled (encrypted) in its spool/ folder; without SMTP, mail is written to its mail/ folder as .eml (default data)"
+        ),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
         ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
         ("RECLAIM_MAIL_RETRY_SCHEDULE", "seconds between mail attempts, comma-separated (default 5,30,60,300,1800,7200,18000,36000)"),
-        ("RECLAIM_WEBHOOK_RETRY_SCHEDULE", "seconds between webhook attempts, comma-separated (default Standard Webhooks': 5,300,1800,7200,18000,36000,36000)"),
+        (
+            "RECLAIM_WEBHOOK_RETRY_SCHEDULE",
+            "seconds between webhook attempts, comma-separated (default Standard Webhooks': 5,300,1800,7200,18000,36000,36000)"
+        ),
         ("RECLAIM_WEBHOOK_ALLOW", "webhook destinations allowed despite being http, loopback, private or link-local: hosts, IPs or CIDR ranges"),
         ("RECLAIM_MAIL_THREADS", "threads delivering mail only, 0 = none (default 1)"),
         ("RECLAIM_WEBHOOK_THREADS", "threads delivering webhooks only, 0 = none (default 2; keep it above RECLAIM_WEBHOOK_PER_ENDPOINT)"),
         ("RECLAIM_WEBHOOK_PER_ENDPOINT", "most deliveries in flight to one webhook endpoint, across instances (default 1: in order)"),
-        ("RECLAIM_WEBHOOK_BACKOFF", "seconds a failing endpoint rests after its 1st, 2nd, ... failure in a row, the last repeating (default 5,30,60,300,900,1800,3600)"),
+        (
+            "RECLAIM_WEBHOOK_BACKOFF",
+            "seconds a failing endpoint rests after its 1st, 2nd, ... failure in a row, the last repeating (default 5,30,60,300,900,1800,3600)"
+        ),
         ("RECLAIM_DELIVERY_THREADS", "deprecated: the default of both RECLAIM_MAIL_THREADS and RECLAIM_WEBHOOK_THREADS (0 = no delivery)"),
-        ("RECLAIM_LOG_ORIGIN", "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"),
+        (
+            "RECLAIM_LOG_ORIGIN",
+            "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"
+        ),
         ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
     /// `needs` names the directories the command reads (admin commands need none); `executablePath` anchors their defaults.
-    public static func fromEnvironment(_ environment: [String: String], requireDatabase: Bool = true,
-                                       needs: InstalledFiles.Needs = .all,
-                                       executablePath: String? = InstalledFiles.executablePath) throws(ConfigurationError) -> ServiceConfiguration {
+    public static func fromEnvironment(
+        _ environment: [String: String], requireDatabase: Bool = true,
+        needs: InstalledFiles.Needs = .all,
+        executablePath: String? = InstalledFiles.executablePath
+    ) throws(ConfigurationError) -> ServiceConfiguration {
         func value(_ name: String) -> String? {
             guard let raw = environment[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
@@ -156,14 +179,17 @@ public struct ServiceConfiguration: Sendable {
         func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
             guard let raw = value(name) else { return fallback }
             guard let number = Int(raw), range.contains(number) else {
-                throw ConfigurationError(variable: name, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(raw)\"")
+                throw ConfigurationError(
+                    variable: name, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(raw)\"")
             }
             return number
         }
 
         let databaseURL = value("DATABASE_URL") ?? ""
         if requireDatabase && databaseURL.isEmpty {
-            throw ConfigurationError(variable: "DATABASE_URL", problem: "is not set (a libpq connection string such as \"host=/path/to/socket dbname=reclaim\" or a postgresql:// URI)")
+            throw ConfigurationError(
+                variable: "DATABASE_URL",
+                problem: "is not set (a libpq connection string such as \"host=/path/to/socket dbname=reclaim\" or a postgresql:// URI)")
         }
         let migrationDatabaseURL = value("RECLAIM_MIGRATION_DATABASE_URL")
         for (name, url) in [("DATABASE_URL", databaseURL), ("RECLAIM_MIGRATION_DATABASE_URL", migrationDatabaseURL ?? "")]
@@ -218,7 +244,6 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "RECLAIM_SUPPORT_CONTACT", problem: "must be one line of at most 200 characters")
         }
 
-
         func directory(_ variable: String, _ name: String, needed: Bool) throws(ConfigurationError) -> String {
             if let path = value(variable) {
                 guard needed else { return path }
@@ -228,8 +253,10 @@ public struct ServiceConfiguration: Sendable {
             if let found = InstalledFiles.locate(name, executablePath: executablePath) { return found }
             guard needed else { return "" }
             let searched = InstalledFiles.candidates(for: name, executablePath: executablePath)
-            throw ConfigurationError(variable: variable, problem: "is not set and no \(name) directory was found"
-                                     + (searched.isEmpty ? "" : " at " + searched.joined(separator: " or ")) + " (install with deploy/install PREFIX)")
+            throw ConfigurationError(
+                variable: variable,
+                problem: "is not set and no \(name) directory was found"
+                    + (searched.isEmpty ? "" : " at " + searched.joined(separator: " or ")) + " (install with deploy/install PREFIX)")
         }
         let publicDirectory = try directory("RECLAIM_PUBLIC_DIR", "Public", needed: needs.contains(.publicFiles))
         let migrationsDirectory = try directory("RECLAIM_MIGRATIONS_DIR", "Migrations", needed: needs.contains(.migrations))
@@ -238,8 +265,10 @@ public struct ServiceConfiguration: Sendable {
         if let origin = webAuthnOrigin {
             let parts = URLComponents(string: origin)
             guard let parts, parts.host?.isEmpty == false, parts.path.isEmpty, parts.query == nil,
-                  parts.scheme == "https" || (parts.scheme == "http" && parts.host == "localhost") else {
-                throw ConfigurationError(variable: "RECLAIM_WEBAUTHN_ORIGIN", problem: "must be https://host[:port] (or http://localhost[:port]), got \"\(origin)\"")
+                parts.scheme == "https" || (parts.scheme == "http" && parts.host == "localhost")
+            else {
+                throw ConfigurationError(
+                    variable: "RECLAIM_WEBAUTHN_ORIGIN", problem: "must be https://host[:port] (or http://localhost[:port]), got \"\(origin)\"")
             }
         }
         let smtpURL = value("RECLAIM_SMTP_URL")
@@ -255,7 +284,8 @@ public struct ServiceConfiguration: Sendable {
         }
         let publicURL = value("RECLAIM_PUBLIC_URL") ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
         guard let publicComponents = URLComponents(string: publicURL), ["http", "https"].contains(publicComponents.scheme?.lowercased() ?? ""),
-              publicComponents.host?.isEmpty == false else {
+            publicComponents.host?.isEmpty == false
+        else {
             throw ConfigurationError(variable: "RECLAIM_PUBLIC_URL", problem: "must be an http(s) URL such as https://reclaim.example.org")
         }
         func schedule(_ name: String, default fallback: [Double]) throws(ConfigurationError) -> [Double] {
@@ -269,7 +299,8 @@ public struct ServiceConfiguration: Sendable {
         let mailSchedule = try schedule("RECLAIM_MAIL_RETRY_SCHEDULE", default: [5, 30, 60, 300, 1800, 7200, 18000, 36000])
         let webhookSchedule = try schedule("RECLAIM_WEBHOOK_RETRY_SCHEDULE", default: [5, 300, 1800, 7200, 18000, 36000, 36000])
         // Deprecated since the lanes: the old single line's count now sizes each lane that is not set on its own.
-        let deliveryThreads: Int? = value("RECLAIM_DELIVERY_THREADS") == nil ? nil : try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
+        let deliveryThreads: Int? =
+            value("RECLAIM_DELIVERY_THREADS") == nil ? nil : try integer("RECLAIM_DELIVERY_THREADS", default: 1, range: 0...16)
         let mailThreads = try integer("RECLAIM_MAIL_THREADS", default: deliveryThreads ?? 1, range: 0...16)
         let webhookThreads = try integer("RECLAIM_WEBHOOK_THREADS", default: deliveryThreads ?? 2, range: 0...16)
         let webhookPerEndpoint = try integer("RECLAIM_WEBHOOK_PER_ENDPOINT", default: 1, range: 1...16)
@@ -277,7 +308,9 @@ public struct ServiceConfiguration: Sendable {
         let logOrigin = value("RECLAIM_LOG_ORIGIN") ?? (publicComponents.host ?? "localhost") + "/reclaim"
         // The origin names the note key too: signed-note forbids spaces and `+` in a key name.
         guard SignedNote.isValidName(logOrigin), logOrigin.count <= 200 else {
-            throw ConfigurationError(variable: "RECLAIM_LOG_ORIGIN", problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
+            throw ConfigurationError(
+                variable: "RECLAIM_LOG_ORIGIN",
+                problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
         }
         let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
 
@@ -345,10 +378,11 @@ extension ServiceConfiguration {
 
     /// What the delivery worker needs, from this configuration.
     public var notificationSettings: NotificationSettings {
-        var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,
-                                            mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
-                                            mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
-                                            webhookAllow: WebhookAllowList(parsing: webhookAllow))
+        var settings = NotificationSettings(
+            smtpURL: smtpURL, mailFrom: mailFrom, publicURL: publicURL,
+            mailDirectory: (dataDirectory as NSString).appendingPathComponent("mail"),
+            mailSchedule: RetrySchedule(delays: mailRetrySchedule), webhookSchedule: RetrySchedule(delays: webhookRetrySchedule),
+            webhookAllow: WebhookAllowList(parsing: webhookAllow))
         settings.supportContact = supportContact
         settings.mailThreads = mailThreads
         settings.supportContact = supportContact

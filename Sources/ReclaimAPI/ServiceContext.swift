@@ -42,8 +42,10 @@ extension ServiceContext {
     ///   event (`attempted`, else the route), in a transaction of its own since the refused one rolls back, so the
     ///   timeline shows who tried what.
     /// `body` may run more than once (serialization retries): it must only use `connection`.
-    func transaction(for request: HTTPRequest, attempting attempted: String? = nil,
-                     _ body: (PostgresConnection) throws -> HTTPResponse) throws -> HTTPResponse {
+    func transaction(
+        for request: HTTPRequest, attempting attempted: String? = nil,
+        _ body: (PostgresConnection) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         do {
             return try idempotentTransaction(for: request, body)
         } catch let refusal as OperationError where refusal.problem.status == 403 {
@@ -60,11 +62,13 @@ extension ServiceContext {
     }
 
     /// Appends a `denied` event (the attempt, not its body) in a transaction of its own, and logs it.
-    func recordDenial(caseID: UUID, attempted: String, code: String, evidenceID: UUID? = nil, by principal: Principal, _ request: HTTPRequest) throws {
+    func recordDenial(caseID: UUID, attempted: String, code: String, evidenceID: UUID? = nil, by principal: Principal, _ request: HTTPRequest) throws
+    {
         let now = self.now
         try pool.withTransaction { connection in
-            try CaseOperations(keys: keys).recordDenial(caseID: caseID, attempted: attempted, code: code, evidenceID: evidenceID,
-                                                        by: principal.actor, at: now, on: connection)
+            try CaseOperations(keys: keys).recordDenial(
+                caseID: caseID, attempted: attempted, code: code, evidenceID: evidenceID,
+                by: principal.actor, at: now, on: connection)
         }
         logDenied(principal, reason: "case.\(attempted): \(code)", request)
     }
@@ -76,8 +80,10 @@ extension ServiceContext {
         let now = clock.now()
         do {
             return try pool.withTransaction { connection -> HTTPResponse in
-                switch try IdempotencyKeyStore.lock(claim.owner, key: claim.key, requestHash: claim.requestHash, now: now, lifetime: claim.lifetime,
-                                                    wait: claim.wait, on: connection) {
+                switch try IdempotencyKeyStore.lock(
+                    claim.owner, key: claim.key, requestHash: claim.requestHash, now: now, lifetime: claim.lifetime,
+                    wait: claim.wait, on: connection)
+                {
                 case .completed(let storedHash, let sealed, let keyID):
                     guard ConstantTime.equals(storedHash, claim.requestHash) else { throw IdempotencyMiddleware.mismatch }
                     return try IdempotencyMiddleware.replay(sealed, keyID: keyID, claim: claim, keys: keys)

@@ -42,7 +42,8 @@ enum Vocabulary {
     static let body: [UInt8] = {
         var members: [String: JSONValue] = [:]
         for (name, words) in lists { members[name] = .array(words.map(JSONValue.string)) }
-        members["requirement_uploads"] = .object(Dictionary(uniqueKeysWithValues: requirementUploads.map { ($0.requirement, .array($0.kinds.map(JSONValue.string))) }))
+        members["requirement_uploads"] = .object(
+            Dictionary(uniqueKeysWithValues: requirementUploads.map { ($0.requirement, .array($0.kinds.map(JSONValue.string))) }))
         return Array(JSONValue.object(members).canonical.utf8)
     }()
 

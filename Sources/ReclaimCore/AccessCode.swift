@@ -64,7 +64,7 @@ public struct AccessCode: Sendable, Hashable, Codable, CustomStringConvertible, 
             if scalar.properties.isWhitespace || CaseNumber.isDash(scalar) { continue }
             guard scalar.isASCII else { return nil }
             var byte = UInt8(scalar.value)
-            if (0x61...0x7A).contains(byte) { byte -= 0x20 } // a-z → A-Z
+            if (0x61...0x7A).contains(byte) { byte -= 0x20 }  // a-z → A-Z
             switch byte {
             case UInt8(ascii: "I"), UInt8(ascii: "L"): byte = UInt8(ascii: "1")
             case UInt8(ascii: "O"): byte = UInt8(ascii: "0")

@@ -35,7 +35,9 @@ public enum SecurityAnswer {
     public static func validate(_ answer: String, field: String = "answer") -> Result<String, ValidationFailure> {
         let normalized = normalize(answer)
         if normalized.isEmpty { return .failure(ValidationFailure(field: field, message: "The answer is empty.")) }
-        if normalized.count > maximumLength { return .failure(ValidationFailure(field: field, message: "An answer has at most \(maximumLength) characters.")) }
+        if normalized.count > maximumLength {
+            return .failure(ValidationFailure(field: field, message: "An answer has at most \(maximumLength) characters."))
+        }
         return .success(normalized)
     }
 }
@@ -48,7 +50,9 @@ public enum Transcript {
     /// The text, refused when blank or over `maximumBytes`.
     public static func validate(_ text: String, field: String = "text") -> Result<String, ValidationFailure> {
         if text.utf8.count > maximumBytes { return .failure(ValidationFailure(field: field, message: "A transcript has at most 256 KiB of text.")) }
-        if text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) { return .failure(ValidationFailure(field: field, message: "The transcript is empty.")) }
+        if text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) {
+            return .failure(ValidationFailure(field: field, message: "The transcript is empty."))
+        }
         return .success(text)
     }
 }

@@ -88,7 +88,9 @@ public struct CardExpiry: Sendable, Hashable, Codable {
     public let year: Int
 
     /// Validates month (1–12) and four-digit year; refused once the end of that month (UTC) is before `now`.
-    public static func validate(month: Int, year: Int, now: Date, monthField: String = "exp_month", yearField: String = "exp_year") -> Result<CardExpiry, ValidationFailure> {
+    public static func validate(month: Int, year: Int, now: Date, monthField: String = "exp_month", yearField: String = "exp_year") -> Result<
+        CardExpiry, ValidationFailure
+    > {
         var issues = [FieldIssue]()
         if !(1...12).contains(month) { issues.append(FieldIssue(field: monthField, message: "The expiry month is 1 to 12.")) }
         if !(1000...9999).contains(year) { issues.append(FieldIssue(field: yearField, message: "The expiry year has four digits.")) }

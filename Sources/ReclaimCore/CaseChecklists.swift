@@ -30,13 +30,16 @@ public enum DocumentsGate {
     /// Why `approve` must wait, or nil: `documentsMissing` unless every document requirement of the path is met by an
     /// accepted document, then `documentsPending` while any document is still pending. Approval judges proof of
     /// ownership, so a path other than the two document paths is read as the one the case's facts call for.
-    public static func refusal(path: RecoveryPath, kind: CaseKind, facts: CaseFacts,
-                               documents: [(kind: EvidenceKind, status: EvidenceStatus)]) -> WorkflowRefusal? {
+    public static func refusal(
+        path: RecoveryPath, kind: CaseKind, facts: CaseFacts,
+        documents: [(kind: EvidenceKind, status: EvidenceStatus)]
+    ) -> WorkflowRefusal? {
         let accepted = Set(documents.filter { $0.status == .accepted }.map(\.kind))
-        let documentPath: RecoveryPath = switch path {
-        case .documents, .activationLock: path
-        case .undetermined, .reset, .verifiedIdentity: Workflow.isDeviceOnly(kind: kind, facts: facts) ? .activationLock : .documents
-        }
+        let documentPath: RecoveryPath =
+            switch path {
+            case .documents, .activationLock: path
+            case .undetermined, .reset, .verifiedIdentity: Workflow.isDeviceOnly(kind: kind, facts: facts) ? .activationLock : .documents
+            }
         let missing = missingRequirements(path: documentPath, kind: kind, facts: facts, have: accepted)
         if !missing.isEmpty { return .documentsMissing(missing) }
         if documents.contains(where: { $0.status == .pending }) { return .documentsPending }
@@ -45,8 +48,10 @@ public enum DocumentsGate {
 
     /// True when every document requirement of the path has a document filed (pending or accepted): the case may move
     /// itself from `awaiting_documents` to `document_review`.
-    public static func everyRequirementFiled(path: RecoveryPath, kind: CaseKind, facts: CaseFacts,
-                                             documents: [(kind: EvidenceKind, status: EvidenceStatus)]) -> Bool {
+    public static func everyRequirementFiled(
+        path: RecoveryPath, kind: CaseKind, facts: CaseFacts,
+        documents: [(kind: EvidenceKind, status: EvidenceStatus)]
+    ) -> Bool {
         let filed = Set(documents.filter { $0.status != .rejected }.map(\.kind))
         return missingRequirements(path: path, kind: kind, facts: facts, have: filed).isEmpty
     }
@@ -68,15 +73,20 @@ extension Workflow {
 extension Workflow {
     /// The move a case makes by itself when documents arrive: `begin_review` once every document requirement of the
     /// path has a document filed on an `awaiting_documents` case (the clock resumes); nil otherwise.
-    public func documentsArrived(on snapshot: CaseSnapshot, documents: [(kind: EvidenceKind, status: EvidenceStatus)],
-                                 now: Date) -> TransitionDecision? {
+    public func documentsArrived(
+        on snapshot: CaseSnapshot, documents: [(kind: EvidenceKind, status: EvidenceStatus)],
+        now: Date
+    ) -> TransitionDecision? {
         guard snapshot.state == .awaitingDocuments,
-              DocumentsGate.everyRequirementFiled(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, documents: documents) else {
+            DocumentsGate.everyRequirementFiled(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, documents: documents)
+        else {
             return nil
         }
         // The service acts, not an agent: the highest tier stands for "no tier check".
-        return try? decide(.beginReview, on: snapshot, actorTier: .engineering,
-                           context: TransitionContext(reason: "Every requested document has arrived."), now: now).get()
+        return try? decide(
+            .beginReview, on: snapshot, actorTier: .engineering,
+            context: TransitionContext(reason: "Every requested document has arrived."), now: now
+        ).get()
     }
 }
 
@@ -84,15 +94,20 @@ extension Workflow {
     /// The move a case makes by itself when a review rejects a document (api.md v1.2): `request_documents` back to
     /// `awaiting_documents` (the clock paused) when the case is under review, no document is still pending and the
     /// accepted ones leave a requirement of the gate unmet; nil otherwise (something else still waits for review).
-    public func documentRejected(on snapshot: CaseSnapshot, documents: [(kind: EvidenceKind, status: EvidenceStatus)],
-                                 now: Date) -> TransitionDecision? {
+    public func documentRejected(
+        on snapshot: CaseSnapshot, documents: [(kind: EvidenceKind, status: EvidenceStatus)],
+        now: Date
+    ) -> TransitionDecision? {
         guard snapshot.state == .documentReview, !documents.contains(where: { $0.status == .pending }),
-              case .documentsMissing? = DocumentsGate.refusal(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, documents: documents) else {
+            case .documentsMissing? = DocumentsGate.refusal(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, documents: documents)
+        else {
             return nil
         }
         // The service acts, not an agent: the highest tier stands for "no tier check".
-        return try? decide(.requestDocuments, on: snapshot, actorTier: .engineering,
-                           context: TransitionContext(reason: "A rejected document left a requirement unmet."), now: now).get()
+        return try? decide(
+            .requestDocuments, on: snapshot, actorTier: .engineering,
+            context: TransitionContext(reason: "A rejected document left a requirement unmet."), now: now
+        ).get()
     }
 }
 

@@ -20,17 +20,22 @@ public enum CaseMerge {
     /// Whether `source` may be merged into `target`: `insufficientTier`, `caseNotOpen` (either finished, or the same
     /// case), `notSameAccount` (e-mails compared case-insensitively), then `differentCustomer` when the customers differ
     /// and the agent has not confirmed that they are one person.
-    public static func check(actorTier: Tier, source: CaseState, target: CaseState, sameCase: Bool,
-                             sourceAccount: String, targetAccount: String) throws(WorkflowRefusal) {
+    public static func check(
+        actorTier: Tier, source: CaseState, target: CaseState, sameCase: Bool,
+        sourceAccount: String, targetAccount: String
+    ) throws(WorkflowRefusal) {
         guard actorTier.isAtLeast(minimumTier) else { throw .insufficientTier(required: minimumTier) }
         guard CaseWork.merge.isTaken(in: source), target.isOpen, !sameCase else { throw .caseNotOpen }
         guard sourceAccount.lowercased() == targetAccount.lowercased() else { throw .notSameAccount }
     }
 
     /// `check`, then the customers: different ones (`differingFields` not empty) need `sameCustomerConfirmed`.
-    public static func check(actorTier: Tier, source: CaseState, target: CaseState, sameCase: Bool, sourceAccount: String, targetAccount: String,
-                             sourceCustomer: Customer, targetCustomer: Customer, sameCustomerConfirmed: Bool) throws(WorkflowRefusal) {
-        try check(actorTier: actorTier, source: source, target: target, sameCase: sameCase, sourceAccount: sourceAccount, targetAccount: targetAccount)
+    public static func check(
+        actorTier: Tier, source: CaseState, target: CaseState, sameCase: Bool, sourceAccount: String, targetAccount: String,
+        sourceCustomer: Customer, targetCustomer: Customer, sameCustomerConfirmed: Bool
+    ) throws(WorkflowRefusal) {
+        try check(
+            actorTier: actorTier, source: source, target: target, sameCase: sameCase, sourceAccount: sourceAccount, targetAccount: targetAccount)
         let differing = differingFields(sourceCustomer, targetCustomer)
         guard differing.isEmpty || sameCustomerConfirmed else { throw .differentCustomer(differing) }
     }

@@ -59,8 +59,10 @@ public struct CaseStanding: Sendable, Hashable {
     public var mergedIntoState: CaseState?
 
     /// A standing; what is not given reads as nothing done, nothing on file.
-    public init(frozen: Bool = false, unlocksDone: Set<UnlockKind> = [], answers: AnswerProgress = AnswerProgress(onFile: 0, matched: 0),
-                mergedIntoState: CaseState? = nil) {
+    public init(
+        frozen: Bool = false, unlocksDone: Set<UnlockKind> = [], answers: AnswerProgress = AnswerProgress(onFile: 0, matched: 0),
+        mergedIntoState: CaseState? = nil
+    ) {
         self.frozen = frozen
         self.unlocksDone = unlocksDone
         self.answers = answers

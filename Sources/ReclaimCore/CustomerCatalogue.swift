@@ -28,12 +28,15 @@ public enum CustomerCatalogue {
         .stageClosed: "Your case is closed",
 
         .nextWaitTriage: "Nothing to do for now: an agent will look at your case soon, and this page will show what happens.",
-        .nextTellAgent: "To confirm that the account is yours, we need the details listed below. This page cannot take them: give them only to our support team at {contact}, quoting your case number.",
+        .nextTellAgent:
+            "To confirm that the account is yours, we need the details listed below. This page cannot take them: give them only to our support team at {contact}, quoting your case number.",
         .nextWaitIdentity: "Nothing to do for now: we are comparing what you told us with what is on file, and we will ask here if we need more.",
         .nextUpload: "Please upload the documents listed below, using the form on this page.",
         .nextUploadPaused: "Please upload the documents listed below, using the form on this page. Our deadline is paused until they arrive.",
-        .nextUploadAgain: "We could not accept a document you sent: the reason is shown beside it below. Please upload another, using the form on this page.",
-        .nextUploadAgainPaused: "We could not accept a document you sent: the reason is shown beside it below. Please upload another, using the form on this page. Our deadline is paused until it arrives.",
+        .nextUploadAgain:
+            "We could not accept a document you sent: the reason is shown beside it below. Please upload another, using the form on this page.",
+        .nextUploadAgainPaused:
+            "We could not accept a document you sent: the reason is shown beside it below. Please upload another, using the form on this page. Our deadline is paused until it arrives.",
         .nextDocumentsComplete: "Nothing to do for now: we have every document we asked for, and an agent will review them soon.",
         .nextWaitReview: "Nothing to do for now: we are reviewing your documents.",
         .nextWaitEngineeringAccess: "Nothing to do for now: our engineers are undoing the changes made to your account.",
@@ -68,9 +71,12 @@ public enum CustomerCatalogue {
         .progressNotConfirmed: "Not confirmed",
         .progressClosed: "Closed",
 
-        .noticeNeverPay: "Never pay whoever locked your device or account, and never send them codes or passwords: paying brings nothing back, and we will never ask you for money.",
-        .noticeDeviceOnly: "Whoever took your account turned on two-step verification, so the account itself cannot be recovered. Your device can be: once your proof of ownership is approved, our engineers remove the activation lock and you can set the device up as new.",
-        .noticeSecureAccount: "Your access is back: turn on two-step verification now and change the password of the e-mail account linked to it, so that nobody can take it again.",
+        .noticeNeverPay:
+            "Never pay whoever locked your device or account, and never send them codes or passwords: paying brings nothing back, and we will never ask you for money.",
+        .noticeDeviceOnly:
+            "Whoever took your account turned on two-step verification, so the account itself cannot be recovered. Your device can be: once your proof of ownership is approved, our engineers remove the activation lock and you can set the device up as new.",
+        .noticeSecureAccount:
+            "Your access is back: turn on two-step verification now and change the password of the e-mail account linked to it, so that nobody can take it again.",
         .noticeNewAccount: "When you set the device up, create a new account and turn on two-step verification for it straight away.",
         .noticeContact: "To reach our support team, contact {contact} and quote your case number.",
 

@@ -229,8 +229,12 @@ public struct CustomerGuidance: Sendable, Equatable {
     /// rejected and closed lines leave out the restoring stage. While a rejected document is still needed
     /// (`documentRejected`), a case under review is shown back at the documents stage: the customer's turn, not ours.
     public static func progress(state: CaseState, path: RecoveryPath, documentRejected: Bool = false) -> [ProgressStage] {
-        let received = "received", identity = "identity_check", documents = "documents", review = "review",
-            restoring = "restoring", finished = "finished"
+        let received = "received"
+        let identity = "identity_check"
+        let documents = "documents"
+        let review = "review"
+        let restoring = "restoring"
+        let finished = "finished"
         let order = [received, identity, documents, review, restoring, finished]
         var keys: [String]
         switch path {
@@ -242,26 +246,29 @@ public struct CustomerGuidance: Sendable, Equatable {
         // A refused case never reached restoring, and a closed one may have been refused before it was closed:
         // neither line may claim that access was restored.
         if state == .rejected || state == .closed || state == .merged { keys.removeAll { $0 == restoring } }
-        let reached: String = switch state {
-        case .new: received
-        case .identityCheck: identity
-        case .awaitingDocuments: documents
-        case .documentReview: documentRejected ? documents : review
-        case .engineering: restoring
-        case .resolved, .rejected, .closed, .merged: finished
-        }
+        let reached: String =
+            switch state {
+            case .new: received
+            case .identityCheck: identity
+            case .awaitingDocuments: documents
+            case .documentReview: documentRejected ? documents : review
+            case .engineering: restoring
+            case .resolved, .rejected, .closed, .merged: finished
+            }
         // The current stage is the last drawn one not after the state's own (an activation-lock case escalated to the
         // identity check is still shown as received).
         let reachedIndex = order.firstIndex(of: reached)!
         let current = keys.lastIndex { order.firstIndex(of: $0)! <= reachedIndex } ?? 0
-        let finishedLabel: CustomerText = switch state {
-        case .rejected: .progressNotConfirmed
-        case .closed, .merged: .progressClosed
-        default: path == .reset ? .progressResetSent : .progressResolved
-        }
+        let finishedLabel: CustomerText =
+            switch state {
+            case .rejected: .progressNotConfirmed
+            case .closed, .merged: .progressClosed
+            default: path == .reset ? .progressResetSent : .progressResolved
+            }
         let labels: [String: CustomerText] = [
             received: .progressReceived, identity: .progressIdentityCheck, documents: .progressDocuments, review: .progressReview,
-            restoring: path == .activationLock ? .progressRestoringLock : .progressRestoringAccess, finished: finishedLabel]
+            restoring: path == .activationLock ? .progressRestoringLock : .progressRestoringAccess, finished: finishedLabel,
+        ]
         let ended = !state.isOpen
         return keys.enumerated().map { index, key in
             let mark: ProgressStage.Mark = (index < current || (ended && index == current)) ? .done : index == current ? .current : .upcoming

@@ -100,10 +100,15 @@ extension CustomerLanguage {
         case "en": self = .english
         case "zh":
             let rest = Set(parts.dropFirst())
-            if rest.contains("hant") { self = .traditionalChinese }
-            else if rest.contains("hans") { self = .simplifiedChinese }
-            else if !rest.isDisjoint(with: ["tw", "hk", "mo"]) { self = .traditionalChinese }
-            else { self = .simplifiedChinese }
+            if rest.contains("hant") {
+                self = .traditionalChinese
+            } else if rest.contains("hans") {
+                self = .simplifiedChinese
+            } else if !rest.isDisjoint(with: ["tw", "hk", "mo"]) {
+                self = .traditionalChinese
+            } else {
+                self = .simplifiedChinese
+            }
         default: return nil
         }
     }

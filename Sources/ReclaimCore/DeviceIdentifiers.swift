@@ -71,8 +71,9 @@ public struct IMEI: Sendable, Hashable, Codable, CustomStringConvertible {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         switch IMEI.validate(try container.decode(String.self)) {
-        case let .success(imei): self = imei
-        case let .failure(failure): throw DecodingError.dataCorruptedError(in: container, debugDescription: failure.issues.first?.message ?? "invalid IMEI")
+        case .success(let imei): self = imei
+        case .failure(let failure):
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: failure.issues.first?.message ?? "invalid IMEI")
         }
     }
 
@@ -116,8 +117,9 @@ public struct SerialNumber: Sendable, Hashable, Codable, CustomStringConvertible
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         switch SerialNumber.validate(try container.decode(String.self)) {
-        case let .success(serial): self = serial
-        case let .failure(failure): throw DecodingError.dataCorruptedError(in: container, debugDescription: failure.issues.first?.message ?? "invalid serial")
+        case .success(let serial): self = serial
+        case .failure(let failure):
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: failure.issues.first?.message ?? "invalid serial")
         }
     }
 

@@ -12,7 +12,8 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
     public let value: String
 
     /// The rule in words, for `/openapi.json` and refusals' readers.
-    public static let rule = "A mailbox the service can send to: before the @ ASCII letters, digits and . _ - + ' (no dot at either end, "
+    public static let rule =
+        "A mailbox the service can send to: before the @ ASCII letters, digits and . _ - + ' (no dot at either end, "
         + "none doubled, at most 64); after it an ASCII domain name (an international one in its xn-- form). No %, !, quotes, "
         + "RFC 2047 encoded words or address literals."
 
@@ -34,14 +35,17 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
     /// Validates a typed address; surrounding whitespace is trimmed.
     public static func validate(_ text: String, field: String = "email") -> Result<EmailAddress, ValidationFailure> {
         func refused(_ message: String) -> Result<EmailAddress, ValidationFailure> { .failure(ValidationFailure(field: field, message: message)) }
-        let trimmed = String(String.UnicodeScalarView(text.unicodeScalars.drop { $0.properties.isWhitespace }.reversed().drop { $0.properties.isWhitespace }.reversed()))
+        let trimmed = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.drop { $0.properties.isWhitespace }.reversed().drop { $0.properties.isWhitespace }.reversed()))
         guard trimmed.utf8.count <= maximumLength else { return refused("An e-mail address has at most 254 characters.") }
         // Bytes, not Characters: "@" followed by a combining mark is one Character and would hide the separator.
         let bytes = Array(trimmed.utf8)
         guard let at = bytes.firstIndex(of: UInt8(ascii: "@")), bytes.lastIndex(of: UInt8(ascii: "@")) == at else {
             return refused("This is not a valid e-mail address.")
         }
-        let local = bytes[..<at], domain = bytes[(at + 1)...].map(lowercasedASCII)
+        let local = bytes[..<at]
+        let domain = bytes[(at + 1)...].map(lowercasedASCII)
         if local.contains(where: { $0 >= 0x80 }) {
             return refused("Mail cannot be sent to letters outside A to Z before the @: give an address written with A to Z, digits and . _ - + '.")
         }
@@ -49,7 +53,8 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
             return refused("Write an international domain in its xn-- form (as the mail provider shows it).")
         }
         guard isValidLocalPart(local) else {
-            return refused("This is not a valid e-mail address: before the @ only A to Z, digits and . _ - + ' (no dot at either end, no two in a row).")
+            return refused(
+                "This is not a valid e-mail address: before the @ only A to Z, digits and . _ - + ' (no dot at either end, no two in a row).")
         }
         guard isValidDomain(domain) else { return refused("This is not a valid e-mail address: the part after the @ is not a domain name.") }
         return .success(EmailAddress(value: String(decoding: local, as: UTF8.self) + "@" + String(decoding: domain, as: UTF8.self)))
@@ -76,7 +81,8 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
         let hyphen = UInt8(ascii: "-")
         let labels = domain.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard domain.count <= 253, labels.count >= 2, let tld = labels.last, tld.count >= 2,
-              !tld.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
+            !tld.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return false }
         return labels.allSatisfy { label in
             (1...63).contains(label.count) && label.first != hyphen && label.last != hyphen
                 && label.allSatisfy { isLetterOrDigit($0) || $0 == hyphen }
@@ -87,7 +93,7 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         switch EmailAddress.validate(try container.decode(String.self)) {
-        case let .success(email): self = email
+        case .success(let email): self = email
         case .failure: throw DecodingError.dataCorruptedError(in: container, debugDescription: "invalid e-mail address")
         }
     }
@@ -114,7 +120,8 @@ extension EmailAddress {
     static func mailbox(_ address: String) -> String {
         let text = address.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         guard let at = text.lastIndex(of: "@") else { return text }
-        var local = Substring(text[..<at]), domain = String(text[text.index(after: at)...])
+        var local = Substring(text[..<at])
+        var domain = String(text[text.index(after: at)...])
         // A trailing dot is the DNS root: `example.com.` is `example.com`.
         while domain.hasSuffix(".") { domain.removeLast() }
         if let plus = local.firstIndex(of: "+"), plus != local.startIndex { local = local[..<plus] }
@@ -141,7 +148,8 @@ extension EmailAddress {
     public static func masked(_ address: String) -> String {
         let text = address.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let at = text.lastIndex(of: "@") else { return text.isEmpty ? text : String(text.prefix(1)) + "***" }
-        let local = text[..<at], domain = text[text.index(after: at)...]
+        let local = text[..<at]
+        let domain = text[text.index(after: at)...]
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
         let first = labels.first.map { String($0.prefix(1)) + "***" } ?? "***"
         let rest = labels.dropFirst().last.map { "." + $0 } ?? ""

@@ -216,12 +216,20 @@ public struct TranscriptTextCheck: Sendable {
             case 0x01...0x1F, 0x7F: holdsControl = true
             case 0x20...0x7E: break
             case 0xC2...0xDF: needed = 1
-            case 0xE0: needed = 2; low = 0xA0
+            case 0xE0:
+                needed = 2
+                low = 0xA0
             case 0xE1...0xEC, 0xEE, 0xEF: needed = 2
-            case 0xED: needed = 2; high = 0x9F
-            case 0xF0: needed = 3; low = 0x90
+            case 0xED:
+                needed = 2
+                high = 0x9F
+            case 0xF0:
+                needed = 3
+                low = 0x90
             case 0xF1...0xF3: needed = 3
-            case 0xF4: needed = 3; high = 0x8F
+            case 0xF4:
+                needed = 3
+                high = 0x8F
             default: malformed = true
             }
         }
@@ -241,7 +249,8 @@ private func looksLikeEmail(_ bytes: [UInt8]) -> Bool {
         }
         // A field name is printable US-ASCII without the colon (RFC 5322 section 2.2).
         guard let colon = line.firstIndex(of: 0x3A), colon > line.startIndex,
-              line[..<colon].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+            line[..<colon].allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return false }
         names.insert(String(decoding: line[..<colon], as: UTF8.self).lowercased())
     }
     return false
@@ -254,9 +263,13 @@ public enum UploadKind: Sendable, Hashable {
 
     /// `invoice`, …, `lock_screen_photo` or `transcript`.
     public init?(rawValue: String) {
-        if rawValue == EvidenceKind.transcript.rawValue { self = .transcript }
-        else if let type = DocumentType(rawValue: rawValue) { self = .document(type) }
-        else { return nil }
+        if rawValue == EvidenceKind.transcript.rawValue {
+            self = .transcript
+        } else if let type = DocumentType(rawValue: rawValue) {
+            self = .document(type)
+        } else {
+            return nil
+        }
     }
 
     /// Every word the `type` field may hold.

@@ -7,13 +7,14 @@ import Foundation
 extension SLAPolicy {
     /// The target for `path`, in seconds.
     public func resolutionTarget(_ path: RecoveryPath) -> TimeInterval {
-        let target: TimeInterval = switch path {
-        case .undetermined: newCase
-        case .reset: newCase + identityCheck
-        case .verifiedIdentity: newCase + identityCheck + engineeringAfterVerify
-        case .documents: newCase + identityCheck + documentsPath
-        case .activationLock: newCase + identityCheck + activationLockPath
-        }
+        let target: TimeInterval =
+            switch path {
+            case .undetermined: newCase
+            case .reset: newCase + identityCheck
+            case .verifiedIdentity: newCase + identityCheck + engineeringAfterVerify
+            case .documents: newCase + identityCheck + documentsPath
+            case .activationLock: newCase + identityCheck + activationLockPath
+            }
         return min(target, hardLimit)
     }
 

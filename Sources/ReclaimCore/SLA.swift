@@ -67,8 +67,10 @@ public struct SLAPolicy: Sendable, Hashable, Codable {
     public static let day: TimeInterval = 86_400
 
     /// A policy; defaults are api.md's (1, 2, 10, 15, 20 and 90 days).
-    public init(newCase: TimeInterval = 1 * day, identityCheck: TimeInterval = 2 * day, engineeringAfterVerify: TimeInterval = 10 * day,
-                documentsPath: TimeInterval = 15 * day, activationLockPath: TimeInterval = 20 * day, hardLimit: TimeInterval = 90 * day) {
+    public init(
+        newCase: TimeInterval = 1 * day, identityCheck: TimeInterval = 2 * day, engineeringAfterVerify: TimeInterval = 10 * day,
+        documentsPath: TimeInterval = 15 * day, activationLockPath: TimeInterval = 20 * day, hardLimit: TimeInterval = 90 * day
+    ) {
         self.newCase = newCase
         self.identityCheck = identityCheck
         self.engineeringAfterVerify = engineeringAfterVerify

@@ -53,7 +53,8 @@ public struct ThrottleState: Sendable, Hashable {
         if lockedUntil(at: now) != nil { return self }
         let windowPassed = rule.window.map { now.timeIntervalSince(windowStartedAt) >= $0 } ?? false
         let fresh = failures <= 0 || windowPassed || lockedUntil != nil
-        var next = fresh
+        var next =
+            fresh
             ? ThrottleState(failures: 1, windowStartedAt: now, lockedUntil: nil)
             : ThrottleState(failures: failures + 1, windowStartedAt: windowStartedAt, lockedUntil: nil)
         if next.failures >= rule.limit { next.lockedUntil = now.addingTimeInterval(rule.lockout) }

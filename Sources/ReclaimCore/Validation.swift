@@ -39,8 +39,8 @@ public struct IssueCollector: Sendable {
     /// The value when `result` succeeded; otherwise records its issues and returns nil.
     public mutating func take<Value>(_ result: Result<Value, ValidationFailure>) -> Value? {
         switch result {
-        case let .success(value): return value
-        case let .failure(failure):
+        case .success(let value): return value
+        case .failure(let failure):
             issues += failure.issues
             return nil
         }

@@ -32,7 +32,7 @@ public enum WebAuthn {
         /// Parses the JSON; a missing or ill-typed member is `malformedClientData`.
         public init(json: [UInt8]) throws(Refusal) {
             guard json.count <= 4096, let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
-                  let type = object["type"] as? String, let challenge = object["challenge"] as? String, let origin = object["origin"] as? String
+                let type = object["type"] as? String, let challenge = object["challenge"] as? String, let origin = object["origin"] as? String
             else { throw .malformedClientData }
             self.type = type
             self.challenge = challenge
@@ -60,7 +60,7 @@ public enum WebAuthn {
         /// Reads the COSE map; any other key type, algorithm or curve is `unsupportedKey`.
         public init(cose: CBOR) throws(Refusal) {
             guard cose[.unsigned(1)]?.integer == 2, cose[.unsigned(3)]?.integer == -7, cose[.negative(0)]?.integer == 1,
-                  case .bytes(let x)? = cose[.negative(1)], case .bytes(let y)? = cose[.negative(2)], x.count == 32, y.count == 32
+                case .bytes(let x)? = cose[.negative(1)], case .bytes(let y)? = cose[.negative(2)], x.count == 32, y.count == 32
             else { throw .unsupportedKey }
             self.x = x
             self.y = y
@@ -149,7 +149,8 @@ public enum WebAuthn {
     /// Loopback origins (`http://localhost:<port>`), accepted when no origin is configured: development and tests only.
     public static func isLoopbackOrigin(_ origin: String) -> Bool {
         guard let components = URLComponents(string: origin), ["http", "https"].contains(components.scheme ?? ""),
-              components.host == "localhost", components.path.isEmpty, components.query == nil else { return false }
+            components.host == "localhost", components.path.isEmpty, components.query == nil
+        else { return false }
         return true
     }
 }

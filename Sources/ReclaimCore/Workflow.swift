@@ -57,12 +57,17 @@ public struct TransitionContext: Sendable, Hashable {
     public struct DocumentStatus: Sendable, Hashable {
         public var kind: EvidenceKind
         public var status: EvidenceStatus
-        public init(kind: EvidenceKind, status: EvidenceStatus) { self.kind = kind; self.status = status }
+        public init(kind: EvidenceKind, status: EvidenceStatus) {
+            self.kind = kind
+            self.status = status
+        }
     }
 
     /// A context; fields not relevant to the action may be left out.
-    public init(allOnFileAnswersMatched: Bool = false, verification: VerificationOutcome? = nil, unlock: UnlockKind? = nil, reason: String? = nil,
-                documents: [DocumentStatus] = [], unlocksDone: Set<UnlockKind> = []) {
+    public init(
+        allOnFileAnswersMatched: Bool = false, verification: VerificationOutcome? = nil, unlock: UnlockKind? = nil, reason: String? = nil,
+        documents: [DocumentStatus] = [], unlocksDone: Set<UnlockKind> = []
+    ) {
         self.allOnFileAnswersMatched = allOnFileAnswersMatched
         self.verification = verification
         self.unlock = unlock
@@ -203,15 +208,18 @@ public struct Workflow: Sendable {
         guard let actorTier else { return [] }
         return Self.rules.compactMap { rule in
             guard rule.from.contains(snapshot.state),
-                  Self.hasAuthority(actorTier, for: rule.action, on: snapshot),
-                  !Self.ruledOutByFacts(rule.action, on: snapshot),
-                  rule.action != .sendReset || standing.answers.allMatched else { return nil }
+                Self.hasAuthority(actorTier, for: rule.action, on: snapshot),
+                !Self.ruledOutByFacts(rule.action, on: snapshot),
+                rule.action != .sendReset || standing.answers.allMatched
+            else { return nil }
             return rule.action
         }
     }
 
     /// Decides whether `action` may be taken and, if so, what the case becomes.
-    public func decide(_ action: CaseAction, on snapshot: CaseSnapshot, actorTier: Tier, context: TransitionContext, now: Date) -> Result<TransitionDecision, WorkflowRefusal> {
+    public func decide(_ action: CaseAction, on snapshot: CaseSnapshot, actorTier: Tier, context: TransitionContext, now: Date) -> Result<
+        TransitionDecision, WorkflowRefusal
+    > {
         let rule = action.rule
         guard actorTier.isAtLeast(rule.minimumTier) else { return .failure(.insufficientTier(required: rule.minimumTier)) }
         guard rule.from.contains(snapshot.state) else { return .failure(.invalidTransition(from: snapshot.state, action: action)) }
@@ -240,8 +248,10 @@ public struct Workflow: Sendable {
         case .requestDocuments:
             path = deviceOnly ? .activationLock : .documents
         case .approve:
-            if let refusal = DocumentsGate.refusal(path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts,
-                                                   documents: context.documents.map { ($0.kind, $0.status) }) {
+            if let refusal = DocumentsGate.refusal(
+                path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts,
+                documents: context.documents.map { ($0.kind, $0.status) })
+            {
                 return .failure(refusal)
             }
         case .complete:
@@ -268,9 +278,10 @@ public struct Workflow: Sendable {
         after.tier = rule.to.tier ?? snapshot.tier
         after.path = path
         after.clock = sla.clock(snapshot.clock, after: action, from: snapshot.state, to: rule.to, at: now)
-        return .success(TransitionDecision(
-            action: action, before: snapshot, after: after, dueAt: dueAt(after), at: now,
-            reason: givenReason, unlock: unlock, verification: verification))
+        return .success(
+            TransitionDecision(
+                action: action, before: snapshot, after: after, dueAt: dueAt(after), at: now,
+                reason: givenReason, unlock: unlock, verification: verification))
     }
 
     /// Least tier that may freeze an account's purchases and cloud operations.

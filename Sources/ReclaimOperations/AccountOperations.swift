@@ -25,8 +25,10 @@ public enum AccountOperations {
     }
 
     /// Hashes the answers, fingerprints the cards and stores the account; `accountExists` when the e-mail is on file.
-    public static func putOnFile(_ account: ValidatedAccount, hasher: PasswordHash, keys: KeyFile?, at now: Date,
-                                 pool: PostgresPool) throws -> PreparedAccount {
+    public static func putOnFile(
+        _ account: ValidatedAccount, hasher: PasswordHash, keys: KeyFile?, at now: Date,
+        pool: PostgresPool
+    ) throws -> PreparedAccount {
         let prepared = try prepare(account, hasher: hasher, keys: keys)
         try pool.withTransaction { try store(prepared, at: now, on: $0) }
         return prepared

@@ -20,8 +20,10 @@ extension CaseOperations {
     static func validatedDevices(_ devices: [Opening.Device], issues: inout IssueCollector) -> [CaseDevice] {
         var valid: [CaseDevice] = []
         for (index, device) in devices.enumerated() {
-            if let device = ValidatedAccount.validateDevice(serial: device.serial, imei: device.imei, model: device.model,
-                                                            field: "devices[\(index)]", issues: &issues) {
+            if let device = ValidatedAccount.validateDevice(
+                serial: device.serial, imei: device.imei, model: device.model,
+                field: "devices[\(index)]", issues: &issues)
+            {
                 valid.append(device)
             }
         }
@@ -41,9 +43,12 @@ extension CaseOperations {
     /// (and the opening mail's access code with it).
     static func checkContact(_ contact: String, rescue: String?, field: String, issues: inout IssueCollector) {
         guard let rescue, EmailAddress.sameMailbox(contact, rescue) else { return }
-        issues.add(field: field, message: field == contactField
-            ? "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address."
-            : "This reaches the same mailbox as the customer's contact address: the rescue address is the one the thief added, never the customer's.")
+        issues.add(
+            field: field,
+            message: field == contactField
+                ? "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address."
+                : "This reaches the same mailbox as the customer's contact address: the rescue address is the one the thief added, never the customer's."
+        )
     }
 
     /// A correction as the caller asked for it: nil leaves a field as it is; `language` and `rescueEmail` may be set to
@@ -78,17 +83,24 @@ extension CaseOperations {
     /// (`CaseCorrectionRule`), stores it with one `case_corrected` event naming the fields, and tells the previous
     /// contact address when it changed. A correction that changes nothing is answered with the case as it is (no event,
     /// no new version). A finished case is `caseNotOpen`; a change of path after engineering took over, `pathDecided`.
-    public func correct(_ number: CaseNumber, expectedVersion: Int?, _ correction: Correction, by actor: String, at now: Date,
-                        on connection: PostgresConnection) throws -> CaseRecord {
+    public func correct(
+        _ number: CaseNumber, expectedVersion: Int?, _ correction: Correction, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
         guard !correction.isEmpty else { throw OperationError.invalid(field: "", "Give at least one field to change.") }
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
         guard record.snapshot.state.isOpen else { throw OperationError.refused(.caseNotOpen, caseID: nil) }
 
         var issues = IssueCollector()
-        var name = record.customerName, contact = record.customerContactEmail, rescue = record.rescueEmail
-        var devices = record.devices, summary = record.summary
+        var name = record.customerName
+        var contact = record.customerContactEmail
+        var rescue = record.rescueEmail
+        var devices = record.devices
+        var summary = record.summary
         if let given = correction.customerName { name = Self.validatedName(given, issues: &issues) }
-        if let given = correction.contactEmail, let valid = issues.take(EmailAddress.validate(given, field: Self.contactField)) { contact = valid.value }
+        if let given = correction.contactEmail, let valid = issues.take(EmailAddress.validate(given, field: Self.contactField)) {
+            contact = valid.value
+        }
         if let given = correction.rescueEmail {
             rescue = given.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField))?.value }
         }
@@ -99,7 +111,9 @@ extension CaseOperations {
         // A known rescue address means one was added (as at opening); saying none was added while one is known is a contradiction.
         if correction.rescueEmail != nil, rescue != nil, correction.facts[.rescueEmailAdded] == nil { facts.rescueEmailAdded = true }
         if rescue != nil, !facts.rescueEmailAdded {
-            issues.add(field: "facts.rescue_email_added", message: "The case knows the rescue address the thief added: remove it (rescue_email null) to say none was added.")
+            issues.add(
+                field: "facts.rescue_email_added",
+                message: "The case knows the rescue address the thief added: remove it (rescue_email null) to say none was added.")
         }
         Self.checkContact(contact, rescue: rescue, field: correction.contactEmail != nil ? Self.contactField : Self.rescueField, issues: &issues)
         do { try issues.check() } catch { throw OperationError.invalid(error) }
@@ -132,20 +146,24 @@ extension CaseOperations {
         let unlocks = UnlockChecklist.required(kind: snapshot.kind, facts: facts)
         if unlocks != UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts) { event.unlocksRequired = unlocks }
 
-        let corrected = CorrectedCase(customerName: name, customerContactEmail: contact, language: language, rescueEmail: rescue, snapshot: snapshot,
-                                      dueAt: workflow.dueAt(snapshot), devices: devices, summary: summary)
+        let corrected = CorrectedCase(
+            customerName: name, customerContactEmail: contact, language: language, rescueEmail: rescue, snapshot: snapshot,
+            dueAt: workflow.dueAt(snapshot), devices: devices, summary: summary)
         guard try CaseStore.correct(id: record.id, expectedVersion: record.version, to: corrected, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
         try CaseTimeline.append(.caseCorrected(event), caseID: record.id, actor: actor, at: now, on: connection)
         var updated = try load(number, on: connection)
         if contact != record.customerContactEmail {
-            try CaseMessages.contactChanged(updated, previous: record.customerContactEmail, previousRescue: record.rescueEmail, keys: keys, at: now,
-                                            on: connection)
+            try CaseMessages.contactChanged(
+                updated, previous: record.customerContactEmail, previousRescue: record.rescueEmail, keys: keys, at: now,
+                on: connection)
         }
         // A path with fewer document requirements may be met by what already arrived: the case moves itself, as on arrival.
         if snapshot.path != record.snapshot.path, updated.snapshot.state == .awaitingDocuments {
-            let documents = try EvidenceStore.list(caseID: updated.id, on: connection).filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+            let documents = try EvidenceStore.list(caseID: updated.id, on: connection).filter(\.kind.isDocument).map {
+                (kind: $0.kind, status: $0.status)
+            }
             if let decision = workflow.documentsArrived(on: updated.snapshot, documents: documents, now: now) {
                 updated = try apply(decision, to: updated, by: Self.systemActor, at: now, on: connection)
             }

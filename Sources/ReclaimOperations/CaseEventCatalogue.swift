@@ -99,9 +99,11 @@ public enum CaseEventEntry: Sendable {
     /// The event's data object.
     public var data: JSONValue {
         switch self {
-        case let .caseOpened(kind, state, path, dueAt):
-            return ["kind": .string(kind.rawValue), "state": .string(state.rawValue), "path": .string(path.rawValue), "due_at": Timestamp.json(dueAt)]
-        case let .transition(decision):
+        case .caseOpened(let kind, let state, let path, let dueAt):
+            return [
+                "kind": .string(kind.rawValue), "state": .string(state.rawValue), "path": .string(path.rawValue), "due_at": Timestamp.json(dueAt),
+            ]
+        case .transition(let decision):
             var data: [String: JSONValue] = [
                 "action": .string(decision.action.rawValue), "from": .string(decision.before.state.rawValue),
                 "to": .string(decision.after.state.rawValue), "path": .string(decision.after.path.rawValue),
@@ -109,56 +111,59 @@ public enum CaseEventEntry: Sendable {
             ]
             if let unlock = decision.unlock { data["unlock"] = .string(unlock.rawValue) }
             if let verification = decision.verification {
-                data["factors"] = .object(Dictionary(uniqueKeysWithValues: verification.factors.map { ($0.key.rawValue, JSONValue.string($0.value.rawValue)) }))
+                data["factors"] = .object(
+                    Dictionary(uniqueKeysWithValues: verification.factors.map { ($0.key.rawValue, JSONValue.string($0.value.rawValue)) }))
             }
             return .object(data)
-        case let .resetSent(to):
+        case .resetSent(let to):
             return ["to": .string(to), "destination": "verified_primary_address"]
-        case let .noteAdded(noteID, visibility):
+        case .noteAdded(let noteID, let visibility):
             return ["note_id": .string(noteID.lowercased), "visibility": .string(visibility.rawValue)]
-        case let .assigned(agentID, previous):
+        case .assigned(let agentID, let previous):
             return ["agent_id": .string(agentID.lowercased), "previous": .optional(previous?.lowercased)]
-        case let .frozen(accountEmail):
+        case .frozen(let accountEmail):
             return ["account_email": .string(accountEmail)]
-        case let .evidenceFiled(evidenceID, kind):
+        case .evidenceFiled(let evidenceID, let kind):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
-        case let .evidenceReviewed(evidenceID, kind, decision, reason, customerReason):
-            var data: [String: JSONValue] = ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue),
-                                             "decision": .string(decision.rawValue), "reason": .string(reason)]
+        case .evidenceReviewed(let evidenceID, let kind, let decision, let reason, let customerReason):
+            var data: [String: JSONValue] = [
+                "evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue),
+                "decision": .string(decision.rawValue), "reason": .string(reason),
+            ]
             if let customerReason { data["customer_reason"] = .string(customerReason.rawValue) }
             return .object(data)
-        case let .evidenceContentRead(evidenceID, kind):
+        case .evidenceContentRead(let evidenceID, let kind):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue)]
-        case let .denied(attempted, code, evidenceID):
+        case .denied(let attempted, let code, let evidenceID):
             var data: [String: JSONValue] = ["attempted": .string(attempted), "code": .string(code)]
             if let evidenceID { data["evidence_id"] = .string(evidenceID.lowercased) }
             return .object(data)
-        case let .unlockDone(step, reason):
+        case .unlockDone(let step, let reason):
             return ["step": .string(step.rawValue), "reason": .optional(reason)]
-        case let .unfrozen(accountEmail, cause):
+        case .unfrozen(let accountEmail, let cause):
             return ["account_email": .string(accountEmail), "cause": .string(cause)]
-        case let .unassigned(previous, state):
+        case .unassigned(let previous, let state):
             return ["previous": .string(previous.lowercased), "state": .string(state.rawValue)]
-        case let .documentArrived(evidenceID, kind, unreviewed):
+        case .documentArrived(let evidenceID, let kind, let unreviewed):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
-        case let .accessCodeReissued(callerCheck):
+        case .accessCodeReissued(let callerCheck):
             return ["status_lock_cleared": .bool(true), "caller_check": .optional(callerCheck)]
-        case let .merged(into, from, reason, confirmed):
+        case .merged(let into, let from, let reason, let confirmed):
             var data: [String: JSONValue] = ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
             if !confirmed.isEmpty {
                 data["same_customer_confirmed"] = .bool(true)
                 data["differing"] = .array(confirmed.map { .string($0) })
             }
             return .object(data)
-        case let .mergeReceived(from, reason):
+        case .mergeReceived(let from, let reason):
             return ["from_case": .string(from), "reason": .optional(reason)]
-        case let .unmerged(from, to, reason):
+        case .unmerged(let from, let to, let reason):
             return ["from": .string(from), "to_state": .string(to.rawValue), "reason": .optional(reason)]
-        case let .unmergeLeft(caseNumber, reason):
+        case .unmergeLeft(let caseNumber, let reason):
             return ["case_number": .string(caseNumber), "reason": .optional(reason)]
-        case let .mailRefused(kind, reason):
+        case .mailRefused(let kind, let reason):
             return ["mail": .string(kind), "reason": .string(reason)]
-        case let .caseCorrected(correction):
+        case .caseCorrected(let correction):
             return correction.data
         }
     }
@@ -205,7 +210,9 @@ public struct CaseCorrectionEvent: Sendable {
 public enum CaseTimeline {
     /// Appends `entry` to the case's hash chain.
     @discardableResult
-    public static func append(_ entry: CaseEventEntry, caseID: UUID, actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseEvent {
+    public static func append(_ entry: CaseEventEntry, caseID: UUID, actor: String, at now: Date, on connection: PostgresConnection) throws
+        -> CaseEvent
+    {
         try CaseEventStore.append(caseID: caseID, at: now, actor: actor, type: entry.type.rawValue, data: entry.data, on: connection)
     }
 

@@ -34,18 +34,22 @@ public enum CaseMessageLog {
                 return ""
             }
             let kind = text("mail")
-            return .refused(kind: kind, reason: text("reason"), to: kind == CustomerMailKind.contactChanged.rawValue ? nil : record.customerContactEmail,
-                            at: event.at, seq: event.seq)
+            return .refused(
+                kind: kind, reason: text("reason"), to: kind == CustomerMailKind.contactChanged.rawValue ? nil : record.customerContactEmail,
+                at: event.at, seq: event.seq)
         }
         // Both lists are already in time order: a stable merge keeps each one's own order for equal times.
         var merged: [Item] = []
         merged.reserveCapacity(messages.count + refusals.count)
-        var m = messages.startIndex, r = refusals.startIndex
+        var m = messages.startIndex
+        var r = refusals.startIndex
         while m < messages.endIndex || r < refusals.endIndex {
             if r < refusals.endIndex, m == messages.endIndex || refusals[r].at <= messages[m].at {
-                merged.append(refusals[r]); r += 1
+                merged.append(refusals[r])
+                r += 1
             } else {
-                merged.append(messages[m]); m += 1
+                merged.append(messages[m])
+                m += 1
             }
         }
         return merged

@@ -51,8 +51,10 @@ public struct CustomerMailStatus: Sendable, Equatable {
 
     /// The members of the outbox payload that carry it.
     public var payload: [String: JSONValue] {
-        var members: [String: JSONValue] = ["stage": .string(stage.rawValue), "notices": .array(notices.map { .string($0.rawValue) }),
-                                            "missing": .array(missing.map { .string($0.rawValue) })]
+        var members: [String: JSONValue] = [
+            "stage": .string(stage.rawValue), "notices": .array(notices.map { .string($0.rawValue) }),
+            "missing": .array(missing.map { .string($0.rawValue) }),
+        ]
         if let nextStep { members["next_step"] = .string(nextStep.rawValue) }
         return members
     }
@@ -99,7 +101,8 @@ public enum CaseMessages {
     /// was queued, or a mail queued under an older rule); if so `mail_refused` is appended, and the mail must not go.
     public static func refusesDelivery(_ message: OutboxMessage, at now: Date, on connection: PostgresConnection) throws -> Bool {
         guard message.channel == .mail, let caseID = message.caseID, let recipient = message.recipient,
-              let record = try CaseStore.find(id: caseID, on: connection), isRescueAddress(recipient, of: record) else { return false }
+            let record = try CaseStore.find(id: caseID, on: connection), isRescueAddress(recipient, of: record)
+        else { return false }
         try CaseStore.lock(id: caseID, on: connection)  // appends to one case's timeline are serial
         try CaseTimeline.append(.mailRefused(kind: message.kind, reason: "rescue_address"), caseID: caseID, actor: "system", at: now, on: connection)
         return true
@@ -111,12 +114,15 @@ public enum CaseMessages {
     /// `state`, or for `status` when given (the case a merged one went into, which its customer's page now shows).
     /// `extra` joins the payload (never a secret). False when the mail was refused (the rescue address).
     @discardableResult
-    public static func mail(_ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, showing status: CaseRecord? = nil,
-                            accessCode: AccessCode? = nil, keys: KeyFile?, at now: Date, on connection: PostgresConnection,
-                            to recipient: String? = nil, extra: [String: JSONValue] = [:]) throws -> Bool {
+    public static func mail(
+        _ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, showing status: CaseRecord? = nil,
+        accessCode: AccessCode? = nil, keys: KeyFile?, at now: Date, on connection: PostgresConnection,
+        to recipient: String? = nil, extra: [String: JSONValue] = [:]
+    ) throws -> Bool {
         let recipient = recipient ?? record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
-            try CaseTimeline.append(.mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
+            try CaseTimeline.append(
+                .mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
             return false
         }
         let id = UUID()
@@ -134,19 +140,25 @@ public enum CaseMessages {
             FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason)
         }
         let guidance = CustomerGuidance(state: snapshot.state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence)
-        var payload: [String: JSONValue] = ["case_number": .string(record.number), "state": .string(snapshot.state.rawValue),
-                                            "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue)]
+        var payload: [String: JSONValue] = [
+            "case_number": .string(record.number), "state": .string(snapshot.state.rawValue),
+            "language": .string(CustomerLanguage.ofMail(caseLanguage: record.language).rawValue),
+        ]
         payload.merge(CustomerMailStatus(guidance).payload) { $1 }
         payload.merge(extra) { own, _ in own }
-        try OutboxStore.insert(NewOutboxMessage(id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
-                                                payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
+        try OutboxStore.insert(
+            NewOutboxMessage(
+                id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
+                payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
         return true
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.
     /// The body is fixed here (`{"type", "timestamp", "data"}`), so every attempt signs the same bytes.
-    public static func webhook(_ event: WebhookEvent, for record: CaseRecord, state: CaseState, data extra: [String: JSONValue] = [:],
-                               at now: Date, on connection: PostgresConnection) throws {
+    public static func webhook(
+        _ event: WebhookEvent, for record: CaseRecord, state: CaseState, data extra: [String: JSONValue] = [:],
+        at now: Date, on connection: PostgresConnection
+    ) throws {
         var data = extra
         data["case_number"] = .string(record.number)
         data["state"] = .string(state.rawValue)
@@ -163,7 +175,9 @@ public enum CaseMessages {
 
     /// The messages of a transition: a mail when the state the customer sees changed (documents requested has its
     /// own); `case.state_changed` with the previous state.
-    static func transitioned(_ record: CaseRecord, _ decision: TransitionDecision, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws {
+    static func transitioned(_ record: CaseRecord, _ decision: TransitionDecision, keys: KeyFile?, at now: Date, on connection: PostgresConnection)
+        throws
+    {
         guard decision.before.state != decision.after.state else { return }
         try stateChanged(record, from: decision.before.state, keys: keys, at: now, on: connection)
     }
@@ -179,11 +193,14 @@ public enum CaseMessages {
 
     /// The messages of a rejected document: the mail with the customer's reason and the state as it now stands (the
     /// case may have returned to `awaiting_documents` by itself); `case.state_changed` when it did.
-    static func documentRejected(_ record: CaseRecord, reason: CustomerReason, from before: CaseState, keys: KeyFile?,
-                                 at now: Date, on connection: PostgresConnection) throws {
+    static func documentRejected(
+        _ record: CaseRecord, reason: CustomerReason, from before: CaseState, keys: KeyFile?,
+        at now: Date, on connection: PostgresConnection
+    ) throws {
         let after = record.snapshot.state
-        try mail(.documentRejected, for: record, state: after, keys: keys, at: now, on: connection,
-                 extra: ["customer_reason": .string(reason.rawValue)])
+        try mail(
+            .documentRejected, for: record, state: after, keys: keys, at: now, on: connection,
+            extra: ["customer_reason": .string(reason.rawValue)])
         if after != before {
             try webhook(.caseStateChanged, for: record, state: after, data: ["previous_state": .string(before.rawValue)], at: now, on: connection)
         }
@@ -197,25 +214,32 @@ public enum CaseMessages {
 
     /// The messages of a merge: the merged mail, stating the status of the case it went into (which the customer's
     /// page now shows, api.md v1.2); `case.merged` naming it.
-    static func merged(_ record: CaseRecord, into target: CaseRecord, from before: CaseState, keys: KeyFile?, at now: Date,
-                       on connection: PostgresConnection) throws {
+    static func merged(
+        _ record: CaseRecord, into target: CaseRecord, from before: CaseState, keys: KeyFile?, at now: Date,
+        on connection: PostgresConnection
+    ) throws {
         try mail(.merged, for: record, state: target.snapshot.state, showing: target, keys: keys, at: now, on: connection)
-        try webhook(.caseMerged, for: record, state: .merged,
-                    data: ["merged_into": .string(target.number), "previous_state": .string(before.rawValue)], at: now, on: connection)
+        try webhook(
+            .caseMerged, for: record, state: .merged,
+            data: ["merged_into": .string(target.number), "previous_state": .string(before.rawValue)], at: now, on: connection)
     }
 
     /// The messages of a corrected contact address: the previous address is told, with the new one masked (it may be a
     /// typo that reaches a stranger, who learns nothing about the case from it), never when it reaches the rescue
     /// address the case had before the correction or has now (`mail_refused` records that). No webhook: nothing the
     /// partner follows changed.
-    static func contactChanged(_ record: CaseRecord, previous: String, previousRescue: String?, keys: KeyFile?, at now: Date,
-                               on connection: PostgresConnection) throws {
+    static func contactChanged(
+        _ record: CaseRecord, previous: String, previousRescue: String?, keys: KeyFile?, at now: Date,
+        on connection: PostgresConnection
+    ) throws {
         if let previousRescue, EmailAddress.sameMailbox(previous, previousRescue) {
-            try CaseTimeline.append(.mailRefused(kind: CustomerMailKind.contactChanged.rawValue, reason: "rescue_address"), caseID: record.id,
-                                    actor: "system", at: now, on: connection)
+            try CaseTimeline.append(
+                .mailRefused(kind: CustomerMailKind.contactChanged.rawValue, reason: "rescue_address"), caseID: record.id,
+                actor: "system", at: now, on: connection)
             return
         }
-        try mail(.contactChanged, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection, to: previous,
-                 extra: ["new_address": .string(EmailAddress.masked(record.customerContactEmail))])
+        try mail(
+            .contactChanged, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection, to: previous,
+            extra: ["new_address": .string(EmailAddress.masked(record.customerContactEmail))])
     }
 }

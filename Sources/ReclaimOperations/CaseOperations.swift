@@ -56,7 +56,11 @@ public struct CaseOperations: Sendable {
             public var serial: String?
             public var imei: String?
             public var model: String?
-            public init(serial: String?, imei: String?, model: String?) { self.serial = serial; self.imei = imei; self.model = model }
+            public init(serial: String?, imei: String?, model: String?) {
+                self.serial = serial
+                self.imei = imei
+                self.model = model
+            }
         }
         public var kind: CaseKind
         public var accountEmail: String
@@ -70,8 +74,10 @@ public struct CaseOperations: Sendable {
         /// nil when nobody said: the case has no language of its own (api.md v1.2).
         public var language: CustomerLanguage?
 
-        public init(kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
-                    facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage? = nil) {
+        public init(
+            kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
+            facts: CaseFacts = CaseFacts(), summary: String = "", rescueEmail: String? = nil, language: CustomerLanguage? = nil
+        ) {
             self.kind = kind
             self.accountEmail = accountEmail
             self.customerName = customerName
@@ -102,7 +108,9 @@ public struct CaseOperations: Sendable {
         let devices = Self.validatedDevices(opening.devices, issues: &issues)
         let summary = Self.validatedSummary(opening.summary, issues: &issues)
         let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField)) }
-        if let contactEmail, let rescueEmail { Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues) }
+        if let contactEmail, let rescueEmail {
+            Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues)
+        }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
         var facts = opening.facts
         if rescueEmail != nil { facts.rescueEmailAdded = true }
@@ -115,26 +123,29 @@ public struct CaseOperations: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator),
-                              accessCodeHash: AccessCodeHash.compute(code, key: codeKey.key), accessCodeKeyID: codeKey.id,
-                              snapshot: snapshot, dueAt: dueAt, accountEmail: accountEmail!.value, customerName: name,
-                              customerContactEmail: contactEmail!.value, devices: devices, summary: summary, createdBy: actor, now: now,
-                              rescueEmail: rescueEmail?.value, language: opening.language)
+            let new = NewCase(
+                id: UUID(), number: CaseNumber.generate(using: &generator),
+                accessCodeHash: AccessCodeHash.compute(code, key: codeKey.key), accessCodeKeyID: codeKey.id,
+                snapshot: snapshot, dueAt: dueAt, accountEmail: accountEmail!.value, customerName: name,
+                customerContactEmail: contactEmail!.value, devices: devices, summary: summary, createdBy: actor, now: now,
+                rescueEmail: rescueEmail?.value, language: opening.language)
             do {
                 // A savepoint, so a taken number (1 in 10^11 per existing case) costs a new draw, not the transaction.
                 try connection.withTransaction { connection in
                     try CaseStore.insert(new, on: connection)
-                    try CaseTimeline.append(.caseOpened(kind: opening.kind, state: snapshot.state, path: snapshot.path, dueAt: dueAt),
-                                            caseID: new.id, actor: actor, at: now, on: connection)
+                    try CaseTimeline.append(
+                        .caseOpened(kind: opening.kind, state: snapshot.state, path: snapshot.path, dueAt: dueAt),
+                        caseID: new.id, actor: actor, at: now, on: connection)
                 }
             } catch let error as PostgresError where error.constraint == "cases_case_number_unique" && attempt < 5 {
                 continue
             }
-            let record = CaseRecord(id: new.id, number: new.number.digits, accessCodeHash: new.accessCodeHash, accessCodeKeyID: codeKey.id,
-                                    snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
-                                    customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
-                                    assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
-                                    rescueEmail: new.rescueEmail, language: new.language, createdBy: actor)
+            let record = CaseRecord(
+                id: new.id, number: new.number.digits, accessCodeHash: new.accessCodeHash, accessCodeKeyID: codeKey.id,
+                snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
+                customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
+                assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
+                rescueEmail: new.rescueEmail, language: new.language, createdBy: actor)
             var terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: devices)
             terms.remove(new.number.digits)
             let duplicates = try CaseStore.openCases(matching: terms.sorted(), except: new.id, on: connection)
@@ -180,9 +191,13 @@ public struct CaseOperations: Sendable {
     /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its
     /// timeline. A `complete` that leaves steps outstanding still records its own unlock and returns the refusal in the
     /// outcome: the caller commits, then answers it (the API does), or throws it with `taken()`.
-    public func transition(_ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
-                           at now: Date, on connection: PostgresConnection) throws -> TransitionOutcome {
-        if let reason = transition.reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
+    public func transition(
+        _ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
+        at now: Date, on connection: PostgresConnection
+    ) throws -> TransitionOutcome {
+        if let reason = transition.reason, reason.count > 2000 {
+            throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.")
+        }
         var record = try load(number, expectedVersion: expectedVersion, on: connection)
         var context = TransitionContext(unlock: transition.unlock, reason: transition.reason, unlocksDone: Set(record.unlocksDone))
         var resetDestination: String?
@@ -214,19 +229,26 @@ public struct CaseOperations: Sendable {
         case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
         }
         if decision.action == .complete, let step = decision.unlock,
-           UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts).contains(step), !record.unlocksDone.contains(step) {
+            UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts).contains(step), !record.unlocksDone.contains(step)
+        {
             record = try recordStep(step, on: record, reason: decision.reason, by: actor, at: now, on: connection)
         }
-        return TransitionOutcome(record: try apply(decision, to: record, by: actor, at: now, on: connection, resetDestination: resetDestination),
-                                 refusal: nil)
+        return TransitionOutcome(
+            record: try apply(decision, to: record, by: actor, at: now, on: connection, resetDestination: resetDestination),
+            refusal: nil)
     }
 
     /// Stores a decided transition with its event, then what follows from it: the assignee leaves a case that went to a
     /// desk above theirs, and a finished case lifts its freeze, each as its own event.
-    func apply(_ decision: TransitionDecision, to record: CaseRecord, by actor: String, at now: Date, on connection: PostgresConnection,
-               resetDestination: String? = nil, messages: Bool = true) throws -> CaseRecord {
-        guard try CaseStore.applyTransition(id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
-                                            now: now, on: connection) else {
+    func apply(
+        _ decision: TransitionDecision, to record: CaseRecord, by actor: String, at now: Date, on connection: PostgresConnection,
+        resetDestination: String? = nil, messages: Bool = true
+    ) throws -> CaseRecord {
+        guard
+            try CaseStore.applyTransition(
+                id: record.id, expectedVersion: record.version, after: decision.after, dueAt: decision.dueAt,
+                now: now, on: connection)
+        else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
         try CaseTimeline.append(.transition(decision), caseID: record.id, actor: actor, at: now, on: connection)
@@ -236,13 +258,15 @@ public struct CaseOperations: Sendable {
         var updated = record.with(snapshot: decision.after, dueAt: .some(decision.dueAt), updatedAt: now, version: record.version + 1)
         if let previous = record.assigneeID, !Workflow.keepsAssignee(assigneeTier: record.assigneeTier, after: decision.after.state) {
             try CaseStore.clearAssignee(id: record.id, on: connection)
-            try CaseTimeline.append(.unassigned(previous: previous, state: decision.after.state), caseID: record.id, actor: actor, at: now, on: connection)
+            try CaseTimeline.append(
+                .unassigned(previous: previous, state: decision.after.state), caseID: record.id, actor: actor, at: now, on: connection)
             updated = updated.unassigned()
         }
         if record.frozen, Workflow.liftsFreeze(entering: decision.after.state) {
             try CaseStore.liftFreeze(id: record.id, on: connection)
-            try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: decision.after.state.rawValue), caseID: record.id,
-                                    actor: actor, at: now, on: connection)
+            try CaseTimeline.append(
+                .unfrozen(accountEmail: record.accountEmail, cause: decision.after.state.rawValue), caseID: record.id,
+                actor: actor, at: now, on: connection)
             updated = updated.with(frozen: false, updatedAt: now, version: updated.version)
         }
         // `messages: false`: the caller queues one message of its own that says more (a rejected document's).
@@ -254,8 +278,10 @@ public struct CaseOperations: Sendable {
 
     /// Records one unlock step (engineering, case in `engineering`) with `unlock_done`: 422 `unlock_not_allowed` for a
     /// step the case does not require, 409 `already_done` for one recorded before.
-    public func recordUnlock(_ number: CaseNumber, expectedVersion: Int?, step: UnlockKind, reason: String?, actorTier: Tier, by actor: String,
-                             at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+    public func recordUnlock(
+        _ number: CaseNumber, expectedVersion: Int?, step: UnlockKind, reason: String?, actorTier: Tier, by actor: String,
+        at now: Date, on connection: PostgresConnection
+    ) throws -> CaseRecord {
         let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
@@ -267,8 +293,10 @@ public struct CaseOperations: Sendable {
         return try recordStep(step, on: record, reason: reason?.isEmpty == true ? nil : reason, by: actor, at: now, on: connection)
     }
 
-    func recordStep(_ step: UnlockKind, on record: CaseRecord, reason: String?, by actor: String, at now: Date,
-                    on connection: PostgresConnection) throws -> CaseRecord {
+    func recordStep(
+        _ step: UnlockKind, on record: CaseRecord, reason: String?, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
         guard try CaseStore.recordUnlock(step, id: record.id, expectedVersion: record.version, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
@@ -279,8 +307,10 @@ public struct CaseOperations: Sendable {
     // MARK: Notes
 
     /// Adds a note (no version: notes do not change the case) with `note_added`.
-    public func addNote(_ number: CaseNumber, body: String, visibility: NoteVisibility, by actor: String, at now: Date,
-                        on connection: PostgresConnection) throws -> CaseNote {
+    public func addNote(
+        _ number: CaseNumber, body: String, visibility: NoteVisibility, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseNote {
         let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty || text.count > NoteStore.maximumLength {
             throw OperationError.invalid(field: "body", "A note has 1 to \(NoteStore.maximumLength) characters.")
@@ -298,8 +328,9 @@ public struct CaseOperations: Sendable {
         // An internal note never leaves the service; a customer note is news for the customer and the partners.
         if let record = customerCase {
             try CaseMessages.mail(.customerNote, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection)
-            try CaseMessages.webhook(.noteAdded, for: record, state: record.snapshot.state, data: ["note_id": .string(note.id.lowercased)],
-                                     at: now, on: connection)
+            try CaseMessages.webhook(
+                .noteAdded, for: record, state: record.snapshot.state, data: ["note_id": .string(note.id.lowercased)],
+                at: now, on: connection)
         }
         return note
     }
@@ -307,8 +338,10 @@ public struct CaseOperations: Sendable {
     // MARK: Assign and freeze
 
     /// Hands the case to an active agent whose tier can hold it, with `assigned`.
-    public func assign(_ number: CaseNumber, expectedVersion: Int?, to agentID: UUID, actorTier: Tier, by actor: String, at now: Date,
-                       on connection: PostgresConnection) throws -> CaseRecord {
+    public func assign(
+        _ number: CaseNumber, expectedVersion: Int?, to agentID: UUID, actorTier: Tier, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
         guard let assignee = try AgentStore.find(id: agentID, on: connection), !assignee.disabled else {
             throw OperationError.invalid(field: "agent_id", "no such agent")
@@ -321,13 +354,17 @@ public struct CaseOperations: Sendable {
         guard try CaseStore.assign(id: record.id, expectedVersion: record.version, agentID: assignee.id, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
-        try CaseTimeline.append(.assigned(agentID: assignee.id, previous: record.assigneeID), caseID: record.id, actor: actor, at: now, on: connection)
-        return record.with(assigneeID: assignee.id, assigneeName: assignee.name, assigneeTier: assignee.tier, updatedAt: now, version: record.version + 1)
+        try CaseTimeline.append(
+            .assigned(agentID: assignee.id, previous: record.assigneeID), caseID: record.id, actor: actor, at: now, on: connection)
+        return record.with(
+            assigneeID: assignee.id, assigneeName: assignee.name, assigneeTier: assignee.tier, updatedAt: now, version: record.version + 1)
     }
 
     /// Freezes the account of an open case (tier2+), with `frozen`.
-    public func freeze(_ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
-                       on connection: PostgresConnection) throws -> CaseRecord {
+    public func freeze(
+        _ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
         do {
             try Workflow.checkFreeze(actorTier: actorTier, on: record.snapshot)
@@ -343,8 +380,10 @@ public struct CaseOperations: Sendable {
     }
 
     /// Lifts the freeze of a case (tier2+), with `unfrozen`; `notFrozen` when there is none.
-    public func unfreeze(_ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
-                         on connection: PostgresConnection) throws -> CaseRecord {
+    public func unfreeze(
+        _ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
         guard actorTier.isAtLeast(Workflow.freezeMinimumTier) else {
             throw OperationError.refused(.insufficientTier(required: Workflow.freezeMinimumTier), caseID: record.id)
@@ -353,7 +392,8 @@ public struct CaseOperations: Sendable {
         guard try CaseStore.setFrozen(false, id: record.id, expectedVersion: record.version, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
-        try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: "lifted"), caseID: record.id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(
+            .unfrozen(accountEmail: record.accountEmail, cause: "lifted"), caseID: record.id, actor: actor, at: now, on: connection)
         return record.with(frozen: false, updatedAt: now, version: record.version + 1)
     }
 
@@ -373,8 +413,10 @@ public struct CaseOperations: Sendable {
     /// recorded as denied): a code read out to whoever calls is a thief's way in (api.md v1.2). Under the case's row lock,
     /// a code re-issued within `AccessCode.reissueInterval` refuses another (`accessCodeJustIssued`), so of concurrent
     /// requests exactly one issues and mails a code.
-    public func reissueAccessCode(_ number: CaseNumber, callerCheck: String? = nil, actorTier: Tier, by actor: String, at now: Date,
-                                  on connection: PostgresConnection) throws -> ReissuedAccessCode {
+    public func reissueAccessCode(
+        _ number: CaseNumber, callerCheck: String? = nil, actorTier: Tier, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> ReissuedAccessCode {
         let check = try Self.callerCheck(callerCheck)
         let codeKey = try requireKeys().activeKey(for: .accessCode)
         let id = try lockID(number, on: connection)
@@ -382,7 +424,9 @@ public struct CaseOperations: Sendable {
             throw OperationError.refused(.insufficientTier(required: AccessCode.callerCheckMinimumTier), caseID: id)
         }
         let last = try CaseEventStore.list(caseID: id, type: CaseEventType.accessCodeReissued.rawValue, on: connection).last?.at
-        if let until = AccessCode.reissueRefusedUntil(lastReissuedAt: last, now: now) { throw OperationError.accessCodeJustIssued(until: until, now: now) }
+        if let until = AccessCode.reissueRefusedUntil(lastReissuedAt: last, now: now) {
+            throw OperationError.accessCodeJustIssued(until: until, now: now)
+        }
         let code = AccessCode(entropy: SecureRandom.bytes(10))
         try CaseStore.setAccessCode(id: id, hash: AccessCodeHash.compute(code, key: codeKey.key), keyID: codeKey.id, now: now, on: connection)
         try ThrottleStore.reset(key: ThrottleStore.caseKey(number.digits), on: connection)
@@ -397,7 +441,10 @@ public struct CaseOperations: Sendable {
         guard let text else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= AccessCode.callerCheckMaximumLength else {
-            throw .invalid(field: "caller_check", "Say in 1 to \(AccessCode.callerCheckMaximumLength) characters how the caller was verified, or leave caller_check out to only mail the code.")
+            throw .invalid(
+                field: "caller_check",
+                "Say in 1 to \(AccessCode.callerCheckMaximumLength) characters how the caller was verified, or leave caller_check out to only mail the code."
+            )
         }
         return trimmed
     }
@@ -407,31 +454,40 @@ public struct CaseOperations: Sendable {
     /// Merges the case at `expectedVersion` into `target` (tier2+, both open, same account e-mail, the same customer or
     /// `sameCustomerConfirmed`): it goes to `merged` with `merged_into`; its evidence and notes count on the target; both
     /// timelines record it (the confirmed differences included); a freeze is lifted.
-    public func merge(_ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, sameCustomerConfirmed: Bool = false,
-                      actorTier: Tier, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseRecord {
+    public func merge(
+        _ number: CaseNumber, expectedVersion: Int?, into target: CaseNumber, reason: String?, sameCustomerConfirmed: Bool = false,
+        actorTier: Tier, by actor: String, at now: Date, on connection: PostgresConnection
+    ) throws -> CaseRecord {
         let reason = try Self.optionalReason(reason)
         // Both rows locked in case-number order, so two opposite merges cannot deadlock.
         for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
-        guard let into = try CaseStore.find(number: target.digits, on: connection) else { throw OperationError.invalid(field: "into", "No case has this number.") }
+        guard let into = try CaseStore.find(number: target.digits, on: connection) else {
+            throw OperationError.invalid(field: "into", "No case has this number.")
+        }
         do {
-            try CaseMerge.check(actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
-                                sourceAccount: record.accountEmail, targetAccount: into.accountEmail, sourceCustomer: record.mergeCustomer,
-                                targetCustomer: into.mergeCustomer, sameCustomerConfirmed: sameCustomerConfirmed)
+            try CaseMerge.check(
+                actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
+                sourceAccount: record.accountEmail, targetAccount: into.accountEmail, sourceCustomer: record.mergeCustomer,
+                targetCustomer: into.mergeCustomer, sameCustomerConfirmed: sameCustomerConfirmed)
         } catch {
             throw OperationError.refused(error, caseID: record.id)
         }
-        guard try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection) else {
+        guard
+            try CaseStore.merge(id: record.id, expectedVersion: record.version, into: into.id, from: record.snapshot.state, now: now, on: connection)
+        else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
         let differences = CaseMerge.differingFields(record.mergeCustomer, into.mergeCustomer)
-        try CaseTimeline.append(.merged(into: into.number, from: record.snapshot.state, reason: reason, confirmedDifferences: differences), caseID: record.id,
-                                actor: actor, at: now, on: connection)
+        try CaseTimeline.append(
+            .merged(into: into.number, from: record.snapshot.state, reason: reason, confirmedDifferences: differences), caseID: record.id,
+            actor: actor, at: now, on: connection)
         try CaseTimeline.append(.mergeReceived(from: record.number, reason: reason), caseID: into.id, actor: actor, at: now, on: connection)
         if record.frozen {
             try CaseStore.liftFreeze(id: record.id, on: connection)
-            try CaseTimeline.append(.unfrozen(accountEmail: record.accountEmail, cause: CaseState.merged.rawValue), caseID: record.id,
-                                    actor: actor, at: now, on: connection)
+            try CaseTimeline.append(
+                .unfrozen(accountEmail: record.accountEmail, cause: CaseState.merged.rawValue), caseID: record.id,
+                actor: actor, at: now, on: connection)
         }
         let merged = try load(number, on: connection)
         try CaseMessages.merged(merged, into: into, from: record.snapshot.state, keys: keys, at: now, on: connection)
@@ -440,8 +496,10 @@ public struct CaseOperations: Sendable {
 
     /// Undoes a merge (tier2+, the merged case at `expectedVersion`, the target still open): the case returns to the
     /// state it left, its items leave the target; both timelines record it.
-    public func unmerge(_ number: CaseNumber, expectedVersion: Int?, reason: String?, actorTier: Tier, by actor: String, at now: Date,
-                        on connection: PostgresConnection) throws -> CaseRecord {
+    public func unmerge(
+        _ number: CaseNumber, expectedVersion: Int?, reason: String?, actorTier: Tier, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
         let reason = try Self.optionalReason(reason)
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
         let target = try record.mergedInto.flatMap { try CaseStore.find(number: $0, on: connection) }
@@ -454,11 +512,15 @@ public struct CaseOperations: Sendable {
         for digits in [record.number, target.number].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
         var snapshot = record.snapshot
         snapshot.state = restored
-        guard try CaseStore.unmerge(id: record.id, expectedVersion: record.version, to: restored, dueAt: workflow.dueAt(snapshot), now: now,
-                                    on: connection) else {
+        guard
+            try CaseStore.unmerge(
+                id: record.id, expectedVersion: record.version, to: restored, dueAt: workflow.dueAt(snapshot), now: now,
+                on: connection)
+        else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
-        try CaseTimeline.append(.unmerged(from: target.number, to: restored, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(
+            .unmerged(from: target.number, to: restored, reason: reason), caseID: record.id, actor: actor, at: now, on: connection)
         try CaseTimeline.append(.unmergeLeft(caseNumber: record.number, reason: reason), caseID: target.id, actor: actor, at: now, on: connection)
         let unmerged = try load(number, on: connection)
         try CaseMessages.stateChanged(unmerged, from: .merged, keys: keys, at: now, on: connection)
@@ -476,15 +538,18 @@ public struct CaseOperations: Sendable {
     /// Whether an API client may file into a case: one it opened, or another open one whose access code it sent
     /// (`Reclaim-Access-Code`). A wrong code counts against the case number like a customer's (and is committed:
     /// the verdict is returned, not thrown); a locked number accepts no code.
-    public func clientFilingVerdict(_ number: CaseNumber, client actor: String, accessCode: String?, at now: Date,
-                                    on connection: PostgresConnection) throws -> ClientFilingScope.Verdict {
+    public func clientFilingVerdict(
+        _ number: CaseNumber, client actor: String, accessCode: String?, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> ClientFilingScope.Verdict {
         guard let record = try CaseStore.find(number: number.digits, on: connection) else { return .notFound }
         let opened = record.createdBy == actor
         var codeMatches = false
         if !opened, let accessCode {
             let keys = try requireKeys()
             if try ThrottleStore.lockedUntil(keys: [ThrottleStore.caseKey(number.digits)], now: now, on: connection) == nil,
-               let symbols = AccessCode.normalize(accessCode), let key = keys.key(id: record.accessCodeKeyID, purpose: .accessCode) {
+                let symbols = AccessCode.normalize(accessCode), let key = keys.key(id: record.accessCodeKeyID, purpose: .accessCode)
+            {
                 codeMatches = ConstantTime.equals(AccessCodeHash.compute(symbols: symbols, key: key), record.accessCodeHash)
             }
             if !codeMatches {
@@ -497,10 +562,13 @@ public struct CaseOperations: Sendable {
     // MARK: Denials
 
     /// Records a refused attempt on the case's timeline (in a transaction of its own: the refused one rolls back).
-    public func recordDenial(caseID: UUID, attempted: String, code: String, evidenceID: UUID? = nil, by actor: String, at now: Date,
-                             on connection: PostgresConnection) throws {
+    public func recordDenial(
+        caseID: UUID, attempted: String, code: String, evidenceID: UUID? = nil, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws {
         try CaseStore.lock(id: caseID, on: connection)
-        try CaseTimeline.append(.denied(attempted: attempted, code: code, evidenceID: evidenceID), caseID: caseID, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(
+            .denied(attempted: attempted, code: code, evidenceID: evidenceID), caseID: caseID, actor: actor, at: now, on: connection)
     }
 }
 
@@ -517,26 +585,30 @@ public enum AccessCodeHash {
 
 extension CaseRecord {
     /// The record after a change an operation made (saves re-reading the row).
-    public func with(snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
-                     assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, updatedAt: Date, version: Int) -> CaseRecord {
-        CaseRecord(id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
-                   snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
-                   customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
-                   assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
-                   assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
-                   updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
-                   unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
-                   mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState)
+    public func with(
+        snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
+        assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, updatedAt: Date, version: Int
+    ) -> CaseRecord {
+        CaseRecord(
+            id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
+            snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
+            customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
+            assigneeID: assigneeID ?? self.assigneeID, assigneeName: assigneeName ?? self.assigneeName,
+            assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
+            updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
+            unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
+            mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
     func unassigned() -> CaseRecord {
-        CaseRecord(id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID, snapshot: snapshot, dueAt: dueAt,
-                   accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
-                   summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
-                   updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
-                   unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
-                   answerProgress: answerProgress, mergedIntoState: mergedIntoState)
+        CaseRecord(
+            id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID, snapshot: snapshot, dueAt: dueAt,
+            accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
+            summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
+            updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
+            unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
+            answerProgress: answerProgress, mergedIntoState: mergedIntoState)
     }
 }
 

@@ -45,8 +45,10 @@ extension CaseOperations {
     /// failures before hashing and the matches given back after, each step committed at once, so concurrent checks
     /// stop at the budget. Runs argon2id per answer (~15 ms), so it takes the pool and holds no transaction while
     /// hashing: call it before the operation's transaction, off the HTTP workers.
-    public func checkAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, hasher: PasswordHash,
-                             at now: Date, pool: PostgresPool) throws -> AnswerCheck {
+    public func checkAnswers(
+        _ answers: [(questionID: String, normalized: String)], number: CaseNumber, hasher: PasswordHash,
+        at now: Date, pool: PostgresPool
+    ) throws -> AnswerCheck {
         if answers.count > Self.maximumAnswers { throw OperationError.invalid(field: "answers", "At most \(Self.maximumAnswers) answers.") }
         let (accountEmail, onFile) = try pool.withConnection { connection in
             let record = try load(number, on: connection)
@@ -77,27 +79,37 @@ extension CaseOperations {
     /// the case and not rejected matched it; `noAccountOnFile` when the account is not on file.
     public func questions(_ number: CaseNumber, on connection: PostgresConnection) throws -> [(id: String, question: String, matched: Bool)] {
         let record = try load(number, on: connection)
-        guard let questions = try AccountStore.securityQuestions(email: record.accountEmail, on: connection) else { throw OperationError.noAccountOnFile }
+        guard let questions = try AccountStore.securityQuestions(email: record.accountEmail, on: connection) else {
+            throw OperationError.noAccountOnFile
+        }
         let matched = try EvidenceStore.matchedQuestionIDs(caseID: record.id, on: connection)
         return questions.map { ($0.id, $0.question, matched.contains($0.id)) }
     }
 
     /// Files checked answers as `security_answers` evidence (which questions, which matched; never an answer).
-    public func fileAnswers(_ check: AnswerCheck, number: CaseNumber, by actor: String, at now: Date,
-                            on connection: PostgresConnection) throws -> EvidenceRecord {
+    public func fileAnswers(
+        _ check: AnswerCheck, number: CaseNumber, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> EvidenceRecord {
         let caseID = try lockID(number, on: connection)
         let matched = check.questionIDs.filter(check.matchedQuestionIDs.contains)
-        return try insert(NewEvidence(id: UUID(), caseID: caseID, kind: .securityAnswers, matched: !matched.isEmpty,
-                                      summary: check.questionIDs.count == 1 ? "1 answer" : "\(check.questionIDs.count) answers",
-                                      details: ["question_ids": .array(check.questionIDs.map(JSONValue.string)),
-                                                "matched_question_ids": .array(matched.map(JSONValue.string))],
-                                      filedBy: actor, filedAt: now), on: connection)
+        return try insert(
+            NewEvidence(
+                id: UUID(), caseID: caseID, kind: .securityAnswers, matched: !matched.isEmpty,
+                summary: check.questionIDs.count == 1 ? "1 answer" : "\(check.questionIDs.count) answers",
+                details: [
+                    "question_ids": .array(check.questionIDs.map(JSONValue.string)),
+                    "matched_question_ids": .array(matched.map(JSONValue.string)),
+                ],
+                filedBy: actor, filedAt: now), on: connection)
     }
 
     /// Files a card (compared by fingerprint, only the masked form kept), a device (compared with the account on
     /// file) or a transcript (sealed).
-    public func fileTyped(_ typed: TypedEvidence, number: CaseNumber, by actor: String, at now: Date,
-                          on connection: PostgresConnection) throws -> EvidenceRecord {
+    public func fileTyped(
+        _ typed: TypedEvidence, number: CaseNumber, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> EvidenceRecord {
         let keys = try requireKeys()
         let id = UUID()
         let record = try load(number, on: connection)
@@ -108,27 +120,34 @@ extension CaseOperations {
             let active = keys.activeKey(for: .cardFingerprint)
             let matched = try EvidenceOnFile.cardMatches(card, accountEmail: record.accountEmail, keys: keys, on: connection)
             let summary = card.summary
-            new = NewEvidence(id: id, caseID: record.id, kind: .card, matched: matched, summary: summary.masked,
-                              details: ["first_six": .string(summary.firstSix), "last_four": .string(summary.lastFour), "length": .int(Int64(summary.length)),
-                                        "exp_month": .int(Int64(expiry.month)), "exp_year": .int(Int64(expiry.year))],
-                              cardFingerprint: (CardFingerprint.compute(card, key: active.key), active.id), filedBy: actor, filedAt: now)
+            new = NewEvidence(
+                id: id, caseID: record.id, kind: .card, matched: matched, summary: summary.masked,
+                details: [
+                    "first_six": .string(summary.firstSix), "last_four": .string(summary.lastFour), "length": .int(Int64(summary.length)),
+                    "exp_month": .int(Int64(expiry.month)), "exp_year": .int(Int64(expiry.year)),
+                ],
+                cardFingerprint: (CardFingerprint.compute(card, key: active.key), active.id), filedBy: actor, filedAt: now)
         case .device(let serial, let imei):
             let matched = try EvidenceOnFile.deviceMatches(serial: serial, imei: imei, accountEmail: record.accountEmail, on: connection)
             let parts = [serial.map { "serial \($0.value)" }, imei.map { ($0.isSoftwareVersion ? "IMEISV " : "IMEI ") + $0.digits }].compactMap { $0 }
-            new = NewEvidence(id: id, caseID: record.id, kind: .device, matched: matched, summary: "Device " + parts.joined(separator: ", "),
-                              details: ["serial": .optional(serial?.value), "imei": .optional(imei?.digits)], filedBy: actor, filedAt: now)
+            new = NewEvidence(
+                id: id, caseID: record.id, kind: .device, matched: matched, summary: "Device " + parts.joined(separator: ", "),
+                details: ["serial": .optional(serial?.value), "imei": .optional(imei?.digits)], filedBy: actor, filedAt: now)
         case .transcript(let text):
             let bytes = Array(text.utf8)
-            new = NewEvidence(id: id, caseID: record.id, kind: .transcript, matched: nil, summary: "Transcript, \(text.count) characters", details: [:],
-                              sealedContent: EvidenceSealing.seal(bytes, id: id, keys: keys), sha256: SHA256.hash(bytes), size: bytes.count,
-                              mediaType: "text/plain; charset=utf-8", filedBy: actor, filedAt: now)
+            new = NewEvidence(
+                id: id, caseID: record.id, kind: .transcript, matched: nil, summary: "Transcript, \(text.count) characters", details: [:],
+                sealedContent: EvidenceSealing.seal(bytes, id: id, keys: keys), sha256: SHA256.hash(bytes), size: bytes.count,
+                mediaType: "text/plain; charset=utf-8", filedBy: actor, filedAt: now)
         }
         return try insert(new, on: connection)
     }
 
     /// Files a document: sniffed (refused unless PDF/JPEG/PNG/HEIC and the type it was declared as), sealed, inserted.
-    public func fileDocument(type: DocumentType, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
-                             on connection: PostgresConnection) throws -> EvidenceRecord {
+    public func fileDocument(
+        type: DocumentType, bytes: [UInt8], declaredType: String?, number: CaseNumber, by actor: String, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> EvidenceRecord {
         try fileDocument(upload: .document(type), content: bytes, declaredType: declaredType, number: number, by: actor, at: now, on: connection)
     }
 
@@ -136,8 +155,10 @@ extension CaseOperations {
     /// a transcript also as UTF-8 text or a saved e-mail) and refused when it disagrees with its declared type, sealed, inserted.
     /// The bytes are read in pieces, twice: once for the digest and the text checks, before the case's row lock; once more
     /// while they are sealed straight into the row, so a spooled upload is never in memory whole.
-    public func fileDocument(upload: UploadKind, content: some UploadedBytes, declaredType: String?, number: CaseNumber, by actor: String,
-                             at now: Date, on connection: PostgresConnection) throws -> EvidenceRecord {
+    public func fileDocument(
+        upload: UploadKind, content: some UploadedBytes, declaredType: String?, number: CaseNumber, by actor: String,
+        at now: Date, on connection: PostgresConnection
+    ) throws -> EvidenceRecord {
         let keys = try requireKeys()
         let size = content.count
         if size == 0 { throw OperationError.invalid(field: "file", "The file is empty.") }
@@ -163,9 +184,11 @@ extension CaseOperations {
         let name = upload.evidenceKind.rawValue.replacingOccurrences(of: "_", with: " ")
         let summary = "\(name.prefix(1).uppercased() + name.dropFirst()), \(sniffed.label), \(Self.size(size))"
         let caseID = try lockID(number, on: connection)
-        return try insert(NewEvidence(id: id, caseID: caseID, kind: upload.evidenceKind, matched: nil, summary: summary, details: [:],
-                                      sealedContent: EvidenceSealing.sealing(content, id: id, keys: keys), sha256: digest.finalize(), size: size,
-                                      mediaType: sniffed.rawValue, filedBy: actor, filedAt: now), on: connection)
+        return try insert(
+            NewEvidence(
+                id: id, caseID: caseID, kind: upload.evidenceKind, matched: nil, summary: summary, details: [:],
+                sealedContent: EvidenceSealing.sealing(content, id: id, keys: keys), sha256: digest.finalize(), size: size,
+                mediaType: sniffed.rawValue, filedBy: actor, filedAt: now), on: connection)
     }
 
     /// Inserts and appends `evidence_filed` (type and id only: never a value). The caller holds the case's row lock; a
@@ -174,9 +197,11 @@ extension CaseOperations {
         guard let record = try CaseStore.find(id: new.caseID, on: connection) else { throw OperationError.caseNotFound }
         try Self.checkFiling(on: record)
         try EvidenceStore.insert(new, on: connection)
-        try CaseTimeline.append(.evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)
-        try CaseMessages.webhook(.evidenceFiled, for: record, state: record.snapshot.state,
-                                 data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
+        try CaseTimeline.append(
+            .evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)
+        try CaseMessages.webhook(
+            .evidenceFiled, for: record, state: record.snapshot.state,
+            data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
         if new.kind.isDocument { try documentArrived(new, on: connection) }
         return new.record
     }
@@ -194,8 +219,9 @@ extension CaseOperations {
     /// `document_review` as `system`, and its clock resumes. The caller holds the case's row lock.
     func documentArrived(_ new: NewEvidence, on connection: PostgresConnection) throws {
         guard let record = try CaseStore.find(id: new.caseID, on: connection), record.snapshot.state == .awaitingDocuments else { return }
-        try CaseTimeline.append(.documentArrived(evidenceID: new.id, kind: new.kind, unreviewed: record.unreviewedDocuments),
-                                caseID: record.id, actor: new.filedBy, at: new.filedAt, on: connection)
+        try CaseTimeline.append(
+            .documentArrived(evidenceID: new.id, kind: new.kind, unreviewed: record.unreviewedDocuments),
+            caseID: record.id, actor: new.filedBy, at: new.filedAt, on: connection)
         let documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
         guard let decision = workflow.documentsArrived(on: record.snapshot, documents: documents, now: new.filedAt) else { return }
         _ = try apply(decision, to: record, by: Self.systemActor, at: new.filedAt, on: connection)
@@ -214,7 +240,7 @@ extension CaseOperations {
     }
 
     static func size(_ bytes: Int) -> String {
-        bytes >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes) / 1048576) : bytes >= 1024 ? "\(bytes / 1024) KiB" : "\(bytes) bytes"
+        bytes >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes) / 1_048_576) : bytes >= 1024 ? "\(bytes / 1024) KiB" : "\(bytes) bytes"
     }
 
     // MARK: Review and reading
@@ -222,8 +248,10 @@ extension CaseOperations {
     /// Records a review decision (tier2+ for typed evidence, tier3+ for documents and transcripts) with `evidence_reviewed`.
     /// Rejecting a document names the `customerReason` the customer reads (and only then may one be given); the
     /// customer is mailed, and a case under review left short of a requirement returns to `awaiting_documents`.
-    public func review(evidence id: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil, actorTier: Tier,
-                       by actor: String, at now: Date, on connection: PostgresConnection) throws -> EvidenceRecord {
+    public func review(
+        evidence id: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil, actorTier: Tier,
+        by actor: String, at now: Date, on connection: PostgresConnection
+    ) throws -> EvidenceRecord {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard decision != .pending else { throw OperationError.invalid(field: "decision", "accepted or rejected") }
         if reason.isEmpty || reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has 1 to 2000 characters.") }
@@ -233,16 +261,22 @@ extension CaseOperations {
         try CaseStore.lock(id: record.caseID, on: connection)
         // Evidence a merged case brought counts, and is reviewed, on the case it went into: that case must take the review.
         guard let filedOn = try CaseStore.find(id: record.caseID, on: connection) else { throw OperationError.evidenceNotFound }
-        do { try CaseWork.review.check(in: filedOn.mergedIntoState ?? filedOn.snapshot.state) } catch { throw OperationError.refused(error, caseID: nil) }
-        try EvidenceStore.insertReview(EvidenceReview(evidenceID: id, decision: decision, reason: reason, customerReason: customerReason,
-                                                      reviewedBy: actor, reviewedAt: now), on: connection)
-        try CaseTimeline.append(.evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason, customerReason: customerReason),
-                                caseID: record.caseID, actor: actor, at: now, on: connection)
+        do { try CaseWork.review.check(in: filedOn.mergedIntoState ?? filedOn.snapshot.state) } catch {
+            throw OperationError.refused(error, caseID: nil)
+        }
+        try EvidenceStore.insertReview(
+            EvidenceReview(
+                evidenceID: id, decision: decision, reason: reason, customerReason: customerReason,
+                reviewedBy: actor, reviewedAt: now), on: connection)
+        try CaseTimeline.append(
+            .evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason, customerReason: customerReason),
+            caseID: record.caseID, actor: actor, at: now, on: connection)
         guard let (updated, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
         if let caseRecord = try CaseStore.find(id: record.caseID, on: connection) {
-            try CaseMessages.webhook(.evidenceReviewed, for: caseRecord, state: caseRecord.snapshot.state,
-                                     data: ["evidence_id": .string(id.lowercased), "type": .string(record.kind.rawValue), "decision": .string(decision.rawValue)],
-                                     at: now, on: connection)
+            try CaseMessages.webhook(
+                .evidenceReviewed, for: caseRecord, state: caseRecord.snapshot.state,
+                data: ["evidence_id": .string(id.lowercased), "type": .string(record.kind.rawValue), "decision": .string(decision.rawValue)],
+                at: now, on: connection)
             if let customerReason { try documentRejected(on: caseRecord, reason: customerReason, at: now, on: connection) }
         }
         return updated
@@ -253,9 +287,13 @@ extension CaseOperations {
     static func checkCustomerReason(_ customerReason: CustomerReason?, decision: EvidenceStatus, kind: EvidenceKind) throws {
         let words = CustomerReason.allCases.map(\.rawValue).joined(separator: ", ")
         switch (customerReason, decision == .rejected && kind.isDocument) {
-        case (nil, true): throw OperationError.invalid(field: "customer_reason", "Rejecting a document needs the reason the customer reads: \(words).")
-        case (_?, false) where decision != .rejected: throw OperationError.invalid(field: "customer_reason", "Only a rejection names a customer reason.")
-        case (_?, false): throw OperationError.invalid(field: "customer_reason", "The customer sees typed details and transcripts only as received: no customer reason.")
+        case (nil, true):
+            throw OperationError.invalid(field: "customer_reason", "Rejecting a document needs the reason the customer reads: \(words).")
+        case (_?, false) where decision != .rejected:
+            throw OperationError.invalid(field: "customer_reason", "Only a rejection names a customer reason.")
+        case (_?, false):
+            throw OperationError.invalid(
+                field: "customer_reason", "The customer sees typed details and transcripts only as received: no customer reason.")
         default: return
         }
     }
@@ -281,10 +319,12 @@ extension CaseOperations {
     }
 
     /// The decrypted content of a document or transcript; the read is recorded on the timeline (`evidence_content_read`).
-    public func readContent(evidence id: UUID, by actor: String, at now: Date, on connection: PostgresConnection) throws -> (EvidenceRecord, [UInt8]) {
+    public func readContent(evidence id: UUID, by actor: String, at now: Date, on connection: PostgresConnection) throws -> (EvidenceRecord, [UInt8])
+    {
         let keys = try requireKeys()
         guard let (record, _) = try EvidenceStore.find(id: id, on: connection),
-              let sealed = try EvidenceStore.sealedContent(id: id, on: connection) else { throw OperationError.evidenceNotFound }
+            let sealed = try EvidenceStore.sealedContent(id: id, on: connection)
+        else { throw OperationError.evidenceNotFound }
         try CaseStore.lock(id: record.caseID, on: connection)
         try CaseTimeline.append(.evidenceContentRead(evidenceID: id, kind: record.kind), caseID: record.caseID, actor: actor, at: now, on: connection)
         guard let key = keys.key(id: sealed.keyID, purpose: .documents) else { throw OperationError.keysUnavailable }
@@ -303,8 +343,9 @@ public enum EvidenceRequirements {
     /// The guidance the customer reads for this case and its evidence.
     public static func guidance(_ record: CaseRecord, _ items: [EvidenceRecord]) -> CustomerGuidance {
         let s = record.snapshot
-        return CustomerGuidance(state: s.state, path: s.path, kind: s.kind, facts: s.facts,
-                                evidence: items.map { FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason) })
+        return CustomerGuidance(
+            state: s.state, path: s.path, kind: s.kind, facts: s.facts,
+            evidence: items.map { FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason) })
     }
 
     /// The `missing` words (see `CustomerGuidance.missing`).

@@ -48,9 +48,13 @@ public enum TransparencyLog {
         }
         let checkpoint = sign(TreeCheckpoint(origin: settings.origin, size: frontier.size, root: frontier.root), keys: keys, at: now)
         try TransparencyLogStore.insertCheckpoint(checkpoint, on: connection)
-        let body: JSONValue = ["type": .string(WebhookEvent.auditCheckpoint.rawValue), "timestamp": Timestamp.json(checkpoint.createdAt),
-                               "data": ["origin": .string(settings.origin), "tree_size": .int(Int64(checkpoint.size)),
-                                        "root_hash": .string(Data(checkpoint.root).base64EncodedString()), "checkpoint": .string(checkpoint.note)]]
+        let body: JSONValue = [
+            "type": .string(WebhookEvent.auditCheckpoint.rawValue), "timestamp": Timestamp.json(checkpoint.createdAt),
+            "data": [
+                "origin": .string(settings.origin), "tree_size": .int(Int64(checkpoint.size)),
+                "root_hash": .string(Data(checkpoint.root).base64EncodedString()), "checkpoint": .string(checkpoint.note),
+            ],
+        ]
         try OutboxStore.insertWebhooks(event: WebhookEvent.auditCheckpoint.rawValue, body: body.canonical, now: now, on: connection)
         return Pass(appended: appended, size: frontier.size, checkpoint: checkpoint)
     }
@@ -58,8 +62,9 @@ public enum TransparencyLog {
     /// The checkpoint signed as a C2SP signed note with the active `checkpoint` key.
     static func sign(_ checkpoint: TreeCheckpoint, keys: KeyFile, at now: Date) -> StoredCheckpoint {
         let key = keys.activeKey(for: .checkpoint)
-        return StoredCheckpoint(size: checkpoint.size, root: checkpoint.root, createdAt: Timestamp.truncated(now), keyID: key.id,
-                                note: SignedNote.sign(checkpoint.body, name: checkpoint.origin, seed: key.key))
+        return StoredCheckpoint(
+            size: checkpoint.size, root: checkpoint.root, createdAt: Timestamp.truncated(now), keyID: key.id,
+            note: SignedNote.sign(checkpoint.body, name: checkpoint.origin, seed: key.key))
     }
 
     /// The verifier key of the active `checkpoint` key under `origin`: what `GET /api/v1/audit/key` answers.
@@ -90,8 +95,10 @@ public enum TransparencyLog {
     /// Checks `note` against today's tree (the first `size` leaves, with `root`): its signature by one of the key file's
     /// `checkpoint` keys under `origin`, its size not beyond today's, and the consistency proof from its size to
     /// today's, computed from the stored nodes, against both roots (RFC 9162 §2.1.4.2).
-    public static func verify(note: String, origin: String, keys: KeyFile, size: Int, root: MerkleTree.Hash,
-                              on connection: PostgresConnection) throws -> Verification {
+    public static func verify(
+        note: String, origin: String, keys: KeyFile, size: Int, root: MerkleTree.Hash,
+        on connection: PostgresConnection
+    ) throws -> Verification {
         func refuse(_ checkpoint: TreeCheckpoint?, _ problem: String) -> Verification {
             Verification(checkpoint: checkpoint, size: size, root: root, problem: problem)
         }
@@ -108,7 +115,8 @@ public enum TransparencyLog {
             return refuse(checkpoint, "the checkpoint has \(checkpoint.size) leaves, today's tree only \(size): the log lost leaves")
         }
         if checkpoint.size == 0 {
-            return checkpoint.root == MerkleTree.emptyRoot ? Verification(checkpoint: checkpoint, size: size, root: root, problem: nil)
+            return checkpoint.root == MerkleTree.emptyRoot
+                ? Verification(checkpoint: checkpoint, size: size, root: root, problem: nil)
                 : refuse(checkpoint, "a checkpoint of the empty tree with another root")
         }
         let proof = try TransparencyLogStore.consistencyProof(from: checkpoint.size, to: size, on: connection)

@@ -19,8 +19,10 @@ public final class TransparencyLogWorker: Sendable {
     private let state = Mutex((running: false, stopping: false))
     private let finished = DispatchGroup()
 
-    public init(settings: TransparencyLogSettings, pool: PostgresPool, keys: KeyFile?, logger: Logger, pollInterval: TimeInterval = 0.5,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        settings: TransparencyLogSettings, pool: PostgresPool, keys: KeyFile?, logger: Logger, pollInterval: TimeInterval = 0.5,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.settings = settings
         self.pool = pool
         self.keys = keys

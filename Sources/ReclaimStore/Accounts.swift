@@ -22,7 +22,11 @@ public struct AccountPayload: Decodable, Sendable {
         public var expMonth: Int
         /// Expiry year (four digits).
         public var expYear: Int
-        enum CodingKeys: String, CodingKey { case number, expMonth = "exp_month", expYear = "exp_year" }
+        enum CodingKeys: String, CodingKey {
+            case number
+            case expMonth = "exp_month"
+            case expYear = "exp_year"
+        }
     }
     /// A device registered to the account.
     public struct Device: Decodable, Sendable {
@@ -42,7 +46,11 @@ public struct AccountPayload: Decodable, Sendable {
     /// Registered devices.
     public var devices: [Device]?
 
-    enum CodingKeys: String, CodingKey { case email, securityQuestions = "security_questions", cards, devices }
+    enum CodingKeys: String, CodingKey {
+        case email
+        case securityQuestions = "security_questions"
+        case cards, devices
+    }
 }
 
 /// An account that passed validation: answers normalised, cards checked, devices validated. Holds secrets: never log it.
@@ -93,7 +101,8 @@ public struct ValidatedAccount: Sendable {
         }
         var devices: [CaseDevice] = []
         for (index, item) in (payload.devices ?? []).enumerated() {
-            guard let device = validateDevice(serial: item.serial, imei: item.imei, model: item.model, field: "devices[\(index)]", issues: &issues) else { continue }
+            guard let device = validateDevice(serial: item.serial, imei: item.imei, model: item.model, field: "devices[\(index)]", issues: &issues)
+            else { continue }
             devices.append(device)
         }
         do {
@@ -128,9 +137,19 @@ extension String {
 /// An account ready to insert: answers hashed, cards reduced to first six, last four and fingerprint.
 public struct PreparedAccount: Sendable {
     /// A question with its argon2id answer hash.
-    public struct Question: Sendable { let id: String; let question: String; let answerHash: String }
+    public struct Question: Sendable {
+        let id: String
+        let question: String
+        let answerHash: String
+    }
     /// A card as stored: first six, last four, keyed fingerprint.
-    public struct Card: Sendable { let summary: CardSummary; let fingerprint: [UInt8]; let keyID: String; let expMonth: Int; let expYear: Int }
+    public struct Card: Sendable {
+        let summary: CardSummary
+        let fingerprint: [UInt8]
+        let keyID: String
+        let expMonth: Int
+        let expYear: Int
+    }
     /// The new account's id.
     public let id: UUID
     /// The primary address.
@@ -148,18 +167,22 @@ public struct PreparedAccount: Sendable {
         email = account.email
         questions = try account.questions.map { Question(id: $0.id, question: $0.question, answerHash: try hasher.hash($0.normalizedAnswer)) }
         cards = account.cards.map { card in
-            Card(summary: card.number.summary, fingerprint: CardFingerprint.compute(card.number, key: cardKey.key), keyID: cardKey.id,
-                 expMonth: card.expMonth, expYear: card.expYear)
+            Card(
+                summary: card.number.summary, fingerprint: CardFingerprint.compute(card.number, key: cardKey.key), keyID: cardKey.id,
+                expMonth: card.expMonth, expYear: card.expYear)
         }
         devices = account.devices
     }
 
     /// `{"id", "email", "security_questions": [{"id", "question"}], "cards": [{"masked", "exp_month", "exp_year"}], "devices": [...]}`: no secret.
     public var json: JSONValue {
-        ["id": .string(id.uuidString.lowercased()), "email": .string(email.value),
-         "security_questions": .array(questions.map { ["id": .string($0.id), "question": .string($0.question)] }),
-         "cards": .array(cards.map { ["masked": .string($0.summary.masked), "exp_month": .int(Int64($0.expMonth)), "exp_year": .int(Int64($0.expYear))] }),
-         "devices": .array(devices.map(\.json))]
+        [
+            "id": .string(id.uuidString.lowercased()), "email": .string(email.value),
+            "security_questions": .array(questions.map { ["id": .string($0.id), "question": .string($0.question)] }),
+            "cards": .array(
+                cards.map { ["masked": .string($0.summary.masked), "exp_month": .int(Int64($0.expMonth)), "exp_year": .int(Int64($0.expYear))] }),
+            "devices": .array(devices.map(\.json)),
+        ]
     }
 }
 
@@ -175,22 +198,27 @@ public enum CardFingerprint {
 public enum AccountStore {
     /// Inserts an account and its questions, cards and devices; a taken e-mail fails with 23505 on `accounts_email_unique`.
     public static func insert(_ account: PreparedAccount, now: Date, on connection: PostgresConnection) throws {
-        try connection.execute("INSERT INTO accounts (id, email, email_key, created_at) VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(now))")
+        try connection.execute(
+            "INSERT INTO accounts (id, email, email_key, created_at) VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(now))"
+        )
         for question in account.questions {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO account_security_questions (account_id, question_id, question, answer_hash)
                 VALUES (\(account.id), \(question.id), \(question.question), \(question.answerHash))
                 """)
         }
         for card in account.cards {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO account_cards (id, account_id, first_six, last_four, number_length, fingerprint, fingerprint_key_id, exp_month, exp_year)
                 VALUES (\(UUID()), \(account.id), \(card.summary.firstSix), \(card.summary.lastFour), \(card.summary.length),
                         \(card.fingerprint), \(card.keyID), \(card.expMonth), \(card.expYear))
                 """)
         }
         for device in account.devices {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO account_devices (id, account_id, serial, imei, model)
                 VALUES (\(UUID()), \(account.id), \(device.serial), \(device.imei), \(device.model))
                 """)
@@ -199,13 +227,16 @@ public enum AccountStore {
 
     /// The account on file for an e-mail (case-insensitive): its primary address and answer hashes by question id.
     public static func securityAnswers(email: String, on connection: PostgresConnection) throws -> (email: String, answers: [String: String])? {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT a.email, q.question_id, q.answer_hash FROM accounts a
             LEFT JOIN account_security_questions q ON q.account_id = a.id WHERE a.email_key = lower(\(email))
             """)
         guard let first = rows.first else { return nil }
         var columns = rows.columns()
-        let email = try columns("email"), questionID = try columns("question_id"), answerHash = try columns("answer_hash")
+        let email = try columns("email")
+        let questionID = try columns("question_id")
+        let answerHash = try columns("answer_hash")
         var answers: [String: String] = [:]
         for row in rows where !row.isNull(questionID) {
             answers[try row.decode(questionID, as: String.self)] = try row.decode(answerHash, as: String.self)
@@ -216,14 +247,16 @@ public enum AccountStore {
     /// The security questions on file for an e-mail (case-insensitive), by question id; nil when the account is not on file.
     /// Never an answer or its hash.
     public static func securityQuestions(email: String, on connection: PostgresConnection) throws -> [(id: String, question: String)]? {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT q.question_id, q.question FROM accounts a
             LEFT JOIN account_security_questions q ON q.account_id = a.id WHERE a.email_key = lower(\(email))
             ORDER BY q.question_id
             """)
         guard !rows.isEmpty else { return nil }
         var columns = rows.columns()
-        let id = try columns("question_id"), question = try columns("question")
+        let id = try columns("question_id")
+        let question = try columns("question")
         return try rows.filter { !$0.isNull(id) }.map { (try $0.decode(id, as: String.self), try $0.decode(question, as: String.self)) }
     }
 }

@@ -14,7 +14,8 @@ public enum AdminEventStore {
         let seq = (try last?.decode("seq", as: Int.self) ?? 0) + 1
         let previous: String? = try last?.decode("hash", as: String.self)
         let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: data)
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO admin_events (seq, at, actor, type, data, prev_hash, hash)
             VALUES (\(seq), \(at), \(actor), \(type), \(data.canonical), \(previous), \(hash))
             """)
@@ -23,11 +24,13 @@ public enum AdminEventStore {
 
     /// Events after `afterSeq` in seq order, at most `limit`, each with its leaf index once sequenced.
     public static func list(afterSeq: Int = 0, limit: Int, on connection: PostgresConnection) throws -> [CaseEvent] {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM admin_events e
             LEFT JOIN log_leaves l ON l.case_id IS NULL AND l.seq = e.seq
             WHERE e.seq > \(afterSeq) ORDER BY e.seq LIMIT \(limit)
-            """).decodeEvents()
+            """
+        ).decodeEvents()
     }
 
     /// Recomputes the whole chain: the first break, or nil when it holds, and the number of events checked.
@@ -37,5 +40,5 @@ public enum AdminEventStore {
     }
 
     // An arbitrary constant that names this chain's lock ("ADMN").
-    private static let lockKey: Int64 = 0x41444D4E
+    private static let lockKey: Int64 = 0x4144_4D4E
 }

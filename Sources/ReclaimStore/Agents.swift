@@ -19,8 +19,10 @@ public struct AgentRecord: Sendable {
     /// The last accepted TOTP time step, nil before the first sign-in.
     public let totpLastStep: UInt64?
 
-    public init(id: UUID, email: String, name: String, tier: Tier, isAdmin: Bool, disabled: Bool, passwordHash: String,
-                sealedTOTPSecret: [UInt8], totpKeyID: String, totpLastStep: UInt64?) {
+    public init(
+        id: UUID, email: String, name: String, tier: Tier, isAdmin: Bool, disabled: Bool, passwordHash: String,
+        sealedTOTPSecret: [UInt8], totpKeyID: String, totpLastStep: UInt64?
+    ) {
         self.id = id
         self.email = email
         self.name = name
@@ -40,7 +42,8 @@ public enum AgentStore {
 
     /// Inserts a new agent; a duplicate email (any case) fails with SQLSTATE 23505 (`agents_email_key`).
     public static func insert(_ agent: AgentRecord, now: Date, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO agents (id, email, name, tier, is_admin, disabled, password_hash, totp_secret, totp_key_id, totp_last_step, created_at, updated_at)
             VALUES (\(agent.id), \(agent.email), \(agent.name), \(agent.tier.rawValue), \(agent.isAdmin), \(agent.disabled),
                     \(agent.passwordHash), \(agent.sealedTOTPSecret), \(agent.totpKeyID), \(agent.totpLastStep.map { Int64($0) }), \(now), \(now))
@@ -59,15 +62,21 @@ public enum AgentStore {
 
     /// Active agents of any of `tiers`, by name then id, at most `limit`: whom a case can be handed to.
     public static func colleagues(tiers: [Tier], limit: Int, on connection: PostgresConnection) throws -> [(id: UUID, name: String, tier: Tier)] {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT id, name, tier FROM agents
             WHERE NOT disabled AND tier = ANY(\(tiers.map(\.rawValue)))
             ORDER BY name, id LIMIT \(Int64(limit))
             """)
         var columns = rows.columns()
-        let id = try columns("id"), name = try columns("name"), tier = try columns("tier")
+        let id = try columns("id")
+        let name = try columns("name")
+        let tier = try columns("tier")
         return try rows.map { row in
-            (try row.decode(id, as: UUID.self), try row.decode(name, as: String.self), Tier(rawValue: try row.decode(tier, as: String.self)) ?? .tier1)
+            (
+                try row.decode(id, as: UUID.self), try row.decode(name, as: String.self),
+                Tier(rawValue: try row.decode(tier, as: String.self)) ?? .tier1
+            )
         }
     }
 
@@ -77,7 +86,8 @@ public enum AgentStore {
         var names: [UUID: String] = [:]
         let rows = try connection.query("SELECT id, name FROM agents WHERE id = ANY(\(Array(ids)))")
         var columns = rows.columns()
-        let id = try columns("id"), name = try columns("name")
+        let id = try columns("id")
+        let name = try columns("name")
         for row in rows {
             names[try row.decode(id, as: UUID.self)] = try row.decode(name, as: String.self)
         }
@@ -92,7 +102,8 @@ public enum AgentStore {
     /// Records `step` as used unless it (or a later one) already was: true when this call won, so a
     /// TOTP code is accepted once even by two concurrent sign-ins.
     public static func consumeTOTPStep(agentID: UUID, step: UInt64, on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE agents SET totp_last_step = \(Int64(step))
             WHERE id = \(agentID) AND (totp_last_step IS NULL OR totp_last_step < \(Int64(step)))
             """) == 1
@@ -107,7 +118,8 @@ public enum AgentStore {
     /// Replaces the sealed TOTP seed and forgets the last used step (the new seed has its own codes).
     @discardableResult
     public static func setTOTPSecret(agentID: UUID, sealed: [UInt8], keyID: String, now: Date, on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE agents SET totp_secret = \(sealed), totp_key_id = \(keyID), totp_last_step = NULL, updated_at = \(now)
             WHERE id = \(agentID)
             """) == 1
@@ -134,8 +146,10 @@ public enum AgentStore {
         /// Passkeys the agent has registered.
         public let passkeys: Int
 
-        public init(id: UUID, email: String, name: String, tier: Tier, isAdmin: Bool, disabled: Bool, lastSignInAt: Date?, createdAt: Date,
-                    passkeyRequired: Bool = false, passkeys: Int = 0) {
+        public init(
+            id: UUID, email: String, name: String, tier: Tier, isAdmin: Bool, disabled: Bool, lastSignInAt: Date?, createdAt: Date,
+            passkeyRequired: Bool = false, passkeys: Int = 0
+        ) {
             self.passkeyRequired = passkeyRequired
             self.passkeys = passkeys
             self.id = id
@@ -151,43 +165,57 @@ public enum AgentStore {
 
     /// Agents ordered by lower-cased email, those after `afterEmail` (a keyset cursor), at most `limit`.
     public static func list(afterEmail: String?, limit: Int, on connection: PostgresConnection) throws -> [Summary] {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT id, email, name, tier, is_admin, disabled, last_sign_in_at, created_at, passkey_required,
                    (SELECT count(*) FROM passkeys p WHERE p.agent_id = agents.id) AS passkeys
             FROM agents WHERE \(afterEmail)::text IS NULL OR lower(email) > \(afterEmail)
             ORDER BY lower(email) LIMIT \(Int64(limit))
             """)
         var columns = rows.columns()
-        let id = try columns("id"), email = try columns("email"), name = try columns("name"), tier = try columns("tier"),
-            isAdmin = try columns("is_admin"), disabled = try columns("disabled"), lastSignIn = try columns("last_sign_in_at"),
-            createdAt = try columns("created_at"), required = try columns("passkey_required"), passkeys = try columns("passkeys")
+        let id = try columns("id")
+        let email = try columns("email")
+        let name = try columns("name")
+        let tier = try columns("tier")
+        let isAdmin = try columns("is_admin")
+        let disabled = try columns("disabled")
+        let lastSignIn = try columns("last_sign_in_at")
+        let createdAt = try columns("created_at")
+        let required = try columns("passkey_required")
+        let passkeys = try columns("passkeys")
         return try rows.map { row in
             let tierValue = try AgentStore.tier(row, tier)
-            return Summary(id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,
-                           isAdmin: try row.decode(isAdmin), disabled: try row.decode(disabled), lastSignInAt: try row.decode(lastSignIn),
-                           createdAt: try row.decode(createdAt), passkeyRequired: try row.decode(required), passkeys: try row.decode(passkeys, as: Int.self))
+            return Summary(
+                id: try row.decode(id), email: try row.decode(email), name: try row.decode(name), tier: tierValue,
+                isAdmin: try row.decode(isAdmin), disabled: try row.decode(disabled), lastSignInAt: try row.decode(lastSignIn),
+                createdAt: try row.decode(createdAt), passkeyRequired: try row.decode(required), passkeys: try row.decode(passkeys, as: Int.self))
         }
     }
 
     /// The admin view of one agent.
     public static func summary(id: UUID, on connection: PostgresConnection) throws -> Summary? {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT id, email, name, tier, is_admin, disabled, last_sign_in_at, created_at, passkey_required,
                    (SELECT count(*) FROM passkeys p WHERE p.agent_id = agents.id) AS passkeys
             FROM agents WHERE id = \(id) FOR UPDATE
             """)
         guard let row = rows.first, let tier = Tier(rawValue: try row.decode("tier", as: String.self)) else { return nil }
-        return Summary(id: try row.decode("id"), email: try row.decode("email"), name: try row.decode("name"), tier: tier,
-                       isAdmin: try row.decode("is_admin"), disabled: try row.decode("disabled"), lastSignInAt: try row.decode("last_sign_in_at"),
-                       createdAt: try row.decode("created_at"), passkeyRequired: try row.decode("passkey_required"),
-                       passkeys: try row.decode("passkeys", as: Int.self))
+        return Summary(
+            id: try row.decode("id"), email: try row.decode("email"), name: try row.decode("name"), tier: tier,
+            isAdmin: try row.decode("is_admin"), disabled: try row.decode("disabled"), lastSignInAt: try row.decode("last_sign_in_at"),
+            createdAt: try row.decode("created_at"), passkeyRequired: try row.decode("passkey_required"),
+            passkeys: try row.decode("passkeys", as: Int.self))
     }
 
     /// Sets tier, admin flag, disabled state and the passkey requirement at once (the caller passes the values it keeps unchanged).
     @discardableResult
-    public static func update(agentID: UUID, tier: Tier, isAdmin: Bool, disabled: Bool, passkeyRequired: Bool, now: Date,
-                              on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+    public static func update(
+        agentID: UUID, tier: Tier, isAdmin: Bool, disabled: Bool, passkeyRequired: Bool, now: Date,
+        on connection: PostgresConnection
+    ) throws -> Bool {
+        try connection.execute(
+            """
             UPDATE agents SET tier = \(tier.rawValue), is_admin = \(isAdmin), disabled = \(disabled), passkey_required = \(passkeyRequired),
                 updated_at = \(now) WHERE id = \(agentID)
             """) == 1
@@ -214,9 +242,16 @@ public enum AgentStore {
     /// The rows of a `SELECT \(columns)`, read by column name.
     private static func decode(_ rows: PostgresRows) throws -> [AgentRecord] {
         var columns = rows.columns()
-        let id = try columns("id"), email = try columns("email"), name = try columns("name"), tier = try columns("tier"),
-            isAdmin = try columns("is_admin"), disabled = try columns("disabled"), passwordHash = try columns("password_hash"),
-            totpSecret = try columns("totp_secret"), totpKeyID = try columns("totp_key_id"), totpLastStep = try columns("totp_last_step")
+        let id = try columns("id")
+        let email = try columns("email")
+        let name = try columns("name")
+        let tier = try columns("tier")
+        let isAdmin = try columns("is_admin")
+        let disabled = try columns("disabled")
+        let passwordHash = try columns("password_hash")
+        let totpSecret = try columns("totp_secret")
+        let totpKeyID = try columns("totp_key_id")
+        let totpLastStep = try columns("totp_last_step")
         return try rows.map { row in
             let tierValue = try AgentStore.tier(row, tier)
             let lastStep = try row.decode(totpLastStep, as: Int64?.self)

@@ -16,30 +16,58 @@ extension CaseStore {
 
         init(_ rows: PostgresRows) throws {
             var c = rows.columns()
-            id = try c("id"); number = try c("case_number"); accessCodeHash = try c("access_code_hash"); accessCodeKeyID = try c("access_code_key_id")
-            kind = try c("kind"); state = try c("state"); tier = try c("tier"); path = try c("path")
-            rescueEmailAdded = try c("rescue_email_added"); securityQuestionsChanged = try c("security_questions_changed")
-            twoStepEnabled = try c("two_step_enabled"); lostModeEnabled = try c("lost_mode_enabled")
-            openedAt = try c("opened_at"); stateEnteredAt = try c("state_entered_at"); pathClockStartedAt = try c("path_clock_started_at")
-            pausedSeconds = try c("paused_seconds"); pausedSince = try c("paused_since"); dueAt = try c("due_at")
-            accountEmail = try c("account_email"); customerName = try c("customer_name"); customerContactEmail = try c("customer_contact_email")
-            devices = try c("devices"); summary = try c("summary")
-            assigneeID = try c("assignee_id"); assigneeName = try c("assignee_name"); assigneeTier = try c("assignee_tier")
-            frozen = try c("frozen"); createdAt = try c("created_at"); updatedAt = try c("updated_at"); version = try c("version")
-            rescueEmail = try c("rescue_email"); language = try c("language")
-            unlocksDone = try c("unlocks_done"); unreviewedDocuments = try c("unreviewed_documents"); createdBy = try c("created_by")
-            mergedInto = try c("merged_into_number"); mergedFromState = try c("merged_from_state")
-            answerProgress = try? c("answer_progress"); mergedIntoState = try? c("merged_into_state")
+            id = try c("id")
+            number = try c("case_number")
+            accessCodeHash = try c("access_code_hash")
+            accessCodeKeyID = try c("access_code_key_id")
+            kind = try c("kind")
+            state = try c("state")
+            tier = try c("tier")
+            path = try c("path")
+            rescueEmailAdded = try c("rescue_email_added")
+            securityQuestionsChanged = try c("security_questions_changed")
+            twoStepEnabled = try c("two_step_enabled")
+            lostModeEnabled = try c("lost_mode_enabled")
+            openedAt = try c("opened_at")
+            stateEnteredAt = try c("state_entered_at")
+            pathClockStartedAt = try c("path_clock_started_at")
+            pausedSeconds = try c("paused_seconds")
+            pausedSince = try c("paused_since")
+            dueAt = try c("due_at")
+            accountEmail = try c("account_email")
+            customerName = try c("customer_name")
+            customerContactEmail = try c("customer_contact_email")
+            devices = try c("devices")
+            summary = try c("summary")
+            assigneeID = try c("assignee_id")
+            assigneeName = try c("assignee_name")
+            assigneeTier = try c("assignee_tier")
+            frozen = try c("frozen")
+            createdAt = try c("created_at")
+            updatedAt = try c("updated_at")
+            version = try c("version")
+            rescueEmail = try c("rescue_email")
+            language = try c("language")
+            unlocksDone = try c("unlocks_done")
+            unreviewedDocuments = try c("unreviewed_documents")
+            createdBy = try c("created_by")
+            mergedInto = try c("merged_into_number")
+            mergedFromState = try c("merged_from_state")
+            answerProgress = try? c("answer_progress")
+            mergedIntoState = try? c("merged_into_state")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseRecord {
-            let facts = CaseFacts(rescueEmailAdded: try row.decode(rescueEmailAdded), securityQuestionsChanged: try row.decode(securityQuestionsChanged),
-                                  twoStepEnabled: try row.decode(twoStepEnabled), lostModeEnabled: try row.decode(lostModeEnabled))
-            let clock = SLAClock(openedAt: try row.decode(openedAt), stateEnteredAt: try row.decode(stateEnteredAt),
-                                 pathClockStartedAt: try row.decode(pathClockStartedAt), pausedSeconds: try row.decode(pausedSeconds),
-                                 pausedSince: try row.decode(pausedSince))
-            let snapshot = CaseSnapshot(kind: try enumValue(row, kind), state: try enumValue(row, state), tier: try enumValue(row, tier),
-                                        path: try enumValue(row, path), facts: facts, clock: clock)
+            let facts = CaseFacts(
+                rescueEmailAdded: try row.decode(rescueEmailAdded), securityQuestionsChanged: try row.decode(securityQuestionsChanged),
+                twoStepEnabled: try row.decode(twoStepEnabled), lostModeEnabled: try row.decode(lostModeEnabled))
+            let clock = SLAClock(
+                openedAt: try row.decode(openedAt), stateEnteredAt: try row.decode(stateEnteredAt),
+                pathClockStartedAt: try row.decode(pathClockStartedAt), pausedSeconds: try row.decode(pausedSeconds),
+                pausedSince: try row.decode(pausedSince))
+            let snapshot = CaseSnapshot(
+                kind: try enumValue(row, kind), state: try enumValue(row, state), tier: try enumValue(row, tier),
+                path: try enumValue(row, path), facts: facts, clock: clock)
             let devicesText: String = try row.decode(devices)
             var deviceList: [CaseDevice] = []
             if case .array(let items)? = try? JSONValue.parse(devicesText) { deviceList = items.map(CaseDevice.init(json:)) }

@@ -22,8 +22,10 @@ public struct CorrectedCase: Sendable {
     public var summary: String
 
     /// A correction from its parts.
-    public init(customerName: String, customerContactEmail: String, language: CustomerLanguage?, rescueEmail: String?, snapshot: CaseSnapshot,
-                dueAt: Date?, devices: [CaseDevice], summary: String) {
+    public init(
+        customerName: String, customerContactEmail: String, language: CustomerLanguage?, rescueEmail: String?, snapshot: CaseSnapshot,
+        dueAt: Date?, devices: [CaseDevice], summary: String
+    ) {
         self.customerName = customerName
         self.customerContactEmail = customerContactEmail
         self.language = language
@@ -38,10 +40,13 @@ public struct CorrectedCase: Sendable {
 extension CaseStore {
     /// Stores a case's corrected details if it is still at `expectedVersion`; false when someone changed it first.
     /// The row stays locked until the transaction ends. The search terms follow the devices.
-    public static func correct(id: UUID, expectedVersion: Int, to corrected: CorrectedCase, now: Date, on connection: PostgresConnection) throws -> Bool {
+    public static func correct(id: UUID, expectedVersion: Int, to corrected: CorrectedCase, now: Date, on connection: PostgresConnection) throws
+        -> Bool
+    {
         let facts = corrected.snapshot.facts
         let devices = JSONValue.array(corrected.devices.map(\.json)).canonical
-        let updated = try connection.query("""
+        let updated = try connection.query(
+            """
             UPDATE cases SET customer_name = \(corrected.customerName), customer_contact_email = \(corrected.customerContactEmail),
                 language = \(corrected.language?.rawValue), rescue_email = \(corrected.rescueEmail),
                 rescue_email_added = \(facts.rescueEmailAdded), security_questions_changed = \(facts.securityQuestionsChanged),
@@ -52,8 +57,10 @@ extension CaseStore {
             RETURNING case_number, account_email
             """)
         guard let row = updated.first else { return false }
-        let terms = CaseSearch.terms(number: try row.decode("case_number", as: String.self), accountEmail: try row.decode("account_email", as: String.self),
-                                     devices: corrected.devices).sorted()
+        let terms = CaseSearch.terms(
+            number: try row.decode("case_number", as: String.self), accountEmail: try row.decode("account_email", as: String.self),
+            devices: corrected.devices
+        ).sorted()
         // The terms of the devices removed go; those of the devices added come (one statement each, one text[] parameter).
         try connection.execute("DELETE FROM case_search WHERE case_id = \(id) AND NOT (term = ANY(\(terms)))")
         try connection.execute("INSERT INTO case_search (term, case_id) SELECT unnest(\(terms)), \(id) ON CONFLICT DO NOTHING")

@@ -23,8 +23,10 @@ public struct CaseEvent: Sendable, Equatable {
 
     /// `{seq, at, actor, type, data, prev_hash, hash, leaf_index}` as in api.md.
     public var json: JSONValue {
-        ["seq": .int(Int64(seq)), "at": Timestamp.json(at), "actor": .string(actor), "type": .string(type), "data": data,
-         "prev_hash": .optional(prevHash), "hash": .string(hash), "leaf_index": leafIndex.map { .int(Int64($0)) } ?? .null]
+        [
+            "seq": .int(Int64(seq)), "at": Timestamp.json(at), "actor": .string(actor), "type": .string(type), "data": data,
+            "prev_hash": .optional(prevHash), "hash": .string(hash), "leaf_index": leafIndex.map { .int(Int64($0)) } ?? .null,
+        ]
     }
 }
 
@@ -74,14 +76,17 @@ public enum CaseEventStore {
     /// Appends an event to the case's chain. The caller must hold the case row's lock (an UPDATE of the
     /// row or `CaseStore.find(lock: true)`) in the same transaction, so appends to one case are serial.
     @discardableResult
-    public static func append(caseID: UUID, at: Date, actor: String, type: String, data: JSONValue,
-                              on connection: PostgresConnection) throws -> CaseEvent {
+    public static func append(
+        caseID: UUID, at: Date, actor: String, type: String, data: JSONValue,
+        on connection: PostgresConnection
+    ) throws -> CaseEvent {
         let at = Timestamp.truncated(at)
         let last = try connection.query("SELECT seq, hash FROM case_events WHERE case_id = \(caseID) ORDER BY seq DESC LIMIT 1").first
         let seq = (try last?.decode("seq", as: Int.self) ?? 0) + 1
         let previous: String? = try last?.decode("hash", as: String.self)
         let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: data)
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
             VALUES (\(caseID), \(seq), \(at), \(actor), \(type), \(data.canonical), \(previous), \(hash))
             """)
@@ -90,36 +95,45 @@ public enum CaseEventStore {
 
     /// Events of a case in seq order, those after `afterSeq`, at most `limit`, each with its leaf index once sequenced.
     public static func list(caseID: UUID, afterSeq: Int = 0, limit: Int = Int(Int32.max), on connection: PostgresConnection) throws -> [CaseEvent] {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM case_events e
             LEFT JOIN log_leaves l ON l.case_id = e.case_id AND l.seq = e.seq
             WHERE e.case_id = \(caseID) AND e.seq > \(afterSeq) ORDER BY e.seq LIMIT \(limit)
-            """).decodeEvents()
+            """
+        ).decodeEvents()
     }
 
     /// Events of a case of one `type` (say, `mail_refused` for the case's messages), in seq order.
     public static func list(caseID: UUID, type: String, on connection: PostgresConnection) throws -> [CaseEvent] {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM case_events e
             LEFT JOIN log_leaves l ON l.case_id = e.case_id AND l.seq = e.seq
             WHERE e.case_id = \(caseID) AND e.type = \(type) ORDER BY e.seq
-            """).decodeEvents()
+            """
+        ).decodeEvents()
     }
 
     /// Recomputes every chain (or the one of `caseNumber`) and returns the first break of each broken case,
     /// with the number of cases and events checked.
-    public static func verify(caseNumber: String? = nil, on connection: PostgresConnection) throws -> (breaks: [CaseEventChain.Break], cases: Int, events: Int) {
-        let rows = if let caseNumber {
-            try connection.query("""
-                SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
-                FROM cases c LEFT JOIN case_events e ON e.case_id = c.id WHERE c.case_number = \(caseNumber) ORDER BY e.seq
-                """)
-        } else {
-            try connection.query("""
-                SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
-                FROM cases c LEFT JOIN case_events e ON e.case_id = c.id ORDER BY c.case_number, e.seq
-                """)
-        }
+    public static func verify(caseNumber: String? = nil, on connection: PostgresConnection) throws -> (
+        breaks: [CaseEventChain.Break], cases: Int, events: Int
+    ) {
+        let rows =
+            if let caseNumber {
+                try connection.query(
+                    """
+                    SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
+                    FROM cases c LEFT JOIN case_events e ON e.case_id = c.id WHERE c.case_number = \(caseNumber) ORDER BY e.seq
+                    """)
+            } else {
+                try connection.query(
+                    """
+                    SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
+                    FROM cases c LEFT JOIN case_events e ON e.case_id = c.id ORDER BY c.case_number, e.seq
+                    """)
+            }
         var breaks: [CaseEventChain.Break] = []
         var cases = 0
         var eventCount = 0
@@ -170,15 +184,21 @@ public enum CaseEventStore {
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
-            seq = try columns("seq"); at = try columns("at"); actor = try columns("actor"); type = try columns("type")
-            data = try columns("data"); prevHash = try columns("prev_hash"); hash = try columns("hash")
+            seq = try columns("seq")
+            at = try columns("at")
+            actor = try columns("actor")
+            type = try columns("type")
+            data = try columns("data")
+            prevHash = try columns("prev_hash")
+            hash = try columns("hash")
             leafIndex = try? columns("leaf_index")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseEvent {
-            CaseEvent(seq: try row.decode(seq), at: try row.decode(at), actor: try row.decode(actor), type: try row.decode(type),
-                      data: try JSONValue.parse(try row.decode(data)), prevHash: try row.decode(prevHash), hash: try row.decode(hash),
-                      leafIndex: try leafIndex.flatMap { try row.decode($0, as: Int?.self) })
+            CaseEvent(
+                seq: try row.decode(seq), at: try row.decode(at), actor: try row.decode(actor), type: try row.decode(type),
+                data: try JSONValue.parse(try row.decode(data)), prevHash: try row.decode(prevHash), hash: try row.decode(hash),
+                leafIndex: try leafIndex.flatMap { try row.decode($0, as: Int?.self) })
         }
     }
 }

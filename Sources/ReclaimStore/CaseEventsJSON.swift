@@ -5,7 +5,8 @@ import Postgres
 /// A JSON value as the service emits it: no floating-point numbers, so every value has exactly
 /// one RFC 8785 (JCS) form. Used for case events (hashed) and for the case API's bodies.
 public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByBooleanLiteral, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral {
+    ExpressibleByBooleanLiteral, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral
+{
     /// JSON null.
     case null
     /// true or false.
@@ -40,12 +41,30 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable, ExpressibleByStri
     /// Decodes any JSON without fractions or exponents (integers must fit Int64).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null; return }
-        if let value = try? container.decode(Bool.self) { self = .bool(value); return }
-        if let value = try? container.decode(Int64.self) { self = .int(value); return }
-        if let value = try? container.decode(String.self) { self = .string(value); return }
-        if let value = try? container.decode([JSONValue].self) { self = .array(value); return }
-        if let value = try? container.decode([String: JSONValue].self) { self = .object(value); return }
+        if container.decodeNil() {
+            self = .null
+            return
+        }
+        if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+            return
+        }
+        if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+            return
+        }
+        if let value = try? container.decode(String.self) {
+            self = .string(value)
+            return
+        }
+        if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+            return
+        }
+        if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+            return
+        }
         throw DecodingError.dataCorruptedError(in: container, debugDescription: "unsupported JSON value (fractional numbers are not used)")
     }
 
@@ -153,13 +172,20 @@ public enum Timestamp {
                     rest /= 10
                 }
             }
-            put(year, at: 0, width: 4); buffer[4] = 0x2D
-            put(month, at: 5, width: 2); buffer[7] = 0x2D
-            put(day, at: 8, width: 2); buffer[10] = 0x54
-            put(secondOfDay / 3600, at: 11, width: 2); buffer[13] = 0x3A
-            put(secondOfDay % 3600 / 60, at: 14, width: 2); buffer[16] = 0x3A
-            put(secondOfDay % 60, at: 17, width: 2); buffer[19] = 0x2E
-            put(Int64(fraction), at: 20, width: 3); buffer[23] = 0x5A
+            put(year, at: 0, width: 4)
+            buffer[4] = 0x2D
+            put(month, at: 5, width: 2)
+            buffer[7] = 0x2D
+            put(day, at: 8, width: 2)
+            buffer[10] = 0x54
+            put(secondOfDay / 3600, at: 11, width: 2)
+            buffer[13] = 0x3A
+            put(secondOfDay % 3600 / 60, at: 14, width: 2)
+            buffer[16] = 0x3A
+            put(secondOfDay % 60, at: 17, width: 2)
+            buffer[19] = 0x2E
+            put(Int64(fraction), at: 20, width: 3)
+            buffer[23] = 0x5A
             return 24
         }
     }
@@ -192,28 +218,46 @@ struct JSONParser {
         skipWhitespace()
         guard index < bytes.count else { throw Failure() }
         switch bytes[index] {
-        case UInt8(ascii: "n"): try expect("null"); return .null
-        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            return .null
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "["):
             index += 1
             var items: [JSONValue] = []
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(items)
+            }
             while true {
                 items.append(try value(depth: depth + 1))
                 skipWhitespace()
                 guard index < bytes.count else { throw Failure() }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return .array(items)
+                }
                 throw Failure()
             }
         case UInt8(ascii: "{"):
             index += 1
             var members: [String: JSONValue] = [:]
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure() }
@@ -224,8 +268,14 @@ struct JSONParser {
                 members[key] = try value(depth: depth + 1)
                 skipWhitespace()
                 guard index < bytes.count else { throw Failure() }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return .object(members)
+                }
                 throw Failure()
             }
         default:
@@ -240,7 +290,9 @@ struct JSONParser {
         while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
         guard index > digitsStart else { throw Failure() }
         guard index == digitsStart + 1 || bytes[digitsStart] != 0x30 else { throw Failure() }  // no leading zeros
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") { throw Failure() }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            throw Failure()
+        }
         guard let value = Int64(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) else { throw Failure() }
         return value
     }
@@ -267,7 +319,11 @@ struct JSONParser {
                 return String(decoding: out, as: UTF8.self)
             }
             guard byte >= 0x20 else { throw Failure() }
-            if byte != UInt8(ascii: "\\") { out.append(byte); index += 1; continue }
+            if byte != UInt8(ascii: "\\") {
+                out.append(byte)
+                index += 1
+                continue
+            }
             index += 1
             guard index < bytes.count else { throw Failure() }
             let escape = bytes[index]

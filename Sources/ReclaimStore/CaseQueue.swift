@@ -61,7 +61,8 @@ public enum CaseQueueOrder {
             var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
             while base64.count % 4 != 0 { base64 += "=" }
             guard let data = Data(base64Encoded: base64), let raw = String(data: data, encoding: .utf8),
-                  let dot = raw.firstIndex(of: ".") else { return nil }
+                let dot = raw.firstIndex(of: ".")
+            else { return nil }
             let head = raw[..<dot]
             guard let id = UUID(uuidString: String(raw[raw.index(after: dot)...])) else { return nil }
             if head == "n" {
@@ -146,8 +147,10 @@ extension CaseQueueFilter {
 
 extension CaseStore {
     /// One queue page in `CaseQueueOrder`: the cases strictly after `cursor`, at most `limit`.
-    public static func queue(filter: CaseQueueFilter, after cursor: CaseQueueOrder.Cursor?, limit: Int, now: Date,
-                             on connection: PostgresConnection) throws -> [CaseRecord] {
+    public static func queue(
+        filter: CaseQueueFilter, after cursor: CaseQueueOrder.Cursor?, limit: Int, now: Date,
+        on connection: PostgresConnection
+    ) throws -> [CaseRecord] {
         var records: [CaseRecord] = []
         for section in CaseQueueOrder.Section.after(cursor) where records.count < limit {
             guard let statement = queueStatement(section, filter: filter, after: cursor, limit: limit - records.count, now: now) else { continue }
@@ -158,8 +161,10 @@ extension CaseStore {
 
     /// The statement reading one section of a page, nil when the filter admits nothing there. Composed as miniflux's
     /// `EntryQueryBuilder` composes its query: the section, the keyset and each filter add a condition, their values binds.
-    static func queueStatement(_ section: CaseQueueOrder.Section, filter: CaseQueueFilter, after cursor: CaseQueueOrder.Cursor?,
-                               limit: Int, now: Date) -> PostgresQuery? {
+    static func queueStatement(
+        _ section: CaseQueueOrder.Section, filter: CaseQueueFilter, after cursor: CaseQueueOrder.Cursor?,
+        limit: Int, now: Date
+    ) -> PostgresQuery? {
         guard let filters = filter.conditions(in: section, now: now) else { return nil }
         var conditions = [section.members]
         if let keyset = section.keyset(after: cursor) { conditions.append(keyset) }

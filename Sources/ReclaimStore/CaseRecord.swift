@@ -22,7 +22,10 @@ public struct CaseDevice: Sendable, Hashable {
     public var json: JSONValue { ["serial": .optional(serial), "imei": .optional(imei), "model": .optional(model)] }
 
     init(json: JSONValue) {
-        guard case .object(let members) = json else { self.init(serial: nil, imei: nil, model: nil); return }
+        guard case .object(let members) = json else {
+            self.init(serial: nil, imei: nil, model: nil)
+            return
+        }
         func text(_ key: String) -> String? { if case .string(let value)? = members[key] { value } else { nil } }
         self.init(serial: text("serial"), imei: text("imei"), model: text("model"))
     }
@@ -91,12 +94,14 @@ public struct CaseRecord: Sendable {
     }
 
     /// A record from its fields.
-    public init(id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
-                accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
-                assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
-                rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
-                createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
-                answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil) {
+    public init(
+        id: UUID, number: String, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
+        accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
+        assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
+        rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
+        createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
+        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil
+    ) {
         self.answerProgress = answerProgress
         self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy
@@ -161,9 +166,11 @@ public struct NewCase: Sendable {
     public var language: CustomerLanguage?
 
     /// A case from its parts.
-    public init(id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
-                accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
-                createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage? = nil) {
+    public init(
+        id: UUID, number: CaseNumber, accessCodeHash: [UInt8], accessCodeKeyID: String, snapshot: CaseSnapshot, dueAt: Date?,
+        accountEmail: String, customerName: String, customerContactEmail: String, devices: [CaseDevice], summary: String,
+        createdBy: String, now: Date, rescueEmail: String? = nil, language: CustomerLanguage? = nil
+    ) {
         self.id = id
         self.number = number
         self.accessCodeHash = accessCodeHash

@@ -43,13 +43,16 @@ public enum CaseReportStore {
     /// The figures for cases resolved or opened since `since` (up to `now`); `openStates` are the states with work
     /// left, `targets` each path's resolution target in seconds (from `SLAPolicy.resolutionTarget`, the one rule),
     /// `days` the UTC dates of the window in order.
-    public static func summary(since: Date, now: Date, openStates: [String], targets: [(path: String, seconds: Int64)], days: [String],
-                               on connection: PostgresConnection) throws -> CaseSummaryFigures {
+    public static func summary(
+        since: Date, now: Date, openStates: [String], targets: [(path: String, seconds: Int64)], days: [String],
+        on connection: PostgresConnection
+    ) throws -> CaseSummaryFigures {
         let backlog = try self.backlog(openStates: openStates, on: connection)
         let overdue = try self.overdue(now: now, on: connection)
 
         // A case's pause (the customer's turn) is not counted against its target; SLAPolicy.resolvedWithinTarget says the same.
-        let pathRows = try connection.query("""
+        let pathRows = try connection.query(
+            """
             SELECT c.path, count(*) AS resolved,
                    count(*) FILTER (WHERE extract(epoch FROM c.state_entered_at - c.opened_at) - greatest(c.paused_seconds, 0) <= t.target) AS within
             FROM cases c JOIN unnest(\(targets.map(\.path)), \(targets.map(\.seconds))) AS t(path, target) ON t.path = c.path
@@ -64,20 +67,26 @@ public enum CaseReportStore {
             PathFigures(path: target.path, resolved: found[target.path]?.0 ?? 0, withinTarget: found[target.path]?.1 ?? 0)
         }
 
-        let times = try connection.query("""
+        let times = try connection.query(
+            """
             SELECT count(*) AS resolved,
                    percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM state_entered_at - opened_at))::float8 AS p50,
                    percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM state_entered_at - opened_at))::float8 AS p90
             FROM cases WHERE state = 'resolved' AND state_entered_at >= \(since) AND state_entered_at <= \(now)
-            """).first
-        let opened = try perDay(connection.query("""
-            SELECT to_char(opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS n FROM cases
-            WHERE opened_at >= \(since) AND opened_at <= \(now) GROUP BY 1
-            """))
-        let resolvedPerDay = try perDay(connection.query("""
-            SELECT to_char(state_entered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS n FROM cases
-            WHERE state = 'resolved' AND state_entered_at >= \(since) AND state_entered_at <= \(now) GROUP BY 1
-            """))
+            """
+        ).first
+        let opened = try perDay(
+            connection.query(
+                """
+                SELECT to_char(opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS n FROM cases
+                WHERE opened_at >= \(since) AND opened_at <= \(now) GROUP BY 1
+                """))
+        let resolvedPerDay = try perDay(
+            connection.query(
+                """
+                SELECT to_char(state_entered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS n FROM cases
+                WHERE state = 'resolved' AND state_entered_at >= \(since) AND state_entered_at <= \(now) GROUP BY 1
+                """))
         return CaseSummaryFigures(
             backlog: backlog, overdue: overdue, paths: paths, resolved: try times?.decode("resolved", as: Int.self) ?? 0,
             p50Seconds: try times?.decode("p50", as: Double?.self), p90Seconds: try times?.decode("p90", as: Double?.self),
@@ -86,7 +95,8 @@ public enum CaseReportStore {
 
     /// Open cases by state and tier (an index-only scan of `cases_open_state_tier`).
     public static func backlog(openStates: [String], on connection: PostgresConnection) throws -> [CaseSummaryFigures.Backlog] {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT state, tier, count(*) AS n FROM cases
             WHERE state = ANY(\(openStates)) AND state NOT IN ('resolved', 'rejected', 'closed')
             GROUP BY state, tier ORDER BY state, tier

@@ -44,7 +44,8 @@ public enum CaseStore {
     public static func insert(_ new: NewCase, on connection: PostgresConnection) throws {
         let s = new.snapshot
         let devices = JSONValue.array(new.devices.map(\.json)).canonical
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO cases (id, case_number, access_code_hash, access_code_key_id, kind, state, tier, path,
                 rescue_email_added, security_questions_changed, two_step_enabled, lost_mode_enabled,
                 account_email, customer_name, customer_contact_email, devices, summary,
@@ -59,15 +60,19 @@ public enum CaseStore {
             """)
         let terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: new.devices).sorted()
         // One statement for all terms: one text[] parameter.
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO case_search (term, case_id) SELECT unnest(\(terms)), \(new.id) ON CONFLICT DO NOTHING
             """)
     }
 
     /// The other open cases found by any of `terms` (account e-mail, serials, IMEIs: never the case number), by number.
-    public static func openCases(matching terms: [String], except id: UUID, on connection: PostgresConnection) throws -> [(number: String, state: CaseState)] {
+    public static func openCases(matching terms: [String], except id: UUID, on connection: PostgresConnection) throws -> [(
+        number: String, state: CaseState
+    )] {
         guard !terms.isEmpty else { return [] }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT DISTINCT c.case_number, c.state FROM case_search s JOIN cases c ON c.id = s.case_id
             WHERE s.term = ANY(\(terms)) AND c.id <> \(id) AND c.state = ANY(\(CaseState.allCases.filter(\.isOpen).map(\.rawValue)))
             ORDER BY c.case_number LIMIT 50
@@ -88,7 +93,8 @@ public enum CaseStore {
     /// The id of the case with this number, or nil; `lock` takes its row lock for the rest of the transaction
     /// (events, notes and evidence of one case are then written one transaction at a time, in order).
     public static func id(number: String, lock: Bool = false, on connection: PostgresConnection) throws -> UUID? {
-        let rows = lock
+        let rows =
+            lock
             ? try connection.query("SELECT id FROM cases WHERE case_number = \(number) FOR UPDATE")
             : try connection.query("SELECT id FROM cases WHERE case_number = \(number)")
         return try rows.first?.decode("id", as: UUID.self)
@@ -106,9 +112,12 @@ public enum CaseStore {
 
     /// Stores a decided transition if the case is still at `expectedVersion`; false when someone else changed it first.
     /// The row stays locked until the transaction ends, so the caller appends the event next.
-    public static func applyTransition(id: UUID, expectedVersion: Int, after: CaseSnapshot, dueAt: Date?, now: Date,
-                                       on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+    public static func applyTransition(
+        id: UUID, expectedVersion: Int, after: CaseSnapshot, dueAt: Date?, now: Date,
+        on connection: PostgresConnection
+    ) throws -> Bool {
+        try connection.execute(
+            """
             UPDATE cases SET state = \(after.state.rawValue), tier = \(after.tier.rawValue), path = \(after.path.rawValue),
                 state_entered_at = \(after.clock.stateEnteredAt), path_clock_started_at = \(after.clock.pathClockStartedAt),
                 paused_seconds = \(after.clock.pausedSeconds), paused_since = \(after.clock.pausedSince),
@@ -119,7 +128,8 @@ public enum CaseStore {
 
     /// Sets the assignee if the case is still at `expectedVersion`.
     public static func assign(id: UUID, expectedVersion: Int, agentID: UUID, now: Date, on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE cases SET assignee_id = \(agentID), updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion)
             """) == 1
@@ -132,7 +142,8 @@ public enum CaseStore {
 
     /// Sets or lifts `frozen` if the case is still at `expectedVersion`.
     public static func setFrozen(_ frozen: Bool, id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE cases SET frozen = \(frozen), updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion)
             """) == 1
@@ -144,9 +155,12 @@ public enum CaseStore {
     }
 
     /// Merges the case into `target` if still at `expectedVersion`: state `merged`, no due date, the state it left kept.
-    public static func merge(id: UUID, expectedVersion: Int, into target: UUID, from state: CaseState, now: Date,
-                             on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+    public static func merge(
+        id: UUID, expectedVersion: Int, into target: UUID, from state: CaseState, now: Date,
+        on connection: PostgresConnection
+    ) throws -> Bool {
+        try connection.execute(
+            """
             UPDATE cases SET state = 'merged', merged_into = \(target), merged_from_state = \(state.rawValue), due_at = NULL,
                 state_entered_at = \(now), updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion) AND merged_into IS NULL
@@ -154,9 +168,12 @@ public enum CaseStore {
     }
 
     /// Undoes a merge if still at `expectedVersion`: back to `state` with `dueAt`.
-    public static func unmerge(id: UUID, expectedVersion: Int, to state: CaseState, dueAt: Date?, now: Date,
-                               on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+    public static func unmerge(
+        id: UUID, expectedVersion: Int, to state: CaseState, dueAt: Date?, now: Date,
+        on connection: PostgresConnection
+    ) throws -> Bool {
+        try connection.execute(
+            """
             UPDATE cases SET state = \(state.rawValue), merged_into = NULL, merged_from_state = NULL, due_at = \(dueAt),
                 updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion) AND state = 'merged'
@@ -184,7 +201,8 @@ public enum CaseStore {
 
     /// Records one unlock step if the case is still at `expectedVersion`.
     public static func recordUnlock(_ step: UnlockKind, id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE cases SET unlocks_done = array_append(unlocks_done, \(step.rawValue)), updated_at = \(now), version = version + 1
             WHERE id = \(id) AND version = \(expectedVersion)
             """) == 1
@@ -194,9 +212,12 @@ public enum CaseStore {
 extension CaseStore {
     /// The customer status look-up in one statement: the case (or nil), the latest lock in force among `throttleKeys`,
     /// and the case's customer-visible notes, oldest first, with the number of the merged case each came from (nil: its own).
-    public static func findForStatus(number: String, throttleKeys: [String], now: Date,
-                                     on connection: PostgresConnection) throws -> (CaseRecord?, Date?, [CustomerNote]) {
-        let rows = try connection.query("""
+    public static func findForStatus(
+        number: String, throttleKeys: [String], now: Date,
+        on connection: PostgresConnection
+    ) throws -> (CaseRecord?, Date?, [CustomerNote]) {
+        let rows = try connection.query(
+            """
             SELECT \(columns),
                 (SELECT max(t.locked_until) FROM throttles t WHERE t.key = ANY(\(throttleKeys)) AND t.locked_until > \(now)) AS locked_until,
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint,
@@ -208,7 +229,8 @@ extension CaseStore {
         guard let row = rows.first else { return (nil, nil, []) }
         let columns = try Columns(rows)
         var extra = rows.columns()
-        let lockedColumn = try extra("locked_until"), notesColumn = try extra("customer_notes")
+        let lockedColumn = try extra("locked_until")
+        let notesColumn = try extra("customer_notes")
         let locked: Date? = try row.decode(lockedColumn)
         let record = row.isNull(columns.id) ? nil : try columns.decode(row)
         var notes: [CustomerNote] = []

@@ -139,7 +139,8 @@ public struct DatabaseRoles: Sendable, Equatable {
     public static func check(on connection: PostgresConnection) throws -> (role: String, problems: [String]) {
         var problems: [String] = []
         var name = ""
-        let role = try connection.query("""
+        let role = try connection.query(
+            """
             SELECT current_user AS name, rolsuper AS superuser, has_parameter_privilege('session_replication_role', 'SET') AS replica
             FROM pg_roles WHERE rolname = current_user
             """)
@@ -148,12 +149,14 @@ public struct DatabaseRoles: Sendable, Equatable {
             if try row.decode("superuser", as: Bool.self) { problems.append("is a superuser") }
             if try row.decode("replica", as: Bool.self) { problems.append("may set session_replication_role (which switches triggers off)") }
         }
-        let tables = try connection.query("""
+        let tables = try connection.query(
+            """
             SELECT t AS name, pg_has_role(c.relowner, 'MEMBER') AS owns,
                    has_table_privilege(c.oid, 'UPDATE') OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE') AS rewrites
             FROM unnest(\(appendOnlyTables)) AS t JOIN pg_class c ON c.oid = to_regclass(t) ORDER BY t
             """)
-        var owned: [String] = [], rewritable: [String] = []
+        var owned: [String] = []
+        var rewritable: [String] = []
         for row in tables {
             let name = try row.decode("name", as: String.self)
             if try row.decode("owns", as: Bool.self) { owned.append(name) }
@@ -162,12 +165,14 @@ public struct DatabaseRoles: Sendable, Equatable {
         if !owned.isEmpty { problems.append("owns \(owned.joined(separator: ", ")) (or is a member of the owner)") }
         if !rewritable.isEmpty { problems.append("may UPDATE, DELETE or TRUNCATE \(rewritable.joined(separator: ", "))") }
         // A table of a migration applied by another role than the owner misses the default privileges.
-        let unreadable = try connection.query("""
+        let unreadable = try connection.query(
+            """
             SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT has_table_privilege(c.oid, 'SELECT') ORDER BY c.relname
             """)
         for row in unreadable {
-            problems.append("cannot read \(try row.decode("name", as: String.self)) (was a migration applied by another role than the schema's owner?)")
+            problems.append(
+                "cannot read \(try row.decode("name", as: String.self)) (was a migration applied by another role than the schema's owner?)")
         }
         return (name, problems)
     }

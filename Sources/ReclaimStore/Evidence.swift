@@ -59,9 +59,11 @@ public struct NewEvidence: Sendable {
     public let filedAt: Date
 
     /// A new piece of evidence.
-    public init(id: UUID, caseID: UUID, kind: EvidenceKind, matched: Bool?, summary: String, details: JSONValue,
-                cardFingerprint: (fingerprint: [UInt8], keyID: String)? = nil, sealedContent: SealedContent? = nil,
-                sha256: [UInt8]? = nil, size: Int? = nil, mediaType: String? = nil, filedBy: String, filedAt: Date) {
+    public init(
+        id: UUID, caseID: UUID, kind: EvidenceKind, matched: Bool?, summary: String, details: JSONValue,
+        cardFingerprint: (fingerprint: [UInt8], keyID: String)? = nil, sealedContent: SealedContent? = nil,
+        sha256: [UInt8]? = nil, size: Int? = nil, mediaType: String? = nil, filedBy: String, filedAt: Date
+    ) {
         self.id = id
         self.caseID = caseID
         self.kind = kind
@@ -79,8 +81,9 @@ public struct NewEvidence: Sendable {
 
     /// The record as it reads right after filing (status pending).
     public var record: EvidenceRecord {
-        EvidenceRecord(id: id, caseID: caseID, kind: kind, status: .pending, matched: matched, summary: summary, sha256: sha256, size: size,
-                       mediaType: mediaType, filedBy: filedBy, filedAt: filedAt)
+        EvidenceRecord(
+            id: id, caseID: caseID, kind: kind, status: .pending, matched: matched, summary: summary, sha256: sha256, size: size,
+            mediaType: mediaType, filedBy: filedBy, filedAt: filedAt)
     }
 }
 
@@ -113,10 +116,12 @@ public struct EvidenceRecord: Sendable, Equatable {
 
     /// `{"id", "type", "status", "customer_reason", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"}` (api.md).
     public var json: JSONValue {
-        ["id": .string(id.uuidString.lowercased()), "type": .string(kind.rawValue), "status": .string(status.rawValue),
-         "customer_reason": .optional(customerReason?.rawValue),
-         "sha256": .optional(sha256.map { Hex.encode($0) }), "size": size.map { .int(Int64($0)) } ?? .null,
-         "media_type": .optional(mediaType), "summary": .string(summary), "filed_by": .string(filedBy), "filed_at": Timestamp.json(filedAt)]
+        [
+            "id": .string(id.uuidString.lowercased()), "type": .string(kind.rawValue), "status": .string(status.rawValue),
+            "customer_reason": .optional(customerReason?.rawValue),
+            "sha256": .optional(sha256.map { Hex.encode($0) }), "size": size.map { .int(Int64($0)) } ?? .null,
+            "media_type": .optional(mediaType), "summary": .string(summary), "filed_by": .string(filedBy), "filed_at": Timestamp.json(filedAt),
+        ]
     }
 
     /// What the verification rule reads, nil for transcripts and documents.
@@ -144,8 +149,10 @@ public struct EvidenceReview: Sendable, Equatable {
     public let reviewedAt: Date
 
     /// A review.
-    public init(id: UUID = UUID(), evidenceID: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil,
-                reviewedBy: String, reviewedAt: Date) {
+    public init(
+        id: UUID = UUID(), evidenceID: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil,
+        reviewedBy: String, reviewedAt: Date
+    ) {
         self.id = id
         self.evidenceID = evidenceID
         self.decision = decision
@@ -175,33 +182,39 @@ public enum EvidenceStore {
     /// document would sit whole in libpq's send buffer, which keeps that size for the connection's life.
     public static func insert(_ e: NewEvidence, on connection: PostgresConnection) throws {
         let content: PostgresCopyField = e.sealedContent.map { sealed in .streamed(length: sealed.count, produce: sealed.produce) } ?? .value(.null())
-        try connection.copyRow("""
+        try connection.copyRow(
+            """
             COPY evidence (id, case_id, kind, document, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
                            content_key_id, sha256, size, media_type, filed_by, filed_at, content) FROM STDIN (FORMAT binary)
-            """, [
-            .value(e.id.postgresBind), .value(e.caseID.postgresBind), .value(e.kind.rawValue.postgresBind), .value(e.kind.isDocument.postgresBind), .value(e.kind.factor?.rawValue.postgresBind ?? .null()),
-            .value(e.matched.postgresBind), .value(e.summary.postgresBind), .jsonb(e.details.canonical),
-            .value(e.cardFingerprint?.fingerprint.postgresBind ?? .null()), .value(e.cardFingerprint?.keyID.postgresBind ?? .null()),
-            .value(e.sealedContent?.keyID.postgresBind ?? .null()), .value(e.sha256.postgresBind),
-            // `size` is an integer column: binary COPY takes exactly an int4.
-            .value(e.size.map { Int32(clamping: $0) }.postgresBind), .value(e.mediaType.postgresBind), .value(e.filedBy.postgresBind),
-            .value(e.filedAt.postgresBind), content,
-        ])
+            """,
+            [
+                .value(e.id.postgresBind), .value(e.caseID.postgresBind), .value(e.kind.rawValue.postgresBind),
+                .value(e.kind.isDocument.postgresBind), .value(e.kind.factor?.rawValue.postgresBind ?? .null()),
+                .value(e.matched.postgresBind), .value(e.summary.postgresBind), .jsonb(e.details.canonical),
+                .value(e.cardFingerprint?.fingerprint.postgresBind ?? .null()), .value(e.cardFingerprint?.keyID.postgresBind ?? .null()),
+                .value(e.sealedContent?.keyID.postgresBind ?? .null()), .value(e.sha256.postgresBind),
+                // `size` is an integer column: binary COPY takes exactly an int4.
+                .value(e.size.map { Int32(clamping: $0) }.postgresBind), .value(e.mediaType.postgresBind), .value(e.filedBy.postgresBind),
+                .value(e.filedAt.postgresBind), content,
+            ])
     }
 
     /// Every piece of evidence on the case, oldest first.
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [EvidenceRecord] {
         // The case's own evidence and that of the cases merged into it: it counts here while they stay merged. `IN (the
         // case UNION ALL its merged cases)`, not `= $1 OR IN (…)`, so both halves use an index (`evidence_case`, 0011's).
-        try connection.query("""
+        try connection.query(
+            """
             SELECT \(columns) FROM evidence e
             WHERE e.case_id IN (SELECT \(caseID)::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = \(caseID)) ORDER BY e.filed_at, e.id
-            """).decodeEvidence()
+            """
+        ).decodeEvidence()
     }
 
     /// One piece of evidence and its case's number, or nil.
     public static func find(id: UUID, on connection: PostgresConnection) throws -> (record: EvidenceRecord, caseNumber: String)? {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT \(columns), c.case_number FROM evidence e JOIN cases c ON c.id = e.case_id WHERE e.id = \(id)
             """)
         guard let row = rows.first else { return nil }
@@ -210,13 +223,16 @@ public enum EvidenceStore {
 
     /// The sealed content and its key id, or nil for typed evidence without content.
     public static func sealedContent(id: UUID, on connection: PostgresConnection) throws -> (sealed: [UInt8], keyID: String)? {
-        guard let row = try connection.query("SELECT content, content_key_id FROM evidence WHERE id = \(id) AND content IS NOT NULL").first else { return nil }
+        guard let row = try connection.query("SELECT content, content_key_id FROM evidence WHERE id = \(id) AND content IS NOT NULL").first else {
+            return nil
+        }
         return (try row.decode("content", as: [UInt8].self), try row.decode("content_key_id", as: String.self))
     }
 
     /// Records a review (the evidence's status becomes its decision).
     public static func insertReview(_ review: EvidenceReview, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO evidence_reviews (id, evidence_id, decision, reason, customer_reason, reviewed_by, reviewed_at)
             VALUES (\(review.id), \(review.evidenceID), \(review.decision.rawValue), \(review.reason), \(review.customerReason?.rawValue),
                     \(review.reviewedBy), \(review.reviewedAt))
@@ -253,23 +269,33 @@ public enum EvidenceStore {
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
-            id = try columns("id"); caseID = try columns("case_id"); kind = try columns("kind"); matched = try columns("matched")
-            summary = try columns("summary"); sha256 = try columns("sha256"); size = try columns("size"); mediaType = try columns("media_type")
-            filedBy = try columns("filed_by"); filedAt = try columns("filed_at"); status = try columns("status")
+            id = try columns("id")
+            caseID = try columns("case_id")
+            kind = try columns("kind")
+            matched = try columns("matched")
+            summary = try columns("summary")
+            sha256 = try columns("sha256")
+            size = try columns("size")
+            mediaType = try columns("media_type")
+            filedBy = try columns("filed_by")
+            filedAt = try columns("filed_at")
+            status = try columns("status")
             customerReason = try columns("customer_reason")
         }
 
         func decode(_ row: PostgresRow) throws -> EvidenceRecord {
             guard let kind = EvidenceKind(rawValue: try row.decode(kind, as: String.self)),
-                  let status = EvidenceStatus(rawValue: try row.decode(status, as: String.self)) else {
+                let status = EvidenceStatus(rawValue: try row.decode(status, as: String.self))
+            else {
                 throw PostgresError(.decoding, message: "unknown evidence kind or status")
             }
-            return EvidenceRecord(id: try row.decode(id, as: UUID.self), caseID: try row.decode(caseID, as: UUID.self), kind: kind, status: status,
-                                  matched: try row.decode(matched, as: Bool?.self), summary: try row.decode(summary, as: String.self),
-                                  sha256: try row.decode(sha256, as: [UInt8]?.self), size: try row.decode(size, as: Int?.self),
-                                  mediaType: try row.decode(mediaType, as: String?.self), filedBy: try row.decode(filedBy, as: String.self),
-                                  filedAt: try row.decode(filedAt, as: Date.self),
-                                  customerReason: try row.decode(customerReason, as: String?.self).flatMap(CustomerReason.init(rawValue:)))
+            return EvidenceRecord(
+                id: try row.decode(id, as: UUID.self), caseID: try row.decode(caseID, as: UUID.self), kind: kind, status: status,
+                matched: try row.decode(matched, as: Bool?.self), summary: try row.decode(summary, as: String.self),
+                sha256: try row.decode(sha256, as: [UInt8]?.self), size: try row.decode(size, as: Int?.self),
+                mediaType: try row.decode(mediaType, as: String?.self), filedBy: try row.decode(filedBy, as: String.self),
+                filedAt: try row.decode(filedAt, as: Date.self),
+                customerReason: try row.decode(customerReason, as: String?.self).flatMap(CustomerReason.init(rawValue:)))
         }
     }
 }

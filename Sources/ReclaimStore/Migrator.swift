@@ -41,9 +41,11 @@ public enum MigrationError: Error, CustomStringConvertible, Sendable {
         case .duplicateVersion(let version): "two migration files have version \(version)"
         case .gap(let version): "migration \(version) is missing: versions must run 1, 2, 3... without gaps"
         case .changed(let version, let name): "migration \(version) (\(name)) was changed after it was applied; add a new migration instead"
-        case .databaseAhead(let databaseVersion, let codeVersion): "the database is at migration \(databaseVersion) but this build knows only up to \(codeVersion); run a newer build"
+        case .databaseAhead(let databaseVersion, let codeVersion):
+            "the database is at migration \(databaseVersion) but this build knows only up to \(codeVersion); run a newer build"
         case .failed(let version, let name, let underlying):
-            "migration \(version) (\(name)) failed and was rolled back: \(underlying)" + (underlying.sqlState == "42501" ? MigrationError.ownerHint : "")
+            "migration \(version) (\(name)) failed and was rolled back: \(underlying)"
+                + (underlying.sqlState == "42501" ? MigrationError.ownerHint : "")
         case .notOwner(let underlying): "cannot create schema_migrations: \(underlying)\(MigrationError.ownerHint)"
         }
     }
@@ -98,7 +100,8 @@ public struct Migrator: Sendable {
         let stem = file.dropLast(4)  // ".sql"
         let parts = stem.split(separator: "_", maxSplits: 1)
         guard parts.count == 2, parts[0].count == 4, parts[0].allSatisfy(\.isASCII), let version = Int(parts[0]), version > 0,
-              !parts[1].isEmpty, parts[1].allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else { return nil }
+            !parts[1].isEmpty, parts[1].allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") })
+        else { return nil }
         return (version, String(parts[1]))
     }
 
@@ -139,20 +142,24 @@ public struct Migrator: Sendable {
                 try connection.withTransaction { transaction in
                     // A migration file runs as written: the one place SQL text comes from outside the code.
                     try transaction.executeScript(PostgresQuery(unsafeSQL: migration.sql))
-                    try transaction.execute("""
+                    try transaction.execute(
+                        """
                         INSERT INTO schema_migrations (version, name, checksum) \
                         VALUES (\(migration.version), \(migration.name), \(migration.checksum))
                         """)
                 }
             } catch let error as PostgresError {
-                logger.error("migration_failed", ["version": .int(migration.version), "name": .string(migration.name), "error": .string(error.description)])
+                logger.error(
+                    "migration_failed", ["version": .int(migration.version), "name": .string(migration.name), "error": .string(error.description)])
                 throw MigrationError.failed(version: migration.version, name: migration.name, underlying: error)
             }
             let elapsed = ContinuousClock.now - started
-            logger.info("migration_applied", [
-                "version": .int(migration.version), "name": .string(migration.name),
-                "duration_ms": .int(Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)),
-            ])
+            logger.info(
+                "migration_applied",
+                [
+                    "version": .int(migration.version), "name": .string(migration.name),
+                    "duration_ms": .int(Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)),
+                ])
         }
         return pending
     }
@@ -160,7 +167,9 @@ public struct Migrator: Sendable {
     /// The checksum recorded for migration `version`, nil when it is not applied or there is no schema yet.
     public static func appliedChecksum(version: Int, on connection: PostgresConnection) throws -> String? {
         do {
-            return try connection.query("SELECT checksum FROM schema_migrations WHERE version = \(version)").first.map { try $0.decode(0, as: String.self) }
+            return try connection.query("SELECT checksum FROM schema_migrations WHERE version = \(version)").first.map {
+                try $0.decode(0, as: String.self)
+            }
         } catch let error as PostgresError where error.sqlState == "42P01" {
             return nil  // no schema_migrations table yet
         }
@@ -179,7 +188,9 @@ public struct Migrator: Sendable {
     private func appliedMigrations(_ connection: PostgresConnection) throws -> [(version: Int, name: String, checksum: String)] {
         let rows = try connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
         var columns = rows.columns()
-        let version = try columns("version"), name = try columns("name"), checksum = try columns("checksum")
+        let version = try columns("version")
+        let name = try columns("name")
+        let checksum = try columns("checksum")
         return try rows.map { row in
             (try row.decode(version, as: Int.self), try row.decode(name, as: String.self), try row.decode(checksum, as: String.self))
         }

@@ -35,8 +35,10 @@ public struct CaseNote: Sendable, Equatable {
 
     /// The agent-facing representation.
     public var json: JSONValue {
-        var members: [String: JSONValue] = ["id": .string(id.uuidString.lowercased()), "body": .string(body), "visibility": .string(visibility.rawValue),
-                                            "author": .string(author), "created_at": Timestamp.json(createdAt)]
+        var members: [String: JSONValue] = [
+            "id": .string(id.uuidString.lowercased()), "body": .string(body), "visibility": .string(visibility.rawValue),
+            "author": .string(author), "created_at": Timestamp.json(createdAt),
+        ]
         if let fromCase { members["from_case"] = .string(fromCase) }
         return .object(members)
     }
@@ -66,7 +68,8 @@ public enum NoteStore {
 
     /// Inserts a note.
     public static func insert(_ note: CaseNote, caseID: UUID, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO case_notes (id, case_id, body, visibility, author, created_at)
             VALUES (\(note.id), \(caseID), \(note.body), \(note.visibility.rawValue), \(note.author), \(note.createdAt))
             """)
@@ -75,17 +78,23 @@ public enum NoteStore {
     /// Every note of a case, oldest first (the customer's are read with the status look-up, `CaseStore.findForStatus`).
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [CaseNote] {
         // The case's own notes and those of the cases merged into it (with the number they were written on).
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT n.id, n.body, n.visibility, n.author, n.created_at, CASE WHEN n.case_id = \(caseID) THEN NULL ELSE c.case_number END AS from_case
             FROM case_notes n JOIN cases c ON c.id = n.case_id
             WHERE n.case_id IN (SELECT \(caseID)::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = \(caseID)) ORDER BY n.created_at, n.id
             """)
         var columns = rows.columns()
-        let id = try columns("id"), body = try columns("body"), visibility = try columns("visibility"), author = try columns("author"),
-            createdAt = try columns("created_at"), fromCase = try columns("from_case")
+        let id = try columns("id")
+        let body = try columns("body")
+        let visibility = try columns("visibility")
+        let author = try columns("author")
+        let createdAt = try columns("created_at")
+        let fromCase = try columns("from_case")
         return try rows.map { row in
-            var note = CaseNote(id: try row.decode(id), body: try row.decode(body), visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
-                     author: try row.decode(author), createdAt: try row.decode(createdAt))
+            var note = CaseNote(
+                id: try row.decode(id), body: try row.decode(body), visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
+                author: try row.decode(author), createdAt: try row.decode(createdAt))
             note.fromCase = try row.decode(fromCase, as: String?.self)
             return note
         }

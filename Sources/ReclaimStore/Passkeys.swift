@@ -13,7 +13,9 @@ public struct PasskeyRecord: Sendable {
     public let createdAt: Date
     public let lastUsedAt: Date?
 
-    public init(id: UUID, agentID: UUID, credentialID: [UInt8], publicKey: [UInt8], signCount: Int64, name: String, createdAt: Date, lastUsedAt: Date?) {
+    public init(
+        id: UUID, agentID: UUID, credentialID: [UInt8], publicKey: [UInt8], signCount: Int64, name: String, createdAt: Date, lastUsedAt: Date?
+    ) {
         self.id = id
         self.agentID = agentID
         self.credentialID = credentialID
@@ -31,7 +33,8 @@ public enum PasskeyStore {
 
     /// Stores a challenge for `purpose` (and the registering agent) until `expiresAt`.
     public static func insertChallenge(hash: [UInt8], purpose: String, agentID: UUID?, expiresAt: Date, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO webauthn_challenges (challenge_hash, purpose, agent_id, expires_at) VALUES (\(hash), \(purpose), \(agentID), \(expiresAt))
             """)
     }
@@ -39,7 +42,8 @@ public enum PasskeyStore {
     /// Takes a challenge: true when it existed for this purpose (and agent) and had not expired. It is deleted either
     /// way, so it is used once at most, whichever of two racing requests comes first.
     public static func consumeChallenge(hash: [UInt8], purpose: String, agentID: UUID?, now: Date, on connection: PostgresConnection) throws -> Bool {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             DELETE FROM webauthn_challenges WHERE challenge_hash = \(hash) RETURNING purpose, agent_id, expires_at
             """)
         guard let row = rows.first else { return false }
@@ -54,9 +58,12 @@ public enum PasskeyStore {
     }
 
     /// Stores a new passkey; a credential id already registered fails with 23505.
-    public static func insert(id: UUID, agentID: UUID, credentialID: [UInt8], publicKey: [UInt8], signCount: Int64, name: String, now: Date,
-                              on connection: PostgresConnection) throws {
-        try connection.execute("""
+    public static func insert(
+        id: UUID, agentID: UUID, credentialID: [UInt8], publicKey: [UInt8], signCount: Int64, name: String, now: Date,
+        on connection: PostgresConnection
+    ) throws {
+        try connection.execute(
+            """
             INSERT INTO passkeys (id, agent_id, credential_id, public_key, sign_count, name, created_at)
             VALUES (\(id), \(agentID), \(credentialID), \(publicKey), \(signCount), \(name), \(now))
             """)
@@ -94,9 +101,10 @@ public enum PasskeyStore {
 
     private static func decode(_ rows: PostgresRows) throws -> [PasskeyRecord] {
         try rows.map { row in
-            PasskeyRecord(id: try row.decode("id"), agentID: try row.decode("agent_id"), credentialID: try row.decode("credential_id"),
-                          publicKey: try row.decode("public_key"), signCount: try row.decode("sign_count"), name: try row.decode("name"),
-                          createdAt: try row.decode("created_at"), lastUsedAt: try row.decode("last_used_at"))
+            PasskeyRecord(
+                id: try row.decode("id"), agentID: try row.decode("agent_id"), credentialID: try row.decode("credential_id"),
+                publicKey: try row.decode("public_key"), signCount: try row.decode("sign_count"), name: try row.decode("name"),
+                createdAt: try row.decode("created_at"), lastUsedAt: try row.decode("last_used_at"))
         }
     }
 }

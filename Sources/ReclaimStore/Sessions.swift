@@ -18,7 +18,8 @@ public struct SessionRecord: Sendable {
 public enum SessionStore {
     /// Starts a session for `agentID` expiring absolutely at `expiresAt`.
     public static func insert(id: UUID, tokenHash: [UInt8], agentID: UUID, now: Date, expiresAt: Date, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO sessions (id, token_hash, agent_id, created_at, last_seen_at, expires_at)
             VALUES (\(id), \(tokenHash), \(agentID), \(now), \(now), \(expiresAt))
             """)
@@ -27,19 +28,27 @@ public enum SessionStore {
     /// The session whose token hashes to `tokenHash`, if it is within both timeouts and its agent is enabled.
     public static func find(tokenHash: [UInt8], now: Date, idleTimeout: TimeInterval, on connection: PostgresConnection) throws -> SessionRecord? {
         let idleSince = now.addingTimeInterval(-idleTimeout)
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, a.is_admin
             FROM sessions s JOIN agents a ON a.id = s.agent_id
             WHERE s.token_hash = \(tokenHash) AND s.expires_at > \(now) AND s.last_seen_at > \(idleSince) AND NOT a.disabled
             """)
         guard let row = rows.first else { return nil }
         var columns = rows.columns()
-        let id = try columns("id"), agentID = try columns("agent_id"), lastSeenAt = try columns("last_seen_at"), expiresAt = try columns("expires_at"),
-            email = try columns("email"), name = try columns("name"), tierColumn = try columns("tier"), isAdmin = try columns("is_admin")
+        let id = try columns("id")
+        let agentID = try columns("agent_id")
+        let lastSeenAt = try columns("last_seen_at")
+        let expiresAt = try columns("expires_at")
+        let email = try columns("email")
+        let name = try columns("name")
+        let tierColumn = try columns("tier")
+        let isAdmin = try columns("is_admin")
         let tier = try AgentStore.tier(row, tierColumn)
-        return SessionRecord(id: try row.decode(id), agentID: try row.decode(agentID), lastSeenAt: try row.decode(lastSeenAt),
-                             expiresAt: try row.decode(expiresAt), agentEmail: try row.decode(email), agentName: try row.decode(name),
-                             agentTier: tier, agentIsAdmin: try row.decode(isAdmin))
+        return SessionRecord(
+            id: try row.decode(id), agentID: try row.decode(agentID), lastSeenAt: try row.decode(lastSeenAt),
+            expiresAt: try row.decode(expiresAt), agentEmail: try row.decode(email), agentName: try row.decode(name),
+            agentTier: tier, agentIsAdmin: try row.decode(isAdmin))
     }
 
     /// Moves the idle clock forward (called at most about once a minute per session, not per request).

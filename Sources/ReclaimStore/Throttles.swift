@@ -75,8 +75,10 @@ public enum ThrottleStore {
     /// whether the key is locked now). The row is locked until the caller's transaction ends, so concurrent
     /// failures from other connections wait and count on top; outside a transaction it runs in one of its own.
     @discardableResult
-    public static func recordFailure(key: String, rule: ThrottleRule, count: Int = 1, now: Date,
-                                     on connection: PostgresConnection) throws -> ThrottleState {
+    public static func recordFailure(
+        key: String, rule: ThrottleRule, count: Int = 1, now: Date,
+        on connection: PostgresConnection
+    ) throws -> ThrottleState {
         guard count > 0 else { return try state(key: key, on: connection) }
         return try update(key: key, on: connection) { $0.recordingFailures(count, at: now, rule: rule) }
     }
@@ -84,8 +86,10 @@ public enum ThrottleStore {
     /// Counts `count` failures in advance unless `key` is locked at `now` (`ThrottleState.claiming`): the check and the
     /// count are one step under the row's lock, so of concurrent claims only those made before the limit is reached are
     /// admitted. Commit it before the slow work it admits; `settle` gives back what turned out not to be failures.
-    public static func claim(key: String, rule: ThrottleRule, count: Int = 1, now: Date,
-                             on connection: PostgresConnection) throws -> ThrottleAdmission {
+    public static func claim(
+        key: String, rule: ThrottleRule, count: Int = 1, now: Date,
+        on connection: PostgresConnection
+    ) throws -> ThrottleAdmission {
         // As stored, so that the claim's dates compare equal to the row's when it is settled.
         let now = PostgresTime.stored(now)
         var admission = ThrottleAdmission.locked(until: now)
@@ -101,8 +105,10 @@ public enum ThrottleStore {
     }
 
     /// Settles a claim on `key`: only `failures` of its count were failures (`ThrottleState.settling`).
-    public static func settle(key: String, claim: ThrottleClaim, failures: Int, rule: ThrottleRule, now: Date,
-                              on connection: PostgresConnection) throws {
+    public static func settle(
+        key: String, claim: ThrottleClaim, failures: Int, rule: ThrottleRule, now: Date,
+        on connection: PostgresConnection
+    ) throws {
         guard failures < claim.count else { return }
         try update(key: key, on: connection) { $0.settling(claim, failures: failures, now: now, rule: rule) }
     }
@@ -110,8 +116,10 @@ public enum ThrottleStore {
     /// Replaces the state of `key` by `change(stored)` under the row's lock (inserting a new key's row), in the caller's
     /// transaction or one of its own; returns the new state.
     @discardableResult
-    private static func update(key: String, on connection: PostgresConnection,
-                               _ change: (ThrottleState) -> ThrottleState) throws -> ThrottleState {
+    private static func update(
+        key: String, on connection: PostgresConnection,
+        _ change: (ThrottleState) -> ThrottleState
+    ) throws -> ThrottleState {
         guard connection.inTransaction else {
             return try connection.withTransaction { try update(key: key, on: $0, change) }
         }
@@ -120,7 +128,8 @@ public enum ThrottleStore {
             if let stored = try load(key: key, forUpdate: true, on: connection) {
                 let next = change(stored)
                 if next != stored {
-                    try connection.execute("""
+                    try connection.execute(
+                        """
                         UPDATE throttles SET failures = \(next.failures), window_started_at = \(next.windowStartedAt),
                             locked_until = \(next.lockedUntil) WHERE key = \(key)
                         """)
@@ -129,7 +138,8 @@ public enum ThrottleStore {
             }
             let next = change(.clear)
             if next == .clear { return next }
-            let inserted = try connection.execute("""
+            let inserted = try connection.execute(
+                """
                 INSERT INTO throttles (key, failures, window_started_at, locked_until)
                 VALUES (\(key), \(next.failures), \(next.windowStartedAt), \(next.lockedUntil)) ON CONFLICT (key) DO NOTHING
                 """)
@@ -139,22 +149,28 @@ public enum ThrottleStore {
     }
 
     /// Counts one failed status look-up against a case number and an address (either may be nil), in that order.
-    public static func recordFailure(caseNumber: String?, address: String?, policy: StatusThrottlePolicy, now: Date,
-                                     on connection: PostgresConnection) throws {
+    public static func recordFailure(
+        caseNumber: String?, address: String?, policy: StatusThrottlePolicy, now: Date,
+        on connection: PostgresConnection
+    ) throws {
         if let caseNumber { try recordFailure(key: caseKey(caseNumber), rule: policy.caseRule, now: now, on: connection) }
         if let address { try recordFailure(key: addressKey(address), rule: policy.addressRule, now: now, on: connection) }
     }
 
     /// Claims `count` answers for the account on file as wrong until checked, under the case-number budget (9 wrong in
     /// 8 hours lock its answers for 8 hours, even right ones): refused while locked.
-    public static func claimAnswers(email: String, count: Int, policy: StatusThrottlePolicy = .default, now: Date,
-                                    on connection: PostgresConnection) throws -> ThrottleAdmission {
+    public static func claimAnswers(
+        email: String, count: Int, policy: StatusThrottlePolicy = .default, now: Date,
+        on connection: PostgresConnection
+    ) throws -> ThrottleAdmission {
         try claim(key: accountKey(email), rule: policy.caseRule, count: count, now: now, on: connection)
     }
 
     /// Settles claimed answers once checked: only `wrong` of them count.
-    public static func settleAnswers(email: String, claim: ThrottleClaim, wrong: Int, policy: StatusThrottlePolicy = .default, now: Date,
-                                     on connection: PostgresConnection) throws {
+    public static func settleAnswers(
+        email: String, claim: ThrottleClaim, wrong: Int, policy: StatusThrottlePolicy = .default, now: Date,
+        on connection: PostgresConnection
+    ) throws {
         try settle(key: accountKey(email), claim: claim, failures: wrong, rule: policy.caseRule, now: now, on: connection)
     }
 
@@ -171,11 +187,13 @@ public enum ThrottleStore {
     }
 
     private static func load(key: String, forUpdate: Bool, on connection: PostgresConnection) throws -> ThrottleState? {
-        let rows = forUpdate
+        let rows =
+            forUpdate
             ? try connection.query("SELECT failures, window_started_at, locked_until FROM throttles WHERE key = \(key) FOR UPDATE")
             : try connection.query("SELECT failures, window_started_at, locked_until FROM throttles WHERE key = \(key)")
         guard let row = rows.first else { return nil }
-        return ThrottleState(failures: try row.decode("failures"), windowStartedAt: try row.decode("window_started_at"),
-                             lockedUntil: try row.decode("locked_until"))
+        return ThrottleState(
+            failures: try row.decode("failures"), windowStartedAt: try row.decode("window_started_at"),
+            lockedUntil: try row.decode("locked_until"))
     }
 }

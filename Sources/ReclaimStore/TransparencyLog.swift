@@ -53,11 +53,14 @@ public enum TransparencyLogStore {
         let size = try self.size(on: connection)
         let edge = MerkleTree.nodesForRoot(size: size)
         let stored = try hashes(of: edge, on: connection)
-        var frontier = try MerkleTree.Frontier(size: size, hashes: try edge.map { node throws(MerkleTree.Failure) in
-            guard let hash = stored[node] else { throw .missingNode(node) }
-            return hash
-        })
-        let rows = try connection.query("""
+        var frontier = try MerkleTree.Frontier(
+            size: size,
+            hashes: try edge.map { node throws(MerkleTree.Failure) in
+                guard let hash = stored[node] else { throw .missingNode(node) }
+                return hash
+            })
+        let rows = try connection.query(
+            """
             SELECT p.id, p.case_id, p.seq, coalesce(c.hash, a.hash) AS hash
             FROM (SELECT id, case_id, seq FROM log_pending ORDER BY id LIMIT \(limit)) p
             LEFT JOIN case_events c ON p.case_id IS NOT NULL AND c.case_id = p.case_id AND c.seq = p.seq
@@ -93,12 +96,14 @@ public enum TransparencyLogStore {
                 }
             }
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO log_leaves (leaf_index, case_id, seq, leaf_hash)
             SELECT i, nullif(c, '')::uuid, s, decode(h, 'hex') FROM unnest(\(leafIndexes), \(leafCases), \(leafSeqs), \(leafHashes)) AS l(i, c, s, h)
             """)
         if !nodeLevels.isEmpty {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO log_nodes (level, idx, hash)
                 SELECT l, i, decode(h, 'hex') FROM unnest(\(nodeLevels), \(nodeIndexes), \(nodeHashes)) AS n(l, i, h)
                 """)
@@ -114,12 +119,14 @@ public enum TransparencyLogStore {
 
     /// RFC 9162 inclusion proof of `leaf` in the tree's first `size` leaves.
     public static func inclusionProof(leaf: Int, size: Int, on connection: PostgresConnection) throws -> [MerkleTree.Hash] {
-        try MerkleTree.inclusionProof(leaf: leaf, size: size, hashes: try hashes(of: try MerkleTree.nodesForInclusion(leaf: leaf, size: size), on: connection))
+        try MerkleTree.inclusionProof(
+            leaf: leaf, size: size, hashes: try hashes(of: try MerkleTree.nodesForInclusion(leaf: leaf, size: size), on: connection))
     }
 
     /// RFC 9162 consistency proof from the first `from` leaves to the first `to`.
     public static func consistencyProof(from: Int, to: Int, on connection: PostgresConnection) throws -> [MerkleTree.Hash] {
-        try MerkleTree.consistencyProof(from: from, to: to, hashes: try hashes(of: try MerkleTree.nodesForConsistency(from: from, to: to), on: connection))
+        try MerkleTree.consistencyProof(
+            from: from, to: to, hashes: try hashes(of: try MerkleTree.nodesForConsistency(from: from, to: to), on: connection))
     }
 
     /// The stored hashes of `nodes` (leaves from `log_leaves`, the rest from `log_nodes`), by primary key; absent ones
@@ -128,7 +135,8 @@ public enum TransparencyLogStore {
         guard !nodes.isEmpty else { return [:] }
         let leaves = nodes.filter { $0.level == 0 }.map(\.index)
         let inner = nodes.filter { $0.level > 0 }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT 0 AS level, leaf_index AS idx, leaf_hash AS hash FROM log_leaves WHERE leaf_index = ANY(\(leaves))
             UNION ALL
             SELECT n.level, n.idx, n.hash FROM unnest(\(inner.map { Int32($0.level) }), \(inner.map(\.index))) AS w(level, idx)
@@ -145,17 +153,21 @@ public enum TransparencyLogStore {
 
     /// The newest checkpoint, or nil before the first.
     public static func latestCheckpoint(on connection: PostgresConnection) throws -> StoredCheckpoint? {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT tree_size, root, created_at, key_id, note FROM log_checkpoints ORDER BY tree_size DESC LIMIT 1
-            """).first.map { row in
-            StoredCheckpoint(size: try row.decode("tree_size"), root: try row.decode("root"), createdAt: try row.decode("created_at"),
-                             keyID: try row.decode("key_id"), note: try row.decode("note"))
+            """
+        ).first.map { row in
+            StoredCheckpoint(
+                size: try row.decode("tree_size"), root: try row.decode("root"), createdAt: try row.decode("created_at"),
+                keyID: try row.decode("key_id"), note: try row.decode("note"))
         }
     }
 
     /// Stores a checkpoint.
     public static func insertCheckpoint(_ checkpoint: StoredCheckpoint, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO log_checkpoints (tree_size, root, created_at, key_id, note)
             VALUES (\(checkpoint.size), \(checkpoint.root), \(checkpoint.createdAt), \(checkpoint.keyID), \(checkpoint.note))
             """)
@@ -170,7 +182,8 @@ public enum TransparencyLogStore {
         var frontier = MerkleTree.Frontier()
         var mismatches: [Int] = []
         while true {
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT l.leaf_index, l.leaf_hash, coalesce(c.hash, a.hash) AS hash
                 FROM log_leaves l
                 LEFT JOIN case_events c ON l.case_id IS NOT NULL AND c.case_id = l.case_id AND c.seq = l.seq
@@ -183,7 +196,8 @@ public enum TransparencyLogStore {
                 // A gap in the indexes, or a leaf whose event is gone or unreadable: the tree no longer describes the events.
                 guard index == frontier.size, let eventHash = try row.decode("hash", as: String?.self).flatMap(Hex.decode) else {
                     mismatches.append(index)
-                    return Recomputation(size: frontier.size, root: frontier.root, mismatchedLeaves: mismatches, missingEvents: try missing(on: connection))
+                    return Recomputation(
+                        size: frontier.size, root: frontier.root, mismatchedLeaves: mismatches, missingEvents: try missing(on: connection))
                 }
                 let leaf = MerkleTree.leafHash(eventHash)
                 if leaf != stored, mismatches.count < 100 { mismatches.append(index) }
@@ -207,12 +221,14 @@ public enum TransparencyLogStore {
     }
 
     private static func missing(on connection: PostgresConnection) throws -> Int {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT (SELECT count(*) FROM case_events e WHERE NOT EXISTS (SELECT 1 FROM log_leaves l WHERE l.case_id = e.case_id AND l.seq = e.seq)
                       AND NOT EXISTS (SELECT 1 FROM log_pending p WHERE p.case_id = e.case_id AND p.seq = e.seq))
                  + (SELECT count(*) FROM admin_events e WHERE NOT EXISTS (SELECT 1 FROM log_leaves l WHERE l.case_id IS NULL AND l.seq = e.seq)
                       AND NOT EXISTS (SELECT 1 FROM log_pending p WHERE p.case_id IS NULL AND p.seq = e.seq)) AS missing
-            """).first?.decode("missing", as: Int.self) ?? 0
+            """
+        ).first?.decode("missing", as: Int.self) ?? 0
     }
 
     // An arbitrary constant that names the sequencer's lock ("TLOG").
@@ -227,7 +243,8 @@ public enum TransparencyLogError: Error, CustomStringConvertible {
     /// One line, naming the event (never its data).
     public var description: String {
         switch self {
-        case let .unreadableEvent(caseID, seq): "queued event \(caseID.map { "case \($0.uuidString.lowercased())" } ?? "admin log") seq \(seq) has no readable hash"
+        case .unreadableEvent(let caseID, let seq):
+            "queued event \(caseID.map { "case \($0.uuidString.lowercased())" } ?? "admin log") seq \(seq) has no readable hash"
         }
     }
 }

@@ -87,7 +87,10 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public struct Customer: Decodable, Sendable, Equatable {
         public let name: String
         public let contactEmail: String
-        enum CodingKeys: String, CodingKey { case name, contactEmail = "contact_email" }
+        enum CodingKeys: String, CodingKey {
+            case name
+            case contactEmail = "contact_email"
+        }
     }
 
     /// A device on the case (each identifier null when not given).
@@ -105,9 +108,18 @@ public struct CaseView: Decodable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case caseNumber = "case_number", kind, language, state, tier, path, facts, accountEmail = "account_email", customer, devices, summary
-        case assignee, frozen, dueAt = "due_at", overdue, allowedActions = "allowed_actions", createdAt = "created_at"
-        case updatedAt = "updated_at", version, accessCode = "access_code"
+        case caseNumber = "case_number"
+        case kind, language, state, tier, path, facts
+        case accountEmail = "account_email"
+        case customer, devices, summary
+        case assignee, frozen
+        case dueAt = "due_at"
+        case overdue
+        case allowedActions = "allowed_actions"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case version
+        case accessCode = "access_code"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -123,9 +135,16 @@ public struct CaseView: Decodable, Sendable, Equatable {
         var flags: [String: Bool] = [:]
         var rescue: String??
         for key in factMembers.allKeys {
-            if key.stringValue == "rescue_email" { rescue = .some(try factMembers.decode(String?.self, forKey: key)) } else { flags[key.stringValue] = try factMembers.decode(Bool.self, forKey: key) }
+            if key.stringValue == "rescue_email" {
+                rescue = .some(try factMembers.decode(String?.self, forKey: key))
+            } else {
+                flags[key.stringValue] = try factMembers.decode(Bool.self, forKey: key)
+            }
         }
-        guard let rescue else { throw DecodingError.keyNotFound(AnyKey(stringValue: "rescue_email"), .init(codingPath: factsDecoder.codingPath, debugDescription: "always sent")) }
+        guard let rescue else {
+            throw DecodingError.keyNotFound(
+                AnyKey(stringValue: "rescue_email"), .init(codingPath: factsDecoder.codingPath, debugDescription: "always sent"))
+        }
         facts = flags
         rescueEmail = rescue
         language = try c.decode(String?.self, forKey: .language)
@@ -157,7 +176,11 @@ public struct EventView: Decodable, Sendable, Equatable {
     public let prevHash: String?
     public let hash: String
 
-    enum CodingKeys: String, CodingKey { case seq, at, actor, type, data, prevHash = "prev_hash", hash }
+    enum CodingKeys: String, CodingKey {
+        case seq, at, actor, type, data
+        case prevHash = "prev_hash"
+        case hash
+    }
 
     /// A member of the event as Foundation values, nil when absent (`event["type"]`, `event["data"]`).
     public subscript(key: String) -> Any? {
@@ -198,7 +221,11 @@ public struct ListView<Item: Decodable & Sendable>: Decodable, Sendable {
     /// Evidence still missing (the evidence list).
     public let missing: [String]?
 
-    enum CodingKeys: String, CodingKey { case items, nextCursor = "next_cursor", actors, missing }
+    enum CodingKeys: String, CodingKey {
+        case items
+        case nextCursor = "next_cursor"
+        case actors, missing
+    }
 }
 
 /// A piece of evidence as agents see it: summaries only, never the secret.
@@ -217,7 +244,11 @@ public struct EvidenceView: Decodable, Sendable, Equatable {
     public let customerReason: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, type, status, sha256, size, mediaType = "media_type", summary, filedBy = "filed_by", filedAt = "filed_at"
+        case id, type, status, sha256, size
+        case mediaType = "media_type"
+        case summary
+        case filedBy = "filed_by"
+        case filedAt = "filed_at"
         case customerReason = "customer_reason"
     }
 }
@@ -258,18 +289,30 @@ public struct StatusView: Decodable, Sendable, Equatable {
         /// For a rejected document: the reason's word and its sentence in the answer's language.
         public let customerReason: String?
         public let customerReasonText: String?
-        enum CodingKeys: String, CodingKey { case type, status, filedAt = "filed_at", customerReason = "customer_reason", customerReasonText = "customer_reason_text" }
+        enum CodingKeys: String, CodingKey {
+            case type, status
+            case filedAt = "filed_at"
+            case customerReason = "customer_reason"
+            case customerReasonText = "customer_reason_text"
+        }
     }
 
     /// A note written for the customer (never an author).
     public struct Note: Decodable, Sendable, Equatable {
         public let body: String
         public let createdAt: String
-        enum CodingKeys: String, CodingKey { case body, createdAt = "created_at" }
+        enum CodingKeys: String, CodingKey {
+            case body
+            case createdAt = "created_at"
+        }
     }
 
     enum CodingKeys: String, CodingKey {
-        case caseNumber = "case_number", state, stage, progress, nextStep = "next_step", updatedAt = "updated_at", dueAt = "due_at"
+        case caseNumber = "case_number"
+        case state, stage, progress
+        case nextStep = "next_step"
+        case updatedAt = "updated_at"
+        case dueAt = "due_at"
         case evidence, missing, notes
     }
 
@@ -297,7 +340,10 @@ public struct NoteView: Decodable, Sendable, Equatable {
     public let author: String
     public let createdAt: String
 
-    enum CodingKeys: String, CodingKey { case id, body, visibility, author, createdAt = "created_at" }
+    enum CodingKeys: String, CodingKey {
+        case id, body, visibility, author
+        case createdAt = "created_at"
+    }
 }
 
 /// A colleague in `GET /api/v1/agents` (no e-mail address).
@@ -322,7 +368,11 @@ public struct SessionView: Decodable, Sendable, Equatable {
         public let admin: Bool
     }
 
-    enum CodingKeys: String, CodingKey { case agent, csrfToken = "csrf_token", permissions }
+    enum CodingKeys: String, CodingKey {
+        case agent
+        case csrfToken = "csrf_token"
+        case permissions
+    }
 }
 
 /// A problem document (RFC 9457) with the service's stable `code` and its extra members.
@@ -350,7 +400,10 @@ public struct ProblemView: Decodable, Sendable, Equatable {
     public var fields: [String] { errors?.map(\.field) ?? [] }
 
     enum CodingKeys: String, CodingKey {
-        case type, title, status, detail, code, requestID = "request_id", errors, factors, requiredTier = "required_tier"
+        case type, title, status, detail, code
+        case requestID = "request_id"
+        case errors, factors
+        case requiredTier = "required_tier"
     }
 }
 

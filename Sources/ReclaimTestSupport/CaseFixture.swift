@@ -45,11 +45,14 @@ public final class CaseWorld {
     }
 
     /// A valid case body, with the parts tests vary as parameters.
-    public static func caseBody(kind: String = "account_takeover", accountEmail: String = "victim@example.com", contactEmail: String = "victim.home@example.net",
-                                facts: [String: Bool] = ["rescue_email_added": true],
-                                devices: [CaseBody.Device] = [.init(serial: "C02XK1ZJH3QD", imei: "490154203237518", model: "Phone 12")]) -> CaseBody {
-        CaseBody(kind: kind, accountEmail: accountEmail, customer: .init(name: "Ada Victim", contactEmail: contactEmail), devices: devices,
-                 facts: facts, summary: "Credential stuffing; rescue address added.")
+    public static func caseBody(
+        kind: String = "account_takeover", accountEmail: String = "victim@example.com", contactEmail: String = "victim.home@example.net",
+        facts: [String: Bool] = ["rescue_email_added": true],
+        devices: [CaseBody.Device] = [.init(serial: "C02XK1ZJH3QD", imei: "490154203237518", model: "Phone 12")]
+    ) -> CaseBody {
+        CaseBody(
+            kind: kind, accountEmail: accountEmail, customer: .init(name: "Ada Victim", contactEmail: contactEmail), devices: devices,
+            facts: facts, summary: "Credential stuffing; rescue address added.")
     }
 
     /// Opens a case as `session` and returns it (with `access_code`).
@@ -60,7 +63,9 @@ public final class CaseWorld {
     }
 
     /// Takes an action; returns the response.
-    public func act(_ number: String, _ action: String, as session: AgentSession, version: Int?, extra: [String: Any] = [:]) throws -> TestHTTPResponse {
+    public func act(_ number: String, _ action: String, as session: AgentSession, version: Int?, extra: [String: Any] = [:]) throws
+        -> TestHTTPResponse
+    {
         var body: [String: Any] = ["action": action]
         body.merge(extra) { $1 }
         return try post("/api/v1/cases/\(number)/transitions", as: session, json: body, ifMatch: version)
@@ -83,8 +88,9 @@ public final class CaseWorld {
 
     /// The customer's status look-up, from `forwardedFor` when given (for trusted-proxy tests).
     public func status(_ number: String, _ code: String, forwardedFor: String? = nil) throws -> TestHTTPResponse {
-        try client.request("POST", "/api/v1/status", headers: forwardedFor.map { [("X-Forwarded-For", $0)] } ?? [],
-                           json: ["case_number": number, "access_code": code])
+        try client.request(
+            "POST", "/api/v1/status", headers: forwardedFor.map { [("X-Forwarded-For", $0)] } ?? [],
+            json: ["case_number": number, "access_code": code])
     }
 
     /// A direct connection to the service's database (close it when done).
@@ -110,7 +116,10 @@ public struct CaseBody: Encodable, Sendable {
             self.name = name
             self.contactEmail = contactEmail
         }
-        enum CodingKeys: String, CodingKey { case name, contactEmail = "contact_email" }
+        enum CodingKeys: String, CodingKey {
+            case name
+            case contactEmail = "contact_email"
+        }
     }
 
     /// A device; an identifier left nil is not sent at all.
@@ -137,7 +146,11 @@ public struct CaseBody: Encodable, Sendable {
     /// The JSON bytes, for requests a test signs or sends by hand.
     public var bytes: [UInt8] { get throws { Array(try JSONEncoder().encode(self)) } }
 
-    enum CodingKeys: String, CodingKey { case kind, accountEmail = "account_email", customer, devices, facts, summary, language }
+    enum CodingKeys: String, CodingKey {
+        case kind
+        case accountEmail = "account_email"
+        case customer, devices, facts, summary, language
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

@@ -34,7 +34,7 @@ public final class TestCluster: @unchecked Sendable {
                 started.append(service)
             }
         } catch {
-            started.forEach { $0.shutdown() }
+            for instance in started { instance.shutdown() }
             database.drop()
             throw error
         }
@@ -53,8 +53,9 @@ public final class TestCluster: @unchecked Sendable {
 
     /// Creates an agent and signs it in over HTTP on instance `index`.
     public func signIn(on index: Int, tier: Tier, admin: Bool = false) throws -> AgentSession {
-        try AgentSession.signIn(identityAdministration, port: instances[index].port, clock: clock, tier: tier, admin: admin, email: nil,
-                                name: "Cluster Agent")
+        try AgentSession.signIn(
+            identityAdministration, port: instances[index].port, clock: clock, tier: tier, admin: admin, email: nil,
+            name: "Cluster Agent")
     }
 
     /// Creates an API client (as `reclaim client add` does).
@@ -65,13 +66,18 @@ public final class TestCluster: @unchecked Sendable {
     /// Headers for an API client's POST: bearer key and a fresh signature at the cluster's time.
     public func signedHeaders(_ client: NewAPIClient, method: String = "POST", target: String, body: [UInt8]) -> [(String, String)] {
         let timestamp = Int64(clock.now().timeIntervalSince1970)
-        return [("Authorization", "Bearer \(client.apiKey)"),
-                ("Reclaim-Signature", RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: timestamp, method: method, target: target, body: body))]
+        return [
+            ("Authorization", "Bearer \(client.apiKey)"),
+            (
+                "Reclaim-Signature",
+                RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: timestamp, method: method, target: target, body: body)
+            ),
+        ]
     }
 
     /// Stops every instance and drops the database.
     public func stop() {
-        instances.forEach { $0.shutdown() }
+        for instance in instances { instance.shutdown() }
         database.drop()
         try? FileManager.default.removeItem(atPath: directory)
     }

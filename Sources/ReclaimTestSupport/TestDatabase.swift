@@ -40,10 +40,12 @@ public final class TestDatabase: Sendable {
 
     private init(name: String) throws {
         self.name = name
-        connectionString = try PostgresConnection.connectionString(TestDatabase.adminConnectionString, replacingDatabase: name,
-                                                                   user: TestDatabase.roles.login)
-        ownerConnectionString = try PostgresConnection.connectionString(TestDatabase.adminConnectionString, replacingDatabase: name,
-                                                                        user: TestDatabase.roles.owner)
+        connectionString = try PostgresConnection.connectionString(
+            TestDatabase.adminConnectionString, replacingDatabase: name,
+            user: TestDatabase.roles.login)
+        ownerConnectionString = try PostgresConnection.connectionString(
+            TestDatabase.adminConnectionString, replacingDatabase: name,
+            user: TestDatabase.roles.owner)
     }
 
     deinit { drop() }
@@ -132,8 +134,10 @@ public final class TestDatabase: Sendable {
         let name = "reclaim_tpl_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
         try admin.executeScript("CREATE DATABASE \(identifier: name) OWNER \(identifier: roles.owner) TEMPLATE template0")
         do {
-            let connection = try PostgresConnection(connectionString: PostgresConnection.connectionString(adminConnectionString, replacingDatabase: name,
-                                                                                                         user: roles.owner))
+            let connection = try PostgresConnection(
+                connectionString: PostgresConnection.connectionString(
+                    adminConnectionString, replacingDatabase: name,
+                    user: roles.owner))
             defer { connection.close() }
             let migrations = try Migrator.load(directory: migrationsDirectory)
             try Migrator(migrations: migrations).migrate(connection, logger: .discard)

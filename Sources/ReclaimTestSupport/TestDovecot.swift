@@ -44,7 +44,8 @@ public final class TestDovecot: @unchecked Sendable {
             owner = nil
             runAs = String(cString: getpwuid(getuid()).pointee.pw_name)
         }
-        let group = owner.flatMap { getgrgid($0.gid) }.map { String(cString: $0.pointee.gr_name) }
+        let group =
+            owner.flatMap { getgrgid($0.gid) }.map { String(cString: $0.pointee.gr_name) }
             ?? String(cString: getgrgid(getgid()).pointee.gr_name)
         let uid = owner?.uid ?? getuid()
 
@@ -54,7 +55,8 @@ public final class TestDovecot: @unchecked Sendable {
         var lastError = ""
         // A port found free may be taken before Dovecot binds it: try again with others.
         for _ in 0..<5 where started == nil {
-            let imap = Self.freeLoopbackPort(), imaps = Self.freeLoopbackPort()
+            let imap = Self.freeLoopbackPort()
+            let imaps = Self.freeLoopbackPort()
             try Self.configuration(directory: directory, user: runAs, group: group, uid: uid, imap: imap, imaps: imaps)
                 .write(toFile: directory + "/dovecot.conf", atomically: true, encoding: .utf8)
             if let owner { try Self.chown(directory, owner) }
@@ -85,8 +87,12 @@ public final class TestDovecot: @unchecked Sendable {
     /// Delivers one message through `dovecot-lda`, as an MTA hands mail to Dovecot (into `mailbox`, created if need be).
     public func deliver(_ message: [UInt8], to user: String? = nil, mailbox: String = "INBOX") throws {
         let user = user ?? users.keys.sorted()[0]
-        let (status, output) = try Self.run(Self.asOwner(["/usr/lib/dovecot/dovecot-lda", "-c", directory + "/dovecot.conf", "-d", user,
-                                                          "-f", "sender@example.net", "-m", mailbox], root: owner != nil), input: message)
+        let (status, output) = try Self.run(
+            Self.asOwner(
+                [
+                    "/usr/lib/dovecot/dovecot-lda", "-c", directory + "/dovecot.conf", "-d", user,
+                    "-f", "sender@example.net", "-m", mailbox,
+                ], root: owner != nil), input: message)
         guard status == 0 else { throw TestDovecotError("dovecot-lda exited \(status): \(output)") }
     }
 
@@ -180,15 +186,19 @@ public final class TestDovecot: @unchecked Sendable {
     /// A CA, a server certificate for 127.0.0.1 and localhost signed by it, and a second, unrelated CA (P-256 keys).
     static func makeCertificates(in directory: String) throws {
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n".write(toFile: directory + "/server.ext", atomically: true, encoding: .utf8)
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n".write(
+            toFile: directory + "/server.ext", atomically: true, encoding: .utf8)
         func file(_ name: String) -> String { directory + "/" + name }
         let authority = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]
         let steps: [[String]] = [
             ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", file("ca.key"), "-out", file("ca.crt")] + authority,
             ["req"] + key + ["-subj", "/CN=127.0.0.1", "-keyout", file("server.key"), "-out", file("server.csr")],
-            ["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.crt"), "-CAkey", file("ca.key"), "-CAcreateserial",
-             "-CAserial", file("ca.srl"), "-days", "2", "-out", file("server.crt"), "-extfile", file("server.ext")],
-            ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", file("other-ca.key"), "-out", file("other-ca.crt")] + authority,
+            [
+                "x509", "-req", "-in", file("server.csr"), "-CA", file("ca.crt"), "-CAkey", file("ca.key"), "-CAcreateserial",
+                "-CAserial", file("ca.srl"), "-days", "2", "-out", file("server.crt"), "-extfile", file("server.ext"),
+            ],
+            ["req", "-x509"] + key + ["-days", "2", "-subj", "/CN=Reclaim test CA", "-keyout", file("other-ca.key"), "-out", file("other-ca.crt")]
+                + authority,
         ]
         for arguments in steps {
             let (status, output) = try run(["/usr/bin/openssl"] + arguments)
@@ -211,7 +221,8 @@ public final class TestDovecot: @unchecked Sendable {
     @discardableResult
     static func run(_ command: [String], input: [UInt8] = []) throws -> (Int32, String) {
         let scratch = NSTemporaryDirectory() + "reclaim-run-" + UUID().uuidString
-        let inputFile = scratch + ".in", outputFile = scratch + ".out"
+        let inputFile = scratch + ".in"
+        let outputFile = scratch + ".out"
         guard FileManager.default.createFile(atPath: inputFile, contents: Data(input)) else { throw TestDovecotError("cannot write \(inputFile)") }
         defer {
             unlink(inputFile)
@@ -226,7 +237,8 @@ public final class TestDovecot: @unchecked Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), defaults = sigset_t()
+        var empty = sigset_t()
+        var defaults = sigset_t()
         sigemptyset(&empty)
         sigemptyset(&defaults)
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1] { sigaddset(&defaults, signal) }
@@ -234,7 +246,7 @@ public final class TestDovecot: @unchecked Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let arguments = command.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
+        defer { for argument in arguments { free(argument) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, command[0], &actions, &attributes, arguments, environ)
         guard spawned == 0 else { throw TestDovecotError("cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
@@ -287,7 +299,8 @@ public final class TestDovecot: @unchecked Sendable {
     /// Whether `pid` runs (a zombie waiting for its parent to reap it does not).
     static func isAlive(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return kill(pid, 0) == 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return kill(pid, 0) == 0 }
         return !stat[close...].dropFirst(2).hasPrefix("Z")
     }
 
@@ -311,7 +324,8 @@ public final class TestDovecot: @unchecked Sendable {
     }
 
     static func encoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? text
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? text
     }
 }
 

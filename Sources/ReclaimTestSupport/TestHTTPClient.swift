@@ -90,7 +90,8 @@ public final class TestHTTPClient {
         let names = Set(headers.map { $0.0.lowercased() })
         if !names.contains("host") { head += "Host: \(host):\(port)\r\n" }
         if !names.contains("content-length") && !names.contains("transfer-encoding")
-            && (!body.isEmpty || ["POST", "PUT", "PATCH"].contains(method)) {
+            && (!body.isEmpty || ["POST", "PUT", "PATCH"].contains(method))
+        {
             head += "Content-Length: \(body.count)\r\n"
         }
         if !names.contains("connection") { head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n" }
@@ -131,7 +132,9 @@ public final class TestHTTPClient {
     }
 
     /// JSON convenience: encodes `value` with JSONEncoder as the body with `Content-Type: application/json`.
-    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], encoded value: some Encodable) throws -> TestHTTPResponse {
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], encoded value: some Encodable) throws
+        -> TestHTTPResponse
+    {
         let body = try JSONEncoder().encode(value)
         return try request(method, target, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
     }

@@ -36,15 +36,16 @@ public final class TestService: @unchecked Sendable {
 
     /// The configuration of a test instance on `database`, serving on a free loopback port.
     static func configuration(database: TestDatabase, directory: String, extra: [String: String] = [:]) throws -> ServiceConfiguration {
-        try ServiceConfiguration.fromEnvironment([
-            "DATABASE_URL": database.connectionString,
-            "RECLAIM_ADDRESS": "127.0.0.1:0",
-            "RECLAIM_KEY_FILE": directory + "/keys",
-            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-            "RECLAIM_THREADS": "2",
-            "RECLAIM_DATA_DIR": directory,
-        ].merging(extra) { $1 })
+        try ServiceConfiguration.fromEnvironment(
+            [
+                "DATABASE_URL": database.connectionString,
+                "RECLAIM_ADDRESS": "127.0.0.1:0",
+                "RECLAIM_KEY_FILE": directory + "/keys",
+                "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+                "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+                "RECLAIM_THREADS": "2",
+                "RECLAIM_DATA_DIR": directory,
+            ].merging(extra) { $1 })
     }
 
     /// A client for this service.
@@ -104,21 +105,28 @@ public struct TestSignInError: Error, CustomStringConvertible {
 
 extension AgentSession {
     /// Creates an agent through `administration` and signs it in at the service on `port` with a computed TOTP code.
-    static func signIn(_ administration: IdentityAdministration, port: Int, clock: ServiceClock, tier: Tier, admin: Bool, email: String?,
-                       name: String) throws -> AgentSession {
+    static func signIn(
+        _ administration: IdentityAdministration, port: Int, clock: ServiceClock, tier: Tier, admin: Bool, email: String?,
+        name: String
+    ) throws -> AgentSession {
         let address = email ?? "agent-\(UUID().uuidString.prefix(8).lowercased())@reclaim.test"
         let agent = try administration.addAgent(email: address, name: name, tier: tier, isAdmin: admin, now: clock.now())
         let code = try TOTP(secret: agent.totpSecret).code(at: clock.now())
         // A generous timeout: sign-in hashes on low-priority threads, which a busy test machine serves last.
-        let response = try TestHTTPClient(host: "127.0.0.1", port: port, timeout: 30).request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                                                             json: ["email": agent.email, "password": agent.password, "totp": code])
-        guard response.status == 201 else { throw TestSignInError(description: "sign-in on port \(port) answered \(response.status): \(response.text)") }
+        let response = try TestHTTPClient(host: "127.0.0.1", port: port, timeout: 30).request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": agent.email, "password": agent.password, "totp": code])
+        guard response.status == 201 else {
+            throw TestSignInError(description: "sign-in on port \(port) answered \(response.status): \(response.text)")
+        }
         guard let setCookie = response.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first,
-              let csrf = try response.json()["csrf_token"] as? String else {
+            let csrf = try response.json()["csrf_token"] as? String
+        else {
             throw TestSignInError(description: "sign-in answered without a cookie or csrf_token")
         }
-        return AgentSession(cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
-                            totpSecret: agent.totpSecret)
+        return AgentSession(
+            cookie: String(pair), csrfToken: csrf, agentID: agent.id, email: agent.email, password: agent.password,
+            totpSecret: agent.totpSecret)
     }
 }
 
@@ -143,7 +151,11 @@ extension TestService {
         var headers = [("Authorization", "Bearer \(client.apiKey)")]
         if method != "GET" && method != "HEAD" {
             let t = timestamp ?? Int64(clock.now().timeIntervalSince1970)
-            headers.append(("Reclaim-Signature", RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: t, method: method, target: target, body: body)))
+            headers.append(
+                (
+                    "Reclaim-Signature",
+                    RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: t, method: method, target: target, body: body)
+                ))
         }
         return headers
     }

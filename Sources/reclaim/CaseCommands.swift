@@ -81,7 +81,9 @@ func auditCommand(arguments: [String]) -> Never {
     }
     var caseNumber: String?
     if arguments.count == 2 {
-        guard let number = try? CaseNumber(parsing: arguments[1]) else { fail("audit verify: \(arguments[1]) is not a valid case number", code: exitUsage) }
+        guard let number = try? CaseNumber(parsing: arguments[1]) else {
+            fail("audit verify: \(arguments[1]) is not a valid case number", code: exitUsage)
+        }
         caseNumber = number.digits
     }
     let configuration = loadConfiguration()
@@ -126,17 +128,21 @@ private func verifyCheckpoint(path: String) -> Never {
             if let broken = admin.firstBreak { problems.append("BROKEN \(broken)") }
             let rebuilt = try TransparencyLogStore.recompute(on: connection)
             if !rebuilt.mismatchedLeaves.isEmpty {
-                problems.append("TREE leaves \(rebuilt.mismatchedLeaves.prefix(10).map(String.init).joined(separator: ", ")) do not hash their events")
+                problems.append(
+                    "TREE leaves \(rebuilt.mismatchedLeaves.prefix(10).map(String.init).joined(separator: ", ")) do not hash their events")
             }
             if rebuilt.missingEvents > 0 { problems.append("TREE \(rebuilt.missingEvents) event(s) are neither in the tree nor queued for it") }
             let stored = try TransparencyLogStore.size(on: connection)
             if stored != rebuilt.size || (try? TransparencyLogStore.root(size: stored, on: connection)) != rebuilt.root {
                 problems.append("TREE the stored tree (\(stored) leaves) is not the tree of the events")
             }
-            let verdict = try TransparencyLog.verify(note: note, origin: configuration.logOrigin, keys: keys, size: rebuilt.size, root: rebuilt.root,
-                                                     on: connection)
+            let verdict = try TransparencyLog.verify(
+                note: note, origin: configuration.logOrigin, keys: keys, size: rebuilt.size, root: rebuilt.root,
+                on: connection)
             if let problem = verdict.problem { problems.append("CHECKPOINT \(problem)") }
-            print("checkpoint: \(verdict.checkpoint.map { "\($0.origin), \($0.size) leaves" } ?? "unverified"); today's tree: \(rebuilt.size) leaves, root \(Data(rebuilt.root).base64EncodedString())")
+            print(
+                "checkpoint: \(verdict.checkpoint.map { "\($0.origin), \($0.size) leaves" } ?? "unverified"); today's tree: \(rebuilt.size) leaves, root \(Data(rebuilt.root).base64EncodedString())"
+            )
             print("chains: \(chains.cases) case(s), \(chains.events) event(s), \(admin.events) admin-log entr\(admin.events == 1 ? "y" : "ies")")
             return problems
         }

@@ -8,19 +8,19 @@ import ReclaimCore
 // One-time secrets are printed once, to standard output, and never stored in clear.
 
 let identityUsage = """
-  reclaim agent add --email E --name N --tier tier1|tier2|tier3|engineering [--admin] [--json]
-                                    create an agent; prints its password and TOTP URI once
-  reclaim agent disable EMAIL       refuse its sign-ins and end its sessions
-  reclaim agent enable EMAIL        allow a disabled agent to sign in again
-  reclaim agent reset-password EMAIL [--json]
-                                    new generated password (printed once); ends its sessions
-  reclaim agent reset-totp EMAIL [--json]
-                                    new TOTP secret (URI printed once); ends its sessions
-  reclaim client add --name N [--json]
-                                    create an API client; prints its API key and signing secret once
-  reclaim client rotate ID [--json] new signing secret (printed once); the old one keeps working 24 hours
-  reclaim client revoke ID          refuse the client's key from now on
-"""
+      reclaim agent add --email E --name N --tier tier1|tier2|tier3|engineering [--admin] [--json]
+                                        create an agent; prints its password and TOTP URI once
+      reclaim agent disable EMAIL       refuse its sign-ins and end its sessions
+      reclaim agent enable EMAIL        allow a disabled agent to sign in again
+      reclaim agent reset-password EMAIL [--json]
+                                        new generated password (printed once); ends its sessions
+      reclaim agent reset-totp EMAIL [--json]
+                                        new TOTP secret (URI printed once); ends its sessions
+      reclaim client add --name N [--json]
+                                        create an API client; prints its API key and signing secret once
+      reclaim client rotate ID [--json] new signing secret (printed once); the old one keeps working 24 hours
+      reclaim client revoke ID          refuse the client's key from now on
+    """
 
 /// Options of the form `--name value` and bare flags, in any order; positionals kept in order.
 struct IdentityArguments {
@@ -89,7 +89,9 @@ private func jsonString(_ text: String) -> String {
 }
 
 func agentCommand(arguments: [String]) -> Never {
-    guard let sub = arguments.first else { fail("agent: expected add, disable, enable, reset-password or reset-totp\n\(identityUsage)", code: exitUsage) }
+    guard let sub = arguments.first else {
+        fail("agent: expected add, disable, enable, reset-password or reset-totp\n\(identityUsage)", code: exitUsage)
+    }
     let rest = arguments.dropFirst()
     switch sub {
     case "add":
@@ -103,10 +105,13 @@ func agentCommand(arguments: [String]) -> Never {
         runIdentityCommand("agent add") {
             let agent = try administration.addAgent(email: email, name: name, tier: tier, isAdmin: parsed.flags.contains("--admin"), now: Date())
             if parsed.flags.contains("--json") {
-                printJSONObject([("id", agent.id.uuidString.lowercased()), ("email", agent.email), ("tier", agent.tier.rawValue),
-                                 ("password", agent.password), ("totp_uri", agent.totpURI)])
+                printJSONObject([
+                    ("id", agent.id.uuidString.lowercased()), ("email", agent.email), ("tier", agent.tier.rawValue),
+                    ("password", agent.password), ("totp_uri", agent.totpURI),
+                ])
             } else {
-                print("""
+                print(
+                    """
                     agent \(agent.id.uuidString.lowercased()) \(agent.email) (\(agent.tier.rawValue)\(agent.isAdmin ? ", admin" : ""))
                     password: \(agent.password)
                     totp:     \(agent.totpURI)
@@ -172,7 +177,8 @@ func clientCommand(arguments: [String]) -> Never {
             if parsed.flags.contains("--json") {
                 printJSONObject([("id", client.id.uuidString.lowercased()), ("api_key", client.apiKey), ("signing_secret", client.signingSecret)])
             } else {
-                print("""
+                print(
+                    """
                     client \(client.id.uuidString.lowercased()) \(client.name)
                     api_key:        \(client.apiKey)
                     signing_secret: \(client.signingSecret)
@@ -192,7 +198,9 @@ func clientCommand(arguments: [String]) -> Never {
             if parsed.flags.contains("--json") {
                 printJSONObject([("id", id.uuidString.lowercased()), ("signing_secret", rotated.signingSecret), ("previous_valid_until", until)])
             } else {
-                print("client \(id.uuidString.lowercased())\nsigning_secret: \(rotated.signingSecret)\nShown once; the previous secret keeps working until \(until).")
+                print(
+                    "client \(id.uuidString.lowercased())\nsigning_secret: \(rotated.signingSecret)\nShown once; the previous secret keeps working until \(until)."
+                )
             }
         }
     case "revoke":

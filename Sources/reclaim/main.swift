@@ -10,34 +10,34 @@ let exitUsage: Int32 = 64
 let exitConfiguration: Int32 = 78
 
 let usage = """
-reclaim \(BuildInfo.version): support cases for stolen accounts and activation-locked devices
+    reclaim \(BuildInfo.version): support cases for stolen accounts and activation-locked devices
 
-Usage:
-  reclaim serve [--no-migrate]      serve HTTP; first apply pending migrations through RECLAIM_MIGRATION_DATABASE_URL
-                                    when it is set (unless --no-migrate), else refuse a schema that is not current
-  reclaim migrate                   apply pending migrations as the schema's owner (RECLAIM_MIGRATION_DATABASE_URL,
-                                    else DATABASE_URL) and exit
-  reclaim db roles [--database NAME] [--owner NAME] [--login NAME]
-                                    print the SQL (for psql, as a superuser) that makes the schema's owner, the
-                                    service's login and the database (defaults reclaim_owner, reclaim, reclaim)
-  reclaim keys generate [--output PATH] [--force]
-                                    write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
-  reclaim keys rotate PURPOSE       a new active key for PURPOSE in $RECLAIM_KEY_FILE (older ones stay for reading);
-                                    adds a purpose the file lacks (checkpoint, in a file made before it existed)
-\(identityUsage)
-  reclaim accounts import FILE.jsonl
-                                    put accounts on file, one JSON object a line; bad lines are reported by number
-  reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
-  reclaim audit verify --checkpoint FILE
-                                    also the admin log and the transparency log rebuilt from the events: fails unless
-                                    today's tree extends that saved checkpoint (signature, size, consistency proof)
-\(demoUsage)
-  reclaim --help | --version
+    Usage:
+      reclaim serve [--no-migrate]      serve HTTP; first apply pending migrations through RECLAIM_MIGRATION_DATABASE_URL
+                                        when it is set (unless --no-migrate), else refuse a schema that is not current
+      reclaim migrate                   apply pending migrations as the schema's owner (RECLAIM_MIGRATION_DATABASE_URL,
+                                        else DATABASE_URL) and exit
+      reclaim db roles [--database NAME] [--owner NAME] [--login NAME]
+                                        print the SQL (for psql, as a superuser) that makes the schema's owner, the
+                                        service's login and the database (defaults reclaim_owner, reclaim, reclaim)
+      reclaim keys generate [--output PATH] [--force]
+                                        write a new key file (mode 0600) to PATH or $RECLAIM_KEY_FILE
+      reclaim keys rotate PURPOSE       a new active key for PURPOSE in $RECLAIM_KEY_FILE (older ones stay for reading);
+                                        adds a purpose the file lacks (checkpoint, in a file made before it existed)
+    \(identityUsage)
+      reclaim accounts import FILE.jsonl
+                                        put accounts on file, one JSON object a line; bad lines are reported by number
+      reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
+      reclaim audit verify --checkpoint FILE
+                                        also the admin log and the transparency log rebuilt from the events: fails unless
+                                        today's tree extends that saved checkpoint (signature, size, consistency proof)
+    \(demoUsage)
+      reclaim --help | --version
 
-Configuration (environment):
-\(ServiceConfiguration.variables.map { "  \($0.name.padding(toLength: 32, withPad: " ", startingAt: 0))\($0.meaning)" }.joined(separator: "\n"))
+    Configuration (environment):
+    \(ServiceConfiguration.variables.map { "  \($0.name.padding(toLength: 32, withPad: " ", startingAt: 0))\($0.meaning)" }.joined(separator: "\n"))
 
-"""
+    """
 
 /// Prints one line to standard error and exits.
 func fail(_ message: String, code: Int32 = 1) -> Never {
@@ -93,7 +93,8 @@ func serve(arguments: [String]) -> Never {
     }
     let logger = makeLogger(configuration)
     guard let keyPath = configuration.keyFilePath else {
-        refuse("configuration_invalid", "RECLAIM_KEY_FILE: is not set (create one with `reclaim keys generate --output PATH`)", code: exitConfiguration)
+        refuse(
+            "configuration_invalid", "RECLAIM_KEY_FILE: is not set (create one with `reclaim keys generate --output PATH`)", code: exitConfiguration)
     }
     let keys: KeyFile
     do {
@@ -142,7 +143,9 @@ func migrate(arguments: [String]) -> Never {
     // The owner's connection when it is configured apart from the service's (which cannot change the schema).
     let configuration = loadConfiguration(requireDatabase: false, needs: .migrations)
     guard let ownerURL = configuration.migrationDatabaseURL ?? (configuration.databaseURL.isEmpty ? nil : configuration.databaseURL) else {
-        fail("configuration: RECLAIM_MIGRATION_DATABASE_URL: is not set, nor DATABASE_URL (the schema owner's connection string)", code: exitConfiguration)
+        fail(
+            "configuration: RECLAIM_MIGRATION_DATABASE_URL: is not set, nor DATABASE_URL (the schema owner's connection string)",
+            code: exitConfiguration)
     }
     let logger = makeLogger(configuration)
     do {
@@ -150,7 +153,10 @@ func migrate(arguments: [String]) -> Never {
         let connection = try PostgresConnection(connectionString: ownerURL)
         defer { connection.close() }
         let applied = try migrator.migrate(connection, logger: logger)
-        print(applied.isEmpty ? "schema is up to date at version \(migrator.latestVersion)" : "applied \(applied.count) migration(s); schema at version \(migrator.latestVersion)")
+        print(
+            applied.isEmpty
+                ? "schema is up to date at version \(migrator.latestVersion)"
+                : "applied \(applied.count) migration(s); schema at version \(migrator.latestVersion)")
         exit(0)
     } catch {
         fail("migrate: \(error)")

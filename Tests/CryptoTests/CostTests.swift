@@ -32,8 +32,9 @@ struct CostTests {
         let sealBuffer = measure(30) { sealed = document.withUnsafeBytes { SecretBox.seal($0, key: key, associatedData: ad) } }
         let open = try measure(30) { _ = try SecretBox.open(sealed, key: key, associatedData: ad) }
         func mbps(_ d: Duration) -> Double { 10.0 * 1.048576 / (milliseconds(d) / 1e3) }
-        print("COST XChaCha20-Poly1305 10 MiB: seal \(milliseconds(sealArray)) ms (\(mbps(sealArray)) MB/s), "
-              + "seal(buffer) \(milliseconds(sealBuffer)) ms (\(mbps(sealBuffer)) MB/s), open \(milliseconds(open)) ms (\(mbps(open)) MB/s)")
+        print(
+            "COST XChaCha20-Poly1305 10 MiB: seal \(milliseconds(sealArray)) ms (\(mbps(sealArray)) MB/s), "
+                + "seal(buffer) \(milliseconds(sealBuffer)) ms (\(mbps(sealBuffer)) MB/s), open \(milliseconds(open)) ms (\(mbps(open)) MB/s)")
     }
 
     @Test func hmac1KiB() throws {
@@ -46,7 +47,8 @@ struct CostTests {
         let totp = try TOTP(secret: TOTP.generateSecret())
         let now = Date()
         let match = measure(20_000) { _ = totp.matchingCounter("123456", at: now) }
-        print("COST HMAC-SHA256 1 KiB: \(milliseconds(sha256) * 1e3) µs ([UInt8] key), \(milliseconds(sha256Key) * 1e3) µs (SymmetricKey); "
-              + "HMAC-SHA1 1 KiB: \(milliseconds(sha1) * 1e3) µs; TOTP matchingCounter (window 1): \(milliseconds(match) * 1e3) µs")
+        print(
+            "COST HMAC-SHA256 1 KiB: \(milliseconds(sha256) * 1e3) µs ([UInt8] key), \(milliseconds(sha256Key) * 1e3) µs (SymmetricKey); "
+                + "HMAC-SHA1 1 KiB: \(milliseconds(sha1) * 1e3) µs; TOTP matchingCounter (window 1): \(milliseconds(match) * 1e3) µs")
     }
 }

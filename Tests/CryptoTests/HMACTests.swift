@@ -5,22 +5,38 @@ import Testing
 struct HMACTests {
     // RFC 4231 §4.2–4.8.
     static let sha256Vectors: [(key: [UInt8], data: [UInt8], mac: String)] = [
-        ([UInt8](repeating: 0x0b, count: 20), bytes("Hi There"),
-         "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-        (bytes("Jefe"), bytes("what do ya want for nothing?"),
-         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
-        ([UInt8](repeating: 0xaa, count: 20), [UInt8](repeating: 0xdd, count: 50),
-         "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"),
-        (Array(1...25), [UInt8](repeating: 0xcd, count: 50),
-         "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"),
+        (
+            [UInt8](repeating: 0x0b, count: 20), bytes("Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        ),
+        (
+            bytes("Jefe"), bytes("what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        ),
+        (
+            [UInt8](repeating: 0xaa, count: 20), [UInt8](repeating: 0xdd, count: 50),
+            "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"
+        ),
+        (
+            Array(1...25), [UInt8](repeating: 0xcd, count: 50),
+            "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"
+        ),
         // Case 5: truncated to 128 bits.
-        ([UInt8](repeating: 0x0c, count: 20), bytes("Test With Truncation"),
-         "a3b6167473100ee06e0c796c2955552b"),
-        ([UInt8](repeating: 0xaa, count: 131), bytes("Test Using Larger Than Block-Size Key - Hash Key First"),
-         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
-        ([UInt8](repeating: 0xaa, count: 131),
-         bytes("This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm."),
-         "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
+        (
+            [UInt8](repeating: 0x0c, count: 20), bytes("Test With Truncation"),
+            "a3b6167473100ee06e0c796c2955552b"
+        ),
+        (
+            [UInt8](repeating: 0xaa, count: 131), bytes("Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        ),
+        (
+            [UInt8](repeating: 0xaa, count: 131),
+            bytes(
+                "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm."
+            ),
+            "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"
+        ),
     ]
 
     @Test("RFC 4231 test cases 1–7", arguments: 0..<7)
@@ -36,7 +52,8 @@ struct HMACTests {
     }
 
     @Test func sha256VerifyRejectsWrongMacKeyAndLength() {
-        let key = bytes("Jefe"), message = bytes("what do ya want for nothing?")
+        let key = bytes("Jefe")
+        let message = bytes("what do ya want for nothing?")
         var mac = HMACSHA256.authenticate(message: message, key: key)
         #expect(HMACSHA256.verify(mac: mac, message: message, key: key))
         #expect(!HMACSHA256.verify(mac: mac, message: message, key: bytes("Jeff")))
@@ -59,8 +76,9 @@ struct HMACTests {
         #expect(HMACSHA256.authenticate(message: message, key: key) == HMACSHA256.authenticate(message: message, key: raw))
         #expect(HMACSHA256.verify(mac: HMACSHA256.authenticate(message: message, key: raw), message: message, key: key))
         // Empty key and message: the well-known value.
-        #expect(Hex.encode(HMACSHA256.authenticate(message: [], key: []))
-            == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+        #expect(
+            Hex.encode(HMACSHA256.authenticate(message: [], key: []))
+                == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 
     // RFC 2202 §3.
@@ -70,10 +88,14 @@ struct HMACTests {
         ([UInt8](repeating: 0xaa, count: 20), [UInt8](repeating: 0xdd, count: 50), "125d7342b9ac11cd91a39af48aa17b4f63f175d3"),
         (Array(1...25), [UInt8](repeating: 0xcd, count: 50), "4c9007f4026250c6bc8414f9bf50c86c2d7235da"),
         ([UInt8](repeating: 0x0c, count: 20), bytes("Test With Truncation"), "4c1a03424b55e07fe7f27be1d58bb9324a9a5a04"),
-        ([UInt8](repeating: 0xaa, count: 80), bytes("Test Using Larger Than Block-Size Key - Hash Key First"),
-         "aa4ae5e15272d00e95705637ce8a3b55ed402112"),
-        ([UInt8](repeating: 0xaa, count: 80), bytes("Test Using Larger Than Block-Size Key and Larger Than One Block-Size Data"),
-         "e8e99d0f45237d786d6bbaa7965c7808bbff1a91"),
+        (
+            [UInt8](repeating: 0xaa, count: 80), bytes("Test Using Larger Than Block-Size Key - Hash Key First"),
+            "aa4ae5e15272d00e95705637ce8a3b55ed402112"
+        ),
+        (
+            [UInt8](repeating: 0xaa, count: 80), bytes("Test Using Larger Than Block-Size Key and Larger Than One Block-Size Data"),
+            "e8e99d0f45237d786d6bbaa7965c7808bbff1a91"
+        ),
     ]
 
     @Test("RFC 2202 HMAC-SHA1 test cases 1–7", arguments: 0..<7)

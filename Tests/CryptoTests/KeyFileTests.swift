@@ -154,22 +154,29 @@ struct KeyFileTests {
             check("[]", .malformed(path: path, reason: "wrong type at top level"))
             check(#"{"format": 2, "keys": [], "active": {}}"#, .unsupportedFormat(path: path, format: 2))
             check(#"{"format": 1, "active": {}}"#, .malformed(path: path, reason: "missing field \"keys\" at top level"))
-            check(json.replacingOccurrences(of: "\"session\" : \"session-1\"", with: "\"sessionx\" : \"session-1\""),
-                  .unknownPurpose(path: path, name: "sessionx"))
-            check(json.replacingOccurrences(of: "\"session\" : \"session-1\",", with: "")
-                      .replacingOccurrences(of: ",\n    \"session\" : \"session-1\"", with: ""),
-                  .missingPurpose(path: path, purpose: .session))
-            check(json.replacingOccurrences(of: "\"totp\" : \"totp-1\"", with: "\"totp\" : \"totp-9\""),
-                  .unknownKeyID(path: path, id: "totp-9"))
-            check(json.replacingOccurrences(of: "\"totp\" : \"totp-1\"", with: "\"totp\" : \"session-1\""),
-                  .purposeMismatch(path: path, id: "session-1", purpose: .totp))
+            check(
+                json.replacingOccurrences(of: "\"session\" : \"session-1\"", with: "\"sessionx\" : \"session-1\""),
+                .unknownPurpose(path: path, name: "sessionx"))
+            check(
+                json.replacingOccurrences(of: "\"session\" : \"session-1\",", with: "")
+                    .replacingOccurrences(of: ",\n    \"session\" : \"session-1\"", with: ""),
+                .missingPurpose(path: path, purpose: .session))
+            check(
+                json.replacingOccurrences(of: "\"totp\" : \"totp-1\"", with: "\"totp\" : \"totp-9\""),
+                .unknownKeyID(path: path, id: "totp-9"))
+            check(
+                json.replacingOccurrences(of: "\"totp\" : \"totp-1\"", with: "\"totp\" : \"session-1\""),
+                .purposeMismatch(path: path, id: "session-1", purpose: .totp))
             let shortKey = Data(SecureRandom.bytes(16)).base64EncodedString()
-            check(json.replacingOccurrences(of: anyKey, with: shortKey),
-                  .invalidKeyLength(path: path, id: good.entries[0].id, length: 16))
-            check(json.replacingOccurrences(of: anyKey, with: "%%%" + anyKey),
-                  .invalidKeyEncoding(path: path, id: good.entries[0].id))
-            check(json.replacingOccurrences(of: "\"id\" : \"signing-1\"", with: "\"id\" : \"totp-1\""),
-                  .duplicateKeyID(path: path, id: "totp-1"))
+            check(
+                json.replacingOccurrences(of: anyKey, with: shortKey),
+                .invalidKeyLength(path: path, id: good.entries[0].id, length: 16))
+            check(
+                json.replacingOccurrences(of: anyKey, with: "%%%" + anyKey),
+                .invalidKeyEncoding(path: path, id: good.entries[0].id))
+            check(
+                json.replacingOccurrences(of: "\"id\" : \"signing-1\"", with: "\"id\" : \"totp-1\""),
+                .duplicateKeyID(path: path, id: "totp-1"))
         }
     }
 
@@ -190,8 +197,10 @@ struct KeyFileTests {
             do { _ = try KeyFile.load(path: path) } catch { texts += ["\(error)", error.localizedDescription] }
             let json = try String(contentsOfFile: path, encoding: .utf8)
             let key0 = base64Keys(file)[0]
-            for broken in [String(json.dropLast(5)), json.replacingOccurrences(of: key0, with: String(key0.dropLast(4))),
-                           json.replacingOccurrences(of: "\"" + key0 + "\"", with: "[\"" + key0 + "\"]")] {
+            for broken in [
+                String(json.dropLast(5)), json.replacingOccurrences(of: key0, with: String(key0.dropLast(4))),
+                json.replacingOccurrences(of: "\"" + key0 + "\"", with: "[\"" + key0 + "\"]"),
+            ] {
                 try? FileManager.default.removeItem(atPath: path)
                 writeRaw(broken, to: path)
                 do { _ = try KeyFile.load(path: path) } catch { texts += ["\(error)", error.localizedDescription] }

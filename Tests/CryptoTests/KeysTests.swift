@@ -5,7 +5,8 @@ import Testing
 struct KeysTests {
     @Test func randomBytes() {
         #expect(SecureRandom.bytes(0).isEmpty)
-        let a = SecureRandom.bytes(32), b = SecureRandom.bytes(32)
+        let a = SecureRandom.bytes(32)
+        let b = SecureRandom.bytes(32)
         #expect(a.count == 32)
         #expect(a != b)
     }
@@ -38,7 +39,8 @@ struct KeysTests {
     @Test func symmetricKeyLengthAndEquality() throws {
         #expect(throws: CryptoError.invalidKeyLength(expected: 32, actual: 31)) { try SymmetricKey(bytes: SecureRandom.bytes(31)) }
         let raw = SecureRandom.bytes(32)
-        let a = try SymmetricKey(bytes: raw), b = try SymmetricKey(bytes: raw)
+        let a = try SymmetricKey(bytes: raw)
+        let b = try SymmetricKey(bytes: raw)
         #expect(a == b)
         #expect(a != SymmetricKey())
         #expect(a.withUnsafeBytes { Array($0) } == raw)
@@ -57,7 +59,8 @@ struct KeysTests {
     }
 
     @Test func purposesHaveSnakeCaseNames() {
-        #expect(KeyPurpose.allCases.map(\.rawValue)
-            == ["totp", "signing", "documents", "card_fingerprint", "access_code", "idempotency", "session", "checkpoint"])
+        #expect(
+            KeyPurpose.allCases.map(\.rawValue)
+                == ["totp", "signing", "documents", "card_fingerprint", "access_code", "idempotency", "session", "checkpoint"])
     }
 }

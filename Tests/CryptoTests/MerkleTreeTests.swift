@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Crypto
 
 /// The RFC 9162 tree against the known answers of transparency-dev/merkle (`testonly/constants.go`,
@@ -8,12 +9,16 @@ import Testing
 @Suite struct MerkleTreeTests {
     static let inputs = ["", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"].map(hex)
     static let levels: [[String]] = [
-        ["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d", "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
-         "0298d122906dcfc10892cb53a73992fc5b9f493ea4c9badb27b791b4127a7fe7", "07506a85fd9dd2f120eb694f86011e5bb4662e5c415a62917033d4a9624487e7",
-         "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b", "4271a26be0d8a84f0bd54c8c302e7cb3a3b5d1fa6780a40bcce2873477dab658",
-         "b08693ec2e721597130641e8211e7eedccb4c26413963eee6c1e2ed16ffb1a5f", "46f6ffadd3d06a09ff3c5860d2755c8b9819db7df44251788c7d8e3180de8eb1"],
-        ["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125", "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-         "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a", "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0"],
+        [
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d", "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+            "0298d122906dcfc10892cb53a73992fc5b9f493ea4c9badb27b791b4127a7fe7", "07506a85fd9dd2f120eb694f86011e5bb4662e5c415a62917033d4a9624487e7",
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b", "4271a26be0d8a84f0bd54c8c302e7cb3a3b5d1fa6780a40bcce2873477dab658",
+            "b08693ec2e721597130641e8211e7eedccb4c26413963eee6c1e2ed16ffb1a5f", "46f6ffadd3d06a09ff3c5860d2755c8b9819db7df44251788c7d8e3180de8eb1",
+        ],
+        [
+            "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125", "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a", "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+        ],
         ["d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7", "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4"],
         ["5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"],
     ]
@@ -40,7 +45,9 @@ import Testing
     @Test func nodesAndRootsAreTheKnownAnswers() throws {
         let nodes = Self.store(Self.leafHashes)
         for (level, hashes) in Self.levels.enumerated() {
-            for (index, hash) in hashes.enumerated() { #expect(nodes[MerkleTree.Node(level: level, index: index)] == hex(hash), "node \(level)/\(index)") }
+            for (index, hash) in hashes.enumerated() {
+                #expect(nodes[MerkleTree.Node(level: level, index: index)] == hex(hash), "node \(level)/\(index)")
+            }
         }
         #expect(nodes.count == 15)
         var frontier = MerkleTree.Frontier()
@@ -61,18 +68,38 @@ import Testing
             (0, 2, ["96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7"]),
             (1, 2, ["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"]),
             (2, 3, ["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"]),
-            (1, 5, ["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d", "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b"]),
-            (0, 8, ["96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7", "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4"]),
-            (5, 8, ["bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b", "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7"]),
+            (
+                1, 5,
+                [
+                    "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                ]
+            ),
+            (
+                0, 8,
+                [
+                    "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+                ]
+            ),
+            (
+                5, 8,
+                [
+                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                    "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+                ]
+            ),
         ]
         for vector in vectors {
             let proof = try MerkleTree.inclusionProof(leaf: vector.leaf, size: vector.size, hashes: nodes)
             #expect(proof == vector.proof.map(hex), "\(vector.leaf):\(vector.size)")
-            #expect(MerkleTree.verifyInclusion(index: vector.leaf, size: vector.size, leafHash: Self.leafHashes[vector.leaf], proof: proof,
-                                               root: Self.roots[vector.size]))
+            #expect(
+                MerkleTree.verifyInclusion(
+                    index: vector.leaf, size: vector.size, leafHash: Self.leafHashes[vector.leaf], proof: proof,
+                    root: Self.roots[vector.size]))
         }
     }
 
@@ -80,17 +107,37 @@ import Testing
         let nodes = Self.store(Self.leafHashes)
         let vectors: [(from: Int, to: Int, proof: [String])] = [
             (1, 1, []),
-            (1, 8, ["96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7", "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4"]),
-            (2, 5, ["5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e", "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b"]),
-            (6, 8, ["0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a", "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7"]),
+            (
+                1, 8,
+                [
+                    "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+                ]
+            ),
+            (
+                2, 5,
+                [
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                ]
+            ),
+            (
+                6, 8,
+                [
+                    "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
+                    "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+                ]
+            ),
         ]
         for vector in vectors {
             let proof = try MerkleTree.consistencyProof(from: vector.from, to: vector.to, hashes: nodes)
             #expect(proof == vector.proof.map(hex), "\(vector.from):\(vector.to)")
-            #expect(MerkleTree.verifyConsistency(from: vector.from, to: vector.to, fromRoot: Self.roots[vector.from], toRoot: Self.roots[vector.to],
-                                                 proof: proof))
+            #expect(
+                MerkleTree.verifyConsistency(
+                    from: vector.from, to: vector.to, fromRoot: Self.roots[vector.from], toRoot: Self.roots[vector.to],
+                    proof: proof))
         }
     }
 
@@ -115,7 +162,8 @@ import Testing
         if m == leaves.count { return complete ? [] : [mth(leaves)] }
         var k = 1
         while k * 2 < leaves.count { k *= 2 }
-        return m <= k ? subproof(m, leaves.prefix(k), complete) + [mth(leaves.dropFirst(k))]
+        return m <= k
+            ? subproof(m, leaves.prefix(k), complete) + [mth(leaves.dropFirst(k))]
             : subproof(m - k, leaves.dropFirst(k), false) + [mth(leaves.prefix(k))]
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Crypto
 
 /// Ed25519 against RFC 8032's first test vector; signed notes against `golang.org/x/mod/sumdb/note`'s tests (the
@@ -9,7 +10,8 @@ import Testing
     @Test func ed25519IsRFC8032() throws {
         let seed = try SymmetricKey(bytes: hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"))
         let publicKey = hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-        let signature = hex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        let signature = hex(
+            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
         #expect(Ed25519.publicKey(seed: seed) == publicKey)
         #expect(Ed25519.sign([], seed: seed) == signature)
         #expect(Ed25519.verify(signature: signature, message: [], publicKey: publicKey))
@@ -44,9 +46,11 @@ import Testing
         let broken = peterSig.prefix(60) + "ABCD" + peterSig.dropFirst(60)
         #expect(throws: SignedNoteError.invalidSignature) { try SignedNote.open(Self.text + "\n" + broken, keys: [peter]) }
         // The malformed notes of Go's TestOpen.
-        for bad in [Self.text, Self.text + "\n", Self.text + "\n" + String(peterSig.dropLast()), "\u{01}" + Self.text + "\n" + peterSig,
-                    Self.text + "\n" + "\u{2014} Bad Name x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=",
-                    Self.text + "\n" + peterSig + "Unexpected line.\n"] {
+        for bad in [
+            Self.text, Self.text + "\n", Self.text + "\n" + String(peterSig.dropLast()), "\u{01}" + Self.text + "\n" + peterSig,
+            Self.text + "\n" + "\u{2014} Bad Name x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=",
+            Self.text + "\n" + peterSig + "Unexpected line.\n",
+        ] {
             #expect(throws: SignedNoteError.self) { try SignedNote.open(bad, keys: [peter]) }
         }
     }
@@ -83,8 +87,10 @@ import Testing
         #expect(checkpoint.body == "reclaim.example/reclaim\n12345\n\(Data(root).base64EncodedString())\n")
         #expect(TreeCheckpoint(body: checkpoint.body) == checkpoint)
         #expect(TreeCheckpoint(body: checkpoint.body + "extension line\n") == checkpoint)
-        for bad in ["reclaim.example/reclaim\n12345\n", "o\n012\n\(Data(root).base64EncodedString())\n", "o\n-1\n\(Data(root).base64EncodedString())\n",
-                    "o\n1\nAAAA\n", "o\n1\n\(Data(root).base64EncodedString())"] {
+        for bad in [
+            "reclaim.example/reclaim\n12345\n", "o\n012\n\(Data(root).base64EncodedString())\n", "o\n-1\n\(Data(root).base64EncodedString())\n",
+            "o\n1\nAAAA\n", "o\n1\n\(Data(root).base64EncodedString())",
+        ] {
             #expect(TreeCheckpoint(body: bad) == nil, "\(bad)")
         }
         let seed = SymmetricKey()

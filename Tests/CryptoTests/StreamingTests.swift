@@ -45,10 +45,16 @@ import Testing
         var offset = 0
         for piece in [1, 7, 64, 4096, 50_000, 100_000] where offset < message.count {
             let end = min(message.count, offset + piece)
-            message[offset..<end].withUnsafeBytes { hasher.update($0); mac.update($0) }
+            message[offset..<end].withUnsafeBytes {
+                hasher.update($0)
+                mac.update($0)
+            }
             offset = end
         }
-        Array(message[offset...]).withUnsafeBytes { hasher.update($0); mac.update($0) }
+        Array(message[offset...]).withUnsafeBytes {
+            hasher.update($0)
+            mac.update($0)
+        }
         #expect(hasher.finalize() == SHA256.hash(message))
         #expect(mac.finalize() == HMACSHA256.authenticate(message: message, key: Array("secret".utf8)))
     }

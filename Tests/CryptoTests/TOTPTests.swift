@@ -13,7 +13,7 @@ struct TOTPTests {
         (1_111_111_111, 0x23523ED, "14050471"),
         (1_234_567_890, 0x273EF07, "89005924"),
         (2_000_000_000, 0x3F940AA, "69279037"),
-        (20_000_000_000, 0x27BC86AA, "65353130"),
+        (20_000_000_000, 0x27BC_86AA, "65353130"),
     ]
 
     @Test("RFC 6238 Appendix B SHA-1 vectors", arguments: vectors)
@@ -87,7 +87,8 @@ struct TOTPTests {
     }
 
     @Test func generatedSecretIs160Bits() {
-        let a = TOTP.generateSecret(), b = TOTP.generateSecret()
+        let a = TOTP.generateSecret()
+        let b = TOTP.generateSecret()
         #expect(a.count == 20)
         #expect(a != b)
     }
@@ -97,7 +98,7 @@ struct TOTPTests {
         let totp = try TOTP(secret: secret)
         let uri = totp.provisioningURI(issuer: "Reclaim", account: "alice@example.com")
         #expect(uri == "otpauth://totp/Reclaim:alice@example.com?secret=\(Base32.encode(secret))&issuer=Reclaim&algorithm=SHA1&digits=6&period=30")
-        #expect(!uri.contains("="+"="))
+        #expect(!uri.contains("=" + "="))
 
         let odd = totp.provisioningURI(issuer: "ACME Co: Support", account: "bob+1 ü/x?y&z#")
         #expect(odd.hasPrefix("otpauth://totp/ACME%20Co%3A%20Support:bob%2B1%20%C3%BC%2Fx%3Fy%26z%23?secret="))

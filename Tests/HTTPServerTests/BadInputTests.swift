@@ -189,18 +189,23 @@ import Testing
     }
 
     /// Sends `raw` on a connection of its own and expects exactly one problem answer (`status`, `code`) and then the close.
-    func expectOneProblem(_ server: TestServer, _ raw: String, _ status: Int, _ code: String,
-                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectOneProblem(
+        _ server: TestServer, _ raw: String, _ status: Int, _ code: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let connection = try server.client(timeout: 3).openConnection()
         defer { connection.close() }
         do { try connection.send(Array(raw.utf8)) } catch TestHTTPError.closedEarly {}
-        try expectOneProblem(connection.readAll(timeout: 3), status, code, Comment(rawValue: String(raw.prefix(80)).debugDescription),
-                             sourceLocation: sourceLocation)
+        try expectOneProblem(
+            connection.readAll(timeout: 3), status, code, Comment(rawValue: String(raw.prefix(80)).debugDescription),
+            sourceLocation: sourceLocation)
     }
 
     /// The bytes hold one status line, a problem document of `Content-Length` bytes and nothing after it, and the server closed.
-    func expectOneProblem(_ received: (bytes: [UInt8], closed: Bool), _ status: Int, _ code: String, _ comment: Comment,
-                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectOneProblem(
+        _ received: (bytes: [UInt8], closed: Bool), _ status: Int, _ code: String, _ comment: Comment,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let text = String(decoding: received.bytes, as: UTF8.self)
         #expect(received.closed, "not closed: \(comment)", sourceLocation: sourceLocation)
         #expect(!text.contains("\nHTTP/1."), "a second status line: \(comment): \(text.prefix(300).debugDescription)", sourceLocation: sourceLocation)
@@ -213,8 +218,9 @@ import Testing
         let body = Array(text[split.upperBound...].utf8)
         #expect(head.contains("\r\ncontent-type: application/problem+json"), "\(comment)", sourceLocation: sourceLocation)
         #expect(head.contains("\r\nconnection: close"), "\(comment)", sourceLocation: sourceLocation)
-        #expect(head.contains("\r\ncontent-length: \(body.count)\r\n") || head.hasSuffix("\r\ncontent-length: \(body.count)"),
-                "the body is not exactly Content-Length bytes: \(comment)", sourceLocation: sourceLocation)
+        #expect(
+            head.contains("\r\ncontent-length: \(body.count)\r\n") || head.hasSuffix("\r\ncontent-length: \(body.count)"),
+            "the body is not exactly Content-Length bytes: \(comment)", sourceLocation: sourceLocation)
         let problem = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
         #expect(problem?["status"] as? Int == status, "\(comment)", sourceLocation: sourceLocation)
         #expect(problem?["code"] as? String == code, "\(comment)", sourceLocation: sourceLocation)
@@ -225,7 +231,8 @@ import Testing
         let hits = Hits()
         let server = try makeServer(hits)
         defer { server.stop() }
-        let response = try #require(try server.client().sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc".utf8)))
+        let response = try #require(
+            try server.client().sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc".utf8)))
         #expect(response.status == 200)
         #expect(response.text == "abc")
     }
@@ -249,7 +256,8 @@ import Testing
         #expect(closed)
         #expect(hits.secret.load(ordering: .relaxed) == 0)
         // Plain chunked is served.
-        let chunked = try #require(try server.client().sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8)))
+        let chunked = try #require(
+            try server.client().sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8)))
         #expect(chunked.status == 200)
         #expect(chunked.text == "abc")
     }

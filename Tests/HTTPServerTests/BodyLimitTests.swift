@@ -88,7 +88,8 @@ import Testing
         #expect(response.status == 404)
         #expect(connection.waitForClose(timeout: 2))
 
-        let wrongMethod = try server.client().sendRaw(Array("PUT /small HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n".utf8), readTimeout: 3)
+        let wrongMethod = try server.client().sendRaw(
+            Array("PUT /small HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n".utf8), readTimeout: 3)
         #expect(wrongMethod?.status == 405)
         #expect(wrongMethod?.header("Allow") == "POST")
     }

@@ -85,8 +85,9 @@ import Testing
         let slow = try churners.map { try #require($0.wait(timeout: 20)).get() }
         let kept = try #require(keptAlive.wait(timeout: 20)).get()
         let fresher = try #require(fresh.wait(timeout: 20)).get()
-        print("connection guard churn: \(slow) slow connections, \(kept.requests) kept-alive requests on \(kept.connections) connection(s), "
-              + "\(fresher) one-shot requests, \(server.server.connectionsTimedOut) cut")
+        print(
+            "connection guard churn: \(slow) slow connections, \(kept.requests) kept-alive requests on \(kept.connections) connection(s), "
+                + "\(fresher) one-shot requests, \(server.server.connectionsTimedOut) cut")
         #expect(slow.allSatisfy { $0 > 0 })
         #expect(kept.requests > 0 && fresher > 0)
         #expect(kept.connections == 1, "a prompt keep-alive client must never be cut")

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPServer
 import Testing
+
+@testable import HTTPServer
 
 /// RFC 8259, strictly: what `JSONInput.check` takes and refuses, without sockets.
 @Suite struct JSONInputTests {
@@ -15,7 +16,8 @@ import Testing
         for document in documents {
             #expect(check(document) == JSONInput.Findings(), "\(document.debugDescription)")
             // The same texts Foundation reads, so nothing valid is refused.
-            #expect((try? JSONSerialization.jsonObject(with: Data(document.utf8), options: [.fragmentsAllowed])) != nil, "\(document.debugDescription)")
+            #expect(
+                (try? JSONSerialization.jsonObject(with: Data(document.utf8), options: [.fragmentsAllowed])) != nil, "\(document.debugDescription)")
         }
     }
 
@@ -43,13 +45,15 @@ import Testing
             let body = Array("[\"".utf8) + sequence + Array("\"]".utf8)
             #expect(JSONInput.check(body).malformed == "it is not UTF-8", "\(sequence)")
         }
-        #expect(JSONInput.check(Array("[\"".utf8) + [0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80] + Array("\"]".utf8)) == JSONInput.Findings())
+        #expect(
+            JSONInput.check(Array("[\"".utf8) + [0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80] + Array("\"]".utf8)) == JSONInput.Findings())
     }
 
     @Test func namesEveryRepeatedKeyByItsPath() {
         #expect(check(#"{"a":1,"a":2}"#).duplicateKeys == ["a"])
         #expect(check(#"{"a":1,"b":2,"a":3,"a":4}"#).duplicateKeys == ["a"])
-        #expect(check(#"{"customer":{"name":"x","name":"y"},"devices":[{"imei":"1"},{"imei":"2","imei":"3"}]}"#).duplicateKeys
+        #expect(
+            check(#"{"customer":{"name":"x","name":"y"},"devices":[{"imei":"1"},{"imei":"2","imei":"3"}]}"#).duplicateKeys
                 == ["customer.name", "devices[1].imei"])
         // The same key however it is escaped.
         #expect(check(#"{"a":1,"\u0061":2}"#).duplicateKeys == ["a"])

@@ -32,7 +32,9 @@ struct NewNote: Codable, Sendable {
     static let routes: [Route] = [
         Route(.GET, "/hello") { _ in .text("hello") },
         Route(.GET, "/api/v1/cases/{case_number}") { request in
-            try .json(["case_number": request.parameter("case_number") ?? "", "q": request.query("q") ?? "", "target": request.target, "path": request.path])
+            try .json([
+                "case_number": request.parameter("case_number") ?? "", "q": request.query("q") ?? "", "target": request.target, "path": request.path,
+            ])
         },
         Route(.GET, "/api/v1/cases/new") { _ in .text("literal") },
         Route(.POST, "/api/v1/cases/{id}/notes") { request in
@@ -48,7 +50,11 @@ struct NewNote: Codable, Sendable {
         Route(.GET, "/problem/unknown") { _ in throw SecretLeakingError() },
         Route(.GET, "/problem/throttled") { _ in throw Problem.tooManyRequests(retryAfter: 7) },
         Route(.GET, "/own-headers") { _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "text/html"), ("Content-Security-Policy", "default-src 'none'"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")], body: Array("<p>".utf8))
+            HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", "text/html"), ("Content-Security-Policy", "default-src 'none'"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"),
+                ], body: Array("<p>".utf8))
         },
         Route(.POST, "/echo") { request in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: request.body)
@@ -194,29 +200,34 @@ struct NewNote: Codable, Sendable {
         #expect(try invalid.json()["code"] as? String == "malformed_json")
 
         // RFC 8259 strictly: a trailing comma is not JSON (Foundation would take it); a repeated key is 422 naming it.
-        let trailing = try client.request("POST", path, headers: [("Content-Type", "application/json")], body: Array("{\"text\":\"x\",\"pinned\":true,}".utf8))
+        let trailing = try client.request(
+            "POST", path, headers: [("Content-Type", "application/json")], body: Array("{\"text\":\"x\",\"pinned\":true,}".utf8))
         #expect(trailing.status == 400)
         #expect(try trailing.json()["code"] as? String == "malformed_json")
-        let repeated = try client.request("POST", path, headers: [("Content-Type", "application/json")],
-                                          body: Array("{\"text\":\"x\",\"pinned\":true,\"text\":\"y\"}".utf8))
+        let repeated = try client.request(
+            "POST", path, headers: [("Content-Type", "application/json")],
+            body: Array("{\"text\":\"x\",\"pinned\":true,\"text\":\"y\"}".utf8))
         #expect(repeated.status == 422)
         #expect(try repeated.json()["code"] as? String == "validation_failed")
         #expect((try repeated.json()["errors"] as? [[String: String]])?.map { $0["field"] } == ["text"])
 
-        let missing = try client.request("POST", path, headers: [("Content-Type", "application/json; charset=utf-8")], body: Array("{\"text\":\"x\"}".utf8))
+        let missing = try client.request(
+            "POST", path, headers: [("Content-Type", "application/json; charset=utf-8")], body: Array("{\"text\":\"x\"}".utf8))
         #expect(missing.status == 422)
         let missingErrors = try missing.json()["errors"] as? [[String: String]]
         #expect(missingErrors?.first?["field"] == "pinned")
 
-        let wrongField = try client.request("POST", path, headers: [("Content-Type", "application/json")], body: Array("{\"text\":5,\"pinned\":true}".utf8))
+        let wrongField = try client.request(
+            "POST", path, headers: [("Content-Type", "application/json")], body: Array("{\"text\":5,\"pinned\":true}".utf8))
         #expect(wrongField.status == 422)
         #expect((try wrongField.json()["errors"] as? [[String: String]])?.first?["field"] == "text")
 
         let latin = try client.request("POST", path, headers: [("Content-Type", "application/json; charset=latin1")], body: Array("{}".utf8))
         #expect(latin.status == 415)
 
-        let good = try client.request("POST", path, headers: [("Content-Type", "Application/JSON; charset=\"UTF-8\"")],
-                                      body: Array("{\"text\":\"a/b\",\"pinned\":false,\"due\":\"2026-01-02T03:04:05Z\"}".utf8))
+        let good = try client.request(
+            "POST", path, headers: [("Content-Type", "Application/JSON; charset=\"UTF-8\"")],
+            body: Array("{\"text\":\"a/b\",\"pinned\":false,\"due\":\"2026-01-02T03:04:05Z\"}".utf8))
         #expect(good.status == 201)
         #expect(good.header("Content-Type") == "application/json")
         // Keys as CodingKeys spell them, ISO 8601 dates, slashes unescaped.
@@ -259,7 +270,8 @@ struct NewNote: Codable, Sendable {
         let server = try makeServer()
         defer { server.stop() }
         let client = server.client()
-        _ = try client.request("GET", "/api/v1/cases/RC-9?token=querysecret", headers: [("Authorization", "Bearer authsecret"), ("Cookie", "session=cookiesecret")])
+        _ = try client.request(
+            "GET", "/api/v1/cases/RC-9?token=querysecret", headers: [("Authorization", "Bearer authsecret"), ("Cookie", "session=cookiesecret")])
         _ = try client.request("POST", "/echo", headers: [("Content-Type", "text/plain")], body: Array("bodysecret".utf8))
         _ = try client.request("GET", "/nowhere")
 

@@ -85,7 +85,8 @@ import Testing
         #expect(try client.request("GET", "/css/site.css", headers: [("If-Modified-Since", lastModified)]).status == 304)
         #expect(try client.request("GET", "/css/site.css", headers: [("If-Modified-Since", "Sat, 01 Jan 2000 00:00:00 GMT")]).status == 200)
         // If-None-Match wins over If-Modified-Since.
-        #expect(try client.request("GET", "/css/site.css", headers: [("If-None-Match", "\"other\""), ("If-Modified-Since", lastModified)]).status == 200)
+        #expect(
+            try client.request("GET", "/css/site.css", headers: [("If-None-Match", "\"other\""), ("If-Modified-Since", lastModified)]).status == 200)
 
         let head = try client.request("HEAD", "/js/app.js")
         #expect(head.status == 200)
@@ -136,7 +137,8 @@ import Testing
         #expect(post.status == 404)
         #expect(post.header("Content-Type") == "application/problem+json")
         // A GET with a body is refused, not read and not silently dropped.
-        let withBody = try server.client().sendRaw(Array("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8), readTimeout: 3)
+        let withBody = try server.client().sendRaw(
+            Array("GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8), readTimeout: 3)
         #expect(withBody?.status == 400)
         let missing = try client.request("GET", "/nothing-here.js")
         #expect(missing.status == 404)

@@ -70,7 +70,12 @@ import Testing
 
     @Test func slowClientDoesNotBlockOthers() throws {
         // One worker thread makes the point sharper: the slow client must not occupy it.
-        let server = try TestServer(routes: [Self.hello], configure: { $0.threads = 1; $0.connectionTimeoutSeconds = 2 })
+        let server = try TestServer(
+            routes: [Self.hello],
+            configure: {
+                $0.threads = 1
+                $0.connectionTimeoutSeconds = 2
+            })
         defer { server.stop() }
         let slow = try server.client().openConnection()
         let request = Array("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
@@ -149,9 +154,11 @@ import Testing
     @Test func deferredCompletionsRacingShutdownAreSafe() throws {
         let queue = DispatchQueue(label: "racing", attributes: .concurrent)
         let routes = [
-            Route(.GET, "/race", deferred: { _, complete in
-                queue.asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 0...300))) { complete(.success(.text("ok"))) }
-            }),
+            Route(
+                .GET, "/race",
+                deferred: { _, complete in
+                    queue.asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 0...300))) { complete(.success(.text("ok"))) }
+                })
         ]
         let server = try TestServer(routes: routes, configure: { $0.shutdownGraceSeconds = 0.1 })
         let port = server.port
@@ -186,19 +193,25 @@ import Testing
         let queue = DispatchQueue(label: "deferred-test", attributes: .concurrent)
         let routes = [
             Self.hello,
-            Route(.POST, "/later", deferred: { request, complete in
-                let size = request.body.count
-                queue.asyncAfter(deadline: .now() + 0.2) {
-                    complete(.success(.text("later \(size)")))
-                }
-            }),
-            Route(.GET, "/later-fails", deferred: { _, complete in
-                queue.asyncAfter(deadline: .now() + 0.05) { complete(.failure(Problem.conflict(code: TestProblem.busy))) }
-            }),
-            Route(.GET, "/at-once", deferred: { _, complete in
-                complete(.success(.text("at once")))
-                complete(.success(.text("ignored second answer")))
-            }),
+            Route(
+                .POST, "/later",
+                deferred: { request, complete in
+                    let size = request.body.count
+                    queue.asyncAfter(deadline: .now() + 0.2) {
+                        complete(.success(.text("later \(size)")))
+                    }
+                }),
+            Route(
+                .GET, "/later-fails",
+                deferred: { _, complete in
+                    queue.asyncAfter(deadline: .now() + 0.05) { complete(.failure(Problem.conflict(code: TestProblem.busy))) }
+                }),
+            Route(
+                .GET, "/at-once",
+                deferred: { _, complete in
+                    complete(.success(.text("at once")))
+                    complete(.success(.text("ignored second answer")))
+                }),
         ]
         let server = try TestServer(routes: routes, configure: { $0.threads = 1 }, middleware: [Stamp()])
         defer { server.stop() }
@@ -252,17 +265,21 @@ import Testing
         let handled = Atomic<Int>(0)
         let queue = DispatchQueue(label: "deferred-witness")
         let routes = [
-            Route(.POST, "/make", deferred: { request, complete in
-                handled.add(1, ordering: .relaxed)
-                let body = request.body.text
-                queue.asyncAfter(deadline: .now() + 0.1) {
-                    complete(.success(HTTPResponse(status: 201, headers: [("Content-Type", "text/plain")], body: Array("made \(body)".utf8))))
-                    complete(.success(.text("a second completion is ignored")))
-                }
-            }),
-            Route(.GET, "/refuse", deferred: { _, complete in
-                queue.async { complete(.failure(Problem.conflict(code: TestProblem.taken, detail: "Already taken."))) }
-            }),
+            Route(
+                .POST, "/make",
+                deferred: { request, complete in
+                    handled.add(1, ordering: .relaxed)
+                    let body = request.body.text
+                    queue.asyncAfter(deadline: .now() + 0.1) {
+                        complete(.success(HTTPResponse(status: 201, headers: [("Content-Type", "text/plain")], body: Array("made \(body)".utf8))))
+                        complete(.success(.text("a second completion is ignored")))
+                    }
+                }),
+            Route(
+                .GET, "/refuse",
+                deferred: { _, complete in
+                    queue.async { complete(.failure(Problem.conflict(code: TestProblem.taken, detail: "Already taken."))) }
+                }),
         ]
         let server = try TestServer(routes: routes, middleware: [witness])
         defer { server.stop() }
@@ -293,15 +310,22 @@ import Testing
         let directory = NSTemporaryDirectory() + "reclaim-tls-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let openssl = try run("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-            "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
-        ])
+        let openssl = try run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
+            ])
         #expect(openssl.status == 0)
         let certificate = try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)
         let key = try String(contentsOfFile: directory + "/key.pem", encoding: .utf8)
 
-        let server = try TestServer(routes: [Self.hello], configure: { $0.tlsCertificatePEM = certificate; $0.tlsKeyPEM = key })
+        let server = try TestServer(
+            routes: [Self.hello],
+            configure: {
+                $0.tlsCertificatePEM = certificate
+                $0.tlsKeyPEM = key
+            })
         defer { server.stop() }
         let curl = try run("/usr/bin/curl", ["-sk", "-i", "--max-time", "5", "https://127.0.0.1:\(server.port)/hello"])
         #expect(curl.status == 0)

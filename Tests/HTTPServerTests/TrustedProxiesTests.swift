@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import HTTPServer
 
 /// The client behind a reverse proxy: believed only from trusted hops, never from what the client wrote itself.

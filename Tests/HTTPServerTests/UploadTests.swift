@@ -26,7 +26,9 @@ import Testing
                 let form = try request.multipart()
                 received.parts.withLock { $0 = form.parts }
                 let file = form.file("file")
-                return .text("type=\(form.field("type") ?? "-") file=\(file?.filename ?? "-") declared=\(file?.declaredContentType ?? "-") size=\(file?.content.count ?? -1) raw=\(request.content.count)")
+                return .text(
+                    "type=\(form.field("type") ?? "-") file=\(file?.filename ?? "-") declared=\(file?.declaredContentType ?? "-") size=\(file?.content.count ?? -1) raw=\(request.content.count)"
+                )
             }
             let bytes = try request.content.bytes()
             received.body.withLock { $0 = bytes }
@@ -35,14 +37,18 @@ import Testing
         }
         let routes = [
             Route(.POST, "/upload", bodyLimit: tenMiB, handler: upload).acceptingMultipart().spoolingLargeBodies(),
-            Route(.POST, "/deferred", bodyLimit: tenMiB, deferred: { request, done in
-                DispatchQueue.global().async {
-                    done(Result {
-                        let form = try request.multipart()
-                        return .text("size=\(form.file("file")?.content.count ?? -1) type=\(form.field("type") ?? "-")")
-                    })
+            Route(
+                .POST, "/deferred", bodyLimit: tenMiB,
+                deferred: { request, done in
+                    DispatchQueue.global().async {
+                        done(
+                            Result {
+                                let form = try request.multipart()
+                                return .text("size=\(form.file("file")?.content.count ?? -1) type=\(form.field("type") ?? "-")")
+                            })
+                    }
                 }
-            }).acceptingMultipart(),
+            ).acceptingMultipart(),
             Route(.POST, "/plain") { request in .text("parts=\(try request.multipart().parts.count)") },
             Route(.GET, "/hello") { _ in .text("hello") },
         ]
@@ -146,14 +152,15 @@ import Testing
         defer { server.stop() }
         let client = server.client(keepAlive: true)
         // An empty field, an empty file, a file without filename but with a binary type, a quoted boundary.
-        let body = Self.multipart([
-            Part(name: "type", bytes: Array("invoice".utf8)),
-            Part(name: "empty", bytes: []),
-            Part(name: "file", filename: "a.pdf", contentType: "application/pdf", bytes: Array("%PDF-1.7\r\n--x".utf8)),
-            Part(name: "blob", contentType: "application/octet-stream", bytes: [0, 13, 10, 45, 45, 0]),
-            Part(name: "nothing", filename: "n.bin", bytes: []),
-            Part(name: "long", filename: String(repeating: "n", count: 3000) + ".png", contentType: "image/png", bytes: [7]),
-        ], boundary: "simple")
+        let body = Self.multipart(
+            [
+                Part(name: "type", bytes: Array("invoice".utf8)),
+                Part(name: "empty", bytes: []),
+                Part(name: "file", filename: "a.pdf", contentType: "application/pdf", bytes: Array("%PDF-1.7\r\n--x".utf8)),
+                Part(name: "blob", contentType: "application/octet-stream", bytes: [0, 13, 10, 45, 45, 0]),
+                Part(name: "nothing", filename: "n.bin", bytes: []),
+                Part(name: "long", filename: String(repeating: "n", count: 3000) + ".png", contentType: "image/png", bytes: [7]),
+            ], boundary: "simple")
         let response = try client.request("POST", "/upload", headers: [("Content-Type", "multipart/form-data; boundary=\"simple\"")], body: body)
         #expect(response.status == 200)
         #expect(response.text == "type=invoice file=a.pdf declared=application/pdf size=13 raw=0")
@@ -195,10 +202,15 @@ import Testing
         let marker = Array("ReclaimSpoolMarker-".utf8) + (0..<24).map { _ in UInt8.random(in: 0...255) }
         let hold: DeferredHTTPHandler = { request, done in
             seen.withLock { $0 = Self.spoolFiles(in: directory, containing: marker) }
-            done(Result { .text("size=\(request.content.count) spooled=\(request.content.isSpooled) same=\(try request.content.bytes().starts(with: marker))") })
+            done(
+                Result {
+                    .text(
+                        "size=\(request.content.count) spooled=\(request.content.isSpooled) same=\(try request.content.bytes().starts(with: marker))")
+                })
         }
-        let server = try TestServer(routes: [Route(.POST, "/hold", bodyLimit: Self.tenMiB, deferred: hold).spoolingLargeBodies().acceptingMultipart()],
-                                    configure: { $0.spoolDirectory = directory })
+        let server = try TestServer(
+            routes: [Route(.POST, "/hold", bodyLimit: Self.tenMiB, deferred: hold).spoolingLargeBodies().acceptingMultipart()],
+            configure: { $0.spoolDirectory = directory })
         defer { server.stop() }
         var document = [UInt8]()
         while document.count < 1 << 20 { document += marker }
@@ -207,8 +219,10 @@ import Testing
         #expect(seen.withLock { $0.map(\.size) } == [document.count])
         #expect(seen.withLock { $0.map(\.clear) } == [false])
         // A form's file part is spooled the same way; its small fields are not.
-        let form = Self.multipart([Part(name: "type", bytes: Array("invoice".utf8)),
-                                   Part(name: "file", filename: "d.pdf", contentType: "application/pdf", bytes: document)])
+        let form = Self.multipart([
+            Part(name: "type", bytes: Array("invoice".utf8)),
+            Part(name: "file", filename: "d.pdf", contentType: "application/pdf", bytes: document),
+        ])
         let posted = try server.client(timeout: 20).request("POST", "/hold", headers: Self.formHeaders(), body: form)
         #expect(posted.status == 200)
         #expect(seen.withLock { $0.count } == 1)
@@ -222,12 +236,15 @@ import Testing
     }
 
     @Test func aSpoolThatCannotBeWrittenIs503() throws {
-        let server = try TestServer(routes: [Route(.POST, "/upload", bodyLimit: Self.tenMiB) { _ in .text("stored") }.spoolingLargeBodies().acceptingMultipart()],
-                                    configure: { $0.spoolDirectory = "/nonexistent/reclaim-spool" })
+        let server = try TestServer(
+            routes: [Route(.POST, "/upload", bodyLimit: Self.tenMiB) { _ in .text("stored") }.spoolingLargeBodies().acceptingMultipart()],
+            configure: { $0.spoolDirectory = "/nonexistent/reclaim-spool" })
         defer { server.stop() }
         let file = Self.pngish(count: 1 << 20)
-        let raw = try #require(try server.client(timeout: 10).sendRaw(
-            Array("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(file.count)\r\n\r\n".utf8) + file, readTimeout: 5))
+        let raw = try #require(
+            try server.client(timeout: 10).sendRaw(
+                Array("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(file.count)\r\n\r\n".utf8) + file,
+                readTimeout: 5))
         #expect(raw.status == 503)
         #expect(try raw.json()["code"] as? String == "unavailable")
         let form = Self.multipart([Part(name: "file", filename: "f.png", contentType: "image/png", bytes: file)])
@@ -241,7 +258,8 @@ import Testing
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return descriptors.compactMap { name -> (size: Int, clear: Bool)? in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                  target.hasPrefix(directory + "/"), let data = FileManager.default.contents(atPath: "/proc/self/fd/\(name)") else { return nil }
+                target.hasPrefix(directory + "/"), let data = FileManager.default.contents(atPath: "/proc/self/fd/\(name)")
+            else { return nil }
             return (data.count, Self.contains(data, marker))
         }
     }
@@ -250,7 +268,9 @@ import Testing
         data.withUnsafeBytes { haystack in
             guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
             var offset = 0
-            while offset + needle.count <= haystack.count, let hit = memchr(base + offset, Int32(needle[0]), haystack.count - offset - needle.count + 1) {
+            while offset + needle.count <= haystack.count,
+                let hit = memchr(base + offset, Int32(needle[0]), haystack.count - offset - needle.count + 1)
+            {
                 let at = base.distance(to: UnsafeRawPointer(hit))
                 if memcmp(base + at, needle, needle.count) == 0 { return true }
                 offset = at + 1
@@ -265,7 +285,8 @@ import Testing
         defer { server.stop() }
         let connection = try server.client().openConnection()
         // Headers only: the client sends none of the 10 MiB + 1 and still gets its answer.
-        try connection.send("POST /upload?type=box_photo HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(Self.tenMiB + 1)\r\n\r\n")
+        try connection.send(
+            "POST /upload?type=box_photo HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(Self.tenMiB + 1)\r\n\r\n")
         let started = Date()
         let response = try connection.readResponse(timeout: 3)
         #expect(Date().timeIntervalSince(started) < 1)
@@ -275,7 +296,9 @@ import Testing
 
         // A form announcing more than file cap + framing allowance is refused the same way.
         let form = try server.client().openConnection()
-        try form.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(MultipartLimits().maxBodyBytes + 1)\r\n\r\n")
+        try form.send(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(MultipartLimits().maxBodyBytes + 1)\r\n\r\n"
+        )
         #expect(try form.readResponse(timeout: 3).status == 413)
         #expect(received.calls.load(ordering: .relaxed) == 0)
     }
@@ -285,7 +308,9 @@ import Testing
         let server = try Self.makeServer(received)
         defer { server.stop() }
         let file = Self.pngish(count: Self.tenMiB + 1)
-        let body = Self.multipart([Part(name: "type", bytes: Array("invoice".utf8)), Part(name: "file", filename: "f.png", contentType: "image/png", bytes: file)])
+        let body = Self.multipart([
+            Part(name: "type", bytes: Array("invoice".utf8)), Part(name: "file", filename: "f.png", contentType: "image/png", bytes: file),
+        ])
         let response = try server.client(timeout: 20).request("POST", "/upload", headers: Self.formHeaders(), body: body)
         #expect(response.status == 413)
         #expect(try response.json()["code"] as? String == "payload_too_large")
@@ -299,7 +324,9 @@ import Testing
         // A larger file of which only 10 MiB + 1 + 64 bytes are sent: the server must see the file pass its
         // cap (MHD holds back the last few bytes until it can rule out a boundary) and answer without the rest.
         let file = Self.pngish(count: Self.tenMiB + 64 * 1024)
-        let body = Self.multipart([Part(name: "type", bytes: Array("invoice".utf8)), Part(name: "file", filename: "f.png", contentType: "image/png", bytes: file)])
+        let body = Self.multipart([
+            Part(name: "type", bytes: Array("invoice".utf8)), Part(name: "file", filename: "f.png", contentType: "image/png", bytes: file),
+        ])
         let fileStart = body.count - file.count - Array("\r\n--\(Self.boundary)--\r\n".utf8).count
         let end = fileStart + Self.tenMiB + 1 + 64
         for chunked in [false, true] {
@@ -345,18 +372,36 @@ import Testing
             ("no boundary parameter", [("Content-Type", "multipart/form-data")], good),
             ("empty boundary", [("Content-Type", "multipart/form-data; boundary=")], good),
             ("another boundary in the body", Self.formHeaders(boundary: "other"), good),
-            ("truncated before the closing boundary", Self.formHeaders(), Self.multipart([Part(name: "file", filename: "f", bytes: [1, 2, 3])], close: false)),
+            (
+                "truncated before the closing boundary", Self.formHeaders(),
+                Self.multipart([Part(name: "file", filename: "f", bytes: [1, 2, 3])], close: false)
+            ),
             ("cut inside a part", Self.formHeaders(), Array(good[..<(good.count / 2)])),
             ("empty body", Self.formHeaders(), []),
             ("garbage", Self.formHeaders(), Array("this is not a form at all".utf8)),
-            ("no CRLF after the boundary", Self.formHeaders(), Array("--\(Self.boundary)Content-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
-            ("a part without a name", Self.formHeaders(), Array("--\(Self.boundary)\r\nContent-Type: text/plain\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
+            (
+                "no CRLF after the boundary", Self.formHeaders(),
+                Array("--\(Self.boundary)Content-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)
+            ),
+            (
+                "a part without a name", Self.formHeaders(),
+                Array("--\(Self.boundary)\r\nContent-Type: text/plain\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)
+            ),
             ("data after the closing boundary", Self.formHeaders(), good + Array("--\(Self.boundary)\r\n".utf8)),
             ("a preamble before the first boundary", Self.formHeaders(), Array("preamble\r\n".utf8) + good),
-            ("a part header line longer than 4 KiB", Self.formHeaders(), Self.multipart([Part(name: "file", filename: String(repeating: "n", count: 4200), bytes: [1])])),
+            (
+                "a part header line longer than 4 KiB", Self.formHeaders(),
+                Self.multipart([Part(name: "file", filename: String(repeating: "n", count: 4200), bytes: [1])])
+            ),
             // MHD 0.9.75 quirks, pinned so a library upgrade that changes them is noticed:
-            ("an unquoted name (MHD reads only quoted values)", Self.formHeaders(), Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=type\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)),
-            ("a parameter after the boundary (MHD takes the rest of the header)", [("Content-Type", "multipart/form-data; boundary=\(Self.boundary); charset=utf-8")], good),
+            (
+                "an unquoted name (MHD reads only quoted values)", Self.formHeaders(),
+                Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=type\r\n\r\nx\r\n--\(Self.boundary)--\r\n".utf8)
+            ),
+            (
+                "a parameter after the boundary (MHD takes the rest of the header)",
+                [("Content-Type", "multipart/form-data; boundary=\(Self.boundary); charset=utf-8")], good
+            ),
             ("a longer boundary in the body", Self.formHeaders(boundary: String(Self.boundary.dropLast())), good),
         ]
         let client = server.client(keepAlive: true)
@@ -410,9 +455,11 @@ import Testing
         let sixteen = try client.request("POST", "/upload", headers: Self.formHeaders(), body: Self.multipart(Array(seventeen.prefix(16))))
         #expect(sixteen.status == 200)
 
-        let longField = try client.request("POST", "/upload", headers: Self.formHeaders(), body: Self.multipart([Part(name: "type", bytes: Array(repeating: 65, count: 4097))]))
+        let longField = try client.request(
+            "POST", "/upload", headers: Self.formHeaders(), body: Self.multipart([Part(name: "type", bytes: Array(repeating: 65, count: 4097))]))
         #expect(longField.status == 413)
-        let fullField = try client.request("POST", "/upload", headers: Self.formHeaders(), body: Self.multipart([Part(name: "type", bytes: Array(repeating: 65, count: 4096))]))
+        let fullField = try client.request(
+            "POST", "/upload", headers: Self.formHeaders(), body: Self.multipart([Part(name: "type", bytes: Array(repeating: 65, count: 4096))]))
         #expect(fullField.status == 200)
         #expect(received.calls.load(ordering: .relaxed) == 2)
     }
@@ -447,7 +494,8 @@ import Testing
         try first.send([UInt8](repeating: 1, count: size - 1000))
         #expect(try first.readResponse(timeout: 5).text == "type=x size=\(size)")
         #expect(eventually(2) { server.server.largeBodiesInFlight == 0 })
-        let again = try server.client().request("POST", "/upload?type=y", headers: [("Content-Type", "image/png")], body: [UInt8](repeating: 3, count: size))
+        let again = try server.client().request(
+            "POST", "/upload?type=y", headers: [("Content-Type", "image/png")], body: [UInt8](repeating: 3, count: size))
         #expect(again.text == "type=y size=\(size)")
     }
 
@@ -520,7 +568,8 @@ struct UploadBenchmarks {
                 while Date() < stop && sent < perClient {
                     sent += 1
                     guard (try? connection.send(headBytes)) != nil, (try? connection.send(body)) != nil,
-                          let response = try? connection.readResponse(timeout: 30), response.status == 200 else { return }
+                        let response = try? connection.readResponse(timeout: 30), response.status == 200
+                    else { return }
                     done.add(1, ordering: .relaxed)
                 }
             }.start()
@@ -565,17 +614,24 @@ struct UploadBenchmarks {
             let after = Self.rssKiB("VmRSS")
             Self.trimMalloc()
             let trimmed = Self.rssKiB("VmRSS")
-            lines.append("\(label) \(uploads) x 10 MiB held at once: RSS before \(before / 1024) MiB, peak \(peak / 1024) MiB (+\((peak - before) / 1024) MiB), after \(after / 1024) MiB, after malloc_trim \(trimmed / 1024) MiB")
+            lines.append(
+                "\(label) \(uploads) x 10 MiB held at once: RSS before \(before / 1024) MiB, peak \(peak / 1024) MiB (+\((peak - before) / 1024) MiB), after \(after / 1024) MiB, after malloc_trim \(trimmed / 1024) MiB"
+            )
         }
 
         for size in [1 << 20, 10 << 20] {
             let file = UploadTests.pngish(count: size)
-            let form = UploadTests.multipart([.init(name: "type", bytes: Array("invoice".utf8)), .init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)], boundary: boundary)
+            let form = UploadTests.multipart(
+                [.init(name: "type", bytes: Array("invoice".utf8)), .init(name: "file", filename: "f.png", contentType: "image/png", bytes: file)],
+                boundary: boundary)
             for (label, body, type) in [("raw", file, "image/png"), ("multipart", form, "multipart/form-data; boundary=\(boundary)")] {
                 let head = "POST /count HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\r\n"
                 let (uploads, elapsed) = Self.run(port: server.boundPort, head: head, body: body, seconds: seconds)
                 let rate = Double(uploads) / elapsed
-                lines.append(String(format: "%@ %2d MiB x %d clients: %7.1f uploads/s, %6.0f MiB/s", label, size >> 20, Self.clients, rate, rate * Double(size) / 1048576))
+                lines.append(
+                    String(
+                        format: "%@ %2d MiB x %d clients: %7.1f uploads/s, %6.0f MiB/s", label, size >> 20, Self.clients, rate,
+                        rate * Double(size) / 1_048_576))
             }
         }
 

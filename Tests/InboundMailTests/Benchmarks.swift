@@ -16,8 +16,12 @@ struct InboundMailBenchmarks {
 
     func report(_ label: String, count: Int, since start: (wall: Double, cpu: Double)) {
         let end = clock()
-        let wall = end.wall - start.wall, cpu = end.cpu - start.cpu
-        print(String(format: "BENCH %@: %d in %.3f s wall (%.0f/s), %.3f s CPU of this thread (%.0f/s)", label, count, wall, Double(count) / wall, cpu, Double(count) / cpu))
+        let wall = end.wall - start.wall
+        let cpu = end.cpu - start.cpu
+        print(
+            String(
+                format: "BENCH %@: %d in %.3f s wall (%.0f/s), %.3f s CPU of this thread (%.0f/s)", label, count, wall, Double(count) / wall, cpu,
+                Double(count) / cpu))
     }
 
     @Test func parser() throws {
@@ -31,9 +35,10 @@ struct InboundMailBenchmarks {
         var random = SeededGenerator(state: 10)
         let block = (0..<65_536).map { _ in UInt8.random(in: 0...255, using: &random) }
         let payload = (0..<160).reduce(into: Data()) { data, _ in data.append(contentsOf: block) }
-        let big = message(["From: a@example.com", "Content-Type: multipart/mixed; boundary=b"],
-                          body: "--b\r\nContent-Type: text/plain\r\n\r\nInvoice.\r\n--b\r\nContent-Type: image/jpeg\r\nContent-Transfer-Encoding: base64\r\n\r\n"
-                              + payload.base64EncodedString(options: .lineLength76Characters) + "\r\n--b--\r\n")
+        let big = message(
+            ["From: a@example.com", "Content-Type: multipart/mixed; boundary=b"],
+            body: "--b\r\nContent-Type: text/plain\r\n\r\nInvoice.\r\n--b\r\nContent-Type: image/jpeg\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                + payload.base64EncodedString(options: .lineLength76Characters) + "\r\n--b--\r\n")
         let bigStart = clock()
         for _ in 0..<5 { _ = try parser.parse(big) }
         report("parse a 10 MiB attachment (\(big.count) bytes of mail)", count: 5, since: bigStart)
@@ -45,8 +50,9 @@ struct InboundMailBenchmarks {
         defer { dovecot.stop() }
         let small = Fixture.bytes("gmail-reply.eml")
         try dovecot.deliverToMaildir(Array(repeating: small, count: 1_000))
-        let session = try IMAPSession(mailbox: IMAPMailbox(url: dovecot.url(tls: tls)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 60),
-                                      caFile: dovecot.caFile)
+        let session = try IMAPSession(
+            mailbox: IMAPMailbox(url: dovecot.url(tls: tls)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 60),
+            caFile: dovecot.caFile)
         let listStart = clock()
         let listing = try session.listing()
         report("\(tls ? "imaps" : "imap") listing", count: listing.uids.count, since: listStart)
@@ -58,8 +64,9 @@ struct InboundMailBenchmarks {
         #expect(bytes == 1_000 * small.count)
         let fresh = clock()
         for uid in listing.uids.prefix(100) {
-            let one = try IMAPSession(mailbox: IMAPMailbox(url: dovecot.url(tls: tls)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 60),
-                                      caFile: dovecot.caFile)
+            let one = try IMAPSession(
+                mailbox: IMAPMailbox(url: dovecot.url(tls: tls)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 60),
+                caFile: dovecot.caFile)
             _ = try one.fetch(uid: uid, uidValidity: listing.uidValidity, maximumBytes: 1 << 20)
         }
         report("\(tls ? "imaps" : "imap") fetch, a new session (login) per message", count: 100, since: fresh)

@@ -7,12 +7,12 @@ struct EncodingTests {
     @Test func base64IsLenient() {
         let expected = bytes("Hello, world")
         #expect(TransferEncoding.base64(bytes("SGVsbG8sIHdvcmxk")) == expected)
-        #expect(TransferEncoding.base64(bytes("SGVs\r\nbG8s IHdv\tcmxk\r\n")) == expected)          // whitespace anywhere
-        #expect(TransferEncoding.base64(bytes("SGVsbG8sIHdvcmxk====")) == expected)              // too much padding
-        #expect(TransferEncoding.base64(bytes("SGVsbG8")) == bytes("Hello"))                     // none where it was due
-        #expect(TransferEncoding.base64(bytes("SGk=SGk=")) == bytes("HiHi"))                     // concatenated chunks
-        #expect(TransferEncoding.base64(bytes("SG!k*")) == bytes("Hi"))                          // bytes outside the alphabet
-        #expect(TransferEncoding.base64(bytes("SGkx\u{0}Q")) == bytes("Hi1"))                    // a lone last sextet is dropped
+        #expect(TransferEncoding.base64(bytes("SGVs\r\nbG8s IHdv\tcmxk\r\n")) == expected)  // whitespace anywhere
+        #expect(TransferEncoding.base64(bytes("SGVsbG8sIHdvcmxk====")) == expected)  // too much padding
+        #expect(TransferEncoding.base64(bytes("SGVsbG8")) == bytes("Hello"))  // none where it was due
+        #expect(TransferEncoding.base64(bytes("SGk=SGk=")) == bytes("HiHi"))  // concatenated chunks
+        #expect(TransferEncoding.base64(bytes("SG!k*")) == bytes("Hi"))  // bytes outside the alphabet
+        #expect(TransferEncoding.base64(bytes("SGkx\u{0}Q")) == bytes("Hi1"))  // a lone last sextet is dropped
         #expect(TransferEncoding.base64([]) == [])
         // Every byte value round-trips through Foundation's encoder.
         let all = (0...255).map(UInt8.init)

@@ -22,7 +22,9 @@ struct FixtureTests {
         #expect(mail.subject == "Re: Case 482719305618: a new message for you")
         #expect(mail.date == utc("2026-12-01T10:04:05Z"))
         // The text/plain alternative, soft line breaks joined; the HTML one is not read.
-        #expect(mail.text.hasPrefix("Hello,\n\nThank you for calling me back this morning. The thief changed the recovery phone as well, I only noticed it now.\n"))
+        #expect(
+            mail.text.hasPrefix(
+                "Hello,\n\nThank you for calling me back this morning. The thief changed the recovery phone as well, I only noticed it now.\n"))
         #expect(mail.text.hasSuffix("> Hello,\n> We have opened case 482719305618 to recover your account."))
         #expect(!mail.text.contains("gmail_quote"))
         #expect(mail.attachments.isEmpty)
@@ -107,18 +109,19 @@ struct FixtureTests {
         #expect(mail.deliveredTo == ["cases@reclaim.example"])
         #expect(mail.recipientAddresses == ["cases@reclaim.example", token])
         #expect(mail.date == utc("2026-12-02T16:45:00Z"))
-        #expect(mail.text == """
-            Hello team,
+        #expect(
+            mail.text == """
+                Hello team,
 
-            The thief wrote to me again – here’s what I know:
+                The thief wrote to me again – here’s what I know:
 
-            - Serial: C02XK1ZJH3QD
-            - Bought at Café & Phones, 3 May
-            - Price €€899
-            IMEI 356938035643809
-            Regards,
-            Renée
-            """)
+                - Serial: C02XK1ZJH3QD
+                - Bought at Café & Phones, 3 May
+                - Price €€899
+                IMEI 356938035643809
+                Regards,
+                Renée
+                """)
         #expect(mail.attachments.isEmpty)
     }
 
@@ -134,17 +137,21 @@ struct FixtureTests {
         let mail = try Fixture.parsed("forwarded-rfc822.eml")
         #expect(mail.subject == "Fwd: Your account is locked (case 482719305618)")
         // format=flowed: the line ending in a space continues on the next; the signature separator stays.
-        #expect(mail.text.hasPrefix("This is the mail the thief sent me last night. I did not pay. I am forwarding it as you asked on the phone.\n\n-- \nAda\n\n"))
-        #expect(mail.text.hasSuffix("""
-            ---------- Forwarded message ----------
-            From: Account Support <support@acc0unts-security.example>
-            Date: Mon, 30 Nov 2026 23:58:01 +0300
-            Subject: Your account is locked
-            To: ada.lovelace@example.com
+        #expect(
+            mail.text.hasPrefix(
+                "This is the mail the thief sent me last night. I did not pay. I am forwarding it as you asked on the phone.\n\n-- \nAda\n\n"))
+        #expect(
+            mail.text.hasSuffix(
+                """
+                ---------- Forwarded message ----------
+                From: Account Support <support@acc0unts-security.example>
+                Date: Mon, 30 Nov 2026 23:58:01 +0300
+                Subject: Your account is locked
+                To: ada.lovelace@example.com
 
-            Pay 500 USDT to the wallet below within 24 hours or your photos go public.
-            Wallet: TQ7x9kR2mN4pL8vB3cZ6fH1jD5sW0yA
-            """))
+                Pay 500 USDT to the wallet below within 24 hours or your photos go public.
+                Wallet: TQ7x9kR2mN4pL8vB3cZ6fH1jD5sW0yA
+                """))
         #expect(mail.attachments.map(\.fileName) == ["Your account is locked.eml", "screenshot.png", "Quittung für das Telefon.jpg"])
         #expect(mail.attachments.map(\.mediaType) == ["message/rfc822", "image/png", "image/jpeg"])
         // The forwarded message is kept whole, as sent (a ransom mail is evidence).

@@ -48,7 +48,8 @@ struct FuzzTests {
         var random = SeededGenerator(state: 0x5EED_2026_1201)
         let fixtures = Fixture.names.map(Fixture.bytes)
         #expect(fixtures.count == 9)
-        var parsed = 0, refused = 0
+        var parsed = 0
+        var refused = 0
         let parser = MailParser()
         for _ in 0..<3_000 {
             let mutated = Self.mutate(fixtures.randomElement(using: &random)!, &random)

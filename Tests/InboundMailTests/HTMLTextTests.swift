@@ -9,7 +9,8 @@ struct HTMLTextTests {
     }
 
     @Test func scriptStyleHeadTitleAndCommentsAreDropped() {
-        let html = "<html><head><title>T</title><style>p { color: red }</style></head><body><script>alert('x<p>')</script>"
+        let html =
+            "<html><head><title>T</title><style>p { color: red }</style></head><body><script>alert('x<p>')</script>"
             + "<!-- hidden <b>x</b> --><p>visible</p><noscript>no script</noscript></body></html>"
         #expect(HTMLText.text(html) == "visible\n\nno script")
         // A head never closed ends at <body>.
@@ -31,7 +32,9 @@ struct HTMLTextTests {
     }
 
     @Test func entities() {
-        #expect(HTMLText.text("&amp; &lt;tag&gt; &quot;q&quot; &apos;a&apos; &eacute;&Auml;&szlig; &euro; &hellip; &mdash;") == "& <tag> \"q\" 'a' éÄß € … —")
+        #expect(
+            HTMLText.text("&amp; &lt;tag&gt; &quot;q&quot; &apos;a&apos; &eacute;&Auml;&szlig; &euro; &hellip; &mdash;")
+                == "& <tag> \"q\" 'a' éÄß € … —")
         #expect(HTMLText.text("&#233; &#xE9; &#X1F4F7; &#150; &#0; &#xD800; &#99999999;") == "é é 📷 – \u{FFFD} \u{FFFD} \u{FFFD}")
         #expect(HTMLText.text("a&nbsp;b &amp c &copy 2026 &unknown; & alone &") == "a b & c © 2026 &unknown; & alone &")
         #expect(HTMLText.text("&yuml;&iexcl;&Omega;&omega;&sigmaf;") == "ÿ¡Ωως")
@@ -42,7 +45,9 @@ struct HTMLTextTests {
     }
 
     @Test func brokenMarkupNeverTraps() {
-        for html in ["<", "<<>>", "</", "<a", "<a href=\"unterminated", "<!--", "&#", "&#x", "&", "<script>never closed", "<p/><br///>", "<\u{301}x>"] {
+        for html in [
+            "<", "<<>>", "</", "<a", "<a href=\"unterminated", "<!--", "&#", "&#x", "&", "<script>never closed", "<p/><br///>", "<\u{301}x>",
+        ] {
             _ = HTMLText.text(html)
         }
         #expect(HTMLText.text("<script>never closed") == "")

@@ -74,13 +74,14 @@ struct HeaderTests {
 
     @Test func addressLists() {
         func list(_ text: String) -> [MailAddress] { MailAddress.list(bytes(text)) }
-        #expect(list("\"Lovelace, Ada\" <ada@example.com>, bob@example.com (Bob B), <carol@example.com>") == [
-            MailAddress(address: "ada@example.com", displayName: "Lovelace, Ada"),
-            MailAddress(address: "bob@example.com", displayName: "Bob B"),
-            MailAddress(address: "carol@example.com"),
-        ])
+        #expect(
+            list("\"Lovelace, Ada\" <ada@example.com>, bob@example.com (Bob B), <carol@example.com>") == [
+                MailAddress(address: "ada@example.com", displayName: "Lovelace, Ada"),
+                MailAddress(address: "bob@example.com", displayName: "Bob B"),
+                MailAddress(address: "carol@example.com"),
+            ])
         #expect(list("Undisclosed recipients:;") == [])
-        #expect(list("team: a@example.com, b@example.com;, c@example.com") .map(\.address) == ["a@example.com", "b@example.com", "c@example.com"])
+        #expect(list("team: a@example.com, b@example.com;, c@example.com").map(\.address) == ["a@example.com", "b@example.com", "c@example.com"])
         #expect(list("=?utf-8?B?546L5bCP5piO?= <w@qq.com>") == [MailAddress(address: "w@qq.com", displayName: "王小明")])
         #expect(list("<@relay.example:ada@example.com>") == [MailAddress(address: "ada@example.com")])
         #expect(list("Ada <mailto:ada@example.com>") == [MailAddress(address: "ada@example.com", displayName: "Ada")])
@@ -99,7 +100,8 @@ struct HeaderTests {
     }
 
     @Test func threadingHeaders() throws {
-        let mail = try header("""
+        let mail = try header(
+            """
             Message-ID: <CAH+x@mail.gmail.com>\r
             In-Reply-To: <sent-1@reclaim.example>\r
             References: <root@elsewhere> <sent-1@reclaim.example>\r
@@ -112,10 +114,14 @@ struct HeaderTests {
     }
 
     @Test func recipientHeadersIncludingEveryDeliveredTo() throws {
-        let mail = try header("To: a@example.com\r\nCc: B <b@example.com>, A@example.com\r\nDelivered-To: cases+t1@reclaim.example\r\n"
-                              + "Delivered-To: cases@reclaim.example\r\nX-Original-To: cases+t2@reclaim.example\r\n\r\n")
+        let mail = try header(
+            "To: a@example.com\r\nCc: B <b@example.com>, A@example.com\r\nDelivered-To: cases+t1@reclaim.example\r\n"
+                + "Delivered-To: cases@reclaim.example\r\nX-Original-To: cases+t2@reclaim.example\r\n\r\n")
         #expect(mail.deliveredTo == ["cases+t1@reclaim.example", "cases@reclaim.example"])
-        #expect(mail.recipientAddresses == ["a@example.com", "b@example.com", "cases+t1@reclaim.example", "cases@reclaim.example", "cases+t2@reclaim.example"])
+        #expect(
+            mail.recipientAddresses == [
+                "a@example.com", "b@example.com", "cases+t1@reclaim.example", "cases@reclaim.example", "cases+t2@reclaim.example",
+            ])
     }
 
     @Test func automaticMailKeywords() throws {

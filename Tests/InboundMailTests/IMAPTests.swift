@@ -18,9 +18,11 @@ struct IMAPURLTests {
     }
 
     @Test func refusals() {
-        let bad = ["pop3://u:p@h/INBOX", "imap://h/INBOX", "imap://u@h/INBOX", "imap://:p@h/", "imap://u:p@/INBOX", "imap://u:p@h:0/",
-                   "imap://u:p@h:99999/", "imap://u:p@h:x/", "imap://u:p@h/INBOX;UID=1", "imap://u:p@h/INBOX?ALL", "imap://u:p@h/a%22b",
-                   "imap://u:%ZZ@h/", "imap://u:p@h/Caf%C3%A9"]
+        let bad = [
+            "pop3://u:p@h/INBOX", "imap://h/INBOX", "imap://u@h/INBOX", "imap://:p@h/", "imap://u:p@/INBOX", "imap://u:p@h:0/",
+            "imap://u:p@h:99999/", "imap://u:p@h:x/", "imap://u:p@h/INBOX;UID=1", "imap://u:p@h/INBOX?ALL", "imap://u:p@h/a%22b",
+            "imap://u:%ZZ@h/", "imap://u:p@h/Caf%C3%A9",
+        ]
         for url in bad {
             #expect(throws: IMAPURLError.self, "\(url)") { try IMAPMailbox(url: url) }
         }
@@ -128,9 +130,10 @@ struct IMAPTests {
         defer { dovecot.stop() }
         // A 4 MiB photo, then a small reply.
         let photo = Data((0..<(4 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).base64EncodedString(options: .lineLength76Characters)
-        let big = message(["From: ada@example.com", "Message-ID: <big@example.com>", "Content-Type: multipart/mixed; boundary=b"],
-                          body: "--b\r\nContent-Type: text/plain\r\n\r\nThe photo.\r\n--b\r\nContent-Type: image/jpeg\r\nContent-Transfer-Encoding: base64\r\n\r\n"
-                              + photo + "\r\n--b--\r\n")
+        let big = message(
+            ["From: ada@example.com", "Message-ID: <big@example.com>", "Content-Type: multipart/mixed; boundary=b"],
+            body: "--b\r\nContent-Type: text/plain\r\n\r\nThe photo.\r\n--b\r\nContent-Type: image/jpeg\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                + photo + "\r\n--b--\r\n")
         try dovecot.deliver(big)
         try dovecot.deliver(Fixture.bytes("gmail-reply.eml"))
 
@@ -182,7 +185,8 @@ struct IMAPTests {
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         listen(fd, 4)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        let imap = try IMAPSession(mailbox: IMAPMailbox(url: "imap://u:p@127.0.0.1:\(port)/INBOX"), timeouts: CurlTimeouts(connectSeconds: 1, totalSeconds: 1))
+        let imap = try IMAPSession(
+            mailbox: IMAPMailbox(url: "imap://u:p@127.0.0.1:\(port)/INBOX"), timeouts: CurlTimeouts(connectSeconds: 1, totalSeconds: 1))
         do {
             _ = try imap.listing()
             Issue.record("no answer was taken for a listing")

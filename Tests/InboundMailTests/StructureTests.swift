@@ -21,7 +21,8 @@ struct StructureTests {
         // A blank plain part loses to the HTML; no plain part at all means the HTML, converted.
         let blank = multipart("alternative", [(["Content-Type: text/plain"], " \r\n "), (["Content-Type: text/html"], "<p>html</p>")])
         #expect(try MailParser().parse(mail("multipart/alternative; boundary=b", blank)).text == "html")
-        let onlyHTML = multipart("alternative", [(["Content-Type: text/html"], "<p>only html</p>"), (["Content-Type: text/calendar"], "BEGIN:VCALENDAR")])
+        let onlyHTML = multipart(
+            "alternative", [(["Content-Type: text/html"], "<p>only html</p>"), (["Content-Type: text/calendar"], "BEGIN:VCALENDAR")])
         let parsed = try MailParser().parse(mail("multipart/alternative; boundary=b", onlyHTML))
         #expect(parsed.text == "only html")
         // The losing alternative that is no text (a meeting invitation) is kept as an attachment.
@@ -30,10 +31,14 @@ struct StructureTests {
 
     @Test func mixedJoinsBodyPartsInOrder() throws {
         // Apple Mail splits the HTML around an inline picture: both halves are text, the picture an attachment.
-        let body = multipart("mixed", [(["Content-Type: text/plain"], "first"),
-                                       (["Content-Type: image/png", "Content-Transfer-Encoding: base64"], "iVBORw0KGgo="),
-                                       (["Content-Type: text/html; charset=utf-8"], "<div>second</div>"),
-                                       (["Content-Type: text/plain", "Content-Disposition: attachment; filename=notes.txt"], "a text file")])
+        let body = multipart(
+            "mixed",
+            [
+                (["Content-Type: text/plain"], "first"),
+                (["Content-Type: image/png", "Content-Transfer-Encoding: base64"], "iVBORw0KGgo="),
+                (["Content-Type: text/html; charset=utf-8"], "<div>second</div>"),
+                (["Content-Type: text/plain", "Content-Disposition: attachment; filename=notes.txt"], "a text file"),
+            ])
         let parsed = try MailParser().parse(mail("multipart/mixed; boundary=b", body))
         #expect(parsed.text == "first\n\nsecond")
         #expect(parsed.attachments.map(\.mediaType) == ["image/png", "text/plain"])
@@ -43,8 +48,12 @@ struct StructureTests {
     }
 
     @Test func relatedRootIsTheStartPart() throws {
-        let body = multipart("related", [(["Content-Type: image/gif", "Content-ID: <pic@x>"], "GIF89a"),
-                                         (["Content-Type: text/html", "Content-ID: <root@x>"], "<p>root <img src=cid:pic@x></p>")])
+        let body = multipart(
+            "related",
+            [
+                (["Content-Type: image/gif", "Content-ID: <pic@x>"], "GIF89a"),
+                (["Content-Type: text/html", "Content-ID: <root@x>"], "<p>root <img src=cid:pic@x></p>"),
+            ])
         let parsed = try MailParser().parse(mail("multipart/related; boundary=b; start=\"<root@x>\"", body))
         #expect(parsed.text == "root")
         #expect(parsed.attachments.map(\.contentID) == ["pic@x"])
@@ -53,9 +62,14 @@ struct StructureTests {
 
     @Test func nestedBoundariesThatShareAPrefix() throws {
         // The inner boundary starts with the outer one: only whole delimiter lines count.
-        let inner = multipart("alternative", boundary: "b-inner", [(["Content-Type: text/plain"], "inner text"), (["Content-Type: text/html"], "<p>x</p>")])
-        let outer = multipart("mixed", [(["Content-Type: multipart/alternative; boundary=b-inner"], inner),
-                                        (["Content-Type: application/pdf", "Content-Disposition: attachment; filename=a.pdf"], "%PDF-1.4")])
+        let inner = multipart(
+            "alternative", boundary: "b-inner", [(["Content-Type: text/plain"], "inner text"), (["Content-Type: text/html"], "<p>x</p>")])
+        let outer = multipart(
+            "mixed",
+            [
+                (["Content-Type: multipart/alternative; boundary=b-inner"], inner),
+                (["Content-Type: application/pdf", "Content-Disposition: attachment; filename=a.pdf"], "%PDF-1.4"),
+            ])
         let parsed = try MailParser().parse(mail("multipart/mixed; boundary=b", outer))
         #expect(parsed.text == "inner text")
         #expect(parsed.attachments.map(\.fileName) == ["a.pdf"])
@@ -73,7 +87,8 @@ struct StructureTests {
         #expect(try MailParser().parse(mail("multipart/mixed", "just text")).text == "just text")
         #expect(try MailParser().parse(mail("multipart/mixed; boundary=zzz", "--b\r\nx")).text == "--b\nx")
         // Content-Transfer-Encoding with odd case and spaces; an unknown one is read as 8bit.
-        let odd = message(["From: a@example.com", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding:  Quoted-Printable "], body: "caf=C3=A9")
+        let odd = message(
+            ["From: a@example.com", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding:  Quoted-Printable "], body: "caf=C3=A9")
         #expect(try MailParser().parse(odd).text == "café")
         let unknown = message(["From: a@example.com", "Content-Transfer-Encoding: x-uuencode"], body: "as is")
         #expect(try MailParser().parse(unknown).text == "as is")
@@ -86,10 +101,14 @@ struct StructureTests {
     }
 
     @Test func attachmentNamesAndTypes() throws {
-        let body = multipart("mixed", [(["Content-Type: application/octet-stream; name=\"C:\\\\Users\\\\ada\\\\scan.pdf\""], "x"),
-                                       (["Content-Type: garbage", "Content-Disposition: attachment"], "y"),
-                                       (["Content-Type: image/jpeg", "Content-Disposition: attachment; filename=\"\""], ""),
-                                       (["Content-Type: image/jpeg; name=photo.jpg", "Content-Disposition: inline"], "z")])
+        let body = multipart(
+            "mixed",
+            [
+                (["Content-Type: application/octet-stream; name=\"C:\\\\Users\\\\ada\\\\scan.pdf\""], "x"),
+                (["Content-Type: garbage", "Content-Disposition: attachment"], "y"),
+                (["Content-Type: image/jpeg", "Content-Disposition: attachment; filename=\"\""], ""),
+                (["Content-Type: image/jpeg; name=photo.jpg", "Content-Disposition: inline"], "z"),
+            ])
         let parsed = try MailParser().parse(mail("multipart/mixed; boundary=b", body))
         // A folder the sender's client left in the name is dropped; a type that is none reads as text/plain (RFC 2045);
         // an empty part is no attachment.
@@ -99,7 +118,8 @@ struct StructureTests {
     }
 
     @Test func aSinglePartMessageThatIsAFile() throws {
-        let raw = message(["From: a@example.com", "Content-Type: application/pdf; name=a.pdf", "Content-Transfer-Encoding: base64"], body: "JVBERi0=")
+        let raw = message(
+            ["From: a@example.com", "Content-Type: application/pdf; name=a.pdf", "Content-Transfer-Encoding: base64"], body: "JVBERi0=")
         let parsed = try MailParser().parse(raw)
         #expect(parsed.text == "")
         #expect(parsed.attachments.map(\.fileName) == ["a.pdf"])
@@ -108,8 +128,12 @@ struct StructureTests {
 
     @Test func forwardedMessageSentInBase64() throws {
         let inner = "From: thief@example.net\r\nSubject: pay\r\nMessage-ID: <t@x>\r\n\r\nPay now."
-        let body = multipart("mixed", [(["Content-Type: text/plain"], "See below."),
-                                       (["Content-Type: message/rfc822", "Content-Transfer-Encoding: base64"], Data(inner.utf8).base64EncodedString())])
+        let body = multipart(
+            "mixed",
+            [
+                (["Content-Type: text/plain"], "See below."),
+                (["Content-Type: message/rfc822", "Content-Transfer-Encoding: base64"], Data(inner.utf8).base64EncodedString()),
+            ])
         let parsed = try MailParser().parse(mail("multipart/mixed; boundary=b", body))
         #expect(parsed.text == "See below.\n\n---------- Forwarded message ----------\nFrom: thief@example.net\nSubject: pay\n\nPay now.")
         #expect(parsed.attachments.map(\.fileName) == ["pay.eml"])
@@ -174,8 +198,12 @@ struct StructureTests {
         let payload = (0..<160).reduce(into: Data()) { data, _ in data.append(contentsOf: block) }
         #expect(payload.count == 10 * 1024 * 1024)
         let encoded = payload.base64EncodedString(options: .lineLength76Characters)
-        let body = multipart("mixed", [(["Content-Type: text/plain"], "Invoice attached."),
-                                       (["Content-Type: image/jpeg; name=big.jpg", "Content-Transfer-Encoding: base64"], encoded)])
+        let body = multipart(
+            "mixed",
+            [
+                (["Content-Type: text/plain"], "Invoice attached."),
+                (["Content-Type: image/jpeg; name=big.jpg", "Content-Transfer-Encoding: base64"], encoded),
+            ])
         let parsed = try MailParser().parse(mail("multipart/mixed; boundary=b", body))
         #expect(parsed.text == "Invoice attached.")
         #expect(parsed.attachments.count == 1)

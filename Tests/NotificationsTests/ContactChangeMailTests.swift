@@ -31,8 +31,10 @@ import Testing
     func open(_ agent: AgentSession, contact: String, rescue: String? = nil, language: String) throws -> String {
         var facts: [String: Any] = ["rescue_email_added": true]
         if let rescue { facts["rescue_email"] = rescue }
-        let body: [String: Any] = ["kind": "account_takeover", "account_email": "victim@example.com", "language": language,
-                                   "customer": ["name": "Ada Victim", "contact_email": contact], "facts": facts]
+        let body: [String: Any] = [
+            "kind": "account_takeover", "account_email": "victim@example.com", "language": language,
+            "customer": ["name": "Ada Victim", "contact_email": contact], "facts": facts,
+        ]
         let response = try service.client().request("POST", "/api/v1/cases", headers: agent.headers, json: body)
         #expect(response.status == 201, "\(response.text)")
         return try #require(try response.json()["case_number"] as? String)
@@ -67,7 +69,8 @@ import Testing
             #expect(!notice.body.contains(try #require(CustomerCatalogue.catalogue(language)[.stageReceived])), "no state")
             switch language {
             case .english:
-                #expect(notice.subject.contains("contact address was changed") && notice.body.contains("If you did not ask for this, contact support"))
+                #expect(
+                    notice.subject.contains("contact address was changed") && notice.body.contains("If you did not ask for this, contact support"))
             case .simplifiedChinese: #expect(notice.subject.contains("联系邮箱已更改") && notice.body.contains("请立即联系客服"))
             case .traditionalChinese: #expect(notice.subject.contains("聯絡電子郵件地址已變更") && notice.body.contains("請立即聯絡客服"))
             }
@@ -88,7 +91,8 @@ import Testing
         defer { connection.close() }
         try connection.execute("UPDATE cases SET customer_contact_email = 'evil+x@example.com' WHERE case_number = \(number)")
         // The correction removes the rescue address too: the rule still reads the address the case had.
-        let response = try patch(agent, number, version: 1, ["customer": ["contact_email": "ada.real@example.net"], "facts": ["rescue_email": NSNull()]])
+        let response = try patch(
+            agent, number, version: 1, ["customer": ["contact_email": "ada.real@example.net"], "facts": ["rescue_email": NSNull()]])
         #expect(response.status == 200, "\(response.text)")
         #expect(eventually { receivedMails(in: self.inbox).count == 1 })
         #expect(receivedMails(in: inbox).map(\.recipients) == [["ada@example.net"]], "the opening mail only")

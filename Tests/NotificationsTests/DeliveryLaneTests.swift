@@ -17,8 +17,9 @@ extension WebhookDeliveryTests {
     func addClient() throws -> UUID {
         let id = UUID()
         try pool.withTransaction { connection in
-            try APIClientStore.insert(id: id, name: "Other partner", keyHash: SecureRandom.bytes(32), sealedSigningSecret: [1], signingKeyID: "signing-1",
-                                      now: Date(), on: connection)
+            try APIClientStore.insert(
+                id: id, name: "Other partner", keyHash: SecureRandom.bytes(32), sealedSigningSecret: [1], signingKeyID: "signing-1",
+                now: Date(), on: connection)
         }
         return id
     }
@@ -31,10 +32,12 @@ extension WebhookDeliveryTests {
     /// When each attempt to the endpoint ended, oldest first.
     func attemptTimes(endpoint: UUID) throws -> [Date] {
         try pool.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT a.attempted_at FROM outbox_attempts a JOIN outbox o ON o.id = a.message_id
                 WHERE o.endpoint_id = \(endpoint) ORDER BY a.attempted_at
-                """).map { try $0.decode("attempted_at") }
+                """
+            ).map { try $0.decode("attempted_at") }
         }
     }
 
@@ -49,9 +52,15 @@ extension WebhookDeliveryTests {
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         let smtp = try PythonHelper("smtp_sink.py", [inbox])
         defer { smtp.stop() }
-        let delivery = worker { $0.smtpURL = "smtp://127.0.0.1:\(smtp.port)"; $0.webhookTimeout = 5 }
+        let delivery = worker {
+            $0.smtpURL = "smtp://127.0.0.1:\(smtp.port)"
+            $0.webhookTimeout = 5
+        }
         delivery.start()
-        defer { releaseHangingRequests(); delivery.stop() }
+        defer {
+            releaseHangingRequests()
+            delivery.stop()
+        }
         // A transfer to the partner is under way, and the partner does not answer;
         #expect(eventually { self.received().contains { $0.path == "/hang" } })
         // an unrelated customer's case is opened now: its access-code mail is accepted by the SMTP server
@@ -71,9 +80,16 @@ extension WebhookDeliveryTests {
         for _ in 0..<6 { _ = try open(by: client) }  // the hanging partner's messages are the oldest
         for _ in 0..<3 { _ = try open(by: "client:\(other.uuidString.lowercased())") }
         // Two webhook threads, two messages a claim: without a cap per endpoint both would take the partner's.
-        let delivery = worker { $0.webhookTimeout = 5; $0.webhookThreads = 2; $0.batchSize = 2 }
+        let delivery = worker {
+            $0.webhookTimeout = 5
+            $0.webhookThreads = 2
+            $0.batchSize = 2
+        }
         delivery.start()
-        defer { releaseHangingRequests(); delivery.stop() }
+        defer {
+            releaseHangingRequests()
+            delivery.stop()
+        }
         #expect(eventually { self.received().contains { $0.path == "/hang" } })
         #expect(eventually { self.received().filter { $0.path == "/ok" && $0.verified }.count == 3 })
         #expect(try attemptTimes(endpoint: hanging.endpoint.id).isEmpty)
@@ -89,7 +105,10 @@ extension WebhookDeliveryTests {
         for _ in 0..<3 { _ = try open(by: "client:\(other.uuidString.lowercased())") }
         let rest = 1.5
         // Each message may be tried five times, 0.1 s apart: without rests both would be dead within a second.
-        let delivery = worker { $0.webhookSchedule = RetrySchedule(delays: [0.1, 0.1, 0.1, 0.1]); $0.endpointBackoff = RetrySchedule(delays: [rest]) }
+        let delivery = worker {
+            $0.webhookSchedule = RetrySchedule(delays: [0.1, 0.1, 0.1, 0.1])
+            $0.endpointBackoff = RetrySchedule(delays: [rest])
+        }
         delivery.start()
         #expect(eventually { self.received().filter { $0.path == "/fail" }.count >= 3 })
         delivery.stop()
@@ -102,10 +121,12 @@ extension WebhookDeliveryTests {
         #expect(received().filter { $0.path == "/fail" }.allSatisfy { $0.inFlight == 1 })
         // Every attempt counted on the failing partner's messages was a request it received, none dead-lettered.
         let spent = try pool.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT coalesce(sum(attempts), 0)::int AS spent, count(*) FILTER (WHERE state = 'failed')::int AS dead
                 FROM outbox WHERE endpoint_id = \(failing.endpoint.id)
-                """).first.map { (try $0.decode("spent", as: Int.self), try $0.decode("dead", as: Int.self)) }
+                """
+            ).first.map { (try $0.decode("spent", as: Int.self), try $0.decode("dead", as: Int.self)) }
         }
         #expect(spent?.0 == received().filter { $0.path == "/fail" }.count)
         // The other partner was served while this one rested: all of it sent before the failing one's second try.
@@ -128,7 +149,10 @@ extension WebhookDeliveryTests {
         let second = DeliveryWorker(settings: settings, pool: otherPool, keys: keys, logger: .discard)
         first.start()
         second.start()
-        defer { first.stop(); second.stop() }
+        defer {
+            first.stop()
+            second.stop()
+        }
         #expect(try eventually { try self.webhookStates() == Array(repeating: "sent", count: 8) })
         let got = received().filter { $0.path == "/busy" }
         #expect(got.count == 8 && Set(got.compactMap(\.id)).count == 8)

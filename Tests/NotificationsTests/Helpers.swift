@@ -73,9 +73,10 @@ func freePort() -> Int {
 
 /// Settings for tests: fast polling, short schedules, loopback allowed, files in `directory`.
 func testSettings(directory: String, smtpURL: String? = nil, schedule: [Double] = [0.1, 0.1]) -> NotificationSettings {
-    var settings = NotificationSettings(smtpURL: smtpURL, mailFrom: "reclaim@reclaim.test", publicURL: "https://reclaim.test",
-                                        mailDirectory: directory + "/mail", mailSchedule: RetrySchedule(delays: schedule),
-                                        webhookSchedule: RetrySchedule(delays: schedule), webhookAllow: WebhookAllowList(parsing: "127.0.0.1"))
+    var settings = NotificationSettings(
+        smtpURL: smtpURL, mailFrom: "reclaim@reclaim.test", publicURL: "https://reclaim.test",
+        mailDirectory: directory + "/mail", mailSchedule: RetrySchedule(delays: schedule),
+        webhookSchedule: RetrySchedule(delays: schedule), webhookAllow: WebhookAllowList(parsing: "127.0.0.1"))
     settings.pollInterval = 0.05
     settings.smtpTimeouts = CurlTimeouts(connectSeconds: 2, totalSeconds: 5)
     settings.endpointBackoff = RetrySchedule(delays: [0.1])
@@ -84,9 +85,10 @@ func testSettings(directory: String, smtpURL: String? = nil, schedule: [Double] 
 
 /// A case opening with the given contact and rescue addresses and language.
 func opening(contact: String = "ada@example.net", rescue: String? = nil, language: CustomerLanguage = .english) -> CaseOperations.Opening {
-    CaseOperations.Opening(kind: .accountTakeover, accountEmail: "victim@example.com", customerName: "Ada Victim", customerContactEmail: contact,
-                           devices: [.init(serial: "C02XK1ZJH3QD", imei: nil, model: "Phone")], facts: CaseFacts(rescueEmailAdded: true),
-                           summary: "Rescue address added.", rescueEmail: rescue, language: language)
+    CaseOperations.Opening(
+        kind: .accountTakeover, accountEmail: "victim@example.com", customerName: "Ada Victim", customerContactEmail: contact,
+        devices: [.init(serial: "C02XK1ZJH3QD", imei: nil, model: "Phone")], facts: CaseFacts(rescueEmailAdded: true),
+        summary: "Rescue address added.", rescueEmail: rescue, language: language)
 }
 
 /// One accepted mail of the SMTP sink: the raw message and its envelope.
@@ -98,9 +100,13 @@ struct ReceivedMail {
         let head = raw.components(separatedBy: "\r\n\r\n").first ?? raw
         var result: String?
         for line in head.components(separatedBy: "\r\n") {
-            if line.lowercased().hasPrefix(name.lowercased() + ":") { result = String(line.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
-            else if result != nil, line.hasPrefix(" ") { result! += line.trimmingCharacters(in: .whitespaces) }
-            else if result != nil { break }
+            if line.lowercased().hasPrefix(name.lowercased() + ":") {
+                result = String(line.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces)
+            } else if result != nil, line.hasPrefix(" ") {
+                result! += line.trimmingCharacters(in: .whitespaces)
+            } else if result != nil {
+                break
+            }
         }
         return result
     }

@@ -16,13 +16,16 @@ import Testing
     /// What promises the account back, in each language: the account-only sentences of the page's catalogue, and the
     /// opening mail's old wording ("to recover your account").
     static func accountPromises(_ language: CustomerLanguage) -> [String] {
-        let keys: [CustomerText] = [.stageRestoringAccess, .stageResolvedAccess, .stageResolvedReset, .nextWaitEngineeringAccess, .nextDoneAccess,
-                                    .nextDoneReset, .noticeSecureAccount]
-        let old = switch language {
-        case .english: "recover your account"
-        case .simplifiedChinese: "恢复您的账户"
-        case .traditionalChinese: "恢復您的帳戶"
-        }
+        let keys: [CustomerText] = [
+            .stageRestoringAccess, .stageResolvedAccess, .stageResolvedReset, .nextWaitEngineeringAccess, .nextDoneAccess,
+            .nextDoneReset, .noticeSecureAccount,
+        ]
+        let old =
+            switch language {
+            case .english: "recover your account"
+            case .simplifiedChinese: "恢复您的账户"
+            case .traditionalChinese: "恢復您的帳戶"
+            }
         return keys.map { $0.text(language, contact: contact) } + [old]
     }
 
@@ -42,15 +45,20 @@ import Testing
                         let status = CustomerMailStatus(page)
                         for mailKind in CustomerMailKind.allCases {
                             for language in CustomerLanguage.allCases {
-                                let body = MailText.body(mailKind, caseNumber: "4821-0937-5519", status: status,
-                                                         accessCode: mailKind.carriesAccessCode ? "AAAA-BBBB-CCCC-DDDD" : nil,
-                                                         statusURL: "https://reclaim.test/status?case=482109375519", language: language, contact: Self.contact)
+                                let body = MailText.body(
+                                    mailKind, caseNumber: "4821-0937-5519", status: status,
+                                    accessCode: mailKind.carriesAccessCode ? "AAAA-BBBB-CCCC-DDDD" : nil,
+                                    statusURL: "https://reclaim.test/status?case=482109375519", language: language, contact: Self.contact)
                                 let label = "\(state) \(path) \(kind) two-step \(twoStep) \(mailKind) \(language)"
                                 // The contact-change mail may reach a stranger (the typo corrected): the page's notices only.
-                                let shown = mailKind == .contactChanged ? Set(page.notices)
+                                let shown =
+                                    mailKind == .contactChanged
+                                    ? Set(page.notices)
                                     : Set([page.stage, page.nextStep] + page.notices + page.missing.map(\.text))
                                 for key in shown {
-                                    let sentence = key.rawValue.hasPrefix("stage.") ? MailText.state(key, language: language) : key.text(language, contact: Self.contact)
+                                    let sentence =
+                                        key.rawValue.hasPrefix("stage.")
+                                        ? MailText.state(key, language: language) : key.text(language, contact: Self.contact)
                                     #expect(body.contains(sentence), "\(label): \(key) missing")
                                 }
                                 for key in pageKeys where !shown.contains(key) {
@@ -105,9 +113,10 @@ import Testing
     }
 
     func open(kind: CaseKind, facts: CaseFacts, contact: String, language: CustomerLanguage) throws -> CaseOperations.Opened {
-        let opening = CaseOperations.Opening(kind: kind, accountEmail: "victim@example.com", customerName: "Ada Victim", customerContactEmail: contact,
-                                             devices: [.init(serial: "C02XK1ZJH3QD", imei: nil, model: "Phone")], facts: facts,
-                                             summary: "Locked out.", rescueEmail: nil, language: language)
+        let opening = CaseOperations.Opening(
+            kind: kind, accountEmail: "victim@example.com", customerName: "Ada Victim", customerContactEmail: contact,
+            devices: [.init(serial: "C02XK1ZJH3QD", imei: nil, model: "Phone")], facts: facts,
+            summary: "Locked out.", rescueEmail: nil, language: language)
         return try pool.withTransaction { try operations.open(opening, by: agent, at: Date(), on: $0) }
     }
 
@@ -130,7 +139,9 @@ import Testing
     @Test func theOpeningMailOfADeviceOnlyCaseNeverPromisesTheAccount() throws {
         var cases: [(CaseOperations.Opened, CaseKind, CaseFacts, CustomerLanguage)] = []
         for language in CustomerLanguage.allCases {
-            for (kind, facts) in [(CaseKind.activationLock, CaseFacts()), (.accountTakeover, CaseFacts(rescueEmailAdded: true, twoStepEnabled: true))] {
+            for (kind, facts) in [
+                (CaseKind.activationLock, CaseFacts()), (.accountTakeover, CaseFacts(rescueEmailAdded: true, twoStepEnabled: true)),
+            ] {
                 let contact = "\(kind.rawValue)-\(language.rawValue.lowercased())@example.net"
                 cases.append((try open(kind: kind, facts: facts, contact: contact, language: language), kind, facts, language))
             }
@@ -160,10 +171,12 @@ import Testing
             let target = try open(kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), contact: contact, language: language)
             let source = try open(kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), contact: contact, language: language)
             let page = try pool.withTransaction { connection in
-                _ = try operations.transition(try CaseNumber(parsing: target.record.number), expectedVersion: nil, .init(action: .escalate),
-                                              actorTier: .tier1, by: agent, at: Date(), on: connection)
-                _ = try operations.merge(try CaseNumber(parsing: source.record.number), expectedVersion: nil,
-                                         into: try CaseNumber(parsing: target.record.number), reason: nil, actorTier: .tier2, by: agent, at: Date(), on: connection)
+                _ = try operations.transition(
+                    try CaseNumber(parsing: target.record.number), expectedVersion: nil, .init(action: .escalate),
+                    actorTier: .tier1, by: agent, at: Date(), on: connection)
+                _ = try operations.merge(
+                    try CaseNumber(parsing: source.record.number), expectedVersion: nil,
+                    into: try CaseNumber(parsing: target.record.number), reason: nil, actorTier: .tier2, by: agent, at: Date(), on: connection)
                 // What the merged number's page now shows: the target's guidance, with everything filed on it.
                 let now = try operations.load(try CaseNumber(parsing: target.record.number), on: connection)
                 return EvidenceRequirements.guidance(now, try EvidenceStore.list(caseID: now.id, on: connection))
@@ -175,7 +188,10 @@ import Testing
         let mails = try deliver(expecting: 4 * merged.count)
         for (source, page, language) in merged {
             let display = try CaseNumber(parsing: source.number).description
-            let mail = try #require(mails.first { $0.subject == MailText.subject(.merged, caseNumber: display, language: language) && $0.recipients == [source.customerContactEmail] })
+            let mail = try #require(
+                mails.first {
+                    $0.subject == MailText.subject(.merged, caseNumber: display, language: language) && $0.recipients == [source.customerContactEmail]
+                })
             #expect(mail.body.contains(MailText.state(.stageIdentityCheck, language: language)), "\(language)")
             #expect(!mail.body.contains(MailText.state(.stageClosed, language: language)), "\(language)")
             #expect(mail.body.contains(page.nextStep.text(language, contact: MailGuidanceTableTests.contact)), "\(language)")

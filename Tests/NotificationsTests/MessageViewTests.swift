@@ -34,7 +34,8 @@ import Testing
 
     /// A client with an endpoint nobody answers (port 9: every attempt is refused and logged), and a case it opened.
     func clientWithCase(events: [String] = ["case.opened", "case.state_changed"]) throws
-        -> (client: NewAPIClient, endpoint: String, secret: String, number: String, code: String) {
+        -> (client: NewAPIClient, endpoint: String, secret: String, number: String, code: String)
+    {
         let client = try service.addClient(name: "Carrier desk")
         let created = try send("POST", "/api/v1/webhooks", as: client, json: ["url": "http://127.0.0.1:9/hook", "events": events])
         #expect(created.status == 201, "\(created.text)")
@@ -52,13 +53,15 @@ import Testing
         let agent = try service.signIn(tier: .tier1)
         // The opening mail is written as an .eml (no SMTP) and so becomes sent; the webhook meets a refused port.
         var listed: [[String: Any]] = []
-        #expect(try eventually {
-            listed = try self.items(try self.get("/api/v1/cases/\(number)/messages", as: agent))
-            // The attempt is counted when it is claimed and its error written when it ends: wait for both.
-            return listed.count == 2 && listed[0]["state"] as? String == "sent" && (listed[1]["attempts"] as? Int ?? 0) >= 1
-                && listed[1]["last_error"] is String
-        }, "\(listed)")
-        let mail = listed[0], webhook = listed[1]
+        #expect(
+            try eventually {
+                listed = try self.items(try self.get("/api/v1/cases/\(number)/messages", as: agent))
+                // The attempt is counted when it is claimed and its error written when it ends: wait for both.
+                return listed.count == 2 && listed[0]["state"] as? String == "sent" && (listed[1]["attempts"] as? Int ?? 0) >= 1
+                    && listed[1]["last_error"] is String
+            }, "\(listed)")
+        let mail = listed[0]
+        let webhook = listed[1]
         #expect(mail["channel"] as? String == "mail" && mail["kind"] as? String == "case_opened")
         #expect((mail["to"] as? [String: Any])?["email"] as? String == "victim.home@example.net")
         #expect(mail["sent_at"] is String && mail["next_attempt_at"] is NSNull && mail["attempts"] as? Int == 1 && mail["last_error"] is NSNull)
@@ -71,8 +74,9 @@ import Testing
         // A transition queues the next mail and webhook, listed after the first ones.
         let world = try service.client().request("GET", "/api/v1/cases/\(number)", headers: [("Cookie", agent.cookie)])
         let version = try #require(try world.json()["version"] as? Int)
-        let moved = try service.client().request("POST", "/api/v1/cases/\(number)/transitions", headers: agent.headers + [("If-Match", "\"\(version)\"")],
-                                                 json: ["action": "escalate"])
+        let moved = try service.client().request(
+            "POST", "/api/v1/cases/\(number)/transitions", headers: agent.headers + [("If-Match", "\"\(version)\"")],
+            json: ["action": "escalate"])
         #expect(moved.status == 200, "\(moved.text)")
         let response = try get("/api/v1/cases/\(number)/messages", as: agent)
         #expect(response.status == 200)
@@ -93,9 +97,11 @@ import Testing
         let agent = try service.signIn(tier: .tier1)
         // The thief's address as the contact is refused when the case is opened; a case recorded before that rule
         // (its contact written straight into the row) has its next mail refused and listed so.
-        var body: [String: Any] = ["kind": "account_takeover", "account_email": "victim@example.com",
-                                   "customer": ["name": "Ada Victim", "contact_email": "Thief@Evil.test"],
-                                   "facts": ["rescue_email": "thief@evil.test"], "summary": "The thief's address given as contact."]
+        var body: [String: Any] = [
+            "kind": "account_takeover", "account_email": "victim@example.com",
+            "customer": ["name": "Ada Victim", "contact_email": "Thief@Evil.test"],
+            "facts": ["rescue_email": "thief@evil.test"], "summary": "The thief's address given as contact.",
+        ]
         let refusedAtOpening = try service.client().request("POST", "/api/v1/cases", headers: agent.headers, json: body)
         #expect(refusedAtOpening.status == 422, "\(refusedAtOpening.text)")
         body["customer"] = ["name": "Ada Victim", "contact_email": "ada@example.net"]
@@ -105,8 +111,9 @@ import Testing
         let connection = try service.database.connect()
         defer { connection.close() }
         try connection.execute("UPDATE cases SET customer_contact_email = 'Thief@Evil.test' WHERE case_number = \(number)")
-        let note = try service.client().request("POST", "/api/v1/cases/\(number)/notes", headers: agent.headers,
-                                                json: ["body": "Please call us.", "visibility": "customer"])
+        let note = try service.client().request(
+            "POST", "/api/v1/cases/\(number)/notes", headers: agent.headers,
+            json: ["body": "Please call us.", "visibility": "customer"])
         #expect(note.status == 201, "\(note.text)")
         let listed = try items(try get("/api/v1/cases/\(number)/messages", as: agent))
         #expect(listed.count == 2)
@@ -138,25 +145,31 @@ import Testing
         let admin = try service.signIn(tier: .tier1, admin: true)
         let target = "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/webhooks"
         var endpoints: [[String: Any]] = []
-        #expect(try eventually {
-            endpoints = try self.items(try self.get(target, as: admin))
-            let deliveries = endpoints.first?["recent_deliveries"] as? [[String: Any]]
-            return (deliveries?.first?["attempts"] as? [[String: Any]])?.isEmpty == false
-        }, "\(endpoints)")
+        #expect(
+            try eventually {
+                endpoints = try self.items(try self.get(target, as: admin))
+                let deliveries = endpoints.first?["recent_deliveries"] as? [[String: Any]]
+                return (deliveries?.first?["attempts"] as? [[String: Any]])?.isEmpty == false
+            }, "\(endpoints)")
         let shown = try #require(endpoints.first)
         #expect(endpoints.count == 1 && shown["id"] as? String == endpoint && shown["url"] as? String == "http://127.0.0.1:9/hook")
-        #expect(shown["events"] as? [String] == ["case.opened", "case.state_changed"] && shown["active"] as? Bool == true && shown["created_at"] is String)
+        #expect(
+            shown["events"] as? [String] == ["case.opened", "case.state_changed"] && shown["active"] as? Bool == true && shown["created_at"] is String
+        )
         let delivery = try #require((shown["recent_deliveries"] as? [[String: Any]])?.first)
         #expect(delivery["event"] as? String == "case.opened")
         let attempt = try #require((delivery["attempts"] as? [[String: Any]])?.first)
-        #expect(attempt["at"] is String && attempt["duration_ms"] is Int && attempt["status"] is NSNull && (attempt["error"] as? String)?.isEmpty == false)
+        #expect(
+            attempt["at"] is String && attempt["duration_ms"] is Int && attempt["status"] is NSNull && (attempt["error"] as? String)?.isEmpty == false
+        )
         let text = try get(target, as: admin).text
         #expect(!text.contains(secret) && !text.contains(String(secret.dropFirst(6))) && !text.contains("secret") && !text.contains(code))
         #expect(!text.contains("\"data\"") && !text.contains("payload"))
 
         // Only the latest 20, newest first; a disabled endpoint is inactive; a deleted one is left out.
         let database = try service.database.connect()
-        try database.execute("""
+        try database.execute(
+            """
             INSERT INTO outbox (id, channel, endpoint_id, kind, payload, next_attempt_at, created_at, state)
             SELECT gen_random_uuid(), 'webhook', \(UUID(uuidString: endpoint)!), 'note.added', '{}', now(), now() + make_interval(secs => g), 'failed'
             FROM generate_series(1, 25) AS g

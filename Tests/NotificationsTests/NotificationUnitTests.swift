@@ -9,8 +9,9 @@ import Testing
 @Suite struct NotificationUnitTests {
     @Test func mimeHasEveryHeaderAndUTF8SubjectAndBody() throws {
         let id = UUID()
-        let mail = MIMEMessage(from: "reclaim@reclaim.test", to: "ada@example.net", subject: "您的案件 1234 已受理", body: "您好：\n第二行",
-                               messageID: id, date: Date(timeIntervalSince1970: 1_800_000_000))
+        let mail = MIMEMessage(
+            from: "reclaim@reclaim.test", to: "ada@example.net", subject: "您的案件 1234 已受理", body: "您好：\n第二行",
+            messageID: id, date: Date(timeIntervalSince1970: 1_800_000_000))
         let text = String(decoding: mail.rendered(), as: UTF8.self)
         #expect(text.contains("Message-ID: <\(id.uuidString.lowercased())@reclaim.test>\r\n"))
         #expect(text.contains("Date: Fri, 15 Jan 2027 08:00:00 +0000\r\n"))
@@ -24,8 +25,9 @@ import Testing
     }
 
     @Test func headerInjectionIsRemoved() {
-        let mail = MIMEMessage(from: "reclaim@reclaim.test", to: "ada@example.net\r\nBcc: thief@evil.test", subject: "Hi\r\nBcc: x@evil.test", body: "",
-                               messageID: UUID(), date: Date())
+        let mail = MIMEMessage(
+            from: "reclaim@reclaim.test", to: "ada@example.net\r\nBcc: thief@evil.test", subject: "Hi\r\nBcc: x@evil.test", body: "",
+            messageID: UUID(), date: Date())
         let text = String(decoding: mail.rendered(), as: UTF8.self)
         #expect(!text.contains("\r\nBcc:"))
     }
@@ -34,7 +36,8 @@ import Testing
         // The example of the Standard Webhooks specification.
         let secret = Array(Data(base64Encoded: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!)
         let body = Array(#"{"test": 2432232314}"#.utf8)
-        #expect(WebhookSignature.sign(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1614265330, body: body, secret: secret)
+        #expect(
+            WebhookSignature.sign(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330, body: body, secret: secret)
                 == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
         let fresh = WebhookSignature.newSecret()
         #expect(fresh.text.hasPrefix("whsec_"))
@@ -62,7 +65,10 @@ import Testing
         ("https://[::ffff:192.168.0.1]/hook", .forbiddenAddress(host: "::ffff:192.168.0.1", address: "::ffff:192.168.0.1")),
         // IPv6 never public: unspecified, Teredo, local-use NAT64, ULA, site-local, documentation, multicast, discard.
         ("https://[::]/hook", .forbiddenAddress(host: "::", address: "::")),
-        ("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", .forbiddenAddress(host: "2001:0:4136:e378:8000:63bf:3fff:fdd2", address: "2001:0:4136:e378:8000:63bf:3fff:fdd2")),
+        (
+            "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
+            .forbiddenAddress(host: "2001:0:4136:e378:8000:63bf:3fff:fdd2", address: "2001:0:4136:e378:8000:63bf:3fff:fdd2")
+        ),
         ("https://[64:ff9b:1::1]/hook", .forbiddenAddress(host: "64:ff9b:1::1", address: "64:ff9b:1::1")),
         ("https://[fd12:3456::1]/hook", .forbiddenAddress(host: "fd12:3456::1", address: "fd12:3456::1")),
         ("https://[fec0::1]/hook", .forbiddenAddress(host: "fec0::1", address: "fec0::1")),
@@ -84,7 +90,9 @@ import Testing
 
     @Test func publicAddressesInsideIPv6FormsPass() throws {
         // A NAT64 network's way to 8.8.8.8, and its 6to4 form: judged by the IPv4 address they carry.
-        for url in ["https://[64:ff9b::808:808]/hook", "https://[2002:808:808::1]/hook", "https://[2606:4700:4700::1111]/hook", "https://8.8.8.8/hook"] {
+        for url in [
+            "https://[64:ff9b::808:808]/hook", "https://[2002:808:808::1]/hook", "https://[2606:4700:4700::1111]/hook", "https://8.8.8.8/hook",
+        ] {
             #expect(try WebhookDestination.check(url, allow: .none).pin == nil, "\(url)")
         }
     }
@@ -118,8 +126,9 @@ import Testing
         for language in CustomerLanguage.allCases {
             for kind in CustomerMailKind.allCases {
                 let status = CustomerMailStatus(stage: .stageIdentityCheck, nextStep: .nextWaitIdentity, notices: [])
-                let body = MailText.body(kind, caseNumber: "1234", status: status, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
-                                         statusURL: "https://reclaim.test/status", language: language, contact: "help@reclaim.test")
+                let body = MailText.body(
+                    kind, caseNumber: "1234", status: status, accessCode: kind.carriesAccessCode ? "AAAA-BBBB" : nil,
+                    statusURL: "https://reclaim.test/status", language: language, contact: "help@reclaim.test")
                 #expect(body.contains("1234"))
                 // The contact-change mail may reach a stranger (the typo corrected): no link to the case.
                 #expect(body.contains("https://reclaim.test/status") == (kind != .contactChanged))
@@ -133,6 +142,8 @@ import Testing
                 #expect(MailText.state(stage, language: language) == CustomerCatalogue.catalogue(language)[stage])
             }
         }
-        #expect(MailText.state(.stageRestoringAccess, language: .traditionalChinese) != MailText.state(.stageRestoringAccess, language: .simplifiedChinese))
+        #expect(
+            MailText.state(.stageRestoringAccess, language: .traditionalChinese)
+                != MailText.state(.stageRestoringAccess, language: .simplifiedChinese))
     }
 }

@@ -62,8 +62,12 @@ import Testing
 
         // The thief's address as the contact is refused at the door now; a case from before that rule (the address
         // written straight into the row) still gets no mail: the refusal is recorded instead.
-        #expect(throws: OperationError.invalid(field: "customer.contact_email",
-                                               "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address.")) {
+        #expect(
+            throws: OperationError.invalid(
+                field: "customer.contact_email",
+                "This reaches the same mailbox as the rescue address the thief added: mail to it would go to the thief. Give the customer's own address."
+            )
+        ) {
             try self.open(opening(contact: "Thief@Evil.test", rescue: "thief@evil.test"))
         }
         let thief = try open(opening(contact: "ada@example.net", rescue: "thief@evil.test"))
@@ -155,7 +159,11 @@ import Testing
         }
         #expect(!mails.contains { $0.recipients.contains("thief@evil.test") })
         // The sink has a mail before the worker records it sent: wait for the record, not for the mail.
-        #expect(try eventually { let stats = try statistics(); return stats.sent == 6 && stats.queued == 0 })
+        #expect(
+            try eventually {
+                let stats = try statistics()
+                return stats.sent == 6 && stats.queued == 0
+            })
     }
 
     /// A rejected document (api.md v1.2): one mail in the case's language, with the customer's reason in the status
@@ -171,21 +179,30 @@ import Testing
             let one = try open(opening(contact: "r-\(language.rawValue.lowercased())@example.net", language: language))
             let number = try CaseNumber(parsing: one.record.number)
             let (invoice, photo) = try pool.withTransaction { connection -> (UUID, UUID) in
-                _ = try operations.transition(number, expectedVersion: nil, .init(action: .escalate), actorTier: .tier1, by: agent, at: Date(), on: connection)
-                _ = try operations.transition(number, expectedVersion: nil, .init(action: .requestDocuments, reason: "No factor matched."), actorTier: .tier2,
-                                              by: agent, at: Date(), on: connection)
-                let invoice = try operations.fileDocument(type: EvidenceKind.invoice.documentType!, bytes: png, declaredType: nil, number: number, by: "customer", at: Date(), on: connection)
-                let photo = try operations.fileDocument(type: EvidenceKind.imeiPhoto.documentType!, bytes: png, declaredType: nil, number: number, by: "customer", at: Date(), on: connection)
+                _ = try operations.transition(
+                    number, expectedVersion: nil, .init(action: .escalate), actorTier: .tier1, by: agent, at: Date(), on: connection)
+                _ = try operations.transition(
+                    number, expectedVersion: nil, .init(action: .requestDocuments, reason: "No factor matched."), actorTier: .tier2,
+                    by: agent, at: Date(), on: connection)
+                let invoice = try operations.fileDocument(
+                    type: EvidenceKind.invoice.documentType!, bytes: png, declaredType: nil, number: number, by: "customer", at: Date(),
+                    on: connection)
+                let photo = try operations.fileDocument(
+                    type: EvidenceKind.imeiPhoto.documentType!, bytes: png, declaredType: nil, number: number, by: "customer", at: Date(),
+                    on: connection)
                 return (invoice.id, photo.id)
             }
             _ = try pool.withTransaction {
-                try operations.review(evidence: photo, decision: .accepted, reason: "Serial matches.", actorTier: .tier3, by: agent, at: Date(), on: $0)
+                try operations.review(
+                    evidence: photo, decision: .accepted, reason: "Serial matches.", actorTier: .tier3, by: agent, at: Date(), on: $0)
             }
             _ = try pool.withTransaction {
-                try operations.review(evidence: invoice, decision: .rejected, reason: "Blurred, the date cannot be read.", customerReason: .unreadable,
-                                      actorTier: .tier3, by: agent, at: Date(), on: $0)
+                try operations.review(
+                    evidence: invoice, decision: .rejected, reason: "Blurred, the date cannot be read.", customerReason: .unreadable,
+                    actorTier: .tier3, by: agent, at: Date(), on: $0)
             }
-            #expect(try messages(one.record).map(\.kind) == ["case_opened", "state_changed", "documents_requested", "state_changed", "document_rejected"])
+            #expect(
+                try messages(one.record).map(\.kind) == ["case_opened", "state_changed", "documents_requested", "state_changed", "document_rejected"])
             opened.append(one)
         }
         let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(smtp.port)"))
@@ -202,7 +219,11 @@ import Testing
             #expect(rejected.body.contains(try #require(catalogue[.stageDocumentRejected])))
             #expect(!rejected.body.contains("Blurred") && !rejected.body.contains(one.accessCode.display))
         }
-        #expect(try eventually { let stats = try statistics(); return stats.sent == 15 && stats.queued == 0 })
+        #expect(
+            try eventually {
+                let stats = try statistics()
+                return stats.sent == 15 && stats.queued == 0
+            })
     }
 
     @Test func anSMTPServerDownThenUpDeliversEachMessageOnce() throws {
@@ -210,7 +231,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         let port = freePort()
         for index in 0..<5 { _ = try open(opening(contact: "c\(index)@example.net")) }
-        let delivery = worker(testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(port)", schedule: [0.2, 0.2, 0.5, 0.5, 1, 1, 1, 1, 1, 1]))
+        let delivery = worker(
+            testSettings(directory: directory, smtpURL: "smtp://127.0.0.1:\(port)", schedule: [0.2, 0.2, 0.5, 0.5, 1, 1, 1, 1, 1, 1]))
         delivery.start()
         defer { delivery.stop() }
         // Down: attempts fail and are rescheduled, nothing is lost or dead yet.
@@ -236,10 +258,14 @@ import Testing
         settings.batchSize = 2
         let otherPool = database.makePool()
         defer { otherPool.close() }
-        let first = worker(settings), second = worker(settings, pool: otherPool)
+        let first = worker(settings)
+        let second = worker(settings, pool: otherPool)
         first.start()
         second.start()
-        defer { first.stop(); second.stop() }
+        defer {
+            first.stop()
+            second.stop()
+        }
         #expect(try eventually { try self.statistics().sent == 30 })
         first.stop()  // their threads have ended: no mail is still on its way
         second.stop()
@@ -273,7 +299,12 @@ import Testing
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         let smtp = try PythonHelper("smtp_sink.py", [inbox])
         defer { smtp.stop() }
-        struct Expected { let address: String; let one: CaseOperations.Opened; let other: CaseOperations.Opened; let newCode: AccessCode }
+        struct Expected {
+            let address: String
+            let one: CaseOperations.Opened
+            let other: CaseOperations.Opened
+            let newCode: AccessCode
+        }
         var expected: [CustomerLanguage: Expected] = [:]
         for language in CustomerLanguage.allCases {
             let address = "owner-\(language.rawValue.lowercased())@example.net"
@@ -282,12 +313,18 @@ import Testing
             let number = try CaseNumber(parsing: one.record.number)
             let newCode = try pool.withTransaction { connection in
                 _ = try operations.addNote(number, body: "Please call us", visibility: .customer, by: agent, at: Date(), on: connection)
-                _ = try operations.transition(number, expectedVersion: nil, .init(action: .requestDocuments, reason: "Answers do not match"), actorTier: .tier2, by: agent, at: Date(), on: connection)
+                _ = try operations.transition(
+                    number, expectedVersion: nil, .init(action: .requestDocuments, reason: "Answers do not match"), actorTier: .tier2, by: agent,
+                    at: Date(), on: connection)
                 // With a caller check the code is also answered, so the test can find it in the mail.
-                let code = try #require(try operations.reissueAccessCode(number, callerCheck: "Answered the questions on file", actorTier: .tier2,
-                                                                         by: agent, at: Date(), on: connection).code)
-                _ = try operations.merge(number, expectedVersion: nil, into: try CaseNumber(parsing: other.record.number), reason: "Same owner",
-                                         actorTier: .tier2, by: agent, at: Date(), on: connection)
+                let code = try #require(
+                    try operations.reissueAccessCode(
+                        number, callerCheck: "Answered the questions on file", actorTier: .tier2,
+                        by: agent, at: Date(), on: connection
+                    ).code)
+                _ = try operations.merge(
+                    number, expectedVersion: nil, into: try CaseNumber(parsing: other.record.number), reason: "Same owner",
+                    actorTier: .tier2, by: agent, at: Date(), on: connection)
                 return code
             }
             expected[language] = Expected(address: address, one: one, other: other, newCode: newCode)
@@ -300,16 +337,23 @@ import Testing
         let mails = receivedMails(in: inbox)
         for (language, case_) in expected {
             let theirs = mails.filter { $0.recipients == [case_.address] }
-            let one = try CaseNumber(parsing: case_.one.record.number).description, other = try CaseNumber(parsing: case_.other.record.number).description
+            let one = try CaseNumber(parsing: case_.one.record.number).description
+            let other = try CaseNumber(parsing: case_.other.record.number).description
             let kinds: [CustomerMailKind] = [.caseOpened, .customerNote, .documentsRequested, .accessCodeReissued, .merged]
-            let subjects = Set(kinds.map { MailText.subject($0, caseNumber: one, language: language) } + [MailText.subject(.caseOpened, caseNumber: other, language: language)])
+            let subjects = Set(
+                kinds.map { MailText.subject($0, caseNumber: one, language: language) } + [
+                    MailText.subject(.caseOpened, caseNumber: other, language: language)
+                ])
             #expect(Set(theirs.map(\.subject)) == subjects, "\(language)")
             #expect(theirs.count == 6)
             // Only the opening mails and the new code's carry a code, each its own.
             for mail in theirs {
-                let carries = mail.subject == MailText.subject(.caseOpened, caseNumber: one, language: language) ? case_.one.accessCode
-                    : mail.subject == MailText.subject(.caseOpened, caseNumber: other, language: language) ? case_.other.accessCode
-                    : mail.subject == MailText.subject(.accessCodeReissued, caseNumber: one, language: language) ? case_.newCode : nil
+                let carries =
+                    mail.subject == MailText.subject(.caseOpened, caseNumber: one, language: language)
+                    ? case_.one.accessCode
+                    : mail.subject == MailText.subject(.caseOpened, caseNumber: other, language: language)
+                        ? case_.other.accessCode
+                        : mail.subject == MailText.subject(.accessCodeReissued, caseNumber: one, language: language) ? case_.newCode : nil
                 for code in [case_.one.accessCode, case_.other.accessCode, case_.newCode] {
                     #expect(mail.body.contains(code.display) == (code == carries), "\(language) \(mail.subject)")
                 }
@@ -325,7 +369,9 @@ import Testing
         let b = try pool.withTransaction { try OutboxStore.claimMail(limit: 10, now: Date(), lease: 60, on: $0) }
         #expect(a.count == 1 && b.count == 1 && b[0].attempt == a[0].attempt + 1)
         // A's renewal before its transfer matches nothing, so A skips it; B's holds.
-        #expect(try pool.withConnection { try OutboxStore.renew(id: a[0].id, attempt: a[0].attempt, until: Date().addingTimeInterval(20), on: $0) } == false)
+        #expect(
+            try pool.withConnection { try OutboxStore.renew(id: a[0].id, attempt: a[0].attempt, until: Date().addingTimeInterval(20), on: $0) }
+                == false)
         #expect(try pool.withConnection { try OutboxStore.renew(id: b[0].id, attempt: b[0].attempt, until: Date().addingTimeInterval(20), on: $0) })
     }
 

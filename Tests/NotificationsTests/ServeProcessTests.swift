@@ -40,10 +40,12 @@ import Testing
     /// Starts `reclaim serve` on a free port with `extra` settings; returns once it is ready.
     func serve(_ extra: [String: String]) throws -> Process {
         let port = freePort()
-        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_ADDRESS": "127.0.0.1:\(port)",
-                           "RECLAIM_KEY_FILE": directory + "/keys", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-                           "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_DATA_DIR": directory + "/data",
-                           "RECLAIM_THREADS": "2", "RECLAIM_LOG_LEVEL": "warning"].merging(extra) { $1 }
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_ADDRESS": "127.0.0.1:\(port)",
+            "RECLAIM_KEY_FILE": directory + "/keys", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_DATA_DIR": directory + "/data",
+            "RECLAIM_THREADS": "2", "RECLAIM_LOG_LEVEL": "warning",
+        ].merging(extra) { $1 }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: RepositoryPaths.executable)
         process.arguments = ["serve", "--no-migrate"]
@@ -85,7 +87,10 @@ import Testing
         let opened = try open(40)
         #expect(try eventually(30) { try self.states()["sent"] == 40 })
         // Stopped (SIGTERM lets their delivery threads finish): no mail is still on its way.
-        for instance in instances { instance.terminate(); instance.waitUntilExit() }
+        for instance in instances {
+            instance.terminate()
+            instance.waitUntilExit()
+        }
         let mails = receivedMails(in: inbox)
         let ids = mails.compactMap { $0.header("Message-ID") }
         #expect(ids.count == 40, "each message once: \(ids.count) mails for 40 messages")
@@ -98,16 +103,19 @@ import Testing
 
     @Test func killNineInTheMiddleOfADeliveryLosesNothing() throws {
         // A partner whose receiver takes 3 s to answer: the delivery is in flight when the process dies.
-        let secrets = directory + "/secrets", log = directory + "/log"
+        let secrets = directory + "/secrets"
+        let log = directory + "/log"
         FileManager.default.createFile(atPath: secrets, contents: nil)
         let receiver = try PythonHelper("webhook_receiver.py", [secrets, log])
         defer { receiver.stop() }
         let clientID = UUID()
         let registered = try pool.withTransaction { connection in
-            try APIClientStore.insert(id: clientID, name: "Partner", keyHash: SecureRandom.bytes(32), sealedSigningSecret: [1], signingKeyID: "signing-1",
-                                      now: Date(), on: connection)
-            return try WebhookRegistry.register(url: "http://127.0.0.1:\(receiver.port)/slow", events: [WebhookEvent.caseOpened.rawValue], clientID: clientID,
-                                                keys: keys, allow: WebhookAllowList(parsing: "127.0.0.1"), at: Date(), on: connection)
+            try APIClientStore.insert(
+                id: clientID, name: "Partner", keyHash: SecureRandom.bytes(32), sealedSigningSecret: [1], signingKeyID: "signing-1",
+                now: Date(), on: connection)
+            return try WebhookRegistry.register(
+                url: "http://127.0.0.1:\(receiver.port)/slow", events: [WebhookEvent.caseOpened.rawValue], clientID: clientID,
+                keys: keys, allow: WebhookAllowList(parsing: "127.0.0.1"), at: Date(), on: connection)
         }
         try Data((registered.secret + "\n").utf8).write(to: URL(fileURLWithPath: secrets))
         let opened = try open(1, by: "client:\(clientID.uuidString.lowercased())")[0]
@@ -129,9 +137,11 @@ import Testing
         #expect(try eventually(45) { try self.states() == ["sent": 2] })
         let ids = arrivals()
         #expect(ids.count == 2 && Set(ids).count == 1, "the same webhook-id on the retry: \(ids)")
-        #expect(ids.first == (try pool.withConnection {
-            try $0.query("SELECT id FROM outbox WHERE channel = 'webhook'").first?.decode("id", as: UUID.self).uuidString.lowercased()
-        }))
+        #expect(
+            ids.first
+                == (try pool.withConnection {
+                    try $0.query("SELECT id FROM outbox WHERE channel = 'webhook'").first?.decode("id", as: UUID.self).uuidString.lowercased()
+                }))
         // The opening mail is there once.
         let files = (try FileManager.default.contentsOfDirectory(atPath: directory + "/data/mail")).filter { $0.hasSuffix(".eml") }
         #expect(files.count == 1)

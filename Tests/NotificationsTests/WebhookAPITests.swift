@@ -30,7 +30,8 @@ import Testing
 
     @Test func registerListDeleteAndNeverShowTheSecretAgain() throws {
         let client = try service.addClient()
-        let created = try send("POST", "/api/v1/webhooks", as: client, json: ["url": "http://127.0.0.1:9/hook", "events": ["case.opened", "note.added"]])
+        let created = try send(
+            "POST", "/api/v1/webhooks", as: client, json: ["url": "http://127.0.0.1:9/hook", "events": ["case.opened", "note.added"]])
         #expect(created.status == 201, "\(created.text)")
         let body = try created.json()
         let secret = try #require(body["secret"] as? String)
@@ -48,14 +49,18 @@ import Testing
         #expect(try send("DELETE", "/api/v1/webhooks/\(id)", as: client).status == 204)
         #expect(try send("GET", "/api/v1/webhooks/\(id)/deliveries", as: client).status == 404)
         // Sealed at rest: the secret's text is nowhere in the database.
-        let rows = try service.service.pool.withConnection { try $0.query("SELECT encode(secret_sealed, 'base64') AS s FROM webhook_endpoints").map { try $0.decode("s", as: String.self) } }
+        let rows = try service.service.pool.withConnection {
+            try $0.query("SELECT encode(secret_sealed, 'base64') AS s FROM webhook_endpoints").map { try $0.decode("s", as: String.self) }
+        }
         #expect(!rows.joined().contains(String(secret.dropFirst(6))))
     }
 
-    @Test(arguments: ["http://example.com/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://127.0.0.2/x",
-                      "https://192.168.0.10/hook", "ftp://example.com/",
-                      // IPv6 forms of a refused IPv4 address: 6to4, IPv4-compatible, NAT64, IPv4-mapped.
-                      "https://[2002:7f00:1::]/hook", "https://[::127.0.0.1]/hook", "https://[64:ff9b::a9fe:a9fe]/latest", "https://[::ffff:10.0.0.1]/hook"])
+    @Test(arguments: [
+        "http://example.com/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://127.0.0.2/x",
+        "https://192.168.0.10/hook", "ftp://example.com/",
+        // IPv6 forms of a refused IPv4 address: 6to4, IPv4-compatible, NAT64, IPv4-mapped.
+        "https://[2002:7f00:1::]/hook", "https://[::127.0.0.1]/hook", "https://[64:ff9b::a9fe:a9fe]/latest", "https://[::ffff:10.0.0.1]/hook",
+    ])
     func ssrfDestinationsAreRefused(url: String) throws {
         let client = try service.addClient()
         let response = try send("POST", "/api/v1/webhooks", as: client, json: ["url": url, "events": ["case.opened"]])
@@ -81,10 +86,11 @@ import Testing
         let opened = try openCase(as: client)
         #expect(opened.status == 201, "\(opened.text)")
         var items: [[String: Any]] = []
-        #expect(try eventually {
-            items = (try self.send("GET", "/api/v1/webhooks/\(id)/deliveries", as: client).json()["items"] as? [[String: Any]]) ?? []
-            return (items.first?["attempts"] as? [[String: Any]])?.isEmpty == false
-        })
+        #expect(
+            try eventually {
+                items = (try self.send("GET", "/api/v1/webhooks/\(id)/deliveries", as: client).json()["items"] as? [[String: Any]]) ?? []
+                return (items.first?["attempts"] as? [[String: Any]])?.isEmpty == false
+            })
         let delivery = try #require(items.first)
         #expect(delivery["event"] as? String == "case.opened")
         let attempt = try #require((delivery["attempts"] as? [[String: Any]])?.first)
@@ -94,7 +100,8 @@ import Testing
         // (the worker may take it at once and, failing again, rest the endpoint anew: a later rest, never the same).
         func rest() throws -> Date? {
             try service.service.pool.withConnection {
-                try $0.query("SELECT backoff_until FROM webhook_endpoints WHERE id = \(try #require(UUID(uuidString: id)))").first?.decode("backoff_until")
+                try $0.query("SELECT backoff_until FROM webhook_endpoints WHERE id = \(try #require(UUID(uuidString: id)))").first?.decode(
+                    "backoff_until")
             }
         }
         let before = try #require(try rest())
@@ -108,8 +115,9 @@ import Testing
     /// agent who opened it (theirs is not the customer's), while its status page follows each reader's.
     @Test func aCaseWithoutALanguageIsMailedInEnglish() throws {
         let agent = try service.signIn(tier: .tier1)
-        let opened = try service.client().request("POST", "/api/v1/cases", headers: agent.headers + [("Accept-Language", "zh-TW")],
-                                                  encoded: CaseWorld.caseBody())
+        let opened = try service.client().request(
+            "POST", "/api/v1/cases", headers: agent.headers + [("Accept-Language", "zh-TW")],
+            encoded: CaseWorld.caseBody())
         #expect(opened.status == 201, "\(opened.text)")
         let number = try #require(try opened.json()["case_number"] as? String)
         let code = try #require(try opened.json()["access_code"] as? String)
@@ -125,8 +133,9 @@ import Testing
         #expect(written.body.contains("/status?case=\(number)"))
         #expect(written.body.range(of: "\\p{Han}", options: .regularExpression) == nil, "no Chinese in the mail")
         // The status page of the same case, read from a browser in Taiwan, is in Traditional Chinese.
-        let status = try service.client().request("POST", "/api/v1/status", headers: [("Accept-Language", "zh-TW")],
-                                                  json: ["case_number": number, "access_code": code])
+        let status = try service.client().request(
+            "POST", "/api/v1/status", headers: [("Accept-Language", "zh-TW")],
+            json: ["case_number": number, "access_code": code])
         #expect(try status.json()["language"] as? String == "zh-Hant")
     }
 
@@ -143,7 +152,10 @@ import Testing
         // Neither the code nor the customer's address is logged.
         #expect(!service.log.lines.contains { $0.contains(code) || $0.contains(CaseWorld.caseBody().customer.contactEmail) })
         // The file is written before the row says it was sent.
-        #expect(eventually(10) { (try? self.service.client().request("GET", "/metrics").text.contains("reclaim_outbox_messages{state=\"sent\"} 1")) == true })
+        #expect(
+            eventually(10) {
+                (try? self.service.client().request("GET", "/metrics").text.contains("reclaim_outbox_messages{state=\"sent\"} 1")) == true
+            })
         #expect(try service.client().request("GET", "/metrics").text.contains("reclaim_outbox_oldest_queued_seconds"))
     }
 }

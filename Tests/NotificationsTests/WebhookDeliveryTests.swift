@@ -34,8 +34,9 @@ import Testing
         receiver = try PythonHelper("webhook_receiver.py", [secretsFile, logFile])
         let id = clientID
         try pool.withTransaction { connection in
-            try APIClientStore.insert(id: id, name: "Partner", keyHash: SecureRandom.bytes(32), sealedSigningSecret: [1], signingKeyID: "signing-1",
-                                      now: Date(), on: connection)
+            try APIClientStore.insert(
+                id: id, name: "Partner", keyHash: SecureRandom.bytes(32), sealedSigningSecret: [1], signingKeyID: "signing-1",
+                now: Date(), on: connection)
         }
     }
 
@@ -51,8 +52,9 @@ import Testing
     func register(_ path: String, events: [WebhookEvent] = WebhookEvent.allCases, client: UUID? = nil) throws -> WebhookRegistry.Registered {
         let url = "http://127.0.0.1:\(receiver.port)\(path)"
         let registered = try pool.withTransaction { connection in
-            try WebhookRegistry.register(url: url, events: events.map(\.rawValue), clientID: client ?? clientID, keys: keys,
-                                         allow: WebhookAllowList(parsing: "127.0.0.1"), at: Date(), on: connection)
+            try WebhookRegistry.register(
+                url: url, events: events.map(\.rawValue), clientID: client ?? clientID, keys: keys,
+                allow: WebhookAllowList(parsing: "127.0.0.1"), at: Date(), on: connection)
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: secretsFile))
         handle.seekToEndOfFile()
@@ -70,7 +72,8 @@ import Testing
         let inFlight: Int
 
         enum CodingKeys: String, CodingKey {
-            case path, id, verified, body, inFlight = "in_flight"
+            case path, id, verified, body
+            case inFlight = "in_flight"
         }
     }
 
@@ -90,7 +93,9 @@ import Testing
     }
 
     func webhookStates() throws -> [String] {
-        try pool.withConnection { try $0.query("SELECT state FROM outbox WHERE channel = 'webhook' ORDER BY created_at").map { try $0.decode("state") } }
+        try pool.withConnection {
+            try $0.query("SELECT state FROM outbox WHERE channel = 'webhook' ORDER BY created_at").map { try $0.decode("state") }
+        }
     }
 
     @Test func everyEventOfTheContractArrivesSignedAndVerified() throws {
@@ -101,7 +106,9 @@ import Testing
         let evidence = try pool.withTransaction {
             try operations.fileTyped(.device(try SerialNumber.validate("C02XK1ZJH3QD").get(), nil), number: number, by: client, at: Date(), on: $0)
         }
-        _ = try pool.withTransaction { try operations.review(evidence: evidence.id, decision: .accepted, reason: "Matches", actorTier: .tier2, by: agent, at: Date(), on: $0) }
+        _ = try pool.withTransaction {
+            try operations.review(evidence: evidence.id, decision: .accepted, reason: "Matches", actorTier: .tier2, by: agent, at: Date(), on: $0)
+        }
         _ = try pool.withTransaction { try operations.addNote(number, body: "hidden", visibility: .internal, by: agent, at: Date(), on: $0) }
         _ = try pool.withTransaction { try operations.addNote(number, body: "Hello", visibility: .customer, by: agent, at: Date(), on: $0) }
         _ = try pool.withTransaction {
@@ -122,7 +129,8 @@ import Testing
             return type
         }
         #expect(types == ["case.opened", "evidence.filed", "evidence.reviewed", "note.added", "case.state_changed"])
-        #expect(got.allSatisfy { $0.body.contains(opened.record.number) && !$0.body.contains(opened.accessCode.symbols) && !$0.body.contains("Hello") })
+        #expect(
+            got.allSatisfy { $0.body.contains(opened.record.number) && !$0.body.contains(opened.accessCode.symbols) && !$0.body.contains("Hello") })
         #expect(Set(got.compactMap(\.id)).count == 5)
         #expect(try webhookStates() == Array(repeating: "sent", count: 5))
     }
@@ -143,11 +151,18 @@ import Testing
     @Test func aReceiverThatDoesNotAnswerTimesOutAndIsRetried() throws {
         try register("/slow", events: [.caseOpened])
         _ = try open(by: client)
-        let delivery = worker { $0.webhookTimeout = 1; $0.webhookSchedule = RetrySchedule(delays: [0.1]) }
+        let delivery = worker {
+            $0.webhookTimeout = 1
+            $0.webhookSchedule = RetrySchedule(delays: [0.1])
+        }
         delivery.start()
         defer { delivery.stop() }
         #expect(try eventually(15) { try self.webhookStates() == ["failed"] })
-        let errors = try pool.withConnection { try $0.query("SELECT a.error FROM outbox_attempts a JOIN outbox o ON o.id = a.message_id WHERE o.channel = 'webhook'").map { try $0.decode("error", as: String?.self) } }
+        let errors = try pool.withConnection {
+            try $0.query("SELECT a.error FROM outbox_attempts a JOIN outbox o ON o.id = a.message_id WHERE o.channel = 'webhook'").map {
+                try $0.decode("error", as: String?.self)
+            }
+        }
         #expect(errors.count == 2)
         #expect(errors.allSatisfy { $0?.contains("no answer within 1 s") == true })
     }
@@ -176,8 +191,14 @@ import Testing
         let delivery = worker()
         let started = Date()
         try delivery.runOnce()
-        let next = try pool.withConnection { try $0.query("SELECT next_attempt_at FROM outbox WHERE channel = 'webhook'").first!.decode("next_attempt_at", as: Date.self) }
-        let log = try pool.withConnection { try $0.query("SELECT coalesce(error, '') || ' ' || coalesce(status::text, '') AS e FROM outbox_attempts").map { try $0.decode("e", as: String.self) } }
+        let next = try pool.withConnection {
+            try $0.query("SELECT next_attempt_at FROM outbox WHERE channel = 'webhook'").first!.decode("next_attempt_at", as: Date.self)
+        }
+        let log = try pool.withConnection {
+            try $0.query("SELECT coalesce(error, '') || ' ' || coalesce(status::text, '') AS e FROM outbox_attempts").map {
+                try $0.decode("e", as: String.self)
+            }
+        }
         #expect(next.timeIntervalSince(started) >= 1.9, "\(log)")  // the schedule says 0.1 s, the receiver 2 s
     }
 
@@ -187,7 +208,10 @@ import Testing
         let delivery = worker { $0.webhookAllow = .none }  // the operator took 127.0.0.1 off the allow list
         try delivery.runOnce()
         #expect(received().isEmpty)
-        let error = try pool.withConnection { try $0.query("SELECT a.error FROM outbox_attempts a JOIN outbox o ON o.id = a.message_id WHERE o.channel = 'webhook'").first?.decode("error", as: String?.self) }
+        let error = try pool.withConnection {
+            try $0.query("SELECT a.error FROM outbox_attempts a JOIN outbox o ON o.id = a.message_id WHERE o.channel = 'webhook'").first?.decode(
+                "error", as: String?.self)
+        }
         #expect(error?.contains("destination refused") == true)
     }
 
@@ -197,8 +221,9 @@ import Testing
         defer { v6.stop() }
         let allow = WebhookAllowList(parsing: "::1")
         let registered = try pool.withTransaction { connection in
-            try WebhookRegistry.register(url: "http://[::1]:\(v6.port)/ok", events: [WebhookEvent.caseOpened.rawValue], clientID: clientID, keys: keys,
-                                         allow: allow, at: Date(), on: connection)
+            try WebhookRegistry.register(
+                url: "http://[::1]:\(v6.port)/ok", events: [WebhookEvent.caseOpened.rawValue], clientID: clientID, keys: keys,
+                allow: allow, at: Date(), on: connection)
         }
         try Data((registered.secret + "\n").utf8).write(to: URL(fileURLWithPath: secretsFile))
         _ = try open(by: client)
@@ -213,7 +238,9 @@ import Testing
         let registered = try register("/ok")
         #expect(registered.secret.hasPrefix("whsec_"))
         let secretBytes = try #require(Data(base64Encoded: String(registered.secret.dropFirst(6))))
-        let stored = try pool.withConnection { try $0.query("SELECT secret_sealed FROM webhook_endpoints").first!.decode("secret_sealed", as: [UInt8].self) }
+        let stored = try pool.withConnection {
+            try $0.query("SELECT secret_sealed FROM webhook_endpoints").first!.decode("secret_sealed", as: [UInt8].self)
+        }
         #expect(stored.count == secretBytes.count + SecretBox.overhead)
         #expect(!Data(stored).range(of: secretBytes).map { _ in true }.isSome)
     }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Postgres
 import ReclaimTestSupport
 import Testing
+
+@testable import Postgres
 
 /// Array parameters travel as one typed array; columns are found by name, so the select list's order does not matter.
 @Suite struct ArrayAndColumnTests {
@@ -18,7 +19,9 @@ import Testing
         #expect(query.binds.count == 2)
         #expect(query.binds[0].typeOID == 1009)
         #expect("\(query.binds[0])" == "<bind oid 1009>")
-        let ids: [UUID] = [], numbers: [Int] = [1], small: [Int32] = [1]
+        let ids: [UUID] = []
+        let numbers: [Int] = [1]
+        let small: [Int32] = [1]
         let typed: PostgresQuery = "\(ids) \(numbers) \(small)"
         #expect(typed.binds.map(\.typeOID) == [2951, 1016, 1007])
     }
@@ -67,7 +70,8 @@ import Testing
         try connection.execute("INSERT INTO m VALUES ('happy'), ('sad')")
         let moods = ["sad"]
         #expect(try connection.query("SELECT mood FROM m WHERE mood = ANY(\(moods)::mood[])").map { try $0.decode(0, as: String.self) } == ["sad"])
-        let flags = [true, false], doubles = [1.5, -0.25]
+        let flags = [true, false]
+        let doubles = [1.5, -0.25]
         #expect(try connection.query("SELECT \(flags), \(doubles)").first?.decode(0, as: String.self) == "{t,f}")
     }
 
@@ -91,7 +95,9 @@ import Testing
             let rows = try connection.query(sql)
             var columns = rows.columns()
             // Looked up out of order too.
-            let b = try columns("b"), a = try columns("a"), c = try columns("c")
+            let b = try columns("b")
+            let a = try columns("a")
+            let c = try columns("c")
             let row = try #require(rows.first)
             #expect(try row.decode(a, as: Int.self) == 1)
             #expect(try row.decode(b, as: String.self) == "two")

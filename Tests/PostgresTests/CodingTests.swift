@@ -1,7 +1,8 @@
 import Foundation
-@testable import Postgres
 import ReclaimTestSupport
 import Testing
+
+@testable import Postgres
 
 @Suite struct CodingTests {
     static let formats: [PostgresConnection.ResultFormatPolicy] = [.automatic, .text, .binary]
@@ -12,7 +13,8 @@ import Testing
         let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE TABLE everything (
                 id serial PRIMARY KEY, s text, i bigint, i32 integer, i64 bigint, d double precision,
                 b boolean, bytes bytea, data bytea, at timestamptz, u uuid)
@@ -24,18 +26,24 @@ import Testing
         let dates = [
             Date(timeIntervalSince1970: 0),
             Date(timeIntervalSince1970: 1_796_022_181.123456),
-            Date(timeIntervalSince1970: -1_234_567_890.5),   // before 1970
+            Date(timeIntervalSince1970: -1_234_567_890.5),  // before 1970
             Date(timeIntervalSince1970: 946_684_799.999999),  // just before PostgreSQL's epoch
-            Date(timeIntervalSince1970: 4_102_444_800),       // 2100-01-01
+            Date(timeIntervalSince1970: 4_102_444_800),  // 2100-01-01
         ]
         let uuids = [UUID(), UUID(uuidString: "00000000-0000-0000-0000-000000000000")!, UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!]
 
         let count = max(strings.count, ints.count, doubles.count, byteValues.count, dates.count, uuids.count)
         for n in 0..<count {
-            let s = strings[n % strings.count], i = ints[n % ints.count], d = doubles[n % doubles.count]
-            let bytes = byteValues[n % byteValues.count], at = dates[n % dates.count], u = uuids[n % uuids.count]
-            let i32 = Int32(truncatingIfNeeded: i), i64 = Int64(i)
-            let inserted = try connection.query("""
+            let s = strings[n % strings.count]
+            let i = ints[n % ints.count]
+            let d = doubles[n % doubles.count]
+            let bytes = byteValues[n % byteValues.count]
+            let at = dates[n % dates.count]
+            let u = uuids[n % uuids.count]
+            let i32 = Int32(truncatingIfNeeded: i)
+            let i64 = Int64(i)
+            let inserted = try connection.query(
+                """
                 INSERT INTO everything (s, i, i32, i64, d, b, bytes, data, at, u)
                 VALUES (\(s), \(i), \(i32), \(i64), \(d), \(n % 2 == 0), \(bytes), \(Data(bytes)), \(at), \(u))
                 RETURNING id
@@ -62,13 +70,22 @@ import Testing
         #expect(try connection.query("SELECT \(Double.nan)").first!.decode(0, as: Double.self).isNaN)
 
         // NULL binds (typed by the Optional's wrapped type) and Optional decoding.
-        let nullString: String? = nil, nullInt: Int? = nil, nullInt32: Int32? = nil, nullDouble: Double? = nil
-        let nullBool: Bool? = nil, nullBytes: [UInt8]? = nil, nullData: Data? = nil, nullDate: Date? = nil, nullUUID: UUID? = nil
-        let id = try connection.query("""
+        let nullString: String? = nil
+        let nullInt: Int? = nil
+        let nullInt32: Int32? = nil
+        let nullDouble: Double? = nil
+        let nullBool: Bool? = nil
+        let nullBytes: [UInt8]? = nil
+        let nullData: Data? = nil
+        let nullDate: Date? = nil
+        let nullUUID: UUID? = nil
+        let id = try connection.query(
+            """
             INSERT INTO everything (s, i, i32, i64, d, b, bytes, data, at, u)
             VALUES (\(nullString), \(nullInt), \(nullInt32), \(nullInt), \(nullDouble), \(nullBool), \(nullBytes), \(nullData), \(nullDate), \(nullUUID))
             RETURNING id
-            """).first!.decode(0, as: Int.self)
+            """
+        ).first!.decode(0, as: Int.self)
         let row = try connection.query("SELECT s, i, i32, i64, d, b, bytes, data, at, u FROM everything WHERE id = \(id)").first!
         for column in 0..<10 { #expect(row.isNull(column)) }
         #expect(try row.decode(0, as: String?.self) == nil)
@@ -86,7 +103,8 @@ import Testing
         #expect(try connection.query("SELECT \(nullInt) IS NULL, \(nullDate) IS NULL").first!.decode(1, as: Bool.self))
 
         // The injection-looking string was stored verbatim and the table is still there.
-        let stored = try connection.query("SELECT count(*) FROM everything WHERE s = \("'; DROP TABLE everything; --")").first!.decode(0, as: Int.self)
+        let stored = try connection.query("SELECT count(*) FROM everything WHERE s = \("'; DROP TABLE everything; --")").first!.decode(
+            0, as: Int.self)
         #expect(stored >= 1)
     }
 
@@ -96,14 +114,18 @@ import Testing
         let connection = try database.connect(as: .owner)
         defer { connection.close() }
         connection.resultFormatPolicy = format
-        let row = try connection.query("""
+        let row = try connection.query(
+            """
             SELECT 42::int2, 42::int4, 42::int8, true, 1.5::float8, '\\x00ff'::bytea,
                    '2026-11-30 07:03:01.1234+00'::timestamptz, '2026-11-30'::date,
                    '2026-11-30 07:03:01'::timestamp, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid,
                    'x'::varchar, 'y'::name, 'infinity'::timestamptz
-            """).first!
-        let expected = ["42", "42", "42", "t", "1.5", "\\x00ff", "2026-11-30 07:03:01.1234+00", "2026-11-30",
-                        "2026-11-30 07:03:01", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "x", "y", "infinity"]
+            """
+        ).first!
+        let expected = [
+            "42", "42", "42", "t", "1.5", "\\x00ff", "2026-11-30 07:03:01.1234+00", "2026-11-30",
+            "2026-11-30 07:03:01", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "x", "y", "infinity",
+        ]
         for (column, text) in expected.enumerated() {
             #expect(try row.decode(column, as: String.self) == text, "column \(column)")
         }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Postgres
 import ReclaimTestSupport
 import Testing
+
+@testable import Postgres
 
 @Suite struct ConnectionTests {
     @Test func uniqueViolationCarriesSQLStateAndConstraintButNoValues() throws {
@@ -122,7 +123,9 @@ import Testing
         let database = try TestDatabase.create()
         let connection = try database.connect(as: .owner)
         defer { connection.close() }
-        let row = try connection.query("SELECT current_setting('TimeZone'), current_setting('DateStyle'), '2026-11-30 07:03:01.5+02'::timestamptz::text").first!
+        let row = try connection.query(
+            "SELECT current_setting('TimeZone'), current_setting('DateStyle'), '2026-11-30 07:03:01.5+02'::timestamptz::text"
+        ).first!
         #expect(try row.decode(0, as: String.self) == "UTC")
         #expect(try row.decode(1, as: String.self).hasPrefix("ISO"))
         #expect(try row.decode(2, as: String.self) == "2026-11-30 05:03:01.5+00")
@@ -142,7 +145,10 @@ import Testing
         #expect(connection.isOpen)
         // Dead while a statement runs: that one may have run, so it is reported; the next reconnects.
         let thirdPID = secondPID
-        let killer = Thread { try? waitUntilBusy(thirdPID, in: database); try? terminateBackend(thirdPID, in: database) }
+        let killer = Thread {
+            try? waitUntilBusy(thirdPID, in: database)
+            try? terminateBackend(thirdPID, in: database)
+        }
         killer.start()
         let failure = #expect(throws: PostgresError.self) { try connection.query("SELECT pg_sleep(3)") }
         #expect(failure?.isConnectionError == true)
@@ -159,8 +165,8 @@ import Testing
             try connection.withTransaction { tx in
                 try tx.execute("INSERT INTO t VALUES (1)")
                 try terminateBackend(pid, in: database)
-                _ = try? tx.execute("INSERT INTO t VALUES (2)")   // fails: connection lost
-                try tx.execute("INSERT INTO t VALUES (3)")        // must fail too, not reconnect
+                _ = try? tx.execute("INSERT INTO t VALUES (2)")  // fails: connection lost
+                try tx.execute("INSERT INTO t VALUES (3)")  // must fail too, not reconnect
             }
         }
         #expect(error?.isConnectionError == true)

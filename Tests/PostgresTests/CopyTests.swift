@@ -8,7 +8,8 @@ import Testing
     static let statement: PostgresQuery = "COPY copied (id, label, n, flag, at, doc, blob) FROM STDIN (FORMAT binary)"
 
     func table(_ connection: PostgresConnection) throws {
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE TABLE parent (id uuid PRIMARY KEY);
             CREATE TABLE copied (id uuid PRIMARY KEY REFERENCES parent (id), label text NOT NULL, n integer, flag boolean, at timestamptz,
                                  doc jsonb, blob bytea);
@@ -24,21 +25,24 @@ import Testing
         try connection.execute("INSERT INTO parent (id) VALUES (\(id))")
         let blob = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let at = Date(timeIntervalSince1970: 1_795_996_800.123456)
-        try connection.copyRow(Self.statement, [
-            .value(id.postgresBind), .value("héllo, wörld".postgresBind), .value(Int32(42).postgresBind), .value(true.postgresBind),
-            .value(at.postgresBind), .jsonb(#"{"b":[1,2],"a":"x"}"#),
-            .streamed(length: blob.count) { write in
-                // Uneven pieces: the writer buffers small ones and passes large ones straight on.
-                var offset = 0
-                for size in [1, 63, 70_000, 1 << 20] + Array(repeating: 100_000, count: 40) where offset < blob.count {
-                    let end = min(blob.count, offset + size)
-                    try blob[offset..<end].withUnsafeBytes { try write($0) }
-                    offset = end
-                }
-                try blob[offset...].withUnsafeBytes { try write($0) }
-            },
-        ])
-        let row = try #require(try connection.query("SELECT label, n, flag, at, doc::text AS doc, blob, length(blob) AS size FROM copied WHERE id = \(id)").first)
+        try connection.copyRow(
+            Self.statement,
+            [
+                .value(id.postgresBind), .value("héllo, wörld".postgresBind), .value(Int32(42).postgresBind), .value(true.postgresBind),
+                .value(at.postgresBind), .jsonb(#"{"b":[1,2],"a":"x"}"#),
+                .streamed(length: blob.count) { write in
+                    // Uneven pieces: the writer buffers small ones and passes large ones straight on.
+                    var offset = 0
+                    for size in [1, 63, 70_000, 1 << 20] + Array(repeating: 100_000, count: 40) where offset < blob.count {
+                        let end = min(blob.count, offset + size)
+                        try blob[offset..<end].withUnsafeBytes { try write($0) }
+                        offset = end
+                    }
+                    try blob[offset...].withUnsafeBytes { try write($0) }
+                },
+            ])
+        let row = try #require(
+            try connection.query("SELECT label, n, flag, at, doc::text AS doc, blob, length(blob) AS size FROM copied WHERE id = \(id)").first)
         #expect(try row.decode("label", as: String.self) == "héllo, wörld")
         #expect(try row.decode("n", as: Int.self) == 42)
         #expect(try row.decode("flag", as: Bool.self) == true)
@@ -49,8 +53,12 @@ import Testing
         // NULLs, and the connection goes on as usual.
         let other = UUID()
         try connection.execute("INSERT INTO parent (id) VALUES (\(other))")
-        try connection.copyRow(Self.statement, [.value(other.postgresBind), .value("x".postgresBind), .value(.null()), .value(.null()), .value(.null()),
-                                                .value(.null()), .value(.null())])
+        try connection.copyRow(
+            Self.statement,
+            [
+                .value(other.postgresBind), .value("x".postgresBind), .value(.null()), .value(.null()), .value(.null()),
+                .value(.null()), .value(.null()),
+            ])
         #expect(try connection.query("SELECT count(*) AS n FROM copied WHERE n IS NULL AND blob IS NULL")[0].decode("n", as: Int.self) == 1)
     }
 
@@ -73,10 +81,14 @@ import Testing
         let id = UUID()
         try connection.execute("INSERT INTO parent (id) VALUES (\(id))")
         #expect(throws: Broken.self) {
-            try connection.copyRow(Self.statement, fields(id, .streamed(length: 10) { write in
-                try [1, 2, 3].withUnsafeBytes { try write($0) }
-                throw Broken()
-            }))
+            try connection.copyRow(
+                Self.statement,
+                fields(
+                    id,
+                    .streamed(length: 10) { write in
+                        try [1, 2, 3].withUnsafeBytes { try write($0) }
+                        throw Broken()
+                    }))
         }
         // Fewer bytes than announced is the caller's mistake, refused before the server sees a short row.
         #expect(throws: PostgresError.self) {

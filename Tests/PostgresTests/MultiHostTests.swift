@@ -20,15 +20,18 @@ import Testing
         let database = try TestDatabase.create()
         defer { database.drop() }
         let live = keywords(database)
-        let host = try #require(live["host"]), port = live["port"] ?? "5432"
+        let host = try #require(live["host"])
+        let port = live["port"] ?? "5432"
         // Keyword form and URI form, as an operator may write either; the first host has no server.
-        let keyword = "host=/nonexistent/socket,\(host) port=\(port),\(port) user=\(live["user"] ?? "reclaim") dbname=\(database.name) target_session_attrs=read-write"
+        let keyword =
+            "host=/nonexistent/socket,\(host) port=\(port),\(port) user=\(live["user"] ?? "reclaim") dbname=\(database.name) target_session_attrs=read-write"
         let connection = try PostgresConnection(connectionString: keyword)
         defer { connection.close() }
         #expect(try connection.query("SELECT current_database()").first!.decode(0, as: String.self) == database.name)
 
         let encodedHost = try #require(host.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
-        let uri = "postgresql://\(live["user"] ?? "reclaim")@127.0.0.1:1,%2Fnonexistent:\(port),\(encodedHost):\(port)/\(database.name)?target_session_attrs=read-write"
+        let uri =
+            "postgresql://\(live["user"] ?? "reclaim")@127.0.0.1:1,%2Fnonexistent:\(port),\(encodedHost):\(port)/\(database.name)?target_session_attrs=read-write"
         let viaURI = try PostgresConnection(connectionString: uri)
         defer { viaURI.close() }
         #expect(try viaURI.query("SELECT 1").first!.decode(0, as: Int.self) == 1)

@@ -1,8 +1,9 @@
 import Foundation
-@testable import Postgres
 import ReclaimTestSupport
 import Synchronization
 import Testing
+
+@testable import Postgres
 
 @Suite struct PoolTests {
     @Test func nestedCallsOnOneThreadShareTheConnection() throws {
@@ -53,7 +54,9 @@ import Testing
         let database = try TestDatabase.create()
         let pool = PostgresPool(connectionString: database.connectionString, maximumConnections: 1, acquireTimeout: .milliseconds(200))
         defer { pool.close() }
-        let holding = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0), takenOver = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        let takenOver = DispatchSemaphore(value: 0)
         let results = Mutex<[String]>([])
         try onThreads(2) { index in
             if index == 0 {

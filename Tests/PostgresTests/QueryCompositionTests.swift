@@ -55,7 +55,8 @@ import Testing
         let connection = try database.connect()
         defer { connection.close() }
         let wanted: [PostgresQuery] = ["n >= \(3)", "n % \(2) = \(0)"]
-        let rows = try connection.query("SELECT n FROM generate_series(\(1), \(10)) AS g(n) WHERE \(wanted, separator: " AND ") ORDER BY n LIMIT \(3)")
+        let rows = try connection.query(
+            "SELECT n FROM generate_series(\(1), \(10)) AS g(n) WHERE \(wanted, separator: " AND ") ORDER BY n LIMIT \(3)")
         #expect(try rows.map { try $0.decode(0, as: Int.self) } == [4, 6, 8])
     }
 }

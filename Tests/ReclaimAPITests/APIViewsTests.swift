@@ -43,10 +43,12 @@ import Testing
     }
 
     @Test func aProblemNamesItsFields() throws {
-        let problem = try Self.response("""
+        let problem = try Self.response(
+            """
             {"type":"about:blank","title":"Unprocessable","status":422,"code":"validation_failed","request_id":"r1",
              "errors":[{"field":"account_email","message":"bad"},{"field":"devices[0].imei","message":"bad"}]}
-            """).problem()
+            """
+        ).problem()
         #expect(problem.code == "validation_failed" && problem.status == 422 && problem.requestID == "r1")
         #expect(problem.fields == ["account_email", "devices[0].imei"])
         #expect(throws: TestHTTPError.self) { try Self.response(#"{"status":404}"#).problem() }

@@ -7,10 +7,12 @@ import Testing
 /// Accounts on file: who may add them, what is validated and what is stored (never a secret in clear).
 @Suite(.serialized) struct AccountTests {
     static func account(email: String, card: String = "4111111111111111") -> [String: Any] {
-        ["email": email,
-         "security_questions": [["id": "q1", "question": "First pet?", "answer": "Rex"]],
-         "cards": [["number": card, "exp_month": 1, "exp_year": 2020]],
-         "devices": [["serial": "C02XK1ZJH3QD", "model": "Phone"], ["imei": "490154203237518"]]]
+        [
+            "email": email,
+            "security_questions": [["id": "q1", "question": "First pet?", "answer": "Rex"]],
+            "cards": [["number": card, "exp_month": 1, "exp_year": 2020]],
+            "devices": [["serial": "C02XK1ZJH3QD", "model": "Phone"], ["imei": "490154203237518"]],
+        ]
     }
 
     @Test func adminsAndAPIClientsAddAccountsStoredWithoutSecrets() throws {
@@ -22,10 +24,12 @@ import Testing
         #expect(!response.text.contains("Rex") && !response.text.contains("4111111111111111"))
         let connection = try world.database()
         defer { connection.close() }
-        let dump = try connection.query("""
+        let dump = try connection.query(
+            """
             SELECT (SELECT string_agg(row_to_json(q)::text, '') FROM account_security_questions q) ||
                    (SELECT string_agg(row_to_json(c)::text, '') FROM account_cards c)
-            """).first!.decode(0, as: String.self)
+            """
+        ).first!.decode(0, as: String.self)
         #expect(!dump.contains("Rex") && !dump.contains("rex") && !dump.contains("4111111111111111"))
         #expect(dump.contains("$argon2id$"))
         #expect(try connection.query("SELECT count(*) FROM account_devices").first!.decode(0, as: Int.self) == 2)
@@ -35,9 +39,12 @@ import Testing
 
         let client = try world.service.addClient()
         let raw = Array(try JSONSerialization.data(withJSONObject: Self.account(email: "bob@example.com")))
-        let viaClient = try world.client.request("POST", "/api/v1/accounts",
-                                                 headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/accounts", body: raw) + [("Content-Type", "application/json")],
-                                                 body: raw)
+        let viaClient = try world.client.request(
+            "POST", "/api/v1/accounts",
+            headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/accounts", body: raw) + [
+                ("Content-Type", "application/json")
+            ],
+            body: raw)
         #expect(viaClient.status == 201, "\(viaClient.text)")
     }
 
@@ -76,9 +83,11 @@ import Testing
         ]
         let file = directory + "/accounts.jsonl"
         try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
-                           "RECLAIM_KEY_FILE": world.service.directory + "/keys",
-                           "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
+            "RECLAIM_KEY_FILE": world.service.directory + "/keys",
+            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+        ]
         let result = try Shell.capture([RepositoryPaths.executable, "accounts", "import", file], environment: environment)
         #expect(result.status == 65, "\(result.error)")
         #expect(result.error.contains("line 2: cards[0].number"))

@@ -5,6 +5,7 @@ import ReclaimCore
 import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// Administration over HTTP (`/api/v1/admin/…`), mostly from the attacker's side: who is refused, what a change ends,
@@ -43,17 +44,21 @@ import Testing
             ("GET", "/api/v1/admin/agents", nil), ("POST", "/api/v1/admin/agents", ["email": "x@reclaim.test", "name": "X", "tier": "tier1"]),
             ("PATCH", "/api/v1/admin/agents/\(someone)", ["tier": "tier3"]), ("POST", "/api/v1/admin/agents/\(someone)/reset-password", nil),
             ("POST", "/api/v1/admin/agents/\(someone)/reset-totp", nil), ("GET", "/api/v1/admin/clients", nil),
-            ("POST", "/api/v1/admin/clients", ["name": "Mallory"]), ("POST", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/rotate", nil),
+            ("POST", "/api/v1/admin/clients", ["name": "Mallory"]),
+            ("POST", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/rotate", nil),
             ("DELETE", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())", nil), ("GET", "/api/v1/admin/audit", nil),
         ]
         for (method, target, json) in routes {
             let asAgent = try send(service, method, target, engineer, json: json)
             #expect(asAgent.status == 403, "\(method) \(target) as a non-admin: \(asAgent.status)")
             let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
-            let asClient = try service.client().request(method, target, headers: service.clientHeaders(client, method: method, target: target, body: body)
-                                                            + (json == nil ? [] : [("Content-Type", "application/json")]), body: body)
+            let asClient = try service.client().request(
+                method, target,
+                headers: service.clientHeaders(client, method: method, target: target, body: body)
+                    + (json == nil ? [] : [("Content-Type", "application/json")]), body: body)
             #expect(asClient.status == 403, "\(method) \(target) as an API client: \(asClient.status)")
-            let anonymous = try service.client().request(method, target, headers: json == nil ? [] : [("Content-Type", "application/json")], body: body)
+            let anonymous = try service.client().request(
+                method, target, headers: json == nil ? [] : [("Content-Type", "application/json")], body: body)
             #expect(anonymous.status == 401, "\(method) \(target) without credentials: \(anonymous.status)")
         }
         // Nothing changed: the client still works, no agent was added, the audit log holds only the setup.
@@ -73,7 +78,8 @@ import Testing
         let service = try TestService()
         defer { service.stop() }
         let admin = try service.signIn(tier: .tier1, admin: true)
-        let added = try send(service, "POST", "/api/v1/admin/agents", admin, json: ["email": "New.Agent@Reclaim.test", "name": "New Agent", "tier": "tier2"])
+        let added = try send(
+            service, "POST", "/api/v1/admin/agents", admin, json: ["email": "New.Agent@Reclaim.test", "name": "New Agent", "tier": "tier2"])
         try #require(added.status == 201, "\(added.text)")
         #expect(added.header("Cache-Control") == "no-store")
         let json = try added.json()
@@ -90,7 +96,8 @@ import Testing
         #expect(listed["last_sign_in_at"] is String)
 
         // The same email again: 409; a bad tier or missing name: 422 naming the field.
-        let again = try send(service, "POST", "/api/v1/admin/agents", admin, json: ["email": "NEW.agent@reclaim.test", "name": "Again", "tier": "tier1"])
+        let again = try send(
+            service, "POST", "/api/v1/admin/agents", admin, json: ["email": "NEW.agent@reclaim.test", "name": "Again", "tier": "tier1"])
         #expect(again.status == 409)
         #expect(try again.json()["code"] as? String == "agent_exists")
         // The command line says the same (IdentityCommandTests runs it).
@@ -187,8 +194,9 @@ import Testing
         let json = try created.json()
         let idText = try #require(json["id"] as? String)
         let clientID = try #require(UUID(uuidString: idText))
-        let oldClient = NewAPIClient(id: clientID, name: "Carrier",
-                                     apiKey: try #require(json["api_key"] as? String), signingSecret: try #require(json["signing_secret"] as? String))
+        let oldClient = NewAPIClient(
+            id: clientID, name: "Carrier",
+            apiKey: try #require(json["api_key"] as? String), signingSecret: try #require(json["signing_secret"] as? String))
         func open(_ client: NewAPIClient) throws -> Int {
             // A second apart: the same request signed in the same second is a replay.
             service.clock.advance(by: 1)
@@ -213,7 +221,9 @@ import Testing
         #expect(try open(oldClient) == 401)
         #expect(try open(newClient) == 201)
         // A wrong secret was never accepted.
-        #expect(try open(NewAPIClient(id: oldClient.id, name: "Carrier", apiKey: oldClient.apiKey, signingSecret: String(repeating: "0", count: 64))) == 401)
+        #expect(
+            try open(NewAPIClient(id: oldClient.id, name: "Carrier", apiKey: oldClient.apiKey, signingSecret: String(repeating: "0", count: 64)))
+                == 401)
 
         // Revoked: refused with either secret; listed as inactive (a fresh admin: a day has passed, the first session expired).
         let later = try service.signIn(tier: .tier1, admin: true)
@@ -225,8 +235,9 @@ import Testing
         #expect(try send(service, "POST", "/api/v1/admin/clients/\(id)/rotate", later).status == 404)
         let list = try send(service, "GET", "/api/v1/admin/clients", later)
         #expect(!list.text.contains(newSecret) && !list.text.contains(oldClient.apiKey))
-        #expect(try auditTypes(service, later).compactMap { $0["type"] as? String }.filter { $0.hasPrefix("client_") }
-                    == ["client_added", "client_rotated", "client_revoked"])
+        #expect(
+            try auditTypes(service, later).compactMap { $0["type"] as? String }.filter { $0.hasPrefix("client_") }
+                == ["client_added", "client_rotated", "client_revoked"])
     }
 
     @Test func theAuditChainHoldsAndShowsTampering() throws {
@@ -244,7 +255,8 @@ import Testing
         let first = try send(service, "GET", "/api/v1/admin/audit?limit=2", admin).json()
         let cursor = try #require(first["next_cursor"] as? String)
         let second = try send(service, "GET", "/api/v1/admin/audit?limit=2&cursor=\(cursor)", admin).json()
-        let firstItems = try #require(first["items"] as? [[String: Any]]), secondItems = try #require(second["items"] as? [[String: Any]])
+        let firstItems = try #require(first["items"] as? [[String: Any]])
+        let secondItems = try #require(second["items"] as? [[String: Any]])
         #expect(secondItems.first?["prev_hash"] as? String == firstItems.last?["hash"] as? String)
         #expect((first["actors"] as? [String: String])?["agent:\(admin.agentID.uuidString.lowercased())"] == "Test Agent")
 
@@ -270,7 +282,9 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: RepositoryPaths.executable)
             process.arguments = arguments
-            process.environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": service.database.connectionString, "RECLAIM_KEY_FILE": service.directory + "/keys"]
+            process.environment = [
+                "PATH": "/usr/bin:/bin", "DATABASE_URL": service.database.connectionString, "RECLAIM_KEY_FILE": service.directory + "/keys",
+            ]
             process.currentDirectoryURL = URL(fileURLWithPath: elsewhere)
             let error = Pipe()
             process.standardError = error
@@ -291,7 +305,8 @@ import Testing
         let connection = try PostgresConnection(connectionString: service.database.connectionString)
         defer { connection.close() }
         let rows = try connection.query("SELECT actor, type FROM admin_events ORDER BY seq")
-        #expect(try rows.map { try $0.decode(1, as: String.self) } == ["agent_added", "agent_updated", "agent_updated", "client_added", "client_rotated"])
+        #expect(
+            try rows.map { try $0.decode(1, as: String.self) } == ["agent_added", "agent_updated", "agent_updated", "client_added", "client_rotated"])
         #expect(try rows.map { try $0.decode(0, as: String.self) }.allSatisfy { $0 == "cli" })
     }
 }

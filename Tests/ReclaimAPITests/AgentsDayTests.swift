@@ -9,8 +9,9 @@ extension CaseWorld {
     @discardableResult
     func customerUpload(_ number: String, code: String, type: String) throws -> [String: Any] {
         let body = EvidenceWorld.form([("case_number", number), ("access_code", code), ("type", type)], file: (EvidenceWorld.png(type), "image/png"))
-        let response = try client.request("POST", "/api/v1/status/evidence",
-                                          headers: [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: body)
+        let response = try client.request(
+            "POST", "/api/v1/status/evidence",
+            headers: [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: body)
         guard response.status == 201 else { throw CaseTestError("customer upload answered \(response.status): \(response.text)") }
         return try response.json()
     }
@@ -28,7 +29,9 @@ extension CaseWorld {
     func pendingDocuments(_ number: String, as session: AgentSession) throws -> [String] {
         let items = try get("/api/v1/cases/\(number)/evidence", as: session).json()["items"] as? [[String: Any]] ?? []
         let documents = Set(DocumentType.allCases.map(\.rawValue))
-        return items.filter { documents.contains($0["type"] as? String ?? "") && $0["status"] as? String == "pending" }.compactMap { $0["id"] as? String }
+        return items.filter { documents.contains($0["type"] as? String ?? "") && $0["status"] as? String == "pending" }.compactMap {
+            $0["id"] as? String
+        }
     }
 
     func caseBody(_ number: String, as session: AgentSession) throws -> [String: Any] {
@@ -36,8 +39,10 @@ extension CaseWorld {
     }
 
     /// Opens a case, escalates it and requests documents: version 3, `awaiting_documents`.
-    func awaitingDocuments(facts: [String: Bool] = ["rescue_email_added": true], kind: String = "account_takeover",
-                           tier1: AgentSession, tier2: AgentSession) throws -> (number: String, code: String) {
+    func awaitingDocuments(
+        facts: [String: Bool] = ["rescue_email_added": true], kind: String = "account_takeover",
+        tier1: AgentSession, tier2: AgentSession
+    ) throws -> (number: String, code: String) {
         let created = try openCase(as: tier1, CaseWorld.caseBody(kind: kind, facts: facts))
         let number = created["case_number"] as! String
         try must(number, "escalate", as: tier1, version: 1)
@@ -74,7 +79,9 @@ extension CaseWorld {
         try world.customerUpload(number, code: code, type: "imei_photo")
         for id in try world.pendingDocuments(number, as: tier3) where id != pending[1] {
             let items = try world.get("/api/v1/cases/\(number)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []
-            if items.first(where: { $0["id"] as? String == id })?["type"] as? String == "imei_photo" { try world.mustReview(id, "accepted", as: tier3) }
+            if items.first(where: { $0["id"] as? String == id })?["type"] as? String == "imei_photo" {
+                try world.mustReview(id, "accepted", as: tier3)
+            }
         }
         let waiting = try world.act(number, "approve", as: tier3, version: 4)
         #expect(waiting.status == 409)
@@ -104,9 +111,10 @@ extension CaseWorld {
         #expect(!others.contains { $0["case_number"] as? String == number })
         #expect(try world.get("/api/v1/cases?unreviewed=maybe", as: tier3).status == 422)
         // The last requirement arrives (filed by an agent this time): the case moves itself, as `system`, clock resumed.
-        let agentUpload = try world.client.request("POST", "/api/v1/cases/\(number)/evidence",
-                                                   headers: tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
-                                                   body: EvidenceWorld.form([("type", "imei_photo")], file: (EvidenceWorld.png("imei"), "image/png")))
+        let agentUpload = try world.client.request(
+            "POST", "/api/v1/cases/\(number)/evidence",
+            headers: tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
+            body: EvidenceWorld.form([("type", "imei_photo")], file: (EvidenceWorld.png("imei"), "image/png")))
         #expect(agentUpload.status == 201)
         body = try world.caseBody(number, as: tier3)
         #expect(body["state"] as? String == "document_review")
@@ -132,8 +140,10 @@ extension CaseWorld {
         let number = opened["case_number"] as! String
         let tier2 = try w.world.agent(.tier2)
         try w.world.must(number, "escalate", as: w.tier1, version: 1)
-        for json: [String: Any] in [["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031],
-                                    ["type": "device", "serial": EvidenceWorld.onFileSerial]] {
+        for json: [String: Any] in [
+            ["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031],
+            ["type": "device", "serial": EvidenceWorld.onFileSerial],
+        ] {
             #expect(try w.world.post("/api/v1/cases/\(number)/evidence", as: tier2, json: json).status == 201)
         }
         let verified = try w.world.must(number, "verify", as: tier2, version: 2)
@@ -169,7 +179,8 @@ extension CaseWorld {
         #expect(try w.world.post(unlocks, as: engineer, json: ["step": "reset_security_questions"], ifMatch: version).status == 412)
         #expect(try w.world.post(unlocks, as: engineer, json: ["step": "reset_security_questions"]).status == 428)
         #expect(try w.world.post(unlocks, as: engineer, json: ["step": "undo_everything"], ifMatch: version + 1).status == 422)
-        let second = try w.world.post(unlocks, as: engineer, json: ["step": "reset_security_questions", "reason": "Questions reset."], ifMatch: version + 1)
+        let second = try w.world.post(
+            unlocks, as: engineer, json: ["step": "reset_security_questions", "reason": "Questions reset."], ifMatch: version + 1)
         #expect(second.status == 200, "\(second.text)")
         #expect((try second.json()["unlocks"] as? [String: [String]])?["done"] == ["remove_rescue_email", "reset_security_questions"])
         // Nothing outstanding: complete needs no further unlock.
@@ -194,7 +205,9 @@ extension CaseWorld {
         let (plain, plainVersion) = try engineeringCase(w, facts: [:])
         let refused = try w.world.act(plain, "complete", as: engineer, version: plainVersion)
         #expect(try refused.json()["code"] as? String == "unlock_required")
-        #expect(try w.world.must(plain, "complete", as: engineer, version: plainVersion, extra: ["unlock": "reset_security_questions"])["state"] as? String == "resolved")
+        #expect(
+            try w.world.must(plain, "complete", as: engineer, version: plainVersion, extra: ["unlock": "reset_security_questions"])["state"]
+                as? String == "resolved")
     }
 }
 
@@ -230,15 +243,21 @@ extension CaseWorld {
         let world = try CaseWorld()
         let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
         let number = try world.openCase(as: tier1)["case_number"] as! String
-        #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier1, json: ["agent_id": tier1.agentID.uuidString.lowercased()], ifMatch: 1).status == 200)
+        #expect(
+            try world.post("/api/v1/cases/\(number)/assign", as: tier1, json: ["agent_id": tier1.agentID.uuidString.lowercased()], ifMatch: 1).status
+                == 200)
         let escalated = try world.must(number, "escalate", as: tier1, version: 2)
         #expect(escalated["assignee"] is NSNull)
-        #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString.lowercased()], ifMatch: 3).status == 200)
+        #expect(
+            try world.post("/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString.lowercased()], ifMatch: 3).status
+                == 200)
         let awaiting = try world.must(number, "request_documents", as: tier2, version: 4, extra: ["reason": "No match."])
         #expect(awaiting["assignee"] is NSNull)
         // A tier-3 assignee stays through the documents desk; an engineer assigned there stays through engineering.
         let tier3 = try world.agent(.tier3)
-        #expect(try world.post("/api/v1/cases/\(number)/assign", as: tier3, json: ["agent_id": tier3.agentID.uuidString.lowercased()], ifMatch: 5).status == 200)
+        #expect(
+            try world.post("/api/v1/cases/\(number)/assign", as: tier3, json: ["agent_id": tier3.agentID.uuidString.lowercased()], ifMatch: 5).status
+                == 200)
         let review = try world.must(number, "begin_review", as: tier3, version: 6)
         #expect((review["assignee"] as? [String: Any])?["tier"] as? String == "tier3")
         let events = try world.events(number, as: tier3)
@@ -261,7 +280,8 @@ extension CaseWorld {
         let third = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "other@example.com", devices: [.init(imei: "49015 42032 37518")]))
         #expect((third["possible_duplicates"] as? [[String: String]])?.compactMap { $0["case_number"] } == [firstNumber])
         // Nothing in common: none; a finished case is not a duplicate.
-        let unrelated = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "stranger@example.com", devices: [.init(serial: "F2LZZZ000111")]))
+        let unrelated = try world.openCase(
+            as: tier1, CaseWorld.caseBody(accountEmail: "stranger@example.com", devices: [.init(serial: "F2LZZZ000111")]))
         #expect(unrelated["possible_duplicates"] as? [[String: String]] == [])
         let connection = try world.database()
         defer { connection.close() }
@@ -280,10 +300,14 @@ extension CaseWorld {
         let before = try w.world.get(path, as: w.tier1)
         #expect(before.status == 200)
         let items = try before.json()["items"] as? [[String: Any]] ?? []
-        #expect(items.map { "\($0["id"] as? String ?? "")|\($0["question"] as? String ?? "")|\($0["matched"] as? Bool ?? true)" }
+        #expect(
+            items.map { "\($0["id"] as? String ?? "")|\($0["question"] as? String ?? "")|\($0["matched"] as? Bool ?? true)" }
                 == ["q1|City of birth?|false", "q2|First pet?|false"])
         #expect(!before.text.contains(EvidenceWorld.onFileAnswer) && !before.text.contains("argon2"))
-        #expect(try w.file(["type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "Felix"]]]).status == 201)
+        #expect(
+            try w.file([
+                "type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "Felix"]],
+            ]).status == 201)
         let after = try w.world.get(path, as: w.tier1).json()["items"] as? [[String: Any]]
         #expect(after?.map { $0["matched"] as? Bool } == [true, false])
         // Not for API clients or anonymous callers; an account not on file is said so.
@@ -291,7 +315,8 @@ extension CaseWorld {
         let signed = try w.world.client.request("GET", path, headers: w.world.service.clientHeaders(client, method: "GET", target: path, body: []))
         #expect(signed.status == 403)
         #expect(try w.world.get(path, as: nil).status == 401)
-        let stranger = try w.world.openCase(as: w.tier1, CaseWorld.caseBody(accountEmail: "nobody@example.com", devices: []))["case_number"] as! String
+        let stranger =
+            try w.world.openCase(as: w.tier1, CaseWorld.caseBody(accountEmail: "nobody@example.com", devices: []))["case_number"] as! String
         let none = try w.world.get("/api/v1/cases/\(stranger)/questions", as: w.tier1)
         #expect(none.status == 404)
         #expect(try none.json()["code"] as? String == "no_account_on_file")
@@ -340,8 +365,10 @@ enum AccessCodeSymbols {
     let start = Int64(Date().timeIntervalSince1970)
     var skew: Int64 = 0
 
-    func signed(_ world: CaseWorld, _ client: NewAPIClient, _ method: String, _ target: String, json: String? = nil,
-                extra: [(String, String)] = []) throws -> TestHTTPResponse {
+    func signed(
+        _ world: CaseWorld, _ client: NewAPIClient, _ method: String, _ target: String, json: String? = nil,
+        extra: [(String, String)] = []
+    ) throws -> TestHTTPResponse {
         let body = Array((json ?? "").utf8)
         skew += 1
         let t = start - skew
@@ -424,7 +451,8 @@ enum AccessCodeSymbols {
         #expect(try world.post(merge, as: tier2, json: ["into": from], ifMatch: 2).json()["code"] as? String == "case_not_open")
         #expect(try world.post(merge, as: tier2, json: ["into": "12345"], ifMatch: 2).status == 422)
         // Another account: refused.
-        let stranger = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "someone.else@example.com", devices: []))["case_number"] as! String
+        let stranger =
+            try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "someone.else@example.com", devices: []))["case_number"] as! String
         let other = try world.post(merge, as: tier2, json: ["into": stranger], ifMatch: 2)
         #expect(other.status == 409)
         #expect(try other.json()["code"] as? String == "not_same_account")
@@ -464,7 +492,9 @@ enum AccessCodeSymbols {
         #expect(try world.status(from, source["access_code"] as! String).json()["case_number"] as? String == from)
         #expect(try world.events(into, as: tier2).contains { $0["type"] as? String == "unmerge_left" })
         // An open case cannot be unmerged.
-        #expect(try world.post(unmerge, as: tier2, json: [String: Any](), ifMatch: try back.json()["version"] as! Int).json()["code"] as? String == "case_not_open")
+        #expect(
+            try world.post(unmerge, as: tier2, json: [String: Any](), ifMatch: try back.json()["version"] as! Int).json()["code"] as? String
+                == "case_not_open")
     }
 
     /// v1.1 Merge: "each item carries `from_case`", in the customer's status too (the target's own code, or the merged
@@ -521,8 +551,9 @@ enum AccessCodeSymbols {
         #expect(try world.post(merge, as: tier2, json: ["into": into, "same_customer_confirmed": false], ifMatch: 1).status == 409)
         // Nothing moved: the case is still open at its version.
         #expect(try world.get("/api/v1/cases/\(from)", as: tier2).json()["state"] as? String == "new")
-        let merged = try world.post(merge, as: tier2, json: ["into": into, "same_customer_confirmed": true, "reason": "Her maiden name; she called."],
-                                    ifMatch: 1)
+        let merged = try world.post(
+            merge, as: tier2, json: ["into": into, "same_customer_confirmed": true, "reason": "Her maiden name; she called."],
+            ifMatch: 1)
         #expect(merged.status == 200, "\(merged.text)")
         let event = try world.events(from, as: tier2).first { $0["type"] as? String == "merged" }
         let data = event?["data"] as? [String: Any] ?? [:]
@@ -535,7 +566,9 @@ enum AccessCodeSymbols {
         alike.customer.name = "  ada   VICTIM"
         let b = try world.openCase(as: tier1, alike)["case_number"] as! String
         #expect(try world.post("/api/v1/cases/\(b)/merge", as: tier2, json: ["into": a], ifMatch: 1).status == 200)
-        let c = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "two@example.com", contactEmail: "other@example.net", devices: []))["case_number"] as! String
+        let c =
+            try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "two@example.com", contactEmail: "other@example.net", devices: []))[
+                "case_number"] as! String
         let one = try world.post("/api/v1/cases/\(c)/merge", as: tier2, json: ["into": a], ifMatch: 1)
         #expect(try one.json()["differing"] as? [String] == ["customer.contact_email"])
     }
@@ -548,7 +581,8 @@ enum AccessCodeSymbols {
         let partner = try world.service.addClient()
         let victim = try world.openCase(as: tier1)
         let b = victim["case_number"] as! String
-        #expect(try world.post("/api/v1/cases/\(b)/notes", as: tier1, json: ["body": "Call B at +1 555 0100.", "visibility": "customer"]).status == 201)
+        #expect(
+            try world.post("/api/v1/cases/\(b)/notes", as: tier1, json: ["body": "Call B at +1 555 0100.", "visibility": "customer"]).status == 201)
         #expect(try world.post("/api/v1/cases/\(b)/evidence", as: tier1, json: ["type": "device", "serial": "C02XK1ZJH3QD"]).status == 201)
         // A is opened by a partner, for someone else on the same account e-mail.
         var other = CaseWorld.caseBody(contactEmail: "mallory@elsewhere.example", devices: [])

@@ -10,8 +10,10 @@ import Testing
     static let jsonType = ("Content-Type", "application/json")
 
     /// POSTs `text` as the body exactly as written (so `\u0000` reaches the server as the six-character escape).
-    static func post(_ world: CaseWorld, _ path: String, _ text: String, as session: AgentSession? = nil,
-                     headers: [(String, String)] = [jsonType]) throws -> TestHTTPResponse {
+    static func post(
+        _ world: CaseWorld, _ path: String, _ text: String, as session: AgentSession? = nil,
+        headers: [(String, String)] = [jsonType]
+    ) throws -> TestHTTPResponse {
         try world.client.request("POST", path, headers: (session?.headers ?? []) + headers, body: Array(text.utf8))
     }
 
@@ -22,8 +24,10 @@ import Testing
         return (document["code"] as? String, fields)
     }
 
-    static func caseJSON(accountEmail: String = #""account_email":"victim@example.com","#, contactEmail: String = "victim.home@example.net",
-                         kind: String = "account_takeover", devices: String = #"[{"serial":"C02XK1ZJH3QD","imei":"490154203237518"}]"#) -> String {
+    static func caseJSON(
+        accountEmail: String = #""account_email":"victim@example.com","#, contactEmail: String = "victim.home@example.net",
+        kind: String = "account_takeover", devices: String = #"[{"serial":"C02XK1ZJH3QD","imei":"490154203237518"}]"#
+    ) -> String {
         #"{"kind":"\#(kind)",\#(accountEmail)"customer":{"name":"Ada Victim","contact_email":"\#(contactEmail)"},"devices":\#(devices)}"#
     }
 
@@ -86,7 +90,8 @@ import Testing
         let missing = try Self.post(world, "/api/v1/cases", Self.caseJSON(accountEmail: ""), as: tier1)
         #expect(missing.status == 422)
         #expect(try Self.problem(missing) == ("validation_failed", ["account_email"]))
-        let nested = try Self.post(world, "/api/v1/cases", #"{"kind":"activation_lock","account_email":"v@example.com","customer":{"name":"Ada"}}"#, as: tier1)
+        let nested = try Self.post(
+            world, "/api/v1/cases", #"{"kind":"activation_lock","account_email":"v@example.com","customer":{"name":"Ada"}}"#, as: tier1)
         #expect(nested.status == 422)
         #expect(try Self.problem(nested).fields == ["customer.contact_email"])
         let null = try Self.post(world, "/api/v1/cases", Self.caseJSON(accountEmail: #""account_email":null,"#), as: tier1)
@@ -124,7 +129,10 @@ import Testing
         let kind = try Self.post(world, "/api/v1/cases", Self.caseJSON(kind: "stolen_bike"), as: tier1)
         #expect(kind.status == 422)
         #expect(try Self.problem(kind) == ("validation_failed", ["kind"]))
-        let facts = try Self.post(world, "/api/v1/cases", #"{"kind":"account_takeover","account_email":"v@example.com","customer":{"name":"A","contact_email":"a@example.net"},"facts":{"two_step_enabled":"yes"}}"#, as: tier1)
+        let facts = try Self.post(
+            world, "/api/v1/cases",
+            #"{"kind":"account_takeover","account_email":"v@example.com","customer":{"name":"A","contact_email":"a@example.net"},"facts":{"two_step_enabled":"yes"}}"#,
+            as: tier1)
         #expect(facts.status == 422)
         #expect(try Self.problem(facts).fields == ["facts.two_step_enabled"])
     }
@@ -174,10 +182,14 @@ import Testing
         let status = try Self.post(world, "/api/v1/status", #"{"case_number":"\#(number)","access_code":"x","case_number":"012345678906"}"#)
         #expect(status.status == 422)
         #expect(try Self.problem(status) == ("validation_failed", ["case_number"]))
-        let nested = try Self.post(world, "/api/v1/cases", #"{"kind":"account_takeover","account_email":"v@example.com","customer":{"name":"A","contact_email":"a@example.net","\u006eame":"B"}}"#, as: tier1)
+        let nested = try Self.post(
+            world, "/api/v1/cases",
+            #"{"kind":"account_takeover","account_email":"v@example.com","customer":{"name":"A","contact_email":"a@example.net","\u006eame":"B"}}"#,
+            as: tier1)
         #expect(nested.status == 422)
         #expect(try Self.problem(nested) == ("validation_failed", ["customer.name"]))
-        let note = try Self.post(world, "/api/v1/cases/\(number)/notes", #"{"body":"shown","visibility":"customer","visibility":"internal"}"#, as: tier1)
+        let note = try Self.post(
+            world, "/api/v1/cases/\(number)/notes", #"{"body":"shown","visibility":"customer","visibility":"internal"}"#, as: tier1)
         #expect(note.status == 422)
         #expect(try Self.problem(note).fields == ["visibility"])
         #expect(try (world.get("/api/v1/cases/\(number)/notes", as: tier1).json()["items"] as? [Any])?.isEmpty == true)
@@ -235,8 +247,11 @@ import Testing
         #expect(mediaTypes(customerUpload) == ["multipart/form-data"])
         #expect(statuses(customerUpload).isSuperset(of: ["413", "415", "431", "422", "429"]))
         let filing = try operation("post", "/api/v1/cases/{case_number}/evidence")
-        #expect(mediaTypes(filing) == ["application/json", "multipart/form-data", "application/pdf", "image/jpeg", "image/png", "image/heic",
-                                       "application/octet-stream"])
+        #expect(
+            mediaTypes(filing) == [
+                "application/json", "multipart/form-data", "application/pdf", "image/jpeg", "image/png", "image/heic",
+                "application/octet-stream",
+            ])
         #expect(statuses(filing).isSuperset(of: ["400", "401", "403", "404", "409", "413", "415", "422", "429", "431", "503"]))
         #expect(mediaTypes(try operation("post", "/api/v1/session")) == ["application/json"])
         #expect(statuses(try operation("get", "/healthz")).isSuperset(of: ["431"]))

@@ -10,10 +10,14 @@ import Testing
     static let folder = RepositoryPaths.root + "/deploy/bench/cases.d/"
 
     @Test func thePgbenchScriptsRunTheStatementsTheServiceSends() throws {
-        let world = try CaseWorld { $0.mailThreads = 0; $0.webhookThreads = 0 }  // no worker polling the outbox meanwhile
+        let world = try CaseWorld {
+            $0.mailThreads = 0
+            $0.webhookThreads = 0
+        }  // no worker polling the outbox meanwhile
         let agent = try world.agent(.tier1)
         let opened = try world.openCase(as: agent)
-        let number = opened.caseNumber, code = try #require(opened.accessCode)
+        let number = opened.caseNumber
+        let code = try #require(opened.accessCode)
         let requests: [(script: String, send: () throws -> TestHTTPResponse)] = [
             ("status", { try world.status(number, code) }),
             ("read", { try world.get("/api/v1/cases/\(number)", as: agent) }),
@@ -24,18 +28,24 @@ import Testing
             let sent = try world.service.service.pool.recordingStatements { status = try send().status }
             #expect(status == 200, "\(script)")
             let bench = try Self.commands(script)
-            #expect(bench.count == sent.count, "\(script).sql has \(bench.count) statements, the service sent \(sent.count):\n\(sent.joined(separator: "\n"))")
+            #expect(
+                bench.count == sent.count,
+                "\(script).sql has \(bench.count) statements, the service sent \(sent.count):\n\(sent.joined(separator: "\n"))")
             for (index, (service, command)) in zip(sent, bench).enumerated() {
                 let expected = Self.canonical(service, substituting: command.substitutions)
-                #expect(Self.canonical(command.sql) == expected,
-                        "\(script).sql, statement \(index + 1), differs from the service's:\nservice: \(expected)\nbench:   \(Self.canonical(command.sql))")
+                #expect(
+                    Self.canonical(command.sql) == expected,
+                    "\(script).sql, statement \(index + 1), differs from the service's:\nservice: \(expected)\nbench:   \(Self.canonical(command.sql))"
+                )
             }
         }
     }
 
     @Test func theComparisonSeesADifference() {
         // The canonical forms used above: binds and pgbench variables alike, whitespace ignored, casts kept.
-        #expect(Self.canonical("SELECT a FROM t WHERE id = $1::uuid AND n >\n  $12") == Self.canonical("SELECT a FROM t WHERE id = :p_id::uuid AND n > :n"))
+        #expect(
+            Self.canonical("SELECT a FROM t WHERE id = $1::uuid AND n >\n  $12")
+                == Self.canonical("SELECT a FROM t WHERE id = :p_id::uuid AND n > :n"))
         #expect(Self.canonical("SELECT a FROM t WHERE id = $1") != Self.canonical("SELECT a FROM t WHERE id = :p_id AND true"))
         #expect(Self.canonical("VALUES ($1, $2)", substituting: [1: "gen_random_uuid()"]) == Self.canonical("VALUES (gen_random_uuid(), :x)"))
         #expect(Self.canonical("VALUES ($1, $2)", substituting: [1: "NULL"]) != Self.canonical("VALUES (:x, NULL)"))

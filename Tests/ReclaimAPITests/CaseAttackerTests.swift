@@ -71,8 +71,9 @@ import Testing
         #expect(try world.get("/api/v1/agents?tier=boss", as: tier1).status == 422)
         #expect(try world.get("/api/v1/agents", as: nil).status == 401)
         let client = try world.service.addClient()
-        let asClient = try world.client.request("GET", "/api/v1/agents",
-                                                headers: world.service.clientHeaders(client, method: "GET", target: "/api/v1/agents", body: []))
+        let asClient = try world.client.request(
+            "GET", "/api/v1/agents",
+            headers: world.service.clientHeaders(client, method: "GET", target: "/api/v1/agents", body: []))
         #expect(asClient.status == 403)
 
         // Handed over: the timeline names the new holder, who has not acted yet.
@@ -100,9 +101,10 @@ import Testing
                     defer { group.leave() }
                     start.wait()
                     let client = TestHTTPClient(port: port)
-                    let response = try? client.request("POST", "/api/v1/cases/\(number)/transitions",
-                                                       headers: session.headers + [("If-Match", "\"1\"")],
-                                                       json: ["action": action, "reason": "race"])
+                    let response = try? client.request(
+                        "POST", "/api/v1/cases/\(number)/transitions",
+                        headers: session.headers + [("If-Match", "\"1\"")],
+                        json: ["action": action, "reason": "race"])
                     statuses.withLock { $0.append(response?.status ?? -1) }
                 }.start()
             }
@@ -124,7 +126,8 @@ import Testing
         let secret = "Caller sounded like the thief; voice did not match."
         let internalNote = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": secret, "visibility": "internal"])
         #expect(internalNote.status == 201)
-        let visible = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "We received your request.", "visibility": "customer"])
+        let visible = try world.post(
+            "/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "We received your request.", "visibility": "customer"])
         #expect(visible.status == 201)
         #expect(try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "x", "visibility": "public"]).status == 422)
         // Notes do not change the case's version.

@@ -54,16 +54,27 @@ extension CaseWorld {
         #expect(now.language == nil, "not known")
         #expect(try world.caseBody(number, as: tier1)["language"] is NSNull)
 
-        now = try world.mustPatch(number, as: tier1, json: ["facts": ["security_questions_changed": true, "rescue_email": "thief@evil.test"]], ifMatch: 4)
+        now = try world.mustPatch(
+            number, as: tier1, json: ["facts": ["security_questions_changed": true, "rescue_email": "thief@evil.test"]], ifMatch: 4)
         #expect(now.facts["security_questions_changed"] == true && now.rescueEmail == "thief@evil.test" && now.facts["rescue_email_added"] == true)
         #expect(now["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email", "reset_security_questions"], "done": []])
 
-        now = try world.mustPatch(number, as: tier1, json: ["devices": [["serial": "F2LXK9ABCD12", "model": "Tablet"],
-                                                                        ["imei": "490154203237518", "serial": "C02XK1ZJH3QD", "model": "Phone 12"]]],
-                                  ifMatch: 5)
-        #expect(now.devices.map { [$0.serial, $0.imei, $0.model] } == [["F2LXK9ABCD12", nil, "Tablet"], ["C02XK1ZJH3QD", "490154203237518", "Phone 12"]])
-        now = try world.mustPatch(number, as: tier1, json: ["devices": [["serial": "F2LXK9ABCD12", "model": "Tablet"]], "summary": "Typo fixed."],
-                                  ifMatch: 6)
+        now = try world.mustPatch(
+            number, as: tier1,
+            json: [
+                "devices": [
+                    ["serial": "F2LXK9ABCD12", "model": "Tablet"],
+                    ["imei": "490154203237518", "serial": "C02XK1ZJH3QD", "model": "Phone 12"],
+                ]
+            ],
+            ifMatch: 5)
+        #expect(
+            now.devices.map { [$0.serial, $0.imei, $0.model] } == [
+                ["F2LXK9ABCD12", nil, "Tablet"], ["C02XK1ZJH3QD", "490154203237518", "Phone 12"],
+            ])
+        now = try world.mustPatch(
+            number, as: tier1, json: ["devices": [["serial": "F2LXK9ABCD12", "model": "Tablet"]], "summary": "Typo fixed."],
+            ifMatch: 6)
         #expect(now.devices.count == 1 && now.summary == "Typo fixed." && now.version == 7)
         // The search follows the devices: the new serial finds the case, the removed IMEI no longer does.
         let found = try world.get("/api/v1/cases?q=F2LXK9ABCD12", as: tier1).json()["items"] as? [[String: Any]]
@@ -72,10 +83,11 @@ extension CaseWorld {
         #expect(gone?.isEmpty == true)
 
         let corrections = try world.corrections(number, as: tier1)
-        #expect(corrections.map { $0["fields"] } == [
-            ["customer.name"], ["language"], ["language"], ["facts.rescue_email", "facts.security_questions_changed"], ["devices"],
-            ["devices", "summary"],
-        ])
+        #expect(
+            corrections.map { $0["fields"] } == [
+                ["customer.name"], ["language"], ["language"], ["facts.rescue_email", "facts.security_questions_changed"], ["devices"],
+                ["devices", "summary"],
+            ])
         #expect(corrections[1]["language"] == "zh-Hant" && corrections[2]["language"] == .null)
         #expect(corrections[3]["facts"] == ["security_questions_changed": true] && corrections[3]["rescue_email"] == "added")
         #expect(corrections[3]["unlocks_required"] == ["remove_rescue_email", "reset_security_questions"])
@@ -126,8 +138,9 @@ extension CaseWorld {
         }
         let notAnObject = try world.patch(number, as: tier1, json: [["customer": ["name": "X"]]], ifMatch: 1)
         #expect(notAnObject.status == 422)
-        let malformed = try world.client.request("PATCH", "/api/v1/cases/\(number)", headers: tier1.headers + [("If-Match", "\"1\""), ("Content-Type", "application/json")],
-                                                 body: Array("{\"summary\":".utf8))
+        let malformed = try world.client.request(
+            "PATCH", "/api/v1/cases/\(number)", headers: tier1.headers + [("If-Match", "\"1\""), ("Content-Type", "application/json")],
+            body: Array("{\"summary\":".utf8))
         #expect(malformed.status == 400)
         let after = try world.caseBody(number, as: tier1)
         #expect(after["version"] as? Int == 1)
@@ -229,8 +242,10 @@ extension CaseWorld {
     @Test func aContactAddressReachingTheRescueMailboxIs422AtOpeningAndOnCorrection() throws {
         let tier1 = try world.agent(.tier1)
         func body(contact: String, rescue: String) -> [String: Any] {
-            ["kind": "account_takeover", "account_email": "victim@example.com", "customer": ["name": "Ada Victim", "contact_email": contact],
-             "facts": ["rescue_email": rescue]]
+            [
+                "kind": "account_takeover", "account_email": "victim@example.com", "customer": ["name": "Ada Victim", "contact_email": contact],
+                "facts": ["rescue_email": rescue],
+            ]
         }
         let opening = try world.post("/api/v1/cases", as: tier1, json: body(contact: "evil+x@example.com", rescue: "Evil@example.com"))
         #expect(opening.status == 422, "\(opening.text)")
@@ -250,8 +265,9 @@ extension CaseWorld {
         #expect(rescue.status == 422)
         #expect(try fields(rescue) == ["facts.rescue_email"])
         // Gmail's own rules: dots and googlemail.com reach the same mailbox.
-        let gmail = try world.patch(number, as: tier1, json: ["customer": ["contact_email": "e.v.i.l@gmail.com"], "facts": ["rescue_email": "evil+2@googlemail.com"]],
-                                    ifMatch: 1)
+        let gmail = try world.patch(
+            number, as: tier1, json: ["customer": ["contact_email": "e.v.i.l@gmail.com"], "facts": ["rescue_email": "evil+2@googlemail.com"]],
+            ifMatch: 1)
         #expect(gmail.status == 422)
         #expect(try fields(gmail) == ["customer.contact_email"])
         #expect(try world.caseBody(number, as: tier1)["version"] as? Int == 1)

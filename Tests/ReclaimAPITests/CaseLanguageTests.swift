@@ -6,8 +6,10 @@ import Testing
 /// v1.1 "Cases": the customer's `language` (v1.2: none unless given) and the `facts.rescue_email` the thief added, on creation and in the case.
 @Suite struct CaseLanguageTests {
     func body(_ extra: [String: Any]) -> [String: Any] {
-        var body: [String: Any] = ["kind": "account_takeover", "account_email": "victim@example.com",
-                                   "customer": ["name": "Li Wei", "contact_email": "li.wei@example.net"]]
+        var body: [String: Any] = [
+            "kind": "account_takeover", "account_email": "victim@example.com",
+            "customer": ["name": "Li Wei", "contact_email": "li.wei@example.net"],
+        ]
         body.merge(extra) { $1 }
         return body
     }
@@ -29,8 +31,9 @@ import Testing
         #expect(null.status == 201, "\(null.text)")
         #expect(try null.json()["language"] is NSNull)
 
-        let chinese = try client.request("POST", "/api/v1/cases", headers: agent.headers,
-                                         json: body(["language": "zh-Hans", "facts": ["rescue_email": "thief@example.org"]]))
+        let chinese = try client.request(
+            "POST", "/api/v1/cases", headers: agent.headers,
+            json: body(["language": "zh-Hans", "facts": ["rescue_email": "thief@example.org"]]))
         #expect(chinese.status == 201, "\(chinese.text)")
         let number = try #require(try chinese.json()["case_number"] as? String)
         let read = try client.request("GET", "/api/v1/cases/\(number)", headers: [("Cookie", agent.cookie)]).json()

@@ -88,7 +88,11 @@ import Testing
         let world = try CaseWorld()
         let client = try world.service.addClient()
         let body = try CaseWorld.caseBody().bytes
-        let response = try world.client.request("POST", "/api/v1/cases", headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body) + [("Content-Type", "application/json")], body: body)
+        let response = try world.client.request(
+            "POST", "/api/v1/cases",
+            headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body) + [
+                ("Content-Type", "application/json")
+            ], body: body)
         #expect(response.status == 201, "\(response.text)")
         let created = try response.decode(CaseView.self)
         #expect(created.allowedActions == [])
@@ -101,10 +105,11 @@ import Testing
         let client = try world.service.addClient()
         let body = try CaseWorld.caseBody().bytes
         func send() throws -> TestHTTPResponse {
-            try world.client.request("POST", "/api/v1/cases",
-                                     headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body)
-                                         + [("Content-Type", "application/json"), ("Idempotency-Key", "case-create-1")],
-                                     body: body)
+            try world.client.request(
+                "POST", "/api/v1/cases",
+                headers: world.service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body)
+                    + [("Content-Type", "application/json"), ("Idempotency-Key", "case-create-1")],
+                body: body)
         }
         let first = try send()
         world.service.clock.advance(by: 1)  // a fresh signature timestamp for the retry

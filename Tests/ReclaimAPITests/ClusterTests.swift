@@ -8,12 +8,14 @@ import Testing
 /// so sessions, throttles, signature replays and idempotency keys must live in PostgreSQL, not in memory.
 @Suite struct ClusterTests {
     static let json = [("Content-Type", "application/json")]
-    static var caseBody: [String: Any] { [
-        "kind": "account_takeover", "account_email": "victim@example.com",
-        "customer": ["name": "Ada Victim", "contact_email": "victim.home@example.net"],
-        "devices": [["serial": "C02XK1ZJH3QD", "imei": "490154203237518", "model": "Phone 12"]],
-        "facts": ["rescue_email_added": true], "summary": "Credential stuffing; rescue address added.",
-    ] }
+    static var caseBody: [String: Any] {
+        [
+            "kind": "account_takeover", "account_email": "victim@example.com",
+            "customer": ["name": "Ada Victim", "contact_email": "victim.home@example.net"],
+            "devices": [["serial": "C02XK1ZJH3QD", "imei": "490154203237518", "model": "Phone 12"]],
+            "facts": ["rescue_email_added": true], "summary": "Credential stuffing; rescue address added.",
+        ]
+    }
 
     @Test func aSessionMadeOnOneInstanceWorksAndEndsOnTheOthers() throws {
         let cluster = try TestCluster(instances: 3)
@@ -61,9 +63,10 @@ import Testing
         func send(to index: Int) throws -> TestHTTPResponse {
             // A fresh signature each time (an honest retry), the same key.
             cluster.clock.advance(by: 1)
-            return try cluster.client(index).request("POST", "/api/v1/cases",
-                                                     headers: cluster.signedHeaders(client, target: "/api/v1/cases", body: body)
-                                                         + Self.json + [("Idempotency-Key", "cluster-retry-1")], body: body)
+            return try cluster.client(index).request(
+                "POST", "/api/v1/cases",
+                headers: cluster.signedHeaders(client, target: "/api/v1/cases", body: body)
+                    + Self.json + [("Idempotency-Key", "cluster-retry-1")], body: body)
         }
         let first = try send(to: 0)
         let second = try send(to: 1)
@@ -78,18 +81,21 @@ import Testing
     @Test func signInFailuresSpreadOverInstancesLockTheAccount() throws {
         let cluster = try TestCluster(instances: 3)
         defer { cluster.stop() }
-        let agent = try cluster.identityAdministration.addAgent(email: "spread-\(UUID().uuidString.prefix(8))@reclaim.test", name: "Spread",
-                                                                 tier: .tier1, isAdmin: false, now: cluster.clock.now())
+        let agent = try cluster.identityAdministration.addAgent(
+            email: "spread-\(UUID().uuidString.prefix(8))@reclaim.test", name: "Spread",
+            tier: .tier1, isAdmin: false, now: cluster.clock.now())
         // Ten failures, round-robin: no instance sees more than four, yet the account locks.
         for attempt in 0..<10 {
-            let failed = try cluster.client(attempt % 3, timeout: 30).request("POST", "/api/v1/session", headers: Self.json,
-                                                                            json: ["email": agent.email, "password": "wrong password 123", "totp": "000000"])
+            let failed = try cluster.client(attempt % 3, timeout: 30).request(
+                "POST", "/api/v1/session", headers: Self.json,
+                json: ["email": agent.email, "password": "wrong password 123", "totp": "000000"])
             #expect(failed.status == 401)
         }
         let code = try TOTP(secret: agent.totpSecret).code(at: cluster.clock.now())
         for index in 0..<3 {
-            let locked = try cluster.client(index, timeout: 30).request("POST", "/api/v1/session", headers: Self.json,
-                                                                      json: ["email": agent.email, "password": agent.password, "totp": code])
+            let locked = try cluster.client(index, timeout: 30).request(
+                "POST", "/api/v1/session", headers: Self.json,
+                json: ["email": agent.email, "password": agent.password, "totp": code])
             #expect(locked.status == 429, "instance \(index)")
             #expect(try locked.json()["code"] as? String == "locked_out")
         }

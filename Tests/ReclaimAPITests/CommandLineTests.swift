@@ -8,8 +8,10 @@ import Testing
     var reclaim: String { RepositoryPaths.executable }
 
     func environment(_ extra: [String: String]) -> [String: String] {
-        var environment = ["PATH": "/usr/bin:/bin", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-                           "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations"]
+        var environment = [
+            "PATH": "/usr/bin:/bin", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+        ]
         environment.merge(extra) { $1 }
         return environment
     }
@@ -54,8 +56,10 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: reclaim)
         process.arguments = ["serve"]
-        process.environment = environment(["DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
-                                           "RECLAIM_ADDRESS": "127.0.0.1:0"])
+        process.environment = environment([
+            "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+            "RECLAIM_ADDRESS": "127.0.0.1:0",
+        ])
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -76,7 +80,9 @@ import Testing
         for line in lines {
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not a JSON line: \(line)")
         }
-        let serving = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first { $0["event"] as? String == "serving" }
+        let serving = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first {
+            $0["event"] as? String == "serving"
+        }
         #expect((serving?["url"] as? String)?.hasPrefix("http://127.0.0.1:") == true)
         #expect(process.terminationStatus == 0)
     }
@@ -96,8 +102,11 @@ import Testing
         chmod(path, 0o644)
         let database = try TestDatabase.create()
         defer { database.drop() }
-        let serve = try Shell.capture([reclaim, "serve"], environment: environment([
-            "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": path, "RECLAIM_ADDRESS": "127.0.0.1:0"]))
+        let serve = try Shell.capture(
+            [reclaim, "serve"],
+            environment: environment([
+                "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": path, "RECLAIM_ADDRESS": "127.0.0.1:0",
+            ]))
         #expect(serve.status == 78)
         #expect(serve.error.contains("RECLAIM_KEY_FILE"))
         #expect(!serve.error.contains("\"key\""))
@@ -148,8 +157,10 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: reclaim)
         process.arguments = ["serve"]
-        process.environment = environment(["DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
-                                           "RECLAIM_ADDRESS": "127.0.0.1:\(port)"])
+        process.environment = environment([
+            "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+            "RECLAIM_ADDRESS": "127.0.0.1:\(port)",
+        ])
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -157,7 +168,10 @@ import Testing
         let client = TestHTTPClient(host: "127.0.0.1", port: port)
         var ready = false
         for _ in 0..<100 {
-            if let response = try? client.request("GET", "/readyz"), response.status == 200 { ready = true; break }
+            if let response = try? client.request("GET", "/readyz"), response.status == 200 {
+                ready = true
+                break
+            }
             Thread.sleep(forTimeInterval: 0.1)
         }
         #expect(ready)

@@ -1,7 +1,7 @@
+import Crypto
 import Foundation
 import HTTPServer
 import ReclaimAPI
-import Crypto
 import ReclaimCore
 import ReclaimStore
 import ReclaimTestSupport
@@ -11,17 +11,22 @@ import Testing
 @Suite(.serialized) struct CustomerTests {
     static let contact = "help@reclaim.test"
 
-    func status(_ world: CaseWorld, _ number: String, _ code: String, language: String? = nil, acceptLanguage: String? = nil) throws -> TestHTTPResponse {
+    func status(_ world: CaseWorld, _ number: String, _ code: String, language: String? = nil, acceptLanguage: String? = nil) throws
+        -> TestHTTPResponse
+    {
         var json: [String: Any] = ["case_number": number, "access_code": code]
         if let language { json["language"] = language }
         return try world.client.request("POST", "/api/v1/status", headers: acceptLanguage.map { [("Accept-Language", $0)] } ?? [], json: json)
     }
 
-    func customerUpload(_ world: CaseWorld, _ number: String, _ code: String, type: String, bytes: [UInt8], contentType: String,
-                        extra: [(String, String)] = []) throws -> TestHTTPResponse {
+    func customerUpload(
+        _ world: CaseWorld, _ number: String, _ code: String, type: String, bytes: [UInt8], contentType: String,
+        extra: [(String, String)] = []
+    ) throws -> TestHTTPResponse {
         let body = EvidenceWorld.form([("case_number", number), ("access_code", code), ("type", type)] + extra, file: (bytes, contentType))
-        return try world.client.request("POST", "/api/v1/status/evidence",
-                                        headers: [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: body)
+        return try world.client.request(
+            "POST", "/api/v1/status/evidence",
+            headers: [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: body)
     }
 
     // MARK: Every sentence in three languages; language from the request, the case, then Accept-Language.
@@ -32,7 +37,8 @@ import Testing
         var body = CaseWorld.caseBody()
         body.language = "zh-Hant"
         let created = try world.openCase(as: tier1, body)
-        let number = created.caseNumber, code = created.accessCode!
+        let number = created.caseNumber
+        let code = created.accessCode!
 
         // The case's language beats Accept-Language.
         let byCase = try status(world, number, code, acceptLanguage: "en-GB,en;q=0.9")
@@ -40,10 +46,13 @@ import Testing
         let hant = try byCase.json()
         #expect(hant["language"] as? String == "zh-Hant" && byCase.header("Content-Language") == "zh-Hant")
         #expect(hant["stage"] as? String == CustomerText.stageReceived.text(.traditionalChinese, contact: ""))
-        #expect(hant["next_step"] as? String == CustomerText.nextTellAgent.text(.traditionalChinese, contact: ServiceConfiguration.defaultSupportContact))
-        #expect(hant["missing_text"] as? [String] == [Requirement.securityAnswer, .card, .device].map { $0.text.text(.traditionalChinese, contact: "") })
+        #expect(
+            hant["next_step"] as? String == CustomerText.nextTellAgent.text(.traditionalChinese, contact: ServiceConfiguration.defaultSupportContact))
+        #expect(
+            hant["missing_text"] as? [String] == [Requirement.securityAnswer, .card, .device].map { $0.text.text(.traditionalChinese, contact: "") })
         #expect((hant["progress"] as? [[String: Any]])?.first?["label"] as? String == "已受理")
-        #expect((hant["notices"] as? [[String: Any]])?.first?["text"] as? String == CustomerText.noticeNeverPay.text(.traditionalChinese, contact: ""))
+        #expect(
+            (hant["notices"] as? [[String: Any]])?.first?["text"] as? String == CustomerText.noticeNeverPay.text(.traditionalChinese, contact: ""))
 
         // The request's language beats the case's.
         let asked = try status(world, number, code, language: "zh-Hans", acceptLanguage: "zh-TW")
@@ -66,15 +75,18 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let plain = try world.openCase(as: tier1)
-        let number = plain.caseNumber, code = try #require(plain.accessCode)
+        let number = plain.caseNumber
+        let code = try #require(plain.accessCode)
 
         let taiwan = try status(world, number, code, acceptLanguage: "zh-TW,zh;q=0.9,en;q=0.5")
         #expect(taiwan.status == 200)
         let hant = try taiwan.json()
         #expect(hant["language"] as? String == "zh-Hant" && taiwan.header("Content-Language") == "zh-Hant")
         #expect(hant["stage"] as? String == CustomerText.stageReceived.text(.traditionalChinese, contact: ""))
-        #expect(hant["next_step"] as? String == CustomerText.nextTellAgent.text(.traditionalChinese, contact: ServiceConfiguration.defaultSupportContact))
-        #expect((hant["notices"] as? [[String: Any]])?.first?["text"] as? String == CustomerText.noticeNeverPay.text(.traditionalChinese, contact: ""))
+        #expect(
+            hant["next_step"] as? String == CustomerText.nextTellAgent.text(.traditionalChinese, contact: ServiceConfiguration.defaultSupportContact))
+        #expect(
+            (hant["notices"] as? [[String: Any]])?.first?["text"] as? String == CustomerText.noticeNeverPay.text(.traditionalChinese, contact: ""))
         // Another reader of the same case, another language: nothing of the first look-up stuck to the case.
         #expect(try status(world, number, code, acceptLanguage: "zh-CN").json()["language"] as? String == "zh-Hans")
         // No Accept-Language we speak: English.
@@ -103,7 +115,8 @@ import Testing
         let code = AccessCode.generate(using: &generator).display
         // Accept-Language decides where no case is shown.
         let chinese = try status(world, unknown, code, acceptLanguage: "zh-CN,zh;q=0.9")
-        #expect(try chinese.status == 404 && chinese.json()["detail"] as? String == CustomerText.problemNotFound.text(.simplifiedChinese, contact: ""))
+        #expect(
+            try chinese.status == 404 && chinese.json()["detail"] as? String == CustomerText.problemNotFound.text(.simplifiedChinese, contact: ""))
         let traditional = try status(world, unknown, code, language: "zh-Hant")
         #expect(try traditional.json()["detail"] as? String == CustomerText.problemNotFound.text(.traditionalChinese, contact: ""))
         // A wrong code on a zh-Hans case answers exactly like an unknown case: the case's language would betray it.
@@ -132,9 +145,11 @@ import Testing
 
     @Test func whatHappensNextAndWhatIsStillNeededNeverDisagree() throws {
         let world = try CaseWorld()
-        let tier1 = try world.agent(.tier1), tier2 = try world.agent(.tier2)
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
         let created = try world.openCase(as: tier1)
-        let number = created.caseNumber, code = created.accessCode!
+        let number = created.caseNumber
+        let code = created.accessCode!
         try world.must(number, "request_documents", as: tier2, version: 1, extra: ["reason": "Answers unknown."])
         let waiting = try status(world, number, code).json()
         #expect(waiting["stage_key"] as? String == "stage.documents")
@@ -159,7 +174,8 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let created = try world.openCase(as: tier1, CaseWorld.caseBody(facts: ["two_step_enabled": true]))
-        let number = created.caseNumber, code = created.accessCode!
+        let number = created.caseNumber
+        let code = created.accessCode!
         try world.must(number, "escalate", as: tier1, version: 1)
         let body = try status(world, number, code).json()
         let notices = (body["notices"] as? [[String: Any]] ?? []).map { $0["key"] as? String }
@@ -174,9 +190,13 @@ import Testing
 
     @Test func aFinishedCaseShowsTheSupportContactAndAdvice() throws {
         let world = try CaseWorld { $0.supportContact = CustomerTests.contact }
-        let tier1 = try world.agent(.tier1), tier2 = try world.agent(.tier2), tier3 = try world.agent(.tier3), engineer = try world.agent(.engineering)
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
+        let tier3 = try world.agent(.tier3)
+        let engineer = try world.agent(.engineering)
         let created = try world.openCase(as: tier1, CaseWorld.caseBody(facts: ["two_step_enabled": true]))
-        let number = created.caseNumber, code = created.accessCode!
+        let number = created.caseNumber
+        let code = created.accessCode!
         let open = try status(world, number, code).json()
         #expect(open["support_contact"] is NSNull)
         try world.must(number, "escalate", as: tier1, version: 1)
@@ -195,23 +215,34 @@ import Testing
         #expect((notices.last?["text"] as? String)?.contains(Self.contact) == true)
         #expect(done["can_upload"] as? Bool == false && done["missing"] as? [String] == [])
         // An upload on a finished case is refused with the contact, in the reader's language, and nothing is filed.
-        let late = try customerUpload(world, number, code, type: "transcript", bytes: Array("hello".utf8), contentType: "text/plain", extra: [("language", "zh-Hant")])
+        let late = try customerUpload(
+            world, number, code, type: "transcript", bytes: Array("hello".utf8), contentType: "text/plain", extra: [("language", "zh-Hant")])
         #expect(late.status == 409)
         #expect(try late.json()["detail"] as? String == CustomerText.problemCaseNotOpen.text(.traditionalChinese, contact: Self.contact))
     }
 
     @Test func supportContactIsConfiguredAndValidated() throws {
-        let base = ["DATABASE_URL": "host=/tmp", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations"]
+        let base = [
+            "DATABASE_URL": "host=/tmp", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+        ]
         #expect(try ServiceConfiguration.fromEnvironment(base).supportContact == ServiceConfiguration.defaultSupportContact)
-        #expect(try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_SUPPORT_CONTACT": "+86 400 123 4567"]) { $1 }).supportContact == "+86 400 123 4567")
-        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_SUPPORT_CONTACT": "a\u{1B}[31m"]) { $1 }) }
-        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_SUPPORT_CONTACT": String(repeating: "x", count: 201)]) { $1 }) }
+        #expect(
+            try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_SUPPORT_CONTACT": "+86 400 123 4567"]) { $1 }).supportContact
+                == "+86 400 123 4567")
+        #expect(throws: ConfigurationError.self) {
+            try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_SUPPORT_CONTACT": "a\u{1B}[31m"]) { $1 })
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_SUPPORT_CONTACT": String(repeating: "x", count: 201)]) { $1 })
+        }
         #expect(ServiceConfiguration.variables.contains { $0.name == "RECLAIM_SUPPORT_CONTACT" })
     }
 
     // MARK: The ransom conversation.
 
-    static let email = Array("""
+    static let email = Array(
+        """
         Return-Path: <locker@example.invalid>
         From: "Device Support" <locker@example.invalid>
         To: victim@example.com
@@ -229,10 +260,12 @@ import Testing
         let text = Array("他说：付 5000 元才解锁。\n<b>not html</b>\n".utf8)
         let png = EvidenceWorld.png("screenshot of the chat")
         var ids: [String] = []
-        for (bytes, declared, expected) in [(Self.email, "message/rfc822", "message/rfc822"), (png, "image/png", "image/png"),
-                                            (text, "text/plain", "text/plain; charset=utf-8"),
-                                            (Array("%PDF-1.4 chat".utf8), "application/pdf", "application/pdf"),
-                                            (Self.email, "application/octet-stream", "message/rfc822")] {
+        for (bytes, declared, expected) in [
+            (Self.email, "message/rfc822", "message/rfc822"), (png, "image/png", "image/png"),
+            (text, "text/plain", "text/plain; charset=utf-8"),
+            (Array("%PDF-1.4 chat".utf8), "application/pdf", "application/pdf"),
+            (Self.email, "application/octet-stream", "message/rfc822"),
+        ] {
             let response = try customerUpload(world, w.number, w.accessCode, type: "transcript", bytes: bytes, contentType: declared)
             #expect(response.status == 201, "\(declared): \(response.text)")
             let body = try response.json()
@@ -244,13 +277,15 @@ import Testing
         #expect(shown.count == 5 && shown.allSatisfy { $0["type"] as? String == "transcript" && $0["status"] as? String == "received" })
 
         // Stored encrypted: no plain byte of the conversation in the database.
-        let tier3 = try world.agent(.tier3), tier2 = try world.agent(.tier2)
+        let tier3 = try world.agent(.tier3)
+        let tier2 = try world.agent(.tier2)
         let items = try world.get("/api/v1/cases/\(w.number)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []
         ids = items.compactMap { $0["id"] as? String }
         let connection = try world.database()
         for id in ids {
             let sealed = try #require(try EvidenceStore.sealedContent(id: UUID(uuidString: id)!, on: connection))
-            #expect(!String(decoding: sealed.sealed, as: UTF8.self).contains("USDT") && !String(decoding: sealed.sealed, as: UTF8.self).contains("5000"))
+            #expect(
+                !String(decoding: sealed.sealed, as: UTF8.self).contains("USDT") && !String(decoding: sealed.sealed, as: UTF8.self).contains("5000"))
         }
 
         // Tier 3 reads it with a safe preview: never served as HTML.
@@ -258,7 +293,9 @@ import Testing
         let content = try world.get("/api/v1/evidence/\(mail)/content?disposition=inline", as: tier3)
         #expect(content.status == 200 && content.body == Self.email)
         #expect(content.header("Content-Type") == "message/rfc822")
-        #expect(content.header("Content-Disposition")?.hasPrefix("attachment;") == true && content.header("Content-Disposition")?.contains(".eml") == true)
+        #expect(
+            content.header("Content-Disposition")?.hasPrefix("attachment;") == true && content.header("Content-Disposition")?.contains(".eml") == true
+        )
         #expect(content.header("X-Content-Type-Options") == "nosniff")
         #expect(content.header("Content-Security-Policy")?.contains("sandbox") == true)
         let plain = try #require(items.first { ($0["media_type"] as? String)?.hasPrefix("text/plain") == true }?["id"] as? String)

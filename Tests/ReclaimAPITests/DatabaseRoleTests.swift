@@ -5,16 +5,18 @@ import Postgres
 import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// Issue 25.2: the service runs as a role that cannot switch the timelines' protection off, `serve` refuses one that
 /// could, and only the schema's owner migrates. Real PostgreSQL, real processes.
 @Suite(.serialized) struct DatabaseRoleTests {
     func configuration(_ variables: [String: String]) throws -> ServiceConfiguration {
-        try ServiceConfiguration.fromEnvironment(variables.merging([
-            "RECLAIM_ADDRESS": "127.0.0.1:0", "RECLAIM_THREADS": "2",
-            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-        ]) { $1 })
+        try ServiceConfiguration.fromEnvironment(
+            variables.merging([
+                "RECLAIM_ADDRESS": "127.0.0.1:0", "RECLAIM_THREADS": "2",
+                "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+            ]) { $1 })
     }
 
     func startupRefusal(_ variables: [String: String], migrate: Bool = true) throws -> String? {
@@ -39,12 +41,15 @@ import Testing
 
         let attacker = try PostgresConnection(connectionString: world.service.database.connectionString)
         defer { attacker.close() }
-        let events = try attacker.query("SELECT e.seq, e.at, e.actor, e.type, e.prev_hash FROM case_events e JOIN cases c ON c.id = e.case_id WHERE c.case_number = \(number) ORDER BY e.seq")
+        let events = try attacker.query(
+            "SELECT e.seq, e.at, e.actor, e.type, e.prev_hash FROM case_events e JOIN cases c ON c.id = e.case_id WHERE c.case_number = \(number) ORDER BY e.seq"
+        )
         #expect(events.count == 3)
         let second = events[1]
         let forged: JSONValue = ["action": "escalate", "reason": "covered up"]
-        let hash = CaseEventChain.hash(previous: try second.decode("prev_hash", as: String?.self), seq: 2, at: try second.decode("at", as: Date.self),
-                                       actor: try second.decode("actor", as: String.self), type: try second.decode("type", as: String.self), data: forged)
+        let hash = CaseEventChain.hash(
+            previous: try second.decode("prev_hash", as: String?.self), seq: 2, at: try second.decode("at", as: Date.self),
+            actor: try second.decode("actor", as: String.self), type: try second.decode("type", as: String.self), data: forged)
         let attempts: [String] = [
             "SET session_replication_role = replica",
             "UPDATE case_events SET data = '\(forged.canonical)', hash = '\(hash)' WHERE seq = 2 AND case_id = (SELECT id FROM cases WHERE case_number = '\(number)')",
@@ -85,11 +90,13 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try KeyFile.generate().write(to: directory + "/keys")
-        let serve = try Shell.capture([RepositoryPaths.executable, "serve"], environment: [
-            "PATH": "/usr/bin:/bin", "DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": directory + "/keys",
-            "RECLAIM_ADDRESS": "127.0.0.1:0", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-        ])
+        let serve = try Shell.capture(
+            [RepositoryPaths.executable, "serve"],
+            environment: [
+                "PATH": "/usr/bin:/bin", "DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+                "RECLAIM_ADDRESS": "127.0.0.1:0", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+                "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+            ])
         #expect(serve.status == 1)
         #expect(serve.error.contains("\"event\":\"start_failed\"") && serve.error.contains("owns admin_events, case_events"), "\(serve.error)")
     }
@@ -101,9 +108,11 @@ import Testing
         // The service's role alone: nothing is applied, the refusal says how.
         let stale = try #require(try startupRefusal(["DATABASE_URL": database.connectionString]))
         #expect(stale.contains("lacks \(latest) migration(s)") && stale.contains("RECLAIM_MIGRATION_DATABASE_URL"), "\(stale)")
-        let migrate = try Shell.capture([RepositoryPaths.executable, "migrate"], environment: [
-            "PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-        ])
+        let migrate = try Shell.capture(
+            [RepositoryPaths.executable, "migrate"],
+            environment: [
+                "PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+            ])
         #expect(migrate.status == 1)
         #expect(migrate.error.contains("permission denied") && migrate.error.contains("RECLAIM_MIGRATION_DATABASE_URL"), "\(migrate.error)")
         let both = ["DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString]
@@ -117,8 +126,9 @@ import Testing
         #expect(try TestHTTPClient(host: "127.0.0.1", port: service.port).request("GET", "/readyz").status == 200)
         let connection = try database.connect()
         defer { connection.close() }
-        #expect(try connection.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tableowner <> \(TestDatabase.roles.owner)")
-            .first!.decode(0, as: Int.self) == 0)
+        #expect(
+            try connection.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tableowner <> \(TestDatabase.roles.owner)")
+                .first!.decode(0, as: Int.self) == 0)
     }
 
     @Test func migratingWithoutTheServiceGroupStopsAtItsMigrationAndNamesTheSetup() throws {
@@ -126,9 +136,11 @@ import Testing
         defer { cluster.destroy() }
         try Shell.run(["psql", cluster.conninfo, "-qXc", "CREATE DATABASE reclaim"])
         let superuser = cluster.connectionString(database: "reclaim", user: "postgres")
-        let migrate = try Shell.capture([RepositoryPaths.executable, "migrate"], environment: [
-            "PATH": "/usr/bin:/bin", "DATABASE_URL": superuser, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-        ])
+        let migrate = try Shell.capture(
+            [RepositoryPaths.executable, "migrate"],
+            environment: [
+                "PATH": "/usr/bin:/bin", "DATABASE_URL": superuser, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+            ])
         #expect(migrate.status == 1)
         #expect(migrate.error.contains("the role reclaim_service does not exist") && migrate.error.contains("reclaim db roles"), "\(migrate.error)")
         // The setup then refuses to adopt a database another role owns, and says how to hand it over.
@@ -140,14 +152,19 @@ import Testing
     }
 
     @Test func dbRolesPrintsTheSetupForPsqlAndRefusesNamesThatAreNotIdentifiers() throws {
-        let printed = try Shell.capture([RepositoryPaths.executable, "db", "roles", "--database", "support", "--login", "support_app"],
-                                        environment: ["PATH": "/usr/bin:/bin"])
+        let printed = try Shell.capture(
+            [RepositoryPaths.executable, "db", "roles", "--database", "support", "--login", "support_app"],
+            environment: ["PATH": "/usr/bin:/bin"])
         #expect(printed.status == 0, "\(printed.error)")
-        for line in ["CREATE ROLE reclaim_owner LOGIN;", "CREATE ROLE reclaim_service NOLOGIN;", "CREATE ROLE support_app LOGIN;",
-                     "GRANT reclaim_service TO support_app;", "CREATE DATABASE support OWNER reclaim_owner", "GRANT CONNECT ON DATABASE support TO reclaim_service;"] {
+        for line in [
+            "CREATE ROLE reclaim_owner LOGIN;", "CREATE ROLE reclaim_service NOLOGIN;", "CREATE ROLE support_app LOGIN;",
+            "GRANT reclaim_service TO support_app;", "CREATE DATABASE support OWNER reclaim_owner",
+            "GRANT CONNECT ON DATABASE support TO reclaim_service;",
+        ] {
             #expect(printed.output.contains(line), "missing: \(line)")
         }
-        let bad = try Shell.capture([RepositoryPaths.executable, "db", "roles", "--login", "x; DROP ROLE postgres"], environment: ["PATH": "/usr/bin:/bin"])
+        let bad = try Shell.capture(
+            [RepositoryPaths.executable, "db", "roles", "--login", "x; DROP ROLE postgres"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(bad.status == 64)
         #expect(bad.output.isEmpty)
     }

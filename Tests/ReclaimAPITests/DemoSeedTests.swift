@@ -65,8 +65,11 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try KeyFile.generate().write(to: directory + "/keys")
-        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
-                           "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+            "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+        ]
         let reclaim = RepositoryPaths.executable
 
         let seeded = try Shell.capture([reclaim, "demo", "seed", "--json"], environment: environment)
@@ -92,7 +95,11 @@ private struct PrintedSeed: Decodable {
         let tier: String
         let totpURI: String
         let password: String
-        enum CodingKeys: String, CodingKey { case tier, totpURI = "totp_uri", password }
+        enum CodingKeys: String, CodingKey {
+            case tier
+            case totpURI = "totp_uri"
+            case password
+        }
     }
     struct Case: Decodable {
         let accessCode: String

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPServer
-@testable import ReclaimAPI
 import ReclaimCore
 import ReclaimOperations
 import ReclaimTestSupport
 import Testing
+
+@testable import ReclaimAPI
 
 /// One catalogue of problem codes and refusals: each code declared once with the status it is always answered with,
 /// each refusal with its code, message and members; all of them in `/openapi.json`, all rendered by the one mapper.
@@ -55,10 +56,12 @@ import Testing
     @Test func theWorkflowsCodesAndStatusesAreStable() {
         // What clients switch on: a change here breaks them.
         let table: [(WorkflowRefusal, String, Int)] = [
-            (.invalidTransition(from: .new, action: .approve), "invalid_transition", 409), (.insufficientTier(required: .tier2), "insufficient_tier", 403),
+            (.invalidTransition(from: .new, action: .approve), "invalid_transition", 409),
+            (.insufficientTier(required: .tier2), "insufficient_tier", 403),
             (.verificationFailed(VerificationOutcome(factors: [:])), "verification_failed", 409), (.notRecoverable, "not_recoverable", 409),
             (.caseNotOpen, "case_not_open", 409), (.unlockRequired, "unlock_required", 422), (.unlockNotAllowed, "unlock_not_allowed", 422),
-            (.answersNotMatched, "answers_not_matched", 409), (.reasonRequired, "reason_required", 422), (.documentsMissing([]), "documents_missing", 409),
+            (.answersNotMatched, "answers_not_matched", 409), (.reasonRequired, "reason_required", 422),
+            (.documentsMissing([]), "documents_missing", 409),
             (.documentsPending, "documents_pending", 409), (.unlocksOutstanding([]), "unlocks_outstanding", 409), (.alreadyDone, "already_done", 409),
             (.notSameAccount, "not_same_account", 409), (.differentCustomer(["customer.name"]), "different_customer", 409),
         ]
@@ -69,7 +72,10 @@ import Testing
 
     @Test func refusalsCarryTheirMembersAndHeaders() {
         let outcome = VerificationOutcome(factors: [.card: .matched, .device: .mismatched])
-        #expect(WorkflowRefusal.verificationFailed(outcome).problem.extraMembers["factors"] as? [String: String] == ["card": "matched", "device": "mismatched", "security_answer": "missing"])
+        #expect(
+            WorkflowRefusal.verificationFailed(outcome).problem.extraMembers["factors"] as? [String: String] == [
+                "card": "matched", "device": "mismatched", "security_answer": "missing",
+            ])
         #expect(WorkflowRefusal.documentsMissing([.proofOfPurchase]).problem.extraMembers["missing"] as? [String] == ["proof_of_purchase"])
         #expect(WorkflowRefusal.insufficientTier(required: .tier3).problem.extraMembers["required_tier"] as? String == "tier3")
         let incomplete = OperationError.refusedAfterRecording(.unlocksOutstanding([.resetSecurityQuestions]), version: 7).problem
@@ -83,7 +89,9 @@ import Testing
     @Test func theCommandLinePrintsTheCataloguesMessages() {
         #expect(Refusals.message(for: IdentityAdministrationError.agentExists) == "An agent with this email already exists.")
         #expect(IdentityAdministrationError.lockout(.lastAdmin).description == IdentityAdministrationError.lockout(.lastAdmin).problem.detail)
-        #expect(Refusals.message(for: IdentityAdministrationError.invalid(field: "email", "Not a valid email address.")) == "email: Not a valid email address.")
+        #expect(
+            Refusals.message(for: IdentityAdministrationError.invalid(field: "email", "Not a valid email address."))
+                == "email: Not a valid email address.")
         #expect(Refusals.message(for: OperationError.accountExists) == OperationError.accountExists.problem.detail)
         #expect(Refusals.message(for: OperationError.refused(.reasonRequired, caseID: nil)) == "Give a reason for this action.")
         #expect(Refusals.message(for: CancellationError()) == nil)
@@ -104,7 +112,8 @@ import Testing
             #expect(table[problem.code]?["status"] as? Int == problem.status, "\(refusal) documented as \(problem.code) \(problem.status)")
         }
         // The case-changing routes name each of their refusals' codes, by status, from the catalogue.
-        let transition = ((document["paths"] as? [String: Any])?["/api/v1/cases/{case_number}/transitions"] as? [String: Any])?["post"] as? [String: Any]
+        let transition =
+            ((document["paths"] as? [String: Any])?["/api/v1/cases/{case_number}/transitions"] as? [String: Any])?["post"] as? [String: Any]
         let responses = try #require(transition?["responses"] as? [String: [String: Any]])
         for refusal in WorkflowRefusal.examples {
             let text = responses[String(refusal.problem.status)]?["description"] as? String ?? ""

@@ -13,8 +13,13 @@ import Testing
         let transcriptCanary = "TRANSCRIPT-CANARY-b81e44"
 
         // Answers: one matching the on-file answer, one wrong canary; cards: the one on file and a UnionPay one.
-        try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": EvidenceWorld.onFileAnswer],
-                                                                 ["question_id": "q2", "answer": answerCanary]]])
+        try w.mustFile([
+            "type": "security_answers",
+            "answers": [
+                ["question_id": "q1", "answer": EvidenceWorld.onFileAnswer],
+                ["question_id": "q2", "answer": answerCanary],
+            ],
+        ])
         try w.mustFile(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031])
         try w.mustFile(["type": "card", "number": unionPayCard, "exp_month": 12, "exp_year": 2031])
         #expect(try w.file(["type": "card", "number": unionPayCard, "exp_month": 12, "exp_year": 2031, "cvv": "4821"]).status == 422)
@@ -31,8 +36,10 @@ import Testing
         #expect(dump.contains("evidence_reviews"), "the dump covers the evidence tables")
         let logs = w.world.service.log.lines.joined(separator: "\n")
         func hex(_ text: String) -> String { Array(text.utf8).map { String(format: "%02x", $0) }.joined() }
-        let secrets = [answerCanary, EvidenceWorld.onFileAnswer, "new york", unionPayCard, EvidenceWorld.onFileCard,
-                       documentCanary, transcriptCanary]
+        let secrets = [
+            answerCanary, EvidenceWorld.onFileAnswer, "new york", unionPayCard, EvidenceWorld.onFileCard,
+            documentCanary, transcriptCanary,
+        ]
         for secret in secrets {
             for haystack in [("dump", dump), ("logs", logs)] {
                 #expect(!haystack.1.lowercased().contains(secret.lowercased()), "\(haystack.0) holds \(secret)")

@@ -24,8 +24,10 @@ final class EvidenceWorld {
         let admin = try world.agent(.tier1, admin: true)
         let account: [String: Any] = [
             "email": email,
-            "security_questions": [["id": "q1", "question": "City of birth?", "answer": Self.onFileAnswer],
-                                   ["id": "q2", "question": "First pet?", "answer": "Rex"]],
+            "security_questions": [
+                ["id": "q1", "question": "City of birth?", "answer": Self.onFileAnswer],
+                ["id": "q2", "question": "First pet?", "answer": "Rex"],
+            ],
             "cards": [["number": Self.onFileCard, "exp_month": 12, "exp_year": 2031]],
             "devices": [["serial": Self.onFileSerial, "model": "Phone"], ["imei": Self.onFileIMEI]],
         ]
@@ -65,7 +67,9 @@ final class EvidenceWorld {
             body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
         }
         if let file {
-            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"upload.bin\"\r\nContent-Type: \(file.contentType)\r\n\r\n".utf8)
+            body += Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"upload.bin\"\r\nContent-Type: \(file.contentType)\r\n\r\n"
+                    .utf8)
             body += file.bytes
             body += Array("\r\n".utf8)
         }
@@ -75,15 +79,17 @@ final class EvidenceWorld {
 
     func upload(type: String, bytes: [UInt8], contentType: String = "image/png", as session: AgentSession? = nil) throws -> TestHTTPResponse {
         let session = session ?? tier1
-        return try world.client.request("POST", "/api/v1/cases/\(number)/evidence",
-                                        headers: session.headers + [("Content-Type", "multipart/form-data; boundary=\(Self.boundary)")],
-                                        body: Self.form([("type", type)], file: (bytes, contentType)))
+        return try world.client.request(
+            "POST", "/api/v1/cases/\(number)/evidence",
+            headers: session.headers + [("Content-Type", "multipart/form-data; boundary=\(Self.boundary)")],
+            body: Self.form([("type", type)], file: (bytes, contentType)))
     }
 
     func uploadRaw(type: String, bytes: [UInt8], contentType: String, as session: AgentSession? = nil) throws -> TestHTTPResponse {
         let session = session ?? tier1
-        return try world.client.request("POST", "/api/v1/cases/\(number)/evidence?type=\(type)",
-                                        headers: session.headers + [("Content-Type", contentType)], body: bytes)
+        return try world.client.request(
+            "POST", "/api/v1/cases/\(number)/evidence?type=\(type)",
+            headers: session.headers + [("Content-Type", contentType)], body: bytes)
     }
 
     /// A small valid PNG header followed by `payload` (the sniffer reads the signature only).
@@ -124,7 +130,9 @@ final class EvidenceWorld {
         #expect(transcript.mediaType == "text/plain; charset=utf-8")
         #expect(transcript.sha256?.count == 64)
         // Answers show as a count.
-        let answers = try w.mustFile(["type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "rex"]]])
+        let answers = try w.mustFile([
+            "type": "security_answers", "answers": [["question_id": "q1", "answer": "new york"], ["question_id": "q2", "answer": "rex"]],
+        ])
         #expect(answers.summary == "2 answers")
         // The list holds summaries only, and what is still missing.
         let list = try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1)
@@ -208,7 +216,8 @@ final class EvidenceWorld {
         #expect(try w.world.post("/api/v1/evidence/\(id)/review", as: w.tier1, json: ["decision": "rejected", "reason": "x"]).status == 403)
         let tier2 = try w.world.agent(.tier2)
         #expect(try w.world.post("/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "maybe", "reason": "x"]).status == 422)
-        let reviewed = try w.world.post("/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "rejected", "reason": "Card reported stolen."])
+        let reviewed = try w.world.post(
+            "/api/v1/evidence/\(id)/review", as: tier2, json: ["decision": "rejected", "reason": "Card reported stolen."])
         #expect(reviewed.status == 200, "\(reviewed.text)")
         #expect(try reviewed.decode(EvidenceView.self).status == "rejected")
         let outcome = try w.verification()
@@ -220,7 +229,9 @@ final class EvidenceWorld {
         let docID = try doc.decode(EvidenceView.self).id
         #expect(try w.world.post("/api/v1/evidence/\(docID)/review", as: tier2, json: ["decision": "accepted", "reason": "ok"]).status == 403)
         let tier3 = try w.world.agent(.tier3)
-        #expect(try w.world.post("/api/v1/evidence/\(docID)/review", as: tier3, json: ["decision": "accepted", "reason": "Matches the serial."]).status == 200)
+        #expect(
+            try w.world.post("/api/v1/evidence/\(docID)/review", as: tier3, json: ["decision": "accepted", "reason": "Matches the serial."]).status
+                == 200)
     }
 
     @Test func nineWrongAnswersLockTheAccountsAnswers() throws {
@@ -282,7 +293,10 @@ final class EvidenceWorld {
         // A PNG declared as a PDF contradicts its declaration.
         #expect(try w.uploadRaw(type: "invoice", bytes: png, contentType: "application/pdf").status == 415)
         // No ?type=, unknown type.
-        #expect(try w.world.client.request("POST", "/api/v1/cases/\(w.number)/evidence", headers: w.tier1.headers + [("Content-Type", "image/png")], body: png).status == 422)
+        #expect(
+            try w.world.client.request(
+                "POST", "/api/v1/cases/\(w.number)/evidence", headers: w.tier1.headers + [("Content-Type", "image/png")], body: png
+            ).status == 422)
         #expect(try w.upload(type: "selfie", bytes: png).status == 422)
     }
 
@@ -293,18 +307,24 @@ final class EvidenceWorld {
         // Raw: refused on the announced length, before any of the body is sent.
         let connection = try w.world.client.openConnection()
         let cookies = w.tier1.headers.map { "\($0.0): \($0.1)\r\n" }.joined()
-        try connection.send("POST /api/v1/cases/\(w.number)/evidence?type=invoice HTTP/1.1\r\nHost: x\r\n\(cookies)Content-Type: image/png\r\nContent-Length: \(big.count)\r\n\r\n")
+        try connection.send(
+            "POST /api/v1/cases/\(w.number)/evidence?type=invoice HTTP/1.1\r\nHost: x\r\n\(cookies)Content-Type: image/png\r\nContent-Length: \(big.count)\r\n\r\n"
+        )
         #expect(try connection.readResponse(timeout: 3).status == 413)
         connection.close()
         // Multipart: the file part one byte over the cap.
         let slow = TestHTTPClient(port: w.world.service.service.port, timeout: 20)
-        let form = try slow.request("POST", "/api/v1/cases/\(w.number)/evidence",
-                                    headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
-                                    body: EvidenceWorld.form([("type", "invoice")], file: (big, "image/png")))
+        let form = try slow.request(
+            "POST", "/api/v1/cases/\(w.number)/evidence",
+            headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
+            body: EvidenceWorld.form([("type", "invoice")], file: (big, "image/png")))
         #expect(form.status == 413)
         let exact = Array(big.dropLast())
-        #expect(try slow.request("POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
-                                 body: exact).status == 201)
+        #expect(
+            try slow.request(
+                "POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
+                body: exact
+            ).status == 201)
     }
 
     @Test func largeUploadsAreSpooledAndStoredByteForByte() throws {
@@ -316,12 +336,14 @@ final class EvidenceWorld {
         let metrics = w.world.service.service.metrics
         let before = metrics.spooledBodies
         let client = TestHTTPClient(port: w.world.service.service.port, timeout: 20)
-        let raw = try client.request("POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
-                                     body: document)
+        let raw = try client.request(
+            "POST", "/api/v1/cases/\(w.number)/evidence?type=invoice", headers: w.tier1.headers + [("Content-Type", "image/png")],
+            body: document)
         #expect(raw.status == 201, "\(raw.text)")
-        let form = try client.request("POST", "/api/v1/cases/\(w.number)/evidence",
-                                      headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
-                                      body: EvidenceWorld.form([("type", "box_photo")], file: (document, "image/png")))
+        let form = try client.request(
+            "POST", "/api/v1/cases/\(w.number)/evidence",
+            headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")],
+            body: EvidenceWorld.form([("type", "box_photo")], file: (document, "image/png")))
         #expect(form.status == 201, "\(form.text)")
         #expect(metrics.spooledBodies == before + 2)
         let tier3 = try w.world.agent(.tier3)
@@ -342,7 +364,8 @@ final class EvidenceWorld {
     @Test func aCustomerUploadIsSeenInTheirStatus() throws {
         let w = try EvidenceWorld()
         let png = EvidenceWorld.png("lock screen")
-        let body = EvidenceWorld.form([("case_number", w.number), ("access_code", w.accessCode), ("type", "lock_screen_photo")], file: (png, "image/png"))
+        let body = EvidenceWorld.form(
+            [("case_number", w.number), ("access_code", w.accessCode), ("type", "lock_screen_photo")], file: (png, "image/png"))
         let headers = [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")]
         let uploaded = try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: body)
         #expect(uploaded.status == 201, "\(uploaded.text)")
@@ -353,7 +376,8 @@ final class EvidenceWorld {
         #expect(evidence.first?.type == "lock_screen_photo")
         #expect(evidence.first?.status == "pending")
         // A wrong code: the same 404 as an unknown case.
-        let wrong = EvidenceWorld.form([("case_number", w.number), ("access_code", "AAAA-AAAA-AAAA-AAAA"), ("type", "invoice")], file: (png, "image/png"))
+        let wrong = EvidenceWorld.form(
+            [("case_number", w.number), ("access_code", "AAAA-AAAA-AAAA-AAAA"), ("type", "invoice")], file: (png, "image/png"))
         #expect(try w.world.client.request("POST", "/api/v1/status/evidence", headers: headers, body: wrong).status == 404)
         // Wrong-code uploads count against the case number like status look-ups: 9 lock it, even to the right code.
         for _ in 0..<8 {
@@ -372,26 +396,34 @@ final class EvidenceWorld {
         let target = "/api/v1/cases/\(w.number)/evidence"
         // The case was opened by an agent: the client files into it with the customer's access code.
         let code = ("Reclaim-Access-Code", w.accessCode)
-        let response = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: raw)
-                                                      + [("Content-Type", "application/json"), code], body: raw)
+        let response = try w.world.client.request(
+            "POST", target,
+            headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: raw)
+                + [("Content-Type", "application/json"), code], body: raw)
         #expect(response.status == 201, "\(response.text)")
         #expect(try response.decode(EvidenceView.self).filedBy == "client:\(client.id.uuidString.lowercased())")
         // Documents from API clients: raw bytes with ?type= (the signature covers them).
         let png = EvidenceWorld.png("client upload")
         let rawTarget = target + "?type=imei_photo"
-        let uploaded = try w.world.client.request("POST", rawTarget, headers: w.world.service.clientHeaders(client, method: "POST", target: rawTarget, body: png)
-                                                      + [("Content-Type", "image/png"), code], body: png)
+        let uploaded = try w.world.client.request(
+            "POST", rawTarget,
+            headers: w.world.service.clientHeaders(client, method: "POST", target: rawTarget, body: png)
+                + [("Content-Type", "image/png"), code], body: png)
         #expect(uploaded.status == 201, "\(uploaded.text)")
         let form = EvidenceWorld.form([("type", "invoice")], file: (png, "image/png"))
-        let multipart = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
-                                                       + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)"), code], body: form)
+        let multipart = try w.world.client.request(
+            "POST", target,
+            headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
+                + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)"), code], body: form)
         // A signed form is kept raw as well as parsed, so its signature is checked over the bytes as sent.
         #expect(multipart.status == 201, "\(multipart.text)")
         // A tampered form (one byte changed after signing) is refused.
         var tampered = form
         tampered[tampered.count - 10] ^= 0x01
-        let refused = try w.world.client.request("POST", target, headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
-                                                     + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: tampered)
+        let refused = try w.world.client.request(
+            "POST", target,
+            headers: w.world.service.clientHeaders(client, method: "POST", target: target, body: form)
+                + [("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: tampered)
         #expect(refused.status == 401)
         // API clients may not list or read.
         #expect(try w.world.client.request("GET", target, headers: [("Authorization", "Bearer \(client.apiKey)")]).status == 403)
@@ -443,25 +475,31 @@ final class EvidenceWorld {
         let formType = try #require((schemas["DocumentForm"]?["properties"] as? [String: [String: Any]])?["type"]?["enum"] as? [String])
         #expect(Set(formType) == Set(DocumentType.allCases.map(\.rawValue)))
         for (index, partType) in partTypes.enumerated() {
-            let filed = try w.upload(type: formType[index % formType.count], bytes: try #require(Self.sample(partType), "\(partType)"), contentType: partType)
+            let filed = try w.upload(
+                type: formType[index % formType.count], bytes: try #require(Self.sample(partType), "\(partType)"), contentType: partType)
             #expect(filed.status == 201, "\(partType): \(filed.text)")
         }
         // As python-requests (schemathesis) writes a form: the file first, with a filename and no Content-Type of its own.
         let boundary = EvidenceWorld.boundary
-        let form = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file.png\"\r\n\r\n".utf8) + EvidenceWorld.png("requests")
+        let form =
+            Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file.png\"\r\n\r\n".utf8)
+            + EvidenceWorld.png("requests")
             + Array("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nbox_photo\r\n--\(boundary)--\r\n".utf8)
-        let requests = try w.world.client.request("POST", "/api/v1/cases/\(w.number)/evidence",
-                                                  headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: form)
+        let requests = try w.world.client.request(
+            "POST", "/api/v1/cases/\(w.number)/evidence",
+            headers: w.tier1.headers + [("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: form)
         #expect(requests.status == 201, "\(requests.text)")
 
         // Raw bytes: each declared media type, named by the declared ?type=.
-        let query = try #require((filing["parameters"] as? [[String: Any]])?.first { $0["in"] as? String == "query" && $0["name"] as? String == "type" })
+        let query = try #require(
+            (filing["parameters"] as? [[String: Any]])?.first { $0["in"] as? String == "query" && $0["name"] as? String == "type" })
         let rawType = try #require((query["schema"] as? [String: Any])?["enum"] as? [String])
         #expect(Set(rawType) == Set(DocumentType.allCases.map(\.rawValue)))
         let rawMediaTypes = content.keys.filter { $0 != "application/json" && $0 != "multipart/form-data" }.sorted()
         #expect(Set(rawMediaTypes) == Set(partTypes))
         for (index, mediaType) in rawMediaTypes.enumerated() {
-            let filed = try w.uploadRaw(type: rawType[index % rawType.count], bytes: try #require(Self.sample(mediaType), "\(mediaType)"), contentType: mediaType)
+            let filed = try w.uploadRaw(
+                type: rawType[index % rawType.count], bytes: try #require(Self.sample(mediaType), "\(mediaType)"), contentType: mediaType)
             #expect(filed.status == 201, "\(mediaType): \(filed.text)")
         }
         #expect(try w.evidenceList().items.count == partTypes.count + 1 + rawMediaTypes.count)

@@ -5,8 +5,9 @@ import Postgres
 import ReclaimTestSupport
 import Synchronization
 import Testing
-@testable import ReclaimAPI
+
 @testable import HTTPServer
+@testable import ReclaimAPI
 
 /// Issue 15, "nothing lost, nothing twice": machines failing under load, each fault bounded in count and time, on loopback.
 @Suite(.serialized) struct FaultTests {
@@ -27,9 +28,11 @@ import Testing
         let directory = NSTemporaryDirectory() + "reclaim-fault-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let environment = ["PATH": "/usr/bin:/bin", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-                           "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_KEY_FILE": directory + "/keys",
-                           "DATABASE_URL": database.connectionString, "RECLAIM_THREADS": "2", "RECLAIM_LOG_LEVEL": "warning"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_KEY_FILE": directory + "/keys",
+            "DATABASE_URL": database.connectionString, "RECLAIM_THREADS": "2", "RECLAIM_LOG_LEVEL": "warning",
+        ]
         _ = try Shell.run([RepositoryPaths.executable, "keys", "generate", "--output", directory + "/keys"], environment: environment)
         let pool = database.makePool(maximumConnections: 1)
         let client = try IdentityAdministration(pool: pool, keys: try KeyFile.load(path: directory + "/keys")).addClient(name: "Fault", now: Date())
@@ -55,16 +58,24 @@ import Testing
             throw Shell.Failure(description: "reclaim serve did not become ready")
         }
         @Sendable func post(_ key: String, _ body: String, timestamp: Int64) throws -> TestHTTPResponse {
-            let signature = RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: timestamp, method: "POST",
-                                                    target: "/api/v1/cases", body: Array(body.utf8))
-            return try TestHTTPClient(host: "127.0.0.1", port: port, timeout: 5).request("POST", "/api/v1/cases", headers: [
-                ("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", signature), ("Content-Type", "application/json"),
-                ("Idempotency-Key", key),
-            ], body: Array(body.utf8))
+            let signature = RequestSignature.header(
+                secret: Array(client.signingSecret.utf8), timestamp: timestamp, method: "POST",
+                target: "/api/v1/cases", body: Array(body.utf8))
+            return try TestHTTPClient(host: "127.0.0.1", port: port, timeout: 5).request(
+                "POST", "/api/v1/cases",
+                headers: [
+                    ("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", signature), ("Content-Type", "application/json"),
+                    ("Idempotency-Key", key),
+                ], body: Array(body.utf8))
         }
 
         var process = try serve()
-        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
         let ledger = Ledger()
         let stop = Atomic<Bool>(false)
         let writers = DispatchGroup()
@@ -76,10 +87,12 @@ import Testing
                 while !stop.load(ordering: .acquiring) && n < 2000 {
                     let key = "w\(writer)-\(n)"
                     n += 1
-                    let body = #"{"kind":"account_takeover","account_email":"v\#(writer)-\#(n)@example.com","customer":{"name":"Ada","contact_email":"a@example.net"},"summary":"\#(key)"}"#
+                    let body =
+                        #"{"kind":"account_takeover","account_email":"v\#(writer)-\#(n)@example.com","customer":{"name":"Ada","contact_email":"a@example.net"},"summary":"\#(key)"}"#
                     ledger.entries.withLock { $0[key] = Ledger.Entry(body: body, caseNumber: nil) }
                     guard let response = try? post(key, body, timestamp: Int64(Date().timeIntervalSince1970)), response.status == 201,
-                          let number = try? response.json()["case_number"] as? String else { continue }
+                        let number = try? response.json()["case_number"] as? String
+                    else { continue }
                     ledger.entries.withLock { $0[key]?.caseNumber = number }
                 }
             }.start()
@@ -94,10 +107,15 @@ import Testing
 
         // Every key sent, acknowledged or not, retried at once (signed 100 s back: a new signature, same key and body).
         let sent = ledger.entries.withLock { $0 }
-        var replayed = 0, changed = 0, failed = 0
+        var replayed = 0
+        var changed = 0
+        var failed = 0
         for (key, entry) in sent {
             let retry = try post(key, entry.body, timestamp: Int64(Date().timeIntervalSince1970) - 100)
-            guard retry.status == 201, let number = try retry.json()["case_number"] as? String else { failed += 1; continue }
+            guard retry.status == 201, let number = try retry.json()["case_number"] as? String else {
+                failed += 1
+                continue
+            }
             if retry.header("Idempotent-Replayed") == "true" { replayed += 1 }
             if let first = entry.caseNumber, first != number { changed += 1 }
         }
@@ -106,8 +124,9 @@ import Testing
         defer { connection.close() }
         let cases = try connection.query("SELECT count(*) AS n, count(DISTINCT summary) AS keys FROM cases")[0]
         let stored = try cases.decode("n", as: Int.self)
-        print("fault kill-9: sent \(sent.count) keys, \(acknowledged) acknowledged before the kill; after restart \(replayed) replayed; "
-              + "\(stored) cases stored")
+        print(
+            "fault kill-9: sent \(sent.count) keys, \(acknowledged) acknowledged before the kill; after restart \(replayed) replayed; "
+                + "\(stored) cases stored")
         #expect(acknowledged > 20, "the writers must have been busy when the process died")
         #expect(failed == 0)
         #expect(changed == 0, "a retry must answer with the case its first request created")
@@ -120,11 +139,12 @@ import Testing
     @Test func postgresRestartedIdleThenBusyFailsNoRequestOnceItIsBack() throws {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
-        let configuration = try ServiceConfiguration.fromEnvironment(cluster.databaseEnvironment.merging([
-            "RECLAIM_ADDRESS": "127.0.0.1:0",
-            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-            "RECLAIM_THREADS": "2",
-        ]) { $1 })
+        let configuration = try ServiceConfiguration.fromEnvironment(
+            cluster.databaseEnvironment.merging([
+                "RECLAIM_ADDRESS": "127.0.0.1:0",
+                "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+                "RECLAIM_THREADS": "2",
+            ]) { $1 })
         let service = try ReclaimService(configuration: configuration, keys: nil, logger: Logger(sink: MemorySink()))
         try service.start()
         defer { service.shutdown() }
@@ -141,7 +161,9 @@ import Testing
         // Busy: 4 clients keep asking while it restarts; requests started once it is back must all succeed.
         let back = Atomic<UInt64>(UInt64.max)
         let stop = Atomic<Bool>(false)
-        let during = Atomic<Int>(0), after = Atomic<Int>(0), failedAfter = Atomic<Int>(0)
+        let during = Atomic<Int>(0)
+        let after = Atomic<Int>(0)
+        let failedAfter = Atomic<Int>(0)
         let group = DispatchGroup()
         for _ in 0..<4 {
             group.enter()
@@ -166,8 +188,9 @@ import Testing
         Thread.sleep(forTimeInterval: 1.5)
         stop.store(true, ordering: .releasing)
         group.wait()
-        print("fault pg-restart: idle 0/24 failed; busy: \(during.load(ordering: .relaxed)) non-200 while down, "
-              + "\(failedAfter.load(ordering: .relaxed))/\(after.load(ordering: .relaxed)) failed once back")
+        print(
+            "fault pg-restart: idle 0/24 failed; busy: \(during.load(ordering: .relaxed)) non-200 while down, "
+                + "\(failedAfter.load(ordering: .relaxed))/\(after.load(ordering: .relaxed)) failed once back")
         #expect(after.load(ordering: .relaxed) > 20)
         #expect(failedAfter.load(ordering: .relaxed) == 0, "once PostgreSQL accepts connections again no request may fail")
     }
@@ -180,8 +203,14 @@ import Testing
         guard socket >= 0 else { return -1 }
         var local = sockaddr_in(family: source, port: 0)
         var remote = sockaddr_in(family: "127.0.0.1", port: port)
-        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard withUnsafePointer(to: &remote, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0 else {
+        _ = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard
+            withUnsafePointer(
+                to: &remote,
+                { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0
+        else {
             close(socket)
             return -1
         }
@@ -220,10 +249,12 @@ import Testing
         #expect(service.service.configuration.maxConnectionsPerIP == 64)
         let port = service.service.port
         var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
+        defer { for socket in sockets { close(socket) } }
         for n in 0..<2000 {
             // Half slowloris (a head never finished), half slow bodies (a promised body never sent).
-            let head = n % 2 == 0 ? "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: " : "POST /api/v1/status HTTP/1.1\r\nHost: t\r\nContent-Length: 4000\r\n\r\n{"
+            let head =
+                n % 2 == 0
+                ? "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: " : "POST /api/v1/status HTTP/1.1\r\nHost: t\r\nContent-Length: 4000\r\n\r\n{"
             let socket = Self.slowConnection(from: "127.0.0.1", port: port, head: head)
             if socket >= 0 { sockets.append(socket) }
         }
@@ -233,8 +264,9 @@ import Testing
             #expect(status == 200)
             slowest = max(slowest, seconds)
         }
-        print("fault slow-clients: \(sockets.count) connections opened from 127.0.0.1, \(service.service.openConnections) held by the server; "
-              + "127.0.0.2 answered in at most \(Int(slowest * 1000)) ms")
+        print(
+            "fault slow-clients: \(sockets.count) connections opened from 127.0.0.1, \(service.service.openConnections) held by the server; "
+                + "127.0.0.2 answered in at most \(Int(slowest * 1000)) ms")
         #expect(slowest < 1, "another address must be served within 1 s")
         #expect(service.service.openConnections <= 64 + 12)
     }
@@ -243,9 +275,11 @@ import Testing
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
         configuration.headTimeoutSeconds = 0.5
         configuration.bodyTimeoutSeconds = 0.5
-        let server = HTTPServer(configuration: configuration, router: Router(routes: [
-            Route(.GET, "/ok") { _ in HTTPResponse.text("ok") }, Route(.POST, "/ok") { _ in HTTPResponse.text("ok") },
-        ]), logger: Logger(sink: MemorySink()), metrics: RequestMetrics())
+        let server = HTTPServer(
+            configuration: configuration,
+            router: Router(routes: [
+                Route(.GET, "/ok") { _ in HTTPResponse.text("ok") }, Route(.POST, "/ok") { _ in HTTPResponse.text("ok") },
+            ]), logger: Logger(sink: MemorySink()), metrics: RequestMetrics())
         try server.start()
         defer { server.shutdown() }
         func closedWithin(_ seconds: Double, trickling head: String, _ drip: String) -> Double? {
@@ -281,12 +315,13 @@ import Testing
         Self.raiseOpenFileLimit()
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxConnections: 40)
         configuration.headTimeoutSeconds = 30
-        let server = HTTPServer(configuration: configuration, router: Router(routes: [Route(.GET, "/ok") { _ in HTTPResponse.text("ok") }]),
-                                logger: Logger(sink: MemorySink()), metrics: RequestMetrics())
+        let server = HTTPServer(
+            configuration: configuration, router: Router(routes: [Route(.GET, "/ok") { _ in HTTPResponse.text("ok") }]),
+            logger: Logger(sink: MemorySink()), metrics: RequestMetrics())
         try server.start()
         defer { server.shutdown() }
         var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
+        defer { for socket in sockets { close(socket) } }
         for _ in 0..<40 { sockets.append(Self.slowConnection(from: "127.0.0.1", port: server.boundPort, head: "GET /ok HTTP/1.1\r\n")) }
         #expect(eventually(5) { server.openConnections == 40 })
         // Within the overflow allowance: 503 with Retry-After at once.
@@ -303,7 +338,7 @@ import Testing
         #expect(refusedSeconds < 1)
         #expect(server.connectionsRefused >= 1)
         // Once the slow ones go, new clients are served again.
-        sockets.forEach { close($0) }
+        for socket in sockets { close(socket) }
         sockets = []
         #expect(eventually(5) { server.openConnections == 0 })
         #expect(Self.timedGet(from: "127.0.0.2", port: server.boundPort, path: "/ok").status == 200)
@@ -316,10 +351,12 @@ import Testing
         defer { world.stop() }
         let agent = try world.signIn(tier: .tier1)
         let client = try world.addClient()
-        let body = Array(#"{"kind":"account_takeover","account_email":"n@example.com","customer":{"name":"Ada","contact_email":"a@example.net"}}"#.utf8)
-        let opened = try world.client().request("POST", "/api/v1/cases",
-                                                headers: world.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body)
-                                                    + [("Content-Type", "application/json")], body: body)
+        let body = Array(
+            #"{"kind":"account_takeover","account_email":"n@example.com","customer":{"name":"Ada","contact_email":"a@example.net"}}"#.utf8)
+        let opened = try world.client().request(
+            "POST", "/api/v1/cases",
+            headers: world.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body)
+                + [("Content-Type", "application/json")], body: body)
         let number = try #require(try opened.json()["case_number"] as? String)
         let target = "/api/v1/cases/\(number)/notes"
         let note = #"{"body":"Called the customer back.","visibility":"internal"}"#

@@ -5,6 +5,7 @@ import Postgres
 import ReclaimTestSupport
 import Synchronization
 import Testing
+
 @testable import ReclaimAPI
 
 /// Idempotency-Key on API clients' POSTs, through the real middleware (see `MiddlewareHarness`).
@@ -76,8 +77,9 @@ import Testing
     private func startSlow(_ harness: MiddlewareHarness, _ client: NewAPIClient, key: [(String, String)]) -> SlowRun {
         let run = SlowRun()
         // Signed well ahead of the harness's own timestamps (which go back one second per POST), so never the same.
-        let firstSignature = harness.service.clientHeaders(client, method: "POST", target: "/test/slow", body: Array("{}".utf8),
-                                                           timestamp: Int64(harness.service.clock.now().timeIntervalSince1970) + 60)
+        let firstSignature = harness.service.clientHeaders(
+            client, method: "POST", target: "/test/slow", body: Array("{}".utf8),
+            timestamp: Int64(harness.service.clock.now().timeIntervalSince1970) + 60)
         Thread {
             let status = (try? harness.client().request("POST", "/test/slow", headers: firstSignature + key, body: Array("{}".utf8)).status) ?? -1
             run.status.store(status, ordering: .releasing)
@@ -134,14 +136,17 @@ import Testing
         defer { connection.close() }
         #expect(try connection.query("SELECT 1 FROM idempotency_keys").count == 0)
         // A 'running' row committed by an older build that died is taken over at once, not after minutes.
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO idempotency_keys (owner_kind, owner_id, key, request_hash, state, created_at, expires_at)
             VALUES ('api_client', \(client.id), 'crash-2', '\\x00'::bytea, 'running', now(), now() + interval '1 day')
             """)
         harness.state.flakyStatus.withLock { $0 = 200 }
         let retry = try harness.post(client, "/test/flaky", body: "{}", extra: [("Idempotency-Key", "crash-2")])
         #expect(retry.status == 422)  // its hash is another request's
-        try connection.execute("UPDATE idempotency_keys SET request_hash = \(IdempotencyMiddleware.requestHash(HTTPRequest(method: .POST, target: "/test/flaky", body: Array("{}".utf8))))")
+        try connection.execute(
+            "UPDATE idempotency_keys SET request_hash = \(IdempotencyMiddleware.requestHash(HTTPRequest(method: .POST, target: "/test/flaky", body: Array("{}".utf8))))"
+        )
         let taken = try harness.post(client, "/test/flaky", body: "{}", extra: [("Idempotency-Key", "crash-2")])
         #expect(taken.status == 200)
         #expect(taken.header("Idempotent-Replayed") == nil)

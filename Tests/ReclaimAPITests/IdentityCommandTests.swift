@@ -2,14 +2,17 @@ import Crypto
 import Foundation
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// `reclaim agent …` and `reclaim client …` as an operator runs them, against a running service's database and keys.
 @Suite struct IdentityCommandTests {
     func run(_ service: TestService, _ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": service.database.connectionString,
-                           "RECLAIM_KEY_FILE": service.directory + "/keys", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-                           "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": service.database.connectionString,
+            "RECLAIM_KEY_FILE": service.directory + "/keys", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+        ]
         let result = try Shell.capture([RepositoryPaths.executable] + arguments, environment: environment)
         return (result.status, result.output, result.error)
     }
@@ -39,8 +42,9 @@ import Testing
 
         let email = "cli.agent@reclaim.test"  // any case signs in
         let code = try TOTP(secret: secret).code(at: service.clock.now())
-        let signIn = try service.client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                  json: ["email": email, "password": password, "totp": code])
+        let signIn = try service.client().request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": email, "password": password, "totp": code])
         #expect(signIn.status == 201)
 
         // Same email in another case: refused, exit 1, one line.
@@ -69,14 +73,16 @@ import Testing
         let secret = try Base32.decode(try #require(uri.queryItems?.first { $0.name == "secret" }?.value))
         #expect(secret != session.totpSecret)
         let code = try TOTP(secret: secret).code(at: service.clock.now())
-        let signIn = try service.client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                  json: ["email": session.email, "password": newPassword, "totp": code])
+        let signIn = try service.client().request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": session.email, "password": newPassword, "totp": code])
         #expect(signIn.status == 201)
 
         #expect(try run(service, ["agent", "disable", session.email]).status == 0)
         let next = try TOTP(secret: secret).code(at: service.clock.now().addingTimeInterval(30))
-        let refused = try service.client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                   json: ["email": session.email, "password": newPassword, "totp": next])
+        let refused = try service.client().request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": session.email, "password": newPassword, "totp": next])
         #expect(refused.status == 401)
         #expect(try run(service, ["agent", "disable", "nobody@reclaim.test"]).status == 1)
     }

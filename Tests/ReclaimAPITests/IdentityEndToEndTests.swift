@@ -3,6 +3,7 @@ import Postgres
 import ReclaimCore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// Identity on the product's own routes: tiers on a real case action, CSRF on a real change,
@@ -38,7 +39,8 @@ import Testing
         let body = try CaseWorld.caseBody().bytes
         let now = Int64(service.clock.now().timeIntervalSince1970)
         func send(_ bytes: [UInt8], timestamp: Int64) throws -> TestHTTPResponse {
-            let headers = service.clientHeaders(apiClient, method: "POST", target: "/api/v1/cases", body: bytes, timestamp: timestamp)
+            let headers =
+                service.clientHeaders(apiClient, method: "POST", target: "/api/v1/cases", body: bytes, timestamp: timestamp)
                 + [("Content-Type", "application/json"), ("Idempotency-Key", "carrier-ticket-4711")]
             return try service.client().request("POST", "/api/v1/cases", headers: headers, body: bytes)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// The binary finds its migrations and static files without a working directory (issue 15, item 6).
@@ -13,7 +14,8 @@ import Testing
 
     @Test func anInstalledBinaryLooksInItsPrefixAndABuiltOneInItsCheckout() throws {
         #expect(InstalledFiles.candidates(for: "Public", executablePath: "/opt/reclaim/bin/reclaim") == ["/opt/reclaim/share/reclaim/Public"])
-        #expect(InstalledFiles.candidates(for: "Migrations", executablePath: "/src/reclaim/.build/x86_64-unknown-linux-gnu/release/reclaim")
+        #expect(
+            InstalledFiles.candidates(for: "Migrations", executablePath: "/src/reclaim/.build/x86_64-unknown-linux-gnu/release/reclaim")
                 == ["/src/reclaim/.build/x86_64-unknown-linux-gnu/share/reclaim/Migrations", "/src/reclaim/Migrations"])
         #expect(InstalledFiles.candidates(for: "Public", executablePath: nil).isEmpty)
         #expect(InstalledFiles.candidates(for: "Public", executablePath: "reclaim").isEmpty)
@@ -27,8 +29,9 @@ import Testing
         #expect(configuration.publicDirectory == prefix + "/share/reclaim/Public")
         #expect(configuration.migrationsDirectory == prefix + "/share/reclaim/Migrations")
         // The variables still win.
-        let explicit = try ServiceConfiguration.fromEnvironment(["DATABASE_URL": "host=/tmp dbname=x", "RECLAIM_PUBLIC_DIR": "/tmp"],
-                                                                executablePath: prefix + "/bin/reclaim")
+        let explicit = try ServiceConfiguration.fromEnvironment(
+            ["DATABASE_URL": "host=/tmp dbname=x", "RECLAIM_PUBLIC_DIR": "/tmp"],
+            executablePath: prefix + "/bin/reclaim")
         #expect(explicit.publicDirectory == "/tmp")
     }
 
@@ -41,11 +44,13 @@ import Testing
             #expect(error.description.contains("/nowhere/share/reclaim/Public"))
         }
         // Administration commands need neither directory, even when a variable names a missing one.
-        let admin = try ServiceConfiguration.fromEnvironment(["DATABASE_URL": "host=/tmp dbname=x", "RECLAIM_PUBLIC_DIR": "/does/not/exist"],
-                                                             needs: [], executablePath: "/nowhere/bin/reclaim")
+        let admin = try ServiceConfiguration.fromEnvironment(
+            ["DATABASE_URL": "host=/tmp dbname=x", "RECLAIM_PUBLIC_DIR": "/does/not/exist"],
+            needs: [], executablePath: "/nowhere/bin/reclaim")
         #expect(admin.databaseURL == "host=/tmp dbname=x")
-        let migrate = try ServiceConfiguration.fromEnvironment(["DATABASE_URL": "host=/tmp dbname=x", "RECLAIM_MIGRATIONS_DIR": "/tmp"],
-                                                               needs: .migrations, executablePath: "/nowhere/bin/reclaim")
+        let migrate = try ServiceConfiguration.fromEnvironment(
+            ["DATABASE_URL": "host=/tmp dbname=x", "RECLAIM_MIGRATIONS_DIR": "/tmp"],
+            needs: .migrations, executablePath: "/nowhere/bin/reclaim")
         #expect(migrate.migrationsDirectory == "/tmp")
     }
 
@@ -67,7 +72,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keys = directory + "/keys"
         #expect(try runInTmp([reclaim, "keys", "generate", "--output", keys], [:]).status == 0)
-        let environment = ["DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": keys]
+        let environment = [
+            "DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": keys,
+        ]
 
         let migrated = try runInTmp([reclaim, "migrate"], environment)
         #expect(migrated.status == 0, "\(migrated.error)")
@@ -75,8 +82,9 @@ import Testing
         let added = try runInTmp([reclaim, "agent", "add", "--email", "ops@reclaim.test", "--name", "Ops", "--tier", "tier1"], environment)
         #expect(added.status == 0, "\(added.error)")
         // The reported failure: a stale or wrong RECLAIM_PUBLIC_DIR must not stop an administration command.
-        let disabled = try runInTmp([reclaim, "agent", "disable", "ops@reclaim.test"],
-                                    environment.merging(["RECLAIM_PUBLIC_DIR": "Public/"]) { $1 })
+        let disabled = try runInTmp(
+            [reclaim, "agent", "disable", "ops@reclaim.test"],
+            environment.merging(["RECLAIM_PUBLIC_DIR": "Public/"]) { $1 })
         #expect(disabled.status == 0, "\(disabled.error)")
         #expect(disabled.output.contains("disabled agent"))
     }
@@ -84,8 +92,9 @@ import Testing
     @Test func anInstalledBinaryMigratesAndServesFromItsPrefix() throws {
         let prefix = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: prefix) }
-        let install = try Shell.capture([RepositoryPaths.root + "/deploy/install", prefix],
-                                        environment: operatorEnvironment(["RECLAIM_BIN": RepositoryPaths.executable]))
+        let install = try Shell.capture(
+            [RepositoryPaths.root + "/deploy/install", prefix],
+            environment: operatorEnvironment(["RECLAIM_BIN": RepositoryPaths.executable]))
         #expect(install.status == 0, "\(install.error)")
         let reclaim = prefix + "/bin/reclaim"
         // No /.build/ in this path: only the prefix can supply the files.
@@ -95,7 +104,9 @@ import Testing
         defer { database.drop() }
         let keys = prefix + "/keys"
         #expect(try runInTmp([reclaim, "keys", "generate", "--output", keys], [:]).status == 0)
-        let environment = ["DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": keys]
+        let environment = [
+            "DATABASE_URL": database.connectionString, "RECLAIM_MIGRATION_DATABASE_URL": database.ownerConnectionString, "RECLAIM_KEY_FILE": keys,
+        ]
         let migrated = try runInTmp([reclaim, "migrate"], environment)
         #expect(migrated.status == 0, "\(migrated.error)")
 
@@ -115,7 +126,10 @@ import Testing
         let client = TestHTTPClient(host: "127.0.0.1", port: port)
         var page: TestHTTPResponse?
         for _ in 0..<100 {
-            if let response = try? client.request("GET", "/"), response.status == 200 { page = response; break }
+            if let response = try? client.request("GET", "/"), response.status == 200 {
+                page = response
+                break
+            }
             Thread.sleep(forTimeInterval: 0.1)
         }
         let served = try #require(page)

@@ -7,6 +7,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Synchronization
 import Testing
+
 @testable import ReclaimAPI
 
 /// Sign-in over real HTTP against a real database: the attack side of issue 3.
@@ -15,8 +16,9 @@ import Testing
 
     /// A created (not signed-in) agent.
     static func makeAgent(_ service: TestService, tier: Tier = .tier1, email: String? = nil) throws -> NewAgent {
-        try service.identityAdministration.addAgent(email: email ?? "login-\(UUID().uuidString.prefix(8))@reclaim.test", name: "Login Test",
-                                                    tier: tier, isAdmin: false, now: service.clock.now())
+        try service.identityAdministration.addAgent(
+            email: email ?? "login-\(UUID().uuidString.prefix(8))@reclaim.test", name: "Login Test",
+            tier: tier, isAdmin: false, now: service.clock.now())
     }
 
     static func code(_ agent: NewAgent, _ service: TestService, offset: TimeInterval = 0) throws -> String {
@@ -100,12 +102,14 @@ import Testing
             return Date().timeIntervalSince(start)
         }
         // Interleaved, and the fastest of each compared: other tests running in parallel only ever add time.
-        var knownTimes: [Double] = [], unknownTimes: [Double] = []
+        var knownTimes: [Double] = []
+        var unknownTimes: [Double] = []
         for _ in 0..<7 {
             knownTimes.append(try time(agent.email))
             unknownTimes.append(try time(ghost))
         }
-        let known = knownTimes.min()!, unknown = unknownTimes.min()!
+        let known = knownTimes.min()!
+        let unknown = unknownTimes.min()!
         // Both pay one argon2id verification (~25 ms); without the dummy hash the unknown one would take ~1 ms. Only
         // that lower bound is checked: load only ever adds time, so an upper bound would fail on a busy machine.
         #expect(unknown > known * 0.5, "unknown \(unknown) s vs known \(known) s")
@@ -121,7 +125,8 @@ import Testing
         #expect(reused.status == 401)
         #expect(try reused.problem().code == "invalid_credentials")
         // The previous step's code is older than the one used: also refused.
-        #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: -30)).status == 401)
+        #expect(
+            try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: -30)).status == 401)
         // The next step's code is fresh.
         #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: 30)).status == 201)
     }
@@ -150,7 +155,8 @@ import Testing
         defer { service.stop() }
         let agent = try Self.makeAgent(service)
         #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: 90)).status == 401)
-        #expect(try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: -90)).status == 401)
+        #expect(
+            try Self.signIn(service, email: agent.email, password: agent.password, totp: try Self.code(agent, service, offset: -90)).status == 401)
     }
 
     @Test func tenFailuresLockTheAccountForFifteenMinutesThenSuccessResets() throws {
@@ -252,8 +258,12 @@ import Testing
 /// Store-level access for throttle numbers the HTTP tests cannot reach cheaply.
 enum ReclaimStoreAccess {
     static func recordAddressFailure(_ connection: PostgresConnection, policy: IdentityPolicy, now: Date) throws -> Date? {
-        try ThrottleStore.recordFailure(key: "address:198.51.100.7", rule: ThrottleRule(limit: policy.addressFailureLimit, window: policy.addressWindow,
-                                                                                     lockout: policy.addressLockout), now: now, on: connection)
-            .lockedUntil(at: now)
+        try ThrottleStore.recordFailure(
+            key: "address:198.51.100.7",
+            rule: ThrottleRule(
+                limit: policy.addressFailureLimit, window: policy.addressWindow,
+                lockout: policy.addressLockout), now: now, on: connection
+        )
+        .lockedUntil(at: now)
     }
 }

@@ -4,6 +4,7 @@ import Postgres
 import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 @Suite struct OperationsTests {
@@ -94,7 +95,9 @@ import Testing
         }
         var routed = Set(service.service.server.router.routes.map { $0.method.rawValue + " " + $0.pattern })
         for page in OpenAPIDocument.pages { routed.insert("GET " + page.path) }
-        #expect(documented == routed, "documented but not routed: \(documented.subtracting(routed)); routed but not documented: \(routed.subtracting(documented))")
+        #expect(
+            documented == routed,
+            "documented but not routed: \(documented.subtracting(routed)); routed but not documented: \(routed.subtracting(documented))")
 
         // Every $ref resolves to a schema that exists.
         let schemas = try #require(document["components"]?["schemas"]?.objectValue)
@@ -137,8 +140,9 @@ import Testing
     @Test func accessLogHasNoSecrets() throws {
         let service = try TestService()
         defer { service.stop() }
-        _ = try service.client().request("GET", "/healthz?token=canary-query-secret",
-                                          headers: [("Authorization", "Bearer canary-bearer"), ("Cookie", "__Host-reclaim_session=canary-cookie")])
+        _ = try service.client().request(
+            "GET", "/healthz?token=canary-query-secret",
+            headers: [("Authorization", "Bearer canary-bearer"), ("Cookie", "__Host-reclaim_session=canary-cookie")])
         let lines = service.log.lines
         let request = try #require(lines.first { $0.contains(#""event":"request""#) && $0.contains("/healthz") })
         for field in ["method", "route", "status", "duration_ms", "request_id"] {

@@ -11,9 +11,12 @@ import Testing
 /// rescue rule read as mail providers read addresses, addresses that route elsewhere, and an unthrottled challenge.
 @Suite(.serialized) struct OutsideAttackTests {
     /// Sends `count` requests at once (each on its own connection, released together) and returns their answers.
-    static func concurrently(_ count: Int, port: Int, _ send: @escaping @Sendable (TestHTTPClient, Int) throws -> TestHTTPResponse) -> [TestHTTPResponse?] {
+    static func concurrently(_ count: Int, port: Int, _ send: @escaping @Sendable (TestHTTPClient, Int) throws -> TestHTTPResponse)
+        -> [TestHTTPResponse?]
+    {
         let answers = Mutex<[Int: TestHTTPResponse]>([:])
-        let start = DispatchSemaphore(value: 0), group = DispatchGroup()
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
         for index in 0..<count {
             group.enter()
             Thread {
@@ -30,16 +33,21 @@ import Testing
 
     @Test func thirtyConcurrentWrongAnswersAreEvaluatedExactlyNineTimes() throws {
         let w = try EvidenceWorld()
-        let headers = w.tier1.headers, number = w.number
+        let headers = w.tier1.headers
+        let number = w.number
         let answers = Self.concurrently(30, port: w.world.service.service.port) { client, index in
-            try client.request("POST", "/api/v1/cases/\(number)/evidence", headers: headers,
-                               json: ["type": "security_answers", "answers": [["question_id": "q1", "answer": "wrong \(index)"]]])
+            try client.request(
+                "POST", "/api/v1/cases/\(number)/evidence", headers: headers,
+                json: ["type": "security_answers", "answers": [["question_id": "q1", "answer": "wrong \(index)"]]])
         }
         let statuses = answers.map { $0?.status ?? -1 }
         // Evaluated (hashed and filed): exactly the budget; the rest refused before any hashing.
         #expect(statuses.filter { $0 == 201 }.count == 9, "\(statuses)")
         #expect(statuses.filter { $0 == 429 }.count == 21, "\(statuses)")
-        #expect(try answers.compactMap { $0 }.filter { $0.status == 429 }.allSatisfy { try $0.problem().code == "locked_out" && $0.header("retry-after") != nil })
+        #expect(
+            try answers.compactMap { $0 }.filter { $0.status == 429 }.allSatisfy {
+                try $0.problem().code == "locked_out" && $0.header("retry-after") != nil
+            })
         #expect(try w.evidenceList().items.count == 9)
         // Even the right answer is refused now.
         #expect(try w.file(["type": "security_answers", "answers": [["question_id": "q1", "answer": EvidenceWorld.onFileAnswer]]]).status == 429)
@@ -52,19 +60,24 @@ import Testing
             let right = try w.file(["type": "security_answers", "answers": [["question_id": "q1", "answer": EvidenceWorld.onFileAnswer]]])
             #expect(right.status == 201)
         }
-        for index in 0..<8 { #expect(try w.file(["type": "security_answers", "answers": [["question_id": "q2", "answer": "no \(index)"]]]).status == 201) }
+        for index in 0..<8 {
+            #expect(try w.file(["type": "security_answers", "answers": [["question_id": "q2", "answer": "no \(index)"]]]).status == 201)
+        }
         #expect(try w.file(["type": "security_answers", "answers": [["question_id": "q2", "answer": "Rex"]]]).status == 201)
     }
 
     @Test func twoConcurrentAccessCodeReissuesHaveExactlyOneWinnerAndOneMail() throws {
         let world = try CaseWorld()
         // Tier 2 with a caller check, so the winner is answered the code it issued.
-        let tier1 = try world.agent(.tier1), tier2 = try world.agent(.tier2), other = try world.agent(.tier2)
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
+        let other = try world.agent(.tier2)
         for _ in 0..<3 {
             let number = try world.openCase(as: tier1).caseNumber
             let headers = [tier2.headers, other.headers]
             let answers = Self.concurrently(2, port: world.service.service.port) { client, index in
-                try client.request("POST", "/api/v1/cases/\(number)/access-code", headers: headers[index], json: ["caller_check": "Answered the questions on file"])
+                try client.request(
+                    "POST", "/api/v1/cases/\(number)/access-code", headers: headers[index], json: ["caller_check": "Answered the questions on file"])
             }
             #expect(answers.map { $0?.status ?? -1 }.sorted() == [201, 409])
             let loser = try #require(answers.first { $0?.status == 409 } ?? nil)
@@ -88,11 +101,15 @@ import Testing
     @Test func aTaggedContactAddressIsTheRescueAddressAndGetsNothing() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
-        for (contact, rescue) in [("evil+x@example.com", "evil@example.com"), ("E.V.I.L+case@googlemail.com", "evil@gmail.com"),
-                                  ("Evil@Me.com", "evil+y@icloud.com")] {
-            let body: [String: Any] = ["kind": "account_takeover", "account_email": "victim@example.com",
-                                       "customer": ["name": "Ada Victim", "contact_email": contact],
-                                       "facts": ["rescue_email": rescue], "summary": "The thief's address, tagged."]
+        for (contact, rescue) in [
+            ("evil+x@example.com", "evil@example.com"), ("E.V.I.L+case@googlemail.com", "evil@gmail.com"),
+            ("Evil@Me.com", "evil+y@icloud.com"),
+        ] {
+            let body: [String: Any] = [
+                "kind": "account_takeover", "account_email": "victim@example.com",
+                "customer": ["name": "Ada Victim", "contact_email": contact],
+                "facts": ["rescue_email": rescue], "summary": "The thief's address, tagged.",
+            ]
             // Refused at the edge (api.md v1.2): the access code would go to the thief's mailbox.
             let opened = try world.client.request("POST", "/api/v1/cases", headers: tier1.headers, json: body)
             #expect(opened.status == 422, "\(contact): \(opened.text)")
@@ -104,9 +121,11 @@ import Testing
     @Test func addressesThatRouteElsewhereAre422NamingTheField() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
-        let body: [String: Any] = ["kind": "account_takeover", "account_email": "victim%evil.example@relay.example",
-                                   "customer": ["name": "Ada Victim", "contact_email": "=?utf-8?q?victim=40example.com?=@evil.example"],
-                                   "facts": ["rescue_email": "relay!thief@example.com"], "summary": "Source routes and encoded words."]
+        let body: [String: Any] = [
+            "kind": "account_takeover", "account_email": "victim%evil.example@relay.example",
+            "customer": ["name": "Ada Victim", "contact_email": "=?utf-8?q?victim=40example.com?=@evil.example"],
+            "facts": ["rescue_email": "relay!thief@example.com"], "summary": "Source routes and encoded words.",
+        ]
         let refused = try world.client.request("POST", "/api/v1/cases", headers: tier1.headers, json: body)
         #expect(refused.status == 422)
         let problem = try refused.problem()
@@ -130,7 +149,8 @@ import Testing
         var refusedAll = true
         for _ in 0..<20 {
             let refused = try ask(from: "198.51.100.7")
-            refusedAll = refusedAll && refused.status == 429 && (try? refused.problem().code) == "rate_limited"
+            refusedAll =
+                refusedAll && refused.status == 429 && (try? refused.problem().code) == "rate_limited"
                 && (Int(refused.header("retry-after") ?? "") ?? 0) > 0
         }
         #expect(refusedAll)

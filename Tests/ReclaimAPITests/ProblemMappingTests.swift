@@ -1,6 +1,7 @@
 import HTTPServer
 import Postgres
 import Testing
+
 @testable import ReclaimAPI
 
 /// The one SQLSTATE → HTTP table.

@@ -44,10 +44,15 @@ import Testing
     @Test func searchByNumberEmailSerialAndIMEI() throws {
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
-        let mine = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "Ada.Lovelace@Example.org",
-                                                                   devices: [.init(serial: "F17ZK2ABCD", imei: "356938035643809")])).caseNumber
+        let mine = try world.openCase(
+            as: tier1,
+            CaseWorld.caseBody(
+                accountEmail: "Ada.Lovelace@Example.org",
+                devices: [.init(serial: "F17ZK2ABCD", imei: "356938035643809")])
+        ).caseNumber
         let other = try world.openCase(as: tier1, CaseWorld.caseBody(accountEmail: "someone@example.org", devices: [])).caseNumber
-        for q in [mine, String(mine.prefix(4)) + "%20" + String(mine.dropFirst(4)), "ada.lovelace%40example.org", "f17zk2abcd", "35-693803-564380-9"] {
+        for q in [mine, String(mine.prefix(4)) + "%20" + String(mine.dropFirst(4)), "ada.lovelace%40example.org", "f17zk2abcd", "35-693803-564380-9"]
+        {
             #expect(try page(world, tier1, "q=\(q)").numbers == [mine], "q=\(q)")
         }
         #expect(try page(world, tier1, "q=someone%40example.org").numbers == [other])

@@ -34,8 +34,10 @@ import Testing
         let (tier1, tier2, tier3) = (try world.agent(.tier1), try world.agent(.tier2), try world.agent(.tier3))
         let (number, _, invoice, _) = try underReview(world, tier1: tier1, tier2: tier2, tier3: tier3)
         // Missing, unknown, of the wrong type, or with an acceptance: 422 naming customer_reason; nothing recorded.
-        for json: [String: Any] in [["decision": "rejected"], ["decision": "rejected", "customer_reason": "ugly"],
-                                    ["decision": "rejected", "customer_reason": 3], ["decision": "accepted", "customer_reason": "unreadable"]] {
+        for json: [String: Any] in [
+            ["decision": "rejected"], ["decision": "rejected", "customer_reason": "ugly"],
+            ["decision": "rejected", "customer_reason": 3], ["decision": "accepted", "customer_reason": "unreadable"],
+        ] {
             let refused = try review(world, invoice, as: tier3, json)
             #expect(refused.status == 422, "\(json): \(refused.text)")
             #expect(try refused.json()["code"] as? String == "validation_failed")
@@ -43,8 +45,9 @@ import Testing
         }
         #expect(try world.pendingDocuments(number, as: tier3).count == 2)
         // Typed details are shown to the customer only as received: a reason there would tell them a match result.
-        let card = try world.post("/api/v1/cases/\(number)/evidence", as: tier1,
-                                  json: ["type": "card", "number": "4111111111111111", "exp_month": 12, "exp_year": 2030])
+        let card = try world.post(
+            "/api/v1/cases/\(number)/evidence", as: tier1,
+            json: ["type": "card", "number": "4111111111111111", "exp_month": 12, "exp_year": 2030])
         let cardID = try #require(try card.json()["id"] as? String)
         let typed = try review(world, cardID, as: tier2, ["decision": "rejected", "customer_reason": "unreadable"])
         let typedFields = try fieldErrors(typed)
@@ -75,7 +78,8 @@ import Testing
         let reviewed = try #require(events.last { $0.type == "evidence_reviewed" })
         #expect(reviewed.data["customer_reason"] == .string("unreadable"))
         let returned = try #require(events.last { $0.type == "transition" })
-        #expect(returned.actor == "system" && returned.data["action"] == .string("request_documents")
+        #expect(
+            returned.actor == "system" && returned.data["action"] == .string("request_documents")
                 && returned.data["from"] == .string("document_review") && returned.data["to"] == .string("awaiting_documents"))
         // Agents see the reason on the evidence.
         let items = try world.get("/api/v1/cases/\(number)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []
@@ -105,7 +109,10 @@ import Testing
         #expect(try world.caseBody(number, as: tier3)["state"] as? String == "document_review")
         let again = try status(world, number, code, language: "en")
         #expect(again["stage_key"] as? String == CustomerText.stageReview.rawValue)
-        #expect((again["evidence"] as? [[String: Any]] ?? []).contains { $0["customer_reason_text"] as? String == CustomerCatalogue.english[.reasonUnreadable] })
+        #expect(
+            (again["evidence"] as? [[String: Any]] ?? []).contains {
+                $0["customer_reason_text"] as? String == CustomerCatalogue.english[.reasonUnreadable]
+            })
     }
 
     @Test func whileAnotherDocumentWaitsForReviewTheCaseStaysButThePageSaysWhatToSendAgain() throws {
@@ -120,7 +127,10 @@ import Testing
         #expect(page["next_step_key"] as? String == CustomerText.nextUploadAgain.rawValue)
         let marks = (page["progress"] as? [[String: Any]] ?? []).map { "\($0["key"] as? String ?? ""):\($0["mark"] as? String ?? "")" }
         #expect(marks.contains("documents:current") && marks.contains("review:upcoming"))
-        #expect((page["evidence"] as? [[String: Any]] ?? []).contains { $0["customer_reason_text"] as? String == CustomerCatalogue.simplifiedChinese[.reasonDoesNotMatch] })
+        #expect(
+            (page["evidence"] as? [[String: Any]] ?? []).contains {
+                $0["customer_reason_text"] as? String == CustomerCatalogue.simplifiedChinese[.reasonDoesNotMatch]
+            })
         let messages = try world.get("/api/v1/cases/\(number)/messages", as: tier3).json()["items"] as? [[String: Any]] ?? []
         #expect(messages.filter { $0["channel"] as? String == "mail" }.last?["kind"] as? String == "document_rejected")
     }
@@ -132,7 +142,8 @@ import Testing
         let duplicate = try world.openCase(as: tier1)
         try world.customerUpload(duplicate.caseNumber, code: try #require(duplicate.accessCode), type: "invoice")
         try world.customerUpload(duplicate.caseNumber, code: try #require(duplicate.accessCode), type: "imei_photo")
-        let merged = try world.post("/api/v1/cases/\(duplicate.caseNumber)/merge", as: tier2, json: ["into": target, "reason": "Same victim."], ifMatch: 1)
+        let merged = try world.post(
+            "/api/v1/cases/\(duplicate.caseNumber)/merge", as: tier2, json: ["into": target, "reason": "Same victim."], ifMatch: 1)
         #expect(merged.status == 200, "\(merged.text)")
         try world.must(target, "begin_review", as: tier3, version: try #require(try world.caseBody(target, as: tier3)["version"] as? Int))
         let items = try world.get("/api/v1/cases/\(target)/evidence", as: tier3).json()["items"] as? [[String: Any]] ?? []

@@ -4,6 +4,7 @@ import ReclaimCore
 import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// `GET /api/v1/reports/summary` and the case gauges of `/metrics`: numbers equal to the rows made here, and who may see them.
@@ -11,8 +12,10 @@ import Testing
     static let day = 86_400.0
 
     /// Opens a case over HTTP and then sets its state, path, clock and due date as a history would have left them.
-    func makeCase(_ service: TestService, _ agent: AgentSession, _ connection: PostgresConnection, state: String, tier: String, path: String,
-                  openedDaysAgo: Double, resolvedDaysAgo: Double? = nil, paused: Double = 0, dueInDays: Double? = nil) throws {
+    func makeCase(
+        _ service: TestService, _ agent: AgentSession, _ connection: PostgresConnection, state: String, tier: String, path: String,
+        openedDaysAgo: Double, resolvedDaysAgo: Double? = nil, paused: Double = 0, dueInDays: Double? = nil
+    ) throws {
         let created = try service.client().request("POST", "/api/v1/cases", headers: agent.headers, encoded: CaseWorld.caseBody())
         try #require(created.status == 201, "\(created.text)")
         let number = try #require(try created.json()["case_number"] as? String)
@@ -20,7 +23,8 @@ import Testing
         let opened = now.addingTimeInterval(-openedDaysAgo * Self.day)
         let entered = resolvedDaysAgo.map { now.addingTimeInterval(-$0 * Self.day) } ?? opened
         let due = dueInDays.map { now.addingTimeInterval($0 * Self.day) }
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE cases SET state = \(state), tier = \(tier), path = \(path), opened_at = \(opened), state_entered_at = \(entered),
                 paused_seconds = \(paused * Self.day), due_at = \(due) WHERE case_number = \(number)
             """)
@@ -35,7 +39,8 @@ import Testing
         // Resolved on the reset path (target 3 days): one in 1 day, one in 4; on documents (target 18 days) in 25 with 10 paused.
         try makeCase(service, tier1, connection, state: "resolved", tier: "tier2", path: "reset", openedDaysAgo: 2, resolvedDaysAgo: 1)
         try makeCase(service, tier1, connection, state: "resolved", tier: "tier2", path: "reset", openedDaysAgo: 5, resolvedDaysAgo: 1)
-        try makeCase(service, tier1, connection, state: "resolved", tier: "tier3", path: "documents", openedDaysAgo: 27, resolvedDaysAgo: 2, paused: 10)
+        try makeCase(
+            service, tier1, connection, state: "resolved", tier: "tier3", path: "documents", openedDaysAgo: 27, resolvedDaysAgo: 2, paused: 10)
         // Resolved before the window: not counted.
         try makeCase(service, tier1, connection, state: "resolved", tier: "tier2", path: "reset", openedDaysAgo: 60, resolvedDaysAgo: 59)
         // Open: one overdue at tier 2, one due tomorrow, one waiting for the customer (no due date); a rejected one is not open.
@@ -47,8 +52,11 @@ import Testing
         // Who may look.
         #expect(try service.client().request("GET", "/api/v1/reports/summary", headers: tier1.headers).status == 403)
         let client = try service.addClient()
-        #expect(try service.client().request("GET", "/api/v1/reports/summary",
-                                             headers: service.clientHeaders(client, method: "GET", target: "/api/v1/reports/summary", body: [])).status == 403)
+        #expect(
+            try service.client().request(
+                "GET", "/api/v1/reports/summary",
+                headers: service.clientHeaders(client, method: "GET", target: "/api/v1/reports/summary", body: [])
+            ).status == 403)
         #expect(try service.client().request("GET", "/api/v1/reports/summary").status == 401)
         let admin = try service.signIn(tier: .tier1, admin: true)
         #expect(try service.client().request("GET", "/api/v1/reports/summary", headers: admin.headers).status == 200)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// The service on a PostgreSQL of its own that the test kills and brings back.
@@ -12,12 +13,13 @@ import Testing
         let directory = NSTemporaryDirectory() + "reclaim-resilience-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = try ServiceConfiguration.fromEnvironment(cluster.databaseEnvironment.merging([
-            "RECLAIM_ADDRESS": "127.0.0.1:0",
-            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
-            "RECLAIM_THREADS": "2",
-        ]) { $1 })
+        let configuration = try ServiceConfiguration.fromEnvironment(
+            cluster.databaseEnvironment.merging([
+                "RECLAIM_ADDRESS": "127.0.0.1:0",
+                "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
+                "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+                "RECLAIM_THREADS": "2",
+            ]) { $1 })
         let service = try ReclaimService(configuration: configuration, keys: nil, logger: Logger(sink: MemorySink()))
         try service.start()
         defer { service.shutdown() }
@@ -42,7 +44,10 @@ import Testing
         while Date().timeIntervalSince(back) < 5 {
             let response = try client.request("GET", "/readyz")
             last = String(decoding: response.body, as: UTF8.self)
-            if response.status == 200 { recovered = true; break }
+            if response.status == 200 {
+                recovered = true
+                break
+            }
             Thread.sleep(forTimeInterval: 0.1)
         }
         #expect(recovered, "the service must recover within 5 s of the database coming back; last answer: \(last)")
@@ -73,13 +78,16 @@ final class PrivateCluster {
 
     /// The conninfo of `database` as `user` (default: the service's login).
     func connectionString(database: String, user: String = TestDatabase.roles.login) -> String {
-        conninfo.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(database)").replacingOccurrences(of: "user=postgres", with: "user=\(user)")
+        conninfo.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(database)").replacingOccurrences(
+            of: "user=postgres", with: "user=\(user)")
     }
 
     /// `DATABASE_URL` (the service's login) and `RECLAIM_MIGRATION_DATABASE_URL` (the owner) for the database `reclaim`.
     var databaseEnvironment: [String: String] {
-        ["DATABASE_URL": connectionString(database: "reclaim"),
-         "RECLAIM_MIGRATION_DATABASE_URL": connectionString(database: "reclaim", user: TestDatabase.roles.owner)]
+        [
+            "DATABASE_URL": connectionString(database: "reclaim"),
+            "RECLAIM_MIGRATION_DATABASE_URL": connectionString(database: "reclaim", user: TestDatabase.roles.owner),
+        ]
     }
 
     func start() throws {

@@ -3,6 +3,7 @@ import Foundation
 import ReclaimCore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// No password, TOTP secret, session token, CSRF token, API key or signing secret in clear in the
@@ -41,13 +42,16 @@ import Testing
         let service = harness.service
 
         // An agent with canary credentials, signed in over HTTP (and a failed attempt with a canary-like password).
-        let agent = try service.identityAdministration.addAgent(email: "canary@reclaim.test", name: "Canary", tier: .tier2, isAdmin: true,
-                                                                password: Self.password, totpSecret: Self.totpSecret, now: service.clock.now())
-        _ = try service.client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                         json: ["email": agent.email, "password": Self.password + "-wrong", "totp": "000000"])
+        let agent = try service.identityAdministration.addAgent(
+            email: "canary@reclaim.test", name: "Canary", tier: .tier2, isAdmin: true,
+            password: Self.password, totpSecret: Self.totpSecret, now: service.clock.now())
+        _ = try service.client().request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": agent.email, "password": Self.password + "-wrong", "totp": "000000"])
         let code = try TOTP(secret: Self.totpSecret).code(at: service.clock.now())
-        let signIn = try service.client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                  json: ["email": agent.email, "password": Self.password, "totp": code])
+        let signIn = try service.client().request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": agent.email, "password": Self.password, "totp": code])
         #expect(signIn.status == 201)
         let cookie = try #require(signIn.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         let sessionToken = String(cookie.dropFirst("__Host-reclaim_session=".count))
@@ -55,8 +59,9 @@ import Testing
         #expect(try service.client().request("GET", "/api/v1/session", headers: [("Cookie", cookie)]).status == 200)
 
         // An API client with canary credentials, making a signed, idempotent request and a refused one.
-        let client = try service.identityAdministration.addClient(name: "Canary Client", apiKey: Self.apiKey, signingSecret: Self.signingSecret,
-                                                                  now: service.clock.now())
+        let client = try service.identityAdministration.addClient(
+            name: "Canary Client", apiKey: Self.apiKey, signingSecret: Self.signingSecret,
+            now: service.clock.now())
         #expect(try harness.post(client, "/test/create", body: #"{"x":1}"#, extra: [("Idempotency-Key", "canary-1")]).status == 201)
         #expect(try harness.post(client, "/test/create", body: #"{"x":2}"#, signatureFor: "{}").status == 401)
         #expect(try service.client().request("GET", "/api/v1/session", headers: [("Authorization", "Bearer \(Self.apiKey)")]).status == 403)

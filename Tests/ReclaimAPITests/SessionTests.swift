@@ -5,6 +5,7 @@ import Postgres
 import ReclaimCore
 import ReclaimTestSupport
 import Testing
+
 @testable import ReclaimAPI
 
 /// Sessions, CSRF and authorisation over real HTTP.
@@ -50,8 +51,9 @@ import Testing
         defer { service.stop() }
         let first = try service.signIn(tier: .tier1)
         let code = try TOTP(secret: first.totpSecret).code(at: service.clock.now().addingTimeInterval(30))
-        let again = try service.client().request("POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
-                                                 json: ["email": first.email, "password": first.password, "totp": code])
+        let again = try service.client().request(
+            "POST", "/api/v1/session", headers: [("Content-Type", "application/json")],
+            json: ["email": first.email, "password": first.password, "totp": code])
         #expect(again.status == 201)
         let cookie = try #require(again.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         #expect(cookie != first.cookie)
@@ -104,7 +106,8 @@ import Testing
         let context = service.service.context
         func request(_ cookie: String) throws -> HTTPRequest {
             // Resolve the principal exactly as the middleware does for a real request.
-            let request = HTTPRequest(method: .POST, target: "/api/v1/cases/000000000000/actions/freeze", route: "/api/v1/cases/{case_number}/actions/freeze")
+            let request = HTTPRequest(
+                method: .POST, target: "/api/v1/cases/000000000000/actions/freeze", route: "/api/v1/cases/{case_number}/actions/freeze")
             let token = String(cookie.dropFirst("__Host-reclaim_session=".count))
             request.principal = try AuthMiddleware(context: context).resolveSession(token).map(Principal.agent)
             return request

@@ -5,6 +5,7 @@ import Logging
 import ReclaimTestSupport
 import Synchronization
 import Testing
+
 @testable import ReclaimAPI
 
 /// A server with the service's real middleware (auth, idempotency) and test-only routes, on a
@@ -19,7 +20,12 @@ final class MiddlewareHarness: @unchecked Sendable {
         service = try TestService()
         let context = service.service.context
         let state = self.state
-        let count: @Sendable (String) -> Int = { name in state.runs.withLock { $0[name, default: 0] += 1; return $0[name]! } }
+        let count: @Sendable (String) -> Int = { name in
+            state.runs.withLock {
+                $0[name, default: 0] += 1
+                return $0[name]!
+            }
+        }
         let routes = [
             // Like a product route: the work and its answer in `transaction(for:)`, with the key.
             Route(.POST, "/test/create") { request in
@@ -28,7 +34,8 @@ final class MiddlewareHarness: @unchecked Sendable {
                     let n = count("create")
                     // A fresh secret each run, like a case's access code: a replay must return the first one.
                     let secret = SecureRandom.token(byteCount: 12)
-                    var response = HTTPResponse.json(201, body: Array("{\"run\":\(n),\"secret\":\"\(secret)\",\"actor\":\"\(principal.actor)\"}".utf8))
+                    var response = HTTPResponse.json(
+                        201, body: Array("{\"run\":\(n),\"secret\":\"\(secret)\",\"actor\":\"\(principal.actor)\"}".utf8))
                     response.setHeader("Location", "/test/things/\(n)")
                     response.setHeader("ETag", "\"\(n)\"")
                     response.setHeader("X-Not-Stored", "run-\(n)")
@@ -53,20 +60,24 @@ final class MiddlewareHarness: @unchecked Sendable {
                 }
             },
             // Deferred: answered from another queue, behind the same middleware as every route.
-            Route(.POST, "/test/deferred", deferred: { request, completion in
-                let n = count("deferred")
-                DispatchQueue.global().async {
-                    completion(.success(HTTPResponse.json(201, body: Array("{\"run\":\(n),\"secret\":\"\(SecureRandom.token(byteCount: 12))\"}".utf8))))
-                }
-            }),
+            Route(
+                .POST, "/test/deferred",
+                deferred: { request, completion in
+                    let n = count("deferred")
+                    DispatchQueue.global().async {
+                        completion(
+                            .success(HTTPResponse.json(201, body: Array("{\"run\":\(n),\"secret\":\"\(SecureRandom.token(byteCount: 12))\"}".utf8))))
+                    }
+                }),
             Route(.GET, "/test/whoami") { request in
                 HTTPResponse.text(request.principal?.actor ?? "nobody")
             },
         ]
-        server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 4),
-                            router: Router(routes: routes),
-                            middleware: [AuthMiddleware(context: context), IdempotencyMiddleware(context: context, policy: policy)],
-                            logger: Logger(sink: service.log, minimumLevel: .info), metrics: RequestMetrics())
+        server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 4),
+            router: Router(routes: routes),
+            middleware: [AuthMiddleware(context: context), IdempotencyMiddleware(context: context, policy: policy)],
+            logger: Logger(sink: service.log, minimumLevel: .info), metrics: RequestMetrics())
         try server.start()
     }
 
@@ -76,15 +87,19 @@ final class MiddlewareHarness: @unchecked Sendable {
 
     /// A signed POST; `timestamp` defaults to the latest second up to the service's now not yet used, so two
     /// identical requests never carry identical signatures (the replay store would refuse the second).
-    func post(_ client: NewAPIClient, _ target: String, body: String, timestamp: Int64? = nil, extra: [(String, String)] = [],
-              signatureFor signedBody: String? = nil) throws -> TestHTTPResponse {
+    func post(
+        _ client: NewAPIClient, _ target: String, body: String, timestamp: Int64? = nil, extra: [(String, String)] = [],
+        signatureFor signedBody: String? = nil
+    ) throws -> TestHTTPResponse {
         let now = Int64(service.clock.now().timeIntervalSince1970)
-        let t = timestamp ?? state.usedTimestamps.withLock { used in
-            var t = now
-            while used.contains(t) { t -= 1 }
-            used.insert(t)
-            return t
-        }
+        let t =
+            timestamp
+            ?? state.usedTimestamps.withLock { used in
+                var t = now
+                while used.contains(t) { t -= 1 }
+                used.insert(t)
+                return t
+            }
         var headers = service.clientHeaders(client, method: "POST", target: target, body: Array((signedBody ?? body).utf8), timestamp: t)
         headers.append(("Content-Type", "application/json"))
         headers.append(contentsOf: extra)
@@ -131,19 +146,23 @@ final class HarnessState: Sendable {
         #expect(try body.problem().code == "invalid_signature")
         // Signed for one target, sent to another (query changed).
         let t = Int64(harness.service.clock.now().timeIntervalSince1970)
-        let signature = RequestSignature.header(secret: Array(client.signingSecret.utf8), timestamp: t, method: "POST", target: "/test/create?a=1", body: [])
-        let target = try harness.client().request("POST", "/test/create?a=2", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", signature)])
+        let signature = RequestSignature.header(
+            secret: Array(client.signingSecret.utf8), timestamp: t, method: "POST", target: "/test/create?a=1", body: [])
+        let target = try harness.client().request(
+            "POST", "/test/create?a=2", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", signature)])
         #expect(try target.problem().code == "invalid_signature")
         // Missing and malformed headers.
         let missing = try harness.client().request("POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)")])
         #expect(missing.status == 401)
         #expect(try missing.problem().code == "invalid_signature")
-        let malformed = try harness.client().request("POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", "t=abc,v1=zz")])
+        let malformed = try harness.client().request(
+            "POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", "t=abc,v1=zz")])
         #expect(try malformed.problem().code == "invalid_signature")
         // Another client's secret.
         let other = try harness.service.addClient(name: "Other")
         let foreign = RequestSignature.header(secret: Array(other.signingSecret.utf8), timestamp: t, method: "POST", target: "/test/create", body: [])
-        let wrongSecret = try harness.client().request("POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", foreign)])
+        let wrongSecret = try harness.client().request(
+            "POST", "/test/create", headers: [("Authorization", "Bearer \(client.apiKey)"), ("Reclaim-Signature", foreign)])
         #expect(try wrongSecret.problem().code == "invalid_signature")
         #expect(harness.runCount("create") == 0)
     }
@@ -170,7 +189,10 @@ final class HarnessState: Sendable {
         let harness = try MiddlewareHarness()
         defer { harness.stop() }
         let client = try harness.service.addClient()
-        let headers = harness.service.clientHeaders(client, method: "POST", target: "/test/create", body: Array("{}".utf8)) + [("Content-Type", "application/json")]
+        let headers =
+            harness.service.clientHeaders(client, method: "POST", target: "/test/create", body: Array("{}".utf8)) + [
+                ("Content-Type", "application/json")
+            ]
         #expect(try harness.client().request("POST", "/test/create", headers: headers, body: Array("{}".utf8)).status == 201)
         let replay = try harness.client().request("POST", "/test/create", headers: headers, body: Array("{}".utf8))
         #expect(replay.status == 401)
@@ -201,7 +223,9 @@ final class HarnessState: Sendable {
         // HMAC-SHA256(secret, "<t>.<METHOD>.<target>.<body>") in lower-case hex, computed independently.
         let secret = Array("s3cr3t".utf8)
         let expected = Hex.encode(HMACSHA256.authenticate(message: Array("1700000000.POST./api/v1/cases?x=1.{\"a\":1}".utf8), key: secret))
-        #expect(RequestSignature.header(secret: secret, timestamp: 1_700_000_000, method: "POST", target: "/api/v1/cases?x=1", body: Array("{\"a\":1}".utf8))
+        #expect(
+            RequestSignature.header(
+                secret: secret, timestamp: 1_700_000_000, method: "POST", target: "/api/v1/cases?x=1", body: Array("{\"a\":1}".utf8))
                 == "t=1700000000,v1=\(expected)")
         #expect(RequestSignature.parse("t=1,v1=\(expected),v0=ignored")?.timestamp == 1)
         #expect(RequestSignature.parse("v1=\(expected)") == nil)

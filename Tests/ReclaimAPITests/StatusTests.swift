@@ -100,7 +100,9 @@ import Testing
         #expect(try world.status("123456789012", "x").status == 429)
         let connection = try world.database()
         defer { connection.close() }
-        #expect(try connection.query("SELECT count(*) FROM throttles WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self) == 1)
+        #expect(
+            try connection.query("SELECT count(*) FROM throttles WHERE key LIKE 'addr:%' AND locked_until IS NOT NULL").first!.decode(0, as: Int.self)
+                == 1)
     }
 
     @Test func anAgentsSessionCookieDoesNotGetInTheWayOfTheStatusPage() throws {
@@ -111,19 +113,27 @@ import Testing
         let created = try world.openCase(as: tier1)
         let number = created.caseNumber
         let code = created.accessCode!
-        let look = try world.client.request("POST", "/api/v1/status", headers: [("Cookie", tier1.cookie)],
-                                            json: ["case_number": number, "access_code": code])
+        let look = try world.client.request(
+            "POST", "/api/v1/status", headers: [("Cookie", tier1.cookie)],
+            json: ["case_number": number, "access_code": code])
         #expect(look.status == 200, "\(look.text)")
-        let form = EvidenceWorld.form([("case_number", number), ("access_code", code), ("type", "box_photo")],
-                                      file: (EvidenceWorld.png("box"), "image/png"))
-        let upload = try world.client.request("POST", "/api/v1/status/evidence", headers: [
-            ("Cookie", tier1.cookie), ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
+        let form = EvidenceWorld.form(
+            [("case_number", number), ("access_code", code), ("type", "box_photo")],
+            file: (EvidenceWorld.png("box"), "image/png"))
+        let upload = try world.client.request(
+            "POST", "/api/v1/status/evidence",
+            headers: [
+                ("Cookie", tier1.cookie), ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)"),
+            ], body: form)
         #expect(upload.status == 201, "\(upload.text)")
         let filed = try world.events(number, as: tier1).last
         #expect(filed?.type == "evidence_filed" && filed?.actor == "customer")
         // Agent routes still insist on the token.
-        #expect(try world.client.request("POST", "/api/v1/cases/\(number)/notes", headers: [("Cookie", tier1.cookie)],
-                                         json: ["body": "x", "visibility": "internal"]).status == 403)
+        #expect(
+            try world.client.request(
+                "POST", "/api/v1/cases/\(number)/notes", headers: [("Cookie", tier1.cookie)],
+                json: ["body": "x", "visibility": "internal"]
+            ).status == 403)
     }
 
     @Test func aFinishedCaseTakesNoMoreDocumentsFromTheCustomer() throws {
@@ -131,10 +141,14 @@ import Testing
         let w = try EvidenceWorld()
         let answers = [["question_id": "q1", "answer": EvidenceWorld.onFileAnswer], ["question_id": "q2", "answer": "Rex"]]
         try w.world.must(w.number, "send_reset", as: w.tier1, version: 1, extra: ["answers": answers])
-        let form = EvidenceWorld.form([("case_number", w.number), ("access_code", w.accessCode), ("type", "invoice")],
-                                      file: (EvidenceWorld.png("late"), "image/png"))
-        let late = try w.world.client.request("POST", "/api/v1/status/evidence", headers: [
-            ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")], body: form)
+        let form = EvidenceWorld.form(
+            [("case_number", w.number), ("access_code", w.accessCode), ("type", "invoice")],
+            file: (EvidenceWorld.png("late"), "image/png"))
+        let late = try w.world.client.request(
+            "POST", "/api/v1/status/evidence",
+            headers: [
+                ("Content-Type", "multipart/form-data; boundary=\(EvidenceWorld.boundary)")
+            ], body: form)
         #expect(late.status == 409)
         #expect(try late.problem().code == "case_not_open")
         #expect(try w.world.get("/api/v1/cases/\(w.number)/evidence", as: w.tier1).decode(ListView<EvidenceView>.self).items.isEmpty)

@@ -7,11 +7,28 @@ import Testing
 
 /// A JSON value decoded strictly (booleans are not numbers), for an independent JCS implementation.
 private indirect enum TestJSON: Decodable {
-    case null, bool(Bool), int(Int64), string(String), array([TestJSON]), object([String: TestJSON])
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case string(String)
+    case array([TestJSON])
+    case object([String: TestJSON])
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null } else if let v = try? c.decode(Bool.self) { self = .bool(v) } else if let v = try? c.decode(Int64.self) { self = .int(v) } else if let v = try? c.decode(String.self) { self = .string(v) } else if let v = try? c.decode([TestJSON].self) { self = .array(v) } else { self = .object(try c.decode([String: TestJSON].self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let v = try? c.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? c.decode(Int64.self) {
+            self = .int(v)
+        } else if let v = try? c.decode(String.self) {
+            self = .string(v)
+        } else if let v = try? c.decode([TestJSON].self) {
+            self = .array(v)
+        } else {
+            self = .object(try c.decode([String: TestJSON].self))
+        }
     }
 
     /// RFC 8785, written from the RFC for the test: sorted keys (UTF-16), no spaces, minimal escapes.
@@ -56,7 +73,8 @@ private indirect enum TestJSON: Decodable {
         let created = try world.openCase(as: tier1)
         let number = created.caseNumber
         try world.must(number, "escalate", as: tier1, version: 1)
-        _ = try world.post("/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "Quote \" backslash \\ tab \t newline \n ünïcödé 🙂", "visibility": "internal"])
+        _ = try world.post(
+            "/api/v1/cases/\(number)/notes", as: tier1, json: ["body": "Quote \" backslash \\ tab \t newline \n ünïcödé 🙂", "visibility": "internal"])
         _ = try world.act(number, "reopen", as: tier1, version: 2, extra: ["reason": "x"])  // 403 (reopen is tier2+): recorded as denied
         _ = try world.act(number, "close", as: tier1, version: 2, extra: ["reason": "x"])  // 409 invalid_transition: not recorded
         _ = try world.act(number, "verify", as: tier1, version: 2)  // 403: recorded as denied
@@ -64,12 +82,16 @@ private indirect enum TestJSON: Decodable {
 
         let response = try world.get("/api/v1/cases/\(number)/events?limit=200", as: tier1)
         let list = try JSONDecoder().decode([String: TestJSON].self, from: Data(response.body))
-        guard case .array(let items)? = list["items"] else { Issue.record("no items"); return }
+        guard case .array(let items)? = list["items"] else {
+            Issue.record("no items")
+            return
+        }
         #expect(items.count == 6)
         var previous: String?
         for (index, item) in items.enumerated() {
             guard case .object(let event) = item, case .int(let seq)? = event["seq"], case .string(let hash)? = event["hash"] else {
-                Issue.record("bad event"); return
+                Issue.record("bad event")
+                return
             }
             #expect(seq == Int64(index + 1))
             if case .string(let prev)? = event["prev_hash"] { #expect(prev == previous) } else { #expect(previous == nil) }
@@ -82,7 +104,10 @@ private indirect enum TestJSON: Decodable {
         }
         // Names of the agents who acted come beside the events, so every event stays exactly what its hash covers.
         let actors = try response.decode(ListView<EventView>.self).actors
-        #expect(actors == ["agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent", "agent:\(tier2.agentID.uuidString.lowercased())": "Test Agent"])
+        #expect(
+            actors == [
+                "agent:\(tier1.agentID.uuidString.lowercased())": "Test Agent", "agent:\(tier2.agentID.uuidString.lowercased())": "Test Agent",
+            ])
         let types = items.compactMap { item -> String? in if case .object(let e) = item, case .string(let t)? = e["type"] { t } else { nil } }
         #expect(types == ["case_opened", "transition", "note_added", "denied", "denied", "transition"])
     }
@@ -113,8 +138,10 @@ private indirect enum TestJSON: Decodable {
         try world.must(first, "escalate", as: tier1, version: 1)
         _ = try world.post("/api/v1/cases/\(first)/notes", as: tier1, json: ["body": "n", "visibility": "internal"])
 
-        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
-                           "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
+            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+        ]
         let clean = try Shell.capture([RepositoryPaths.executable, "audit", "verify"], environment: environment)
         #expect(clean.status == 0, "\(clean.error)")
         #expect(clean.output.contains("ok: 2 case(s), 4 event(s)"))
@@ -123,7 +150,8 @@ private indirect enum TestJSON: Decodable {
         defer { connection.close() }
         try connection.withTransaction { transaction in
             try transaction.execute("ALTER TABLE case_events DISABLE TRIGGER case_events_append_only")
-            try transaction.execute("""
+            try transaction.execute(
+                """
                 UPDATE case_events SET data = '{"action":"escalate","due_at":null,"from":"new","path":"undetermined","reason":"covered up","to":"identity_check"}'
                   WHERE seq = 2 AND case_id = (SELECT id FROM cases WHERE case_number = \(first))
                 """)

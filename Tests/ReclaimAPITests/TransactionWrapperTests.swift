@@ -8,6 +8,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Synchronization
 import Testing
+
 @testable import ReclaimAPI
 
 /// `ServiceContext.transaction(for:attempting:)`, the one way a route changes state: an `Idempotency-Key` and the
@@ -25,17 +26,19 @@ import Testing
                 throw OperationError.refused(.insufficientTier(required: .tier3), caseID: caseID)
             }
         }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), router: Router(routes: [route]),
-                                middleware: [AuthMiddleware(context: context), IdempotencyMiddleware(context: context)],
-                                errorMapper: ProblemMapping.map, logger: Logger(sink: world.service.log, minimumLevel: .info), metrics: RequestMetrics())
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), router: Router(routes: [route]),
+            middleware: [AuthMiddleware(context: context), IdempotencyMiddleware(context: context)],
+            errorMapper: ProblemMapping.map, logger: Logger(sink: world.service.log, minimumLevel: .info), metrics: RequestMetrics())
         try server.start()
         defer { server.shutdown() }
         let client = try world.service.addClient()
         let now = Int64(world.service.clock.now().timeIntervalSince1970)
         func post(at timestamp: Int64) throws -> TestHTTPResponse {
             let headers = world.service.clientHeaders(client, method: "POST", target: "/test/refused", body: [], timestamp: timestamp)
-            return try TestHTTPClient(host: "127.0.0.1", port: server.boundPort).request("POST", "/test/refused",
-                                                                                      headers: headers + [("Idempotency-Key", "refused-1")])
+            return try TestHTTPClient(host: "127.0.0.1", port: server.boundPort).request(
+                "POST", "/test/refused",
+                headers: headers + [("Idempotency-Key", "refused-1")])
         }
         let first = try post(at: now)
         #expect(first.status == 403)
@@ -50,7 +53,9 @@ import Testing
         #expect(retry.status == 403 && retry.header("Idempotent-Replayed") == nil)
         denied = try world.events(number, as: tier1).filter { $0.type == "denied" }
         #expect(denied.count == 2)
-        let stored = try context.pool.withConnection { try $0.query("SELECT count(*) AS n FROM idempotency_keys WHERE response IS NOT NULL")[0].decode("n", as: Int.self) }
+        let stored = try context.pool.withConnection {
+            try $0.query("SELECT count(*) AS n FROM idempotency_keys WHERE response IS NOT NULL")[0].decode("n", as: Int.self)
+        }
         #expect(stored == 0)
     }
 
@@ -61,7 +66,8 @@ import Testing
         let client = try service.addClient()
         let key = "register-once"
         let body = Array(#"{"url":"http://127.0.0.1:9/hook","events":["case.opened"]}"#.utf8)
-        let headers = service.clientHeaders(client, method: "POST", target: "/api/v1/webhooks", body: body)
+        let headers =
+            service.clientHeaders(client, method: "POST", target: "/api/v1/webhooks", body: body)
             + [("Content-Type", "application/json"), ("Idempotency-Key", key)]
         // The first request, still in its transaction: the key's row is held, as it would hold it.
         struct HoldEnded: Error {}
@@ -89,14 +95,16 @@ import Testing
         let retry = try #require(answer.withLock { $0 })
         #expect(retry.status == 409)
         #expect(try retry.json()["code"] as? String == "idempotency_in_progress")
-        let listed = try service.client().request("GET", "/api/v1/webhooks", headers: service.clientHeaders(client, method: "GET", target: "/api/v1/webhooks", body: []))
+        let listed = try service.client().request(
+            "GET", "/api/v1/webhooks", headers: service.clientHeaders(client, method: "GET", target: "/api/v1/webhooks", body: []))
         #expect((try listed.json()["items"] as? [Any])?.count == 0)
     }
 
     @Test func anAgentsRetryOfAnAccessCodeReissueGetsTheSameCode() throws {
         // The new code is shown once: a retry after a lost answer used to be a second reissue (refused for a minute).
         let world = try CaseWorld()
-        let tier1 = try world.agent(.tier1), tier2 = try world.agent(.tier2)
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
         let number = try world.openCase(as: tier1).caseNumber
         let target = "/api/v1/cases/\(number)/access-code"
         let check: [String: Any] = ["caller_check": "Called back on the number on file"]
@@ -132,9 +140,10 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let number = try world.openCase(as: tier1).caseNumber
-        let response = try world.client.request("POST", "/api/v1/cases/\(number)/transitions",
-                                                headers: tier1.headers + [("If-Match", "\"1\""), ("Content-Type", "application/json")],
-                                                body: Array(#"{"action":"send_reset","answers":[{"question_id":"q1","answer":"x"}"#.utf8))
+        let response = try world.client.request(
+            "POST", "/api/v1/cases/\(number)/transitions",
+            headers: tier1.headers + [("If-Match", "\"1\""), ("Content-Type", "application/json")],
+            body: Array(#"{"action":"send_reset","answers":[{"question_id":"q1","answer":"x"}"#.utf8))
         #expect(response.status == 400)
         #expect(try response.json()["code"] as? String == "malformed_json")
     }

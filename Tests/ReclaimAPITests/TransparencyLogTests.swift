@@ -27,7 +27,8 @@ enum AuditVerifier {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let results = object["results"] as? [[String: Any]] else {
+            let results = object["results"] as? [[String: Any]]
+        else {
             throw CaseTestError("verify.py failed (\(process.terminationStatus)); is \(python) there? run deploy/test once")
         }
         return results
@@ -86,10 +87,12 @@ enum AuditVerifier {
     static func eventHashes(_ world: CaseWorld) throws -> [String] {
         let connection = try world.database()
         defer { connection.close() }
-        return try connection.query("""
+        return try connection.query(
+            """
             SELECT coalesce(c.hash, a.hash) AS hash FROM log_leaves l LEFT JOIN case_events c ON c.case_id = l.case_id AND c.seq = l.seq
             LEFT JOIN admin_events a ON l.case_id IS NULL AND a.seq = l.seq ORDER BY l.leaf_index
-            """).map { try $0.decode("hash", as: String.self) }
+            """
+        ).map { try $0.decode("hash", as: String.self) }
     }
 
     @Test func checkpointsAndProofsVerifyInAnIndependentVerifier() throws {
@@ -114,10 +117,15 @@ enum AuditVerifier {
             for event in events {
                 let leaf = try #require(event["leaf_index"] as? Int)
                 let proof = try Self.hashes(try world.client.request("GET", "/api/v1/audit/proof?leaf=\(leaf)&size=\(first.size)"))
-                checks.append(["kind": "inclusion", "index": leaf, "size": first.size, "event_hash": event["hash"] as! String, "proof": proof, "root": first.root])
+                checks.append([
+                    "kind": "inclusion", "index": leaf, "size": first.size, "event_hash": event["hash"] as! String, "proof": proof,
+                    "root": first.root,
+                ])
                 // The same proof does not prove another event there.
-                checks.append(["kind": "inclusion", "index": leaf, "size": first.size, "event_hash": String(repeating: "0", count: 64), "proof": proof,
-                               "root": first.root])
+                checks.append([
+                    "kind": "inclusion", "index": leaf, "size": first.size, "event_hash": String(repeating: "0", count: 64), "proof": proof,
+                    "root": first.root,
+                ])
             }
         }
         let audit = try world.get("/api/v1/admin/audit", as: admin).json()["items"] as! [[String: Any]]
@@ -136,7 +144,10 @@ enum AuditVerifier {
         }
         for from in [1, first.size / 2, first.size] {
             let proof = try Self.hashes(try world.client.request("GET", "/api/v1/audit/consistency?from=\(from)&to=\(second.size)"))
-            #expect(try AuditVerifier.ok(["kind": "consistency", "from": from, "to": second.size, "from_root": roots[from]!, "to_root": second.root, "proof": proof]))
+            #expect(
+                try AuditVerifier.ok([
+                    "kind": "consistency", "from": from, "to": second.size, "from_root": roots[from]!, "to_root": second.root, "proof": proof,
+                ]))
         }
         #expect(try Self.hashes(try world.client.request("GET", "/api/v1/audit/consistency?from=\(second.size)&to=\(second.size)")).isEmpty)
 
@@ -205,8 +216,10 @@ enum AuditVerifier {
         let saved = try Self.checkpoint(world)
         let file = world.service.directory + "/saved-checkpoint"
         try saved.note.write(toFile: file, atomically: true, encoding: .utf8)
-        let environment = ["PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
-                           "RECLAIM_KEY_FILE": world.service.directory + "/keys", "RECLAIM_LOG_ORIGIN": world.service.service.configuration.logOrigin]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
+            "RECLAIM_KEY_FILE": world.service.directory + "/keys", "RECLAIM_LOG_ORIGIN": world.service.service.configuration.logOrigin,
+        ]
         let before = try Shell.capture([RepositoryPaths.executable, "audit", "verify", "--checkpoint", file], environment: environment)
         #expect(before.status == 0, "\(before.output)\(before.error)")
         #expect(before.output.contains("ok: today's tree extends the checkpoint"))
@@ -237,7 +250,8 @@ enum AuditVerifier {
             try connection.execute("ALTER TABLE \(identifier: table) DISABLE TRIGGER USER")
             try connection.execute("DELETE FROM \(identifier: table)")
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO log_pending (case_id, seq)
             SELECT case_id, seq FROM (SELECT case_id, seq, at FROM case_events UNION ALL SELECT NULL, seq, at FROM admin_events) e ORDER BY at, case_id NULLS FIRST, seq
             """)

@@ -21,8 +21,11 @@ import Testing
         #expect((lists["event_types"] as? [String])?.contains("evidence_filed") == true)
         #expect((lists["webhook_events"] as? [String])?.contains("evidence.filed") == true)
         let uploads = try #require(lists["requirement_uploads"] as? [String: [String]])
-        #expect(uploads == ["proof_of_purchase": ["invoice", "box_photo", "carrier_contract"], "imei_photo": ["imei_photo"],
-                            "lock_screen_photo": ["lock_screen_photo"]])
+        #expect(
+            uploads == [
+                "proof_of_purchase": ["invoice", "box_photo", "carrier_contract"], "imei_photo": ["imei_photo"],
+                "lock_screen_photo": ["lock_screen_photo"],
+            ])
     }
 
     @Test func openAPIEnumeratesEachVocabularyFromItsDeclaration() throws {

@@ -33,17 +33,28 @@ import Testing
         let number = created.caseNumber
 
         // One wrong answer: refused, nothing changes.
-        let wrong = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
-            ["question_id": "q1", "answer": "rex the dog"], ["question_id": "q2", "answer": "Paris"]]])
+        let wrong = try world.act(
+            number, "send_reset", as: tier1, version: 1,
+            extra: [
+                "answers": [
+                    ["question_id": "q1", "answer": "rex the dog"], ["question_id": "q2", "answer": "Paris"],
+                ]
+            ])
         #expect(wrong.status == 409)
         #expect(try wrong.problem().code == "answers_not_matched")
         // Only one of two answers: refused too.
-        let partial = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [["question_id": "q1", "answer": "Rex the Dog"]]])
+        let partial = try world.act(
+            number, "send_reset", as: tier1, version: 1, extra: ["answers": [["question_id": "q1", "answer": "Rex the Dog"]]])
         #expect(try partial.problem().code == "answers_not_matched")
 
         // Normalised: case, spacing and full-width letters do not matter.
-        let resolved = try world.must(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
-            ["question_id": "q1", "answer": "  REX   the dog "], ["question_id": "q2", "answer": "ＢＥＲＬＩＮ"]]])
+        let resolved = try world.must(
+            number, "send_reset", as: tier1, version: 1,
+            extra: [
+                "answers": [
+                    ["question_id": "q1", "answer": "  REX   the dog "], ["question_id": "q2", "answer": "ＢＥＲＬＩＮ"],
+                ]
+            ])
         #expect(resolved.state == "resolved")
         #expect(resolved.path == "reset")
         #expect(resolved.version == 2)
@@ -176,18 +187,33 @@ import Testing
         let tier1 = try world.agent(.tier1)
         let number = try world.openCase(as: tier1).caseNumber
         for guess in 0..<5 {  // two wrong answers a try: 10 failures
-            let response = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
-                ["question_id": "q1", "answer": "guess \(guess)"], ["question_id": "q2", "answer": "city \(guess)"]]])
+            let response = try world.act(
+                number, "send_reset", as: tier1, version: 1,
+                extra: [
+                    "answers": [
+                        ["question_id": "q1", "answer": "guess \(guess)"], ["question_id": "q2", "answer": "city \(guess)"],
+                    ]
+                ])
             #expect(response.status == (guess < 5 ? 409 : 429))
         }
-        let right = try world.act(number, "send_reset", as: tier1, version: 1, extra: ["answers": [
-            ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"]]])
+        let right = try world.act(
+            number, "send_reset", as: tier1, version: 1,
+            extra: [
+                "answers": [
+                    ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"],
+                ]
+            ])
         #expect(right.status == 429)
         #expect(try right.problem().code == "locked_out")
         world.service.clock.advance(by: 8 * 3600 + 1)
         let later = try world.agent(.tier1)
-        let resolved = try world.must(number, "send_reset", as: later, version: 1, extra: ["answers": [
-            ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"]]])
+        let resolved = try world.must(
+            number, "send_reset", as: later, version: 1,
+            extra: [
+                "answers": [
+                    ["question_id": "q1", "answer": "Rex the Dog"], ["question_id": "q2", "answer": "Berlin"],
+                ]
+            ])
         #expect(resolved.state == "resolved")
     }
 }

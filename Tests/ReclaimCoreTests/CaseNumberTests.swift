@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 @Suite struct CaseNumberTests {
@@ -113,13 +114,14 @@ import Testing
     // Puts `digits` into the digit slots of `template` (keeping its separators), mapping full-width slots too.
     static func substitute(template: String, digits: String) -> String {
         var source = Array(digits).makeIterator()
-        return String(template.map { c -> Character in
-            if c.isASCII, c.isNumber { return source.next()! }
-            if let scalar = c.unicodeScalars.first, (0xFF10...0xFF19).contains(scalar.value) {
-                let d = source.next()!.wholeNumberValue!
-                return Character(Unicode.Scalar(0xFF10 + UInt32(d))!)
-            }
-            return c
-        })
+        return String(
+            template.map { c -> Character in
+                if c.isASCII, c.isNumber { return source.next()! }
+                if let scalar = c.unicodeScalars.first, (0xFF10...0xFF19).contains(scalar.value) {
+                    let d = source.next()!.wholeNumberValue!
+                    return Character(Unicode.Scalar(0xFF10 + UInt32(d))!)
+                }
+                return c
+            })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// Finished cases take no work, and `allowed_actions` offers only what would be taken (api.md v1.2).
@@ -13,7 +14,8 @@ import Testing
 
     @Test func finishedCasesTakeOnlyAnInternalNoteANewCodeAndTheirOwnUndo() {
         for state in CaseState.allCases where !state.isOpen {
-            let work = workflow.allowedWork(for: snapshot(state), standing: CaseStanding(mergedIntoState: state == .merged ? .new : nil), actorTier: .engineering)
+            let work = workflow.allowedWork(
+                for: snapshot(state), standing: CaseStanding(mergedIntoState: state == .merged ? .new : nil), actorTier: .engineering)
             for refused in [CaseWork.fileEvidence, .review, .assign, .freeze, .recordUnlock, .merge] {
                 #expect(!work.contains(refused), "\(refused) offered on \(state)")
                 #expect(throws: WorkflowRefusal.caseNotOpen) { try refused.check(in: state) }
@@ -26,9 +28,13 @@ import Testing
 
     @Test func openCasesTakeWorkByTier() {
         let open = snapshot(.identityCheck)
-        #expect(workflow.allowedWork(for: open, standing: CaseStanding(), actorTier: .tier1) == [.fileEvidence, .noteInternal, .noteCustomer, .reissueAccessCode])
-        #expect(workflow.allowedWork(for: open, standing: CaseStanding(), actorTier: .tier2)
-            == [.fileEvidence, .review, .assign, .noteInternal, .noteCustomer, .freeze, .merge, .reissueAccessCode, .giveAccessCode])
+        #expect(
+            workflow.allowedWork(for: open, standing: CaseStanding(), actorTier: .tier1) == [
+                .fileEvidence, .noteInternal, .noteCustomer, .reissueAccessCode,
+            ])
+        #expect(
+            workflow.allowedWork(for: open, standing: CaseStanding(), actorTier: .tier2)
+                == [.fileEvidence, .review, .assign, .noteInternal, .noteCustomer, .freeze, .merge, .reissueAccessCode, .giveAccessCode])
         #expect(workflow.allowedWork(for: open, standing: CaseStanding(), actorTier: nil).isEmpty)
         #expect(workflow.allowedWork(for: open, standing: CaseStanding(frozen: true), actorTier: .tier2).contains(.unfreeze))
     }
@@ -42,7 +48,9 @@ import Testing
         let triage = snapshot(.new)
         for (onFile, matched, offered) in [(2, 0, false), (2, 1, false), (2, 2, true), (0, 0, false)] {
             let standing = CaseStanding(answers: AnswerProgress(onFile: onFile, matched: matched))
-            #expect(workflow.allowedActions(for: triage, standing: standing, actorTier: .tier1).contains(.sendReset) == offered, "\(matched) of \(onFile)")
+            #expect(
+                workflow.allowedActions(for: triage, standing: standing, actorTier: .tier1).contains(.sendReset) == offered, "\(matched) of \(onFile)"
+            )
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 @Suite struct UnlockChecklistTests {
@@ -28,12 +29,15 @@ import Testing
         #expect(UnlockChecklist.outstanding(required: required, done: [.removeRescueEmail]) == [.resetSecurityQuestions])
         #expect(UnlockChecklist.outstanding(required: required, done: Set(required)).isEmpty)
         #expect(throws: WorkflowRefusal.unlockNotAllowed) { try UnlockChecklist.check(step: .removeActivationLock, required: required, done: []) }
-        #expect(throws: WorkflowRefusal.alreadyDone) { try UnlockChecklist.check(step: .removeRescueEmail, required: required, done: [.removeRescueEmail]) }
+        #expect(throws: WorkflowRefusal.alreadyDone) {
+            try UnlockChecklist.check(step: .removeRescueEmail, required: required, done: [.removeRescueEmail])
+        }
         try UnlockChecklist.check(step: .resetSecurityQuestions, required: required, done: [.removeRescueEmail])
     }
 
     func snapshot(_ state: CaseState, facts: CaseFacts, kind: CaseKind = .accountTakeover) -> CaseSnapshot {
-        CaseSnapshot(kind: kind, state: state, tier: state.tier ?? .engineering, path: .verifiedIdentity, facts: facts, clock: .opened(at: utc(2026, 3, 1)))
+        CaseSnapshot(
+            kind: kind, state: state, tier: state.tier ?? .engineering, path: .verifiedIdentity, facts: facts, clock: .opened(at: utc(2026, 3, 1)))
     }
 
     @Test func recordingAStepNeedsEngineeringOnAnEngineeringCase() throws {
@@ -73,7 +77,9 @@ import Testing
     let facts = CaseFacts()
 
     @Test func approveNeedsAcceptedDocumentsAndNothingPending() {
-        func gate(_ docs: Docs, path: RecoveryPath = .documents, facts: CaseFacts = CaseFacts(), kind: CaseKind = .accountTakeover) -> WorkflowRefusal? {
+        func gate(_ docs: Docs, path: RecoveryPath = .documents, facts: CaseFacts = CaseFacts(), kind: CaseKind = .accountTakeover)
+            -> WorkflowRefusal?
+        {
             DocumentsGate.refusal(path: path, kind: kind, facts: facts, documents: docs)
         }
         #expect(gate([]) == .documentsMissing([.proofOfPurchase, .imeiPhoto]))
@@ -84,8 +90,11 @@ import Testing
         #expect(gate([(.boxPhoto, .accepted), (.imeiPhoto, .accepted), (.policeReport, .pending)]) == .documentsPending)
         #expect(gate([(.boxPhoto, .accepted), (.imeiPhoto, .accepted), (.policeReport, .rejected)]) == nil)
         // Lost mode adds the lock-screen photo; the activation-lock path always needs it.
-        #expect(gate([(.invoice, .accepted), (.imeiPhoto, .accepted)], facts: CaseFacts(lostModeEnabled: true)) == .documentsMissing([.lockScreenPhoto]))
-        #expect(gate([(.invoice, .accepted), (.imeiPhoto, .accepted)], path: .activationLock, kind: .activationLock) == .documentsMissing([.lockScreenPhoto]))
+        #expect(
+            gate([(.invoice, .accepted), (.imeiPhoto, .accepted)], facts: CaseFacts(lostModeEnabled: true)) == .documentsMissing([.lockScreenPhoto]))
+        #expect(
+            gate([(.invoice, .accepted), (.imeiPhoto, .accepted)], path: .activationLock, kind: .activationLock)
+                == .documentsMissing([.lockScreenPhoto]))
     }
 
     @Test func documentsArrivingMoveTheCaseOnceEveryRequirementHasOne() throws {
@@ -115,12 +124,15 @@ import Testing
         let due = try #require(workflow.dueAt(s))
         // The photo is still pending: nothing moves; every requirement accepted: nothing moves.
         #expect(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.imeiPhoto, .pending)], now: t0 + 2 * day) == nil)
-        #expect(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.boxPhoto, .accepted), (.imeiPhoto, .accepted)], now: t0 + 2 * day) == nil)
+        #expect(
+            workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.boxPhoto, .accepted), (.imeiPhoto, .accepted)], now: t0 + 2 * day)
+                == nil)
         let back = try #require(workflow.documentRejected(on: s, documents: [(.invoice, .rejected), (.imeiPhoto, .accepted)], now: t0 + 2 * day))
         #expect(back.action == .requestDocuments && back.after.state == .awaitingDocuments && back.dueAt == nil && back.reason != nil)
         // The path's clock kept its start and is paused: when the new document arrives, the time away is not counted.
         #expect(back.after.clock.pathClockStartedAt == s.clock.pathClockStartedAt && back.after.clock.pausedSince == t0 + 2 * day)
-        let resumed = try #require(workflow.documentsArrived(on: back.after, documents: [(.invoice, .pending), (.imeiPhoto, .accepted)], now: t0 + 5 * day))
+        let resumed = try #require(
+            workflow.documentsArrived(on: back.after, documents: [(.invoice, .pending), (.imeiPhoto, .accepted)], now: t0 + 5 * day))
         #expect(resumed.dueAt == due.addingTimeInterval(3 * day))
         // Only from review.
         #expect(workflow.documentRejected(on: back.after, documents: [(.invoice, .rejected)], now: t0 + 5 * day) == nil)
@@ -171,7 +183,9 @@ import Testing
         try CaseMerge.checkUnmerge(actorTier: .tier2, source: .merged, target: .identityCheck)
         #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .merged, target: .rejected) }
         #expect(throws: WorkflowRefusal.caseNotOpen) { try CaseMerge.checkUnmerge(actorTier: .tier2, source: .new, target: .new) }
-        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) { try CaseMerge.checkUnmerge(actorTier: .tier1, source: .merged, target: .new) }
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier2)) {
+            try CaseMerge.checkUnmerge(actorTier: .tier1, source: .merged, target: .new)
+        }
     }
 
     /// api.md v1.2: merging cases whose customers differ (name or contact address) needs the agent's confirmation;
@@ -179,12 +193,15 @@ import Testing
     @Test func mergingDifferentCustomersNeedsAConfirmation() throws {
         let ada = CaseMerge.Customer(name: "Ada Lovelace", contactEmail: "ada@example.net")
         func check(_ other: CaseMerge.Customer, confirmed: Bool = false) throws {
-            try CaseMerge.check(actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "a@example.com",
-                                sourceCustomer: ada, targetCustomer: other, sameCustomerConfirmed: confirmed)
+            try CaseMerge.check(
+                actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "a@example.com",
+                sourceCustomer: ada, targetCustomer: other, sameCustomerConfirmed: confirmed)
         }
         try check(CaseMerge.Customer(name: "  ada  LOVELACE ", contactEmail: "ADA@example.net"))
         try check(CaseMerge.Customer(name: "Adá Lovelace", contactEmail: "ada@example.net"))
-        #expect(throws: WorkflowRefusal.differentCustomer(["customer.name"])) { try check(CaseMerge.Customer(name: "Eve", contactEmail: "ada@example.net")) }
+        #expect(throws: WorkflowRefusal.differentCustomer(["customer.name"])) {
+            try check(CaseMerge.Customer(name: "Eve", contactEmail: "ada@example.net"))
+        }
         #expect(throws: WorkflowRefusal.differentCustomer(["customer.contact_email"])) {
             try check(CaseMerge.Customer(name: "Ada Lovelace", contactEmail: "ada+2@example.net"))
         }
@@ -193,8 +210,9 @@ import Testing
         try check(eve, confirmed: true)
         // The account rule comes first: another account is never merged, confirmed or not.
         #expect(throws: WorkflowRefusal.notSameAccount) {
-            try CaseMerge.check(actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "b@example.com",
-                                sourceCustomer: ada, targetCustomer: eve, sameCustomerConfirmed: true)
+            try CaseMerge.check(
+                actorTier: .tier2, source: .new, target: .new, sameCase: false, sourceAccount: "a@example.com", targetAccount: "b@example.com",
+                sourceCustomer: ada, targetCustomer: eve, sameCustomerConfirmed: true)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// The customer's sentences: every key in every language, whole sentences with the same named placeholders.
@@ -18,7 +19,9 @@ import Testing
 
     @Test func chineseCataloguesAreTranslationsNotCopies() {
         for key in CustomerText.allCases {
-            let en = CustomerCatalogue.english[key]!, hans = CustomerCatalogue.simplifiedChinese[key]!, hant = CustomerCatalogue.traditionalChinese[key]!
+            let en = CustomerCatalogue.english[key]!
+            let hans = CustomerCatalogue.simplifiedChinese[key]!
+            let hant = CustomerCatalogue.traditionalChinese[key]!
             #expect(hans != en && hant != en, "\(key.rawValue)")
             // Only a word written alike in both scripts may be the same.
             #expect(hans != hant || key == .progressReceived, "\(key.rawValue)")
@@ -74,7 +77,10 @@ import Testing
         var names = Set<String>()
         var rest = template[...]
         while let open = rest.firstIndex(of: "{") {
-            guard let close = rest[open...].firstIndex(of: "}") else { names.insert("unclosed"); break }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                names.insert("unclosed")
+                break
+            }
             names.insert(String(rest[rest.index(after: open)..<close]))
             rest = rest[rest.index(after: close)...]
         }

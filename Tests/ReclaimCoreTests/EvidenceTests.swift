@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 private func ftyp(major: String, compatible: [String]) -> [UInt8] {
@@ -59,7 +60,10 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
         #expect(DocumentType.allCases.allSatisfy { $0.evidenceKind.documentType == $0 && DocumentType(rawValue: $0.rawValue) == $0 })
         // Typed evidence (a factor) and the transcript are the kinds that are no document, by kind or by name.
         #expect(EvidenceKind.allCases.allSatisfy { $0.isDocument == ($0.factor == nil && $0 != .transcript) })
-        #expect(EvidenceKind.allCases.allSatisfy { ($0.documentType == nil) != $0.isDocument && (DocumentType(rawValue: $0.rawValue) == nil) != $0.isDocument })
+        #expect(
+            EvidenceKind.allCases.allSatisfy {
+                ($0.documentType == nil) != $0.isDocument && (DocumentType(rawValue: $0.rawValue) == nil) != $0.isDocument
+            })
         #expect(DocumentType(rawValue: "receipt") == nil)
         #expect(EvidenceKind.allCases.compactMap(\.factor) == [.securityAnswer, .card, .device])
         #expect(!EvidenceKind.transcript.isDocument && EvidenceKind.transcript.factor == nil)
@@ -85,7 +89,9 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
         #expect(sniffTranscriptMediaType([0xED, 0xA0, 0x80]) == nil)  // an encoded surrogate
         #expect(sniffTranscriptMediaType([0xE0, 0x80, 0xAF]) == nil)  // an overlong form
         #expect(sniffTranscriptMediaType(Array("ends mid-character ".utf8) + [0xE6, 0x97]) == nil)
-        #expect(UploadKind(rawValue: "transcript") == .transcript && UploadKind(rawValue: "invoice") == .document(DocumentType(.invoice)!) && UploadKind(rawValue: "card") == nil)
+        #expect(
+            UploadKind(rawValue: "transcript") == .transcript && UploadKind(rawValue: "invoice") == .document(DocumentType(.invoice)!)
+                && UploadKind(rawValue: "card") == nil)
     }
 }
 
@@ -103,8 +109,9 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
                 var pieces = TranscriptTextCheck()
                 text[..<split].withUnsafeBytes { pieces.feed($0) }
                 text[split...].withUnsafeBytes { pieces.feed($0) }
-                #expect(pieces.isUTF8 == whole.isUTF8 && pieces.holdsNUL == whole.holdsNUL && pieces.holdsControl == whole.holdsControl,
-                        "\(text) split at \(split)")
+                #expect(
+                    pieces.isUTF8 == whole.isUTF8 && pieces.holdsNUL == whole.holdsNUL && pieces.holdsControl == whole.holdsControl,
+                    "\(text) split at \(split)")
             }
             // And the same as Swift's own UTF-8 validation.
             #expect(whole.isUTF8 == (String(validating: text, as: UTF8.self) != nil), "\(text)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// What the customer reads, derived in one place: table tests over every state × path × kind × facts × evidence mix.
@@ -11,16 +12,24 @@ import Testing
         var mixes: [[FiledEvidence]] = [[]]
         for (index, kind) in kinds.enumerated() {
             let reason: CustomerReason? = kind == .invoice ? nil : CustomerReason.allCases[index % CustomerReason.allCases.count]
-            mixes = mixes.flatMap { mix in [mix, mix + [FiledEvidence(kind: kind, status: .pending)],
-                                            mix + [FiledEvidence(kind: kind, status: .rejected, customerReason: reason)]] }
+            mixes = mixes.flatMap { mix in
+                [
+                    mix, mix + [FiledEvidence(kind: kind, status: .pending)],
+                    mix + [FiledEvidence(kind: kind, status: .rejected, customerReason: reason)],
+                ]
+            }
         }
         return mixes.flatMap { [$0, $0 + [FiledEvidence(kind: .transcript, status: .pending), FiledEvidence(kind: .invoice, status: .accepted)]] }
     }()
-    static let facts: [CaseFacts] = [CaseFacts(), CaseFacts(twoStepEnabled: true), CaseFacts(lostModeEnabled: true),
-                                     CaseFacts(rescueEmailAdded: true, twoStepEnabled: true, lostModeEnabled: true)]
+    static let facts: [CaseFacts] = [
+        CaseFacts(), CaseFacts(twoStepEnabled: true), CaseFacts(lostModeEnabled: true),
+        CaseFacts(rescueEmailAdded: true, twoStepEnabled: true, lostModeEnabled: true),
+    ]
 
-    static let nothingToDo: Set<CustomerText> = [.nextWaitTriage, .nextWaitIdentity, .nextDocumentsComplete, .nextWaitReview,
-                                                 .nextWaitEngineeringAccess, .nextWaitEngineeringLock]
+    static let nothingToDo: Set<CustomerText> = [
+        .nextWaitTriage, .nextWaitIdentity, .nextDocumentsComplete, .nextWaitReview,
+        .nextWaitEngineeringAccess, .nextWaitEngineeringLock,
+    ]
     static let uploads: Set<CustomerText> = [.nextUpload, .nextUploadPaused, .nextUploadAgain, .nextUploadAgainPaused]
     static let finished: Set<CustomerText> = [.nextDoneReset, .nextDoneAccess, .nextDoneLock, .nextRejected, .nextClosed]
 
@@ -48,7 +57,8 @@ import Testing
                             // Plain checks, one #expect at the end: a million macro expansions would take minutes.
                             let broken = Self.brokenRules(g, state: state, kind: kind, facts: facts, mix: mix)
                             if !broken.isEmpty, failures.count < 20 {
-                                failures.append("\(state) \(path) \(kind) \(facts) \(mix.map { "\($0.kind.rawValue):\($0.status.rawValue)" }): \(broken)")
+                                failures.append(
+                                    "\(state) \(path) \(kind) \(facts) \(mix.map { "\($0.kind.rawValue):\($0.status.rawValue)" }): \(broken)")
                             }
                             checked += 1
                         }
@@ -82,7 +92,9 @@ import Testing
         if state.isOpen {
             rule(g.canUpload && !finished.contains(g.nextStep) && !g.notices.contains(.noticeContact), "open case reads as finished")
         } else {
-            rule(g.missing.isEmpty && !g.canUpload && finished.contains(g.nextStep) && g.notices.contains(.noticeContact), "finished case reads as open")
+            rule(
+                g.missing.isEmpty && !g.canUpload && finished.contains(g.nextStep) && g.notices.contains(.noticeContact),
+                "finished case reads as open")
             rule(!g.evidence.contains(.pending), "waits for a review that will never come")
         }
         // Typed details and transcripts are shown as received: never a review or match result.
@@ -93,8 +105,12 @@ import Testing
         // A rejected document leads somewhere: its reason is beside it (and nothing else has one); while a document the
         // path needs was rejected and not replaced, the page never reads as under review or done with documents, and
         // its next step asks for another.
-        rule(g.reasons.count == mix.count && zip(g.evidence, g.reasons).allSatisfy { ($0 == .rejected) == ($1 != nil) }, "rejection without its reason")
-        for (item, reason) in zip(mix, g.reasons) where reason != nil { rule(item.customerReason == nil || reason == item.customerReason, "another reason shown") }
+        rule(
+            g.reasons.count == mix.count && zip(g.evidence, g.reasons).allSatisfy { ($0 == .rejected) == ($1 != nil) }, "rejection without its reason"
+        )
+        for (item, reason) in zip(mix, g.reasons) where reason != nil {
+            rule(item.customerReason == nil || reason == item.customerReason, "another reason shown")
+        }
         let resend = g.missing.filter { requirement in
             requirement.isUpload && mix.contains { $0.kind.isDocument && $0.status == .rejected && requirement.satisfiedBy.contains($0.kind) }
         }
@@ -103,10 +119,13 @@ import Testing
             rule(g.stage != .stageReview && g.nextStep != .nextWaitReview, "reads as under review with a rejected document needed")
             rule(!g.progress.contains { $0.key == "documents" && $0.mark == .done }, "progress ticks the documents with a rejected one needed")
             rule([CustomerText.nextUploadAgain, .nextUploadAgainPaused].contains(g.nextStep), "a rejected document needed, yet no step asks again")
-            rule(g.progress.contains { $0.key == "documents" } ? (g.stage == .stageDocumentRejected) == (current.first?.key == "documents") : true,
-                 "documents stage without the rejection heading")
+            rule(
+                g.progress.contains { $0.key == "documents" } ? (g.stage == .stageDocumentRejected) == (current.first?.key == "documents") : true,
+                "documents stage without the rejection heading")
         } else {
-            rule(g.stage != .stageDocumentRejected && ![CustomerText.nextUploadAgain, .nextUploadAgainPaused].contains(g.nextStep), "asks again for nothing rejected")
+            rule(
+                g.stage != .stageDocumentRejected && ![CustomerText.nextUploadAgain, .nextUploadAgainPaused].contains(g.nextStep),
+                "asks again for nothing rejected")
         }
         // Never pay, always first; two-step on: the device-only explanation, and no identity check drawn.
         rule(g.notices.first == .noticeNeverPay, "never pay is not first")
@@ -116,7 +135,9 @@ import Testing
             rule(!g.missing.contains { !$0.isUpload }, "device-only case asked for identity details")
         }
         if Workflow.isDeviceOnly(kind: kind, facts: facts) {
-            rule(![CustomerText.nextDoneAccess, .nextDoneReset, .nextWaitEngineeringAccess].contains(g.nextStep), "device-only case promises the account")
+            rule(
+                ![CustomerText.nextDoneAccess, .nextDoneReset, .nextWaitEngineeringAccess].contains(g.nextStep),
+                "device-only case promises the account")
         }
         // Access restored: secure the account (or, device only, the new one).
         if state == .resolved { rule(g.notices.contains(.noticeSecureAccount) || g.notices.contains(.noticeNewAccount), "restored without advice") }
@@ -128,19 +149,26 @@ import Testing
     }
 
     @Test func whatEachPathAsksFor() {
-        func missing(_ state: CaseState, _ path: RecoveryPath, _ kind: CaseKind = .accountTakeover, _ facts: CaseFacts = CaseFacts(),
-                     have: [EvidenceKind] = [], rejected: [EvidenceKind] = []) -> [String] {
-            missingEvidence(state: state, path: path, kind: kind, facts: facts,
-                            evidence: have.map { FiledEvidence(kind: $0, status: .pending) } + rejected.map { FiledEvidence(kind: $0, status: .rejected) })
+        func missing(
+            _ state: CaseState, _ path: RecoveryPath, _ kind: CaseKind = .accountTakeover, _ facts: CaseFacts = CaseFacts(),
+            have: [EvidenceKind] = [], rejected: [EvidenceKind] = []
+        ) -> [String] {
+            missingEvidence(
+                state: state, path: path, kind: kind, facts: facts,
+                evidence: have.map { FiledEvidence(kind: $0, status: .pending) } + rejected.map { FiledEvidence(kind: $0, status: .rejected) })
         }
         #expect(missing(.awaitingDocuments, .documents) == ["proof_of_purchase", "imei_photo"])
         #expect(missing(.awaitingDocuments, .documents, have: [.boxPhoto]) == ["imei_photo"])
         #expect(missing(.documentReview, .documents, have: [.carrierContract, .imeiPhoto]) == [])
         #expect(missing(.awaitingDocuments, .documents, have: [.warrantyCard, .policeReport, .transcript]) == ["proof_of_purchase", "imei_photo"])
         #expect(missing(.awaitingDocuments, .documents, have: [.imeiPhoto], rejected: [.invoice]) == ["proof_of_purchase"])
-        #expect(missing(.awaitingDocuments, .documents, .accountTakeover, CaseFacts(lostModeEnabled: true), have: [.invoice, .imeiPhoto]) == ["lock_screen_photo"])
+        #expect(
+            missing(.awaitingDocuments, .documents, .accountTakeover, CaseFacts(lostModeEnabled: true), have: [.invoice, .imeiPhoto]) == [
+                "lock_screen_photo"
+            ])
         #expect(missing(.new, .activationLock, .activationLock) == ["proof_of_purchase", "imei_photo", "lock_screen_photo"])
-        #expect(missing(.new, .undetermined, .accountTakeover, CaseFacts(twoStepEnabled: true), have: [.invoice, .lockScreenPhoto]) == ["imei_photo"])
+        #expect(
+            missing(.new, .undetermined, .accountTakeover, CaseFacts(twoStepEnabled: true), have: [.invoice, .lockScreenPhoto]) == ["imei_photo"])
         #expect(missing(.new, .undetermined) == ["security_answer", "card", "device"])
         #expect(missing(.identityCheck, .undetermined, have: [.card, .invoice]) == ["security_answer", "device"])
         // A told detail stays told even if a reviewer set it aside: the page never asks again for what it shows as received.
@@ -155,10 +183,17 @@ import Testing
         #expect(new.nextStep == .nextTellAgent && new.missing == [.securityAnswer, .card, .device])
         #expect(new.nextStep.text(.english, contact: "help@example.org").contains("help@example.org"))
         // Answers, card and serial told to an agent: received, even on a resolved case.
-        let told = [FiledEvidence(kind: .securityAnswers, status: .pending), FiledEvidence(kind: .card, status: .accepted), FiledEvidence(kind: .device, status: .rejected)]
-        #expect(CustomerGuidance(state: .resolved, path: .verifiedIdentity, kind: .accountTakeover, facts: CaseFacts(), evidence: told).evidence == [.received, .received, .received])
+        let told = [
+            FiledEvidence(kind: .securityAnswers, status: .pending), FiledEvidence(kind: .card, status: .accepted),
+            FiledEvidence(kind: .device, status: .rejected),
+        ]
+        #expect(
+            CustomerGuidance(state: .resolved, path: .verifiedIdentity, kind: .accountTakeover, facts: CaseFacts(), evidence: told).evidence == [
+                .received, .received, .received,
+            ])
         // Two-step: the heading and the line agree (received), and the page says the account cannot be recovered.
-        let twoStep = CustomerGuidance(state: .identityCheck, path: .activationLock, kind: .accountTakeover, facts: CaseFacts(twoStepEnabled: true), evidence: [])
+        let twoStep = CustomerGuidance(
+            state: .identityCheck, path: .activationLock, kind: .accountTakeover, facts: CaseFacts(twoStepEnabled: true), evidence: [])
         #expect(twoStep.stage == .stageReceived && twoStep.notices.contains(.noticeDeviceOnly) && twoStep.nextStep == .nextUpload)
         #expect(CustomerText.noticeDeviceOnly.text(.english, contact: "").contains("cannot be recovered"))
         // Restored: turn on two-step and change the mailbox password.
@@ -171,23 +206,28 @@ import Testing
 
     @Test func aRejectedDocumentLeadsSomewhere() {
         // The issue: "we are reviewing", "your documents" ticked, and "we still need" the same photo with no reason.
-        let filed = [FiledEvidence(kind: .invoice, status: .accepted), FiledEvidence(kind: .imeiPhoto, status: .rejected, customerReason: .unreadable)]
+        let filed = [
+            FiledEvidence(kind: .invoice, status: .accepted), FiledEvidence(kind: .imeiPhoto, status: .rejected, customerReason: .unreadable),
+        ]
         let review = CustomerGuidance(state: .documentReview, path: .documents, kind: .accountTakeover, facts: CaseFacts(), evidence: filed)
         #expect(review.stage == .stageDocumentRejected && review.nextStep == .nextUploadAgain)
-        #expect(review.progress.map { "\($0.key):\($0.mark.rawValue)" }.joined(separator: " ")
-            == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
+        #expect(
+            review.progress.map { "\($0.key):\($0.mark.rawValue)" }.joined(separator: " ")
+                == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
         #expect(review.missing == [.imeiPhoto] && review.resend == [.imeiPhoto])
         #expect(review.evidence == [.accepted, .rejected] && review.reasons == [nil, .unreadable])
         // Back with the customer (the case returned by itself): the deadline is paused, and the page says so.
         let waiting = CustomerGuidance(state: .awaitingDocuments, path: .documents, kind: .accountTakeover, facts: CaseFacts(), evidence: filed)
         #expect(waiting.stage == .stageDocumentRejected && waiting.nextStep == .nextUploadAgainPaused)
         // Another photo sent: under review again, the rejected one still shown with its reason.
-        let again = CustomerGuidance(state: .documentReview, path: .documents, kind: .accountTakeover, facts: CaseFacts(),
-                                     evidence: filed + [FiledEvidence(kind: .imeiPhoto, status: .pending)])
+        let again = CustomerGuidance(
+            state: .documentReview, path: .documents, kind: .accountTakeover, facts: CaseFacts(),
+            evidence: filed + [FiledEvidence(kind: .imeiPhoto, status: .pending)])
         #expect(again.stage == .stageReview && again.resend.isEmpty && again.reasons == [nil, .unreadable, nil])
         // A rejection from before reasons existed still says something.
-        let old = CustomerGuidance(state: .rejected, path: .documents, kind: .accountTakeover, facts: CaseFacts(),
-                                   evidence: [FiledEvidence(kind: .invoice, status: .rejected)])
+        let old = CustomerGuidance(
+            state: .rejected, path: .documents, kind: .accountTakeover, facts: CaseFacts(),
+            evidence: [FiledEvidence(kind: .invoice, status: .rejected)])
         #expect(old.reasons == [.other])
         for language in CustomerLanguage.allCases {
             #expect(CustomerReason.allCases.allSatisfy { !$0.text.text(language, contact: "").isEmpty })
@@ -204,8 +244,9 @@ import Testing
         #expect(line(.identityCheck, .undetermined) == "received:done identity_check:current restoring:upcoming finished:upcoming")
         #expect(line(.engineering, .verifiedIdentity) == "received:done identity_check:done restoring:current finished:upcoming")
         #expect(line(.resolved, .reset) == "received:done identity_check:done finished:done")
-        #expect(line(.awaitingDocuments, .documents)
-            == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
+        #expect(
+            line(.awaitingDocuments, .documents)
+                == "received:done identity_check:done documents:current review:upcoming restoring:upcoming finished:upcoming")
         #expect(line(.documentReview, .activationLock) == "received:done documents:done review:current restoring:upcoming finished:upcoming")
         #expect(line(.identityCheck, .activationLock) == "received:current documents:upcoming review:upcoming restoring:upcoming finished:upcoming")
         #expect(line(.rejected, .documents) == "received:done identity_check:done documents:done review:done finished:done")

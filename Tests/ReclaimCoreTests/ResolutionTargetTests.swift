@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// The report's per-path targets follow the SLA table, and the customer's turn is not counted.

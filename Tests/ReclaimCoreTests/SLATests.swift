@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// Drives a case through the workflow, checking due dates on the way.
@@ -34,7 +35,9 @@ private struct Journey {
 
     @Test func defaultsAreAPIs() {
         let sla = SLAPolicy.default
-        #expect([sla.newCase, sla.identityCheck, sla.engineeringAfterVerify, sla.documentsPath, sla.activationLockPath, sla.hardLimit].map { $0 / day } == [1, 2, 10, 15, 20, 90])
+        #expect(
+            [sla.newCase, sla.identityCheck, sla.engineeringAfterVerify, sla.documentsPath, sla.activationLockPath, sla.hardLimit].map { $0 / day }
+                == [1, 2, 10, 15, 20, 90])
     }
 
     @Test func resetPath() throws {
@@ -143,7 +146,9 @@ private struct Journey {
     }
 
     @Test func configuredDurationsAreUsed() throws {
-        let sla = SLAPolicy(newCase: 4 * hour, identityCheck: day, engineeringAfterVerify: 7 * day, documentsPath: 10 * day, activationLockPath: 30 * day, hardLimit: 60 * day)
+        let sla = SLAPolicy(
+            newCase: 4 * hour, identityCheck: day, engineeringAfterVerify: 7 * day, documentsPath: 10 * day, activationLockPath: 30 * day,
+            hardLimit: 60 * day)
         var j = Journey(at: t0, sla: sla)
         #expect(j.dueAt == t0.addingTimeInterval(4 * hour))
         try j.take(.escalate)

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import ReclaimCore
 
 /// A seeded generator (SplitMix64) so tests are repeatable.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// The one window-and-lock rule behind sign-in, the status look-up and answer checks.
@@ -132,7 +133,9 @@ import Testing
         // Seven claimed on a clear key count three (the lock takes no more); two wrong leave two, unlocked; five leave the lock.
         let many = try #require(ThrottleState.clear.claiming(7, at: now, rule: Self.windowed))
         #expect(many.after.failures == 3)
-        #expect(many.after.settling(many, failures: 2, now: now, rule: Self.windowed) == ThrottleState(failures: 2, windowStartedAt: now, lockedUntil: nil))
+        #expect(
+            many.after.settling(many, failures: 2, now: now, rule: Self.windowed)
+                == ThrottleState(failures: 2, windowStartedAt: now, lockedUntil: nil))
         #expect(many.after.settling(many, failures: 5, now: now, rule: Self.windowed) == many.after)
         #expect(many.after.settling(many, failures: 0, now: now, rule: Self.windowed).failures == 0)
     }

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]? {
-    if case let .failure(f) = result { return f.issues }
+    if case .failure(let f) = result { return f.issues }
     return nil
 }
 
@@ -25,7 +26,10 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
 
     @Test func imeiBadCheckDigitRefused() {
         for last in 0...9 where last != 8 {
-            #expect(failure(IMEI.validate("49015420323751\(last)")) == [FieldIssue(field: "imei", message: "The IMEI's check digit does not match: please re-read it.")])
+            #expect(
+                failure(IMEI.validate("49015420323751\(last)")) == [
+                    FieldIssue(field: "imei", message: "The IMEI's check digit does not match: please re-read it.")
+                ])
         }
     }
 
@@ -61,7 +65,10 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
     }
 
     @Test func nonUnionPayFailingLuhnRefused() {
-        #expect(failure(CardNumber.validate("4111111111111112")) == [FieldIssue(field: "number", message: "This card number is not valid: please re-read it.")])
+        #expect(
+            failure(CardNumber.validate("4111111111111112")) == [
+                FieldIssue(field: "number", message: "This card number is not valid: please re-read it.")
+            ])
     }
 
     @Test func unionPayFailingLuhnAccepted() throws {
@@ -69,7 +76,7 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
         let card = try CardNumber.validate("6212 3456 7890 1234").get()
         #expect(card.isUnionPay)
         #expect(card.summary.masked == "621234******1234")
-        #expect(try CardNumber.validate("6212345678901232").get().isUnionPay) // Luhn-valid UnionPay too
+        #expect(try CardNumber.validate("6212345678901232").get().isUnionPay)  // Luhn-valid UnionPay too
     }
 
     @Test(arguments: ["411111111111", "41111111111111111111", "4111 1111 1111 111x", "", "  "])
@@ -86,7 +93,8 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
         #expect(card.map { "\($0)" } == "411111******1111")
         #expect(card.map { String(reflecting: $0) } == "411111******1111")
         let summary = CardSummary(number: "6234567890127890")
-        #expect(summary.firstSix == "623456" && summary.lastFour == "7890" && summary == CardSummary(firstSix: "623456", lastFour: "7890", length: 16))
+        #expect(
+            summary.firstSix == "623456" && summary.lastFour == "7890" && summary == CardSummary(firstSix: "623456", lastFour: "7890", length: 16))
     }
 
     @Test func expiryThisMonthAcceptedLastMonthRefused() throws {
@@ -126,15 +134,18 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
         #expect(email.localPart + "@" + email.domain == expected)
     }
 
-    @Test(arguments: ["", "a", "a@b", "a@@b.com", "@b.com", "a@", "a@b..com", "a b@c.com", "a@-b.com", "a@b-.com", ".a@b.com", "a.@b.com", "a..b@c.com",
-                      "a@b.c", "a@1.2.3.4", "a@b.com.", "<a@b.com>", "a@b_c.com", String(repeating: "a", count: 65) + "@b.com", "a@" + String(repeating: "b", count: 250) + ".com",
-                      // Addresses that route elsewhere or read as something else.
-                      "victim%evil.example@relay.example", "relay!victim@example.com", "=?utf-8?q?victim=40example.com?=@evil.example",
-                      "=?UTF-8?B?dmljdGlt?=@example.com", "\"victim@example.com\"@evil.example", "\"a b\"@example.com", "a@[192.0.2.1]",
-                      "a(comment)@example.com", "victim@example.com\r\nBcc: x@evil.example", "a\u{0}@example.com", "a@b.com@evil.example",
-                      "a#b@example.com", "a/b@example.com", "a|b@example.com", "a`b@example.com", "a=b@example.com",
-                      // Non-ASCII: needs SMTPUTF8 (local part) or IDNA (domain).
-                      "用户@例子.广告", "x@ÉXAMPLE.fr", "josé@example.com", "a@\u{301}example.com", "vi\u{200B}ctim@example.com"])
+    @Test(arguments: [
+        "", "a", "a@b", "a@@b.com", "@b.com", "a@", "a@b..com", "a b@c.com", "a@-b.com", "a@b-.com", ".a@b.com", "a.@b.com", "a..b@c.com",
+        "a@b.c", "a@1.2.3.4", "a@b.com.", "<a@b.com>", "a@b_c.com", String(repeating: "a", count: 65) + "@b.com",
+        "a@" + String(repeating: "b", count: 250) + ".com",
+        // Addresses that route elsewhere or read as something else.
+        "victim%evil.example@relay.example", "relay!victim@example.com", "=?utf-8?q?victim=40example.com?=@evil.example",
+        "=?UTF-8?B?dmljdGlt?=@example.com", "\"victim@example.com\"@evil.example", "\"a b\"@example.com", "a@[192.0.2.1]",
+        "a(comment)@example.com", "victim@example.com\r\nBcc: x@evil.example", "a\u{0}@example.com", "a@b.com@evil.example",
+        "a#b@example.com", "a/b@example.com", "a|b@example.com", "a`b@example.com", "a=b@example.com",
+        // Non-ASCII: needs SMTPUTF8 (local part) or IDNA (domain).
+        "用户@例子.广告", "x@ÉXAMPLE.fr", "josé@example.com", "a@\u{301}example.com", "vi\u{200B}ctim@example.com",
+    ])
     func emailsRefused(_ typed: String) {
         #expect(failure(EmailAddress.validate(typed, field: "contact_email"))?.first?.field == "contact_email", "\(typed)")
     }
@@ -231,10 +242,15 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
     }
 
     @Test func validatedValuesDecodeFromJSON() throws {
-        struct Device: Decodable { var serial: SerialNumber; var imei: IMEI }
+        struct Device: Decodable {
+            var serial: SerialNumber
+            var imei: IMEI
+        }
         let device = try JSONDecoder().decode(Device.self, from: Data(#"{"serial": "c02xg0fdh7jy", "imei": "490154203237518"}"#.utf8))
         #expect(device.serial.value == "C02XG0FDH7JY" && device.imei.digits == "490154203237518")
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Device.self, from: Data(#"{"serial": "c02xg0fdh7jy", "imei": "490154203237519"}"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(Device.self, from: Data(#"{"serial": "c02xg0fdh7jy", "imei": "490154203237519"}"#.utf8))
+        }
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([EmailAddress].self, from: Data(#"["nope"]"#.utf8)) }
         #expect(try JSONEncoder().encode(EmailAddress.validate("A@B.CO").get()) == Data(#""A@b.co""#.utf8))
     }

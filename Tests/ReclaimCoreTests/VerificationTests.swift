@@ -1,13 +1,16 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 @Suite struct VerificationTests {
     /// Evidence that produces `outcome` for `factor`, mixed with rejected items that must not count.
     static func evidence(_ factor: Factor, _ outcome: FactorOutcome) -> [FactorEvidence] {
         switch outcome {
-        case .matched: [FactorEvidence(factor: factor, matched: false, status: .pending), FactorEvidence(factor: factor, matched: true, status: .pending)]
-        case .mismatched: [FactorEvidence(factor: factor, matched: true, status: .rejected), FactorEvidence(factor: factor, matched: false, status: .accepted)]
+        case .matched:
+            [FactorEvidence(factor: factor, matched: false, status: .pending), FactorEvidence(factor: factor, matched: true, status: .pending)]
+        case .mismatched:
+            [FactorEvidence(factor: factor, matched: true, status: .rejected), FactorEvidence(factor: factor, matched: false, status: .accepted)]
         case .missing: [FactorEvidence(factor: factor, matched: true, status: .rejected)]
         }
     }
@@ -35,8 +38,14 @@ import Testing
         #expect(VerificationPolicy.evaluate([]).factors == [.securityAnswer: .missing, .card: .missing, .device: .missing])
         #expect(VerificationPolicy.evaluate([FactorEvidence(factor: .card, matched: true, status: .rejected)])[.card] == .missing)
         #expect(VerificationPolicy.evaluate([FactorEvidence(factor: .card, matched: false, status: .pending)])[.card] == .mismatched)
-        #expect(VerificationPolicy.evaluate([FactorEvidence(factor: .card, matched: true, status: .accepted), FactorEvidence(factor: .card, matched: false, status: .accepted)])[.card] == .matched)
-        let outcome = VerificationPolicy.evaluate([FactorEvidence(factor: .device, matched: true, status: .pending), FactorEvidence(factor: .securityAnswer, matched: true, status: .accepted)])
+        #expect(
+            VerificationPolicy.evaluate([
+                FactorEvidence(factor: .card, matched: true, status: .accepted), FactorEvidence(factor: .card, matched: false, status: .accepted),
+            ])[.card] == .matched)
+        let outcome = VerificationPolicy.evaluate([
+            FactorEvidence(factor: .device, matched: true, status: .pending),
+            FactorEvidence(factor: .securityAnswer, matched: true, status: .accepted),
+        ])
         #expect(outcome.verified && outcome.matchedFactors == [.securityAnswer, .device])
     }
 

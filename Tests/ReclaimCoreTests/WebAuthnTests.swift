@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 /// The WebAuthn rules that need no cryptography: client data, authenticator data, the COSE key and the sign count.
@@ -31,15 +32,25 @@ import Testing
 
     @Test func presenceAndVerificationAreBothRequired() throws {
         let hash = Array(repeating: UInt8(0xAB), count: 32)
-        #expect(throws: WebAuthn.Refusal.userNotPresent) { try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x04, credential: nil)).check(rpIDHash: hash) }
-        #expect(throws: WebAuthn.Refusal.userNotVerified) { try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x01, credential: nil)).check(rpIDHash: hash) }
+        #expect(throws: WebAuthn.Refusal.userNotPresent) {
+            try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x04, credential: nil)).check(rpIDHash: hash)
+        }
+        #expect(throws: WebAuthn.Refusal.userNotVerified) {
+            try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x01, credential: nil)).check(rpIDHash: hash)
+        }
     }
 
     @Test func otherKeysAndMalformedDataAreRefused() {
-        #expect(throws: WebAuthn.Refusal.unsupportedKey) { try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x45, key: Self.coseKey(alg: 0x27))) }
-        #expect(throws: WebAuthn.Refusal.unsupportedKey) { try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x45, key: Self.coseKey(x: [1, 2]))) }
+        #expect(throws: WebAuthn.Refusal.unsupportedKey) {
+            try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x45, key: Self.coseKey(alg: 0x27)))
+        }
+        #expect(throws: WebAuthn.Refusal.unsupportedKey) {
+            try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x45, key: Self.coseKey(x: [1, 2])))
+        }
         #expect(throws: WebAuthn.Refusal.malformedAuthenticatorData) { try WebAuthn.AuthenticatorData(Array(repeating: 0, count: 36)) }
-        #expect(throws: WebAuthn.Refusal.malformedAuthenticatorData) { try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x05, credential: nil) + [0]) }
+        #expect(throws: WebAuthn.Refusal.malformedAuthenticatorData) {
+            try WebAuthn.AuthenticatorData(Self.authenticatorData(flags: 0x05, credential: nil) + [0])
+        }
         let full = Self.authenticatorData(flags: 0x45)
         for length in 37..<full.count {
             #expect(throws: WebAuthn.Refusal.self) { try WebAuthn.AuthenticatorData(Array(full.prefix(length))) }
@@ -63,7 +74,8 @@ import Testing
         try data.check(type: "webauthn.get") { $0 == "https://reclaim.example" }
         #expect(throws: WebAuthn.Refusal.wrongType) { try data.check(type: "webauthn.create") { _ in true } }
         #expect(throws: WebAuthn.Refusal.wrongOrigin) { try data.check(type: "webauthn.get") { $0 == "https://evil.example" } }
-        let framed = try WebAuthn.ClientData(json: Array(#"{"type":"webauthn.get","challenge":"abc","origin":"https://reclaim.example","crossOrigin":true}"#.utf8))
+        let framed = try WebAuthn.ClientData(
+            json: Array(#"{"type":"webauthn.get","challenge":"abc","origin":"https://reclaim.example","crossOrigin":true}"#.utf8))
         #expect(throws: WebAuthn.Refusal.wrongOrigin) { try framed.check(type: "webauthn.get") { _ in true } }
         #expect(throws: WebAuthn.Refusal.malformedClientData) { try WebAuthn.ClientData(json: Array(#"{"type":1}"#.utf8)) }
     }

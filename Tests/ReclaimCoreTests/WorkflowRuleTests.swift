@@ -1,16 +1,23 @@
 import Foundation
 import Testing
+
 @testable import ReclaimCore
 
 @Suite struct WorkflowRuleTests {
     let workflow = Workflow()
     let t0 = utc(2026, 3, 1, 9)
 
-    func snapshot(_ state: CaseState, kind: CaseKind = .accountTakeover, facts: CaseFacts = CaseFacts(), path: RecoveryPath? = nil, tier: Tier? = nil) -> CaseSnapshot {
-        CaseSnapshot(kind: kind, state: state, tier: tier ?? state.tier ?? .tier2, path: path ?? Workflow.initialPath(kind: kind, facts: facts), facts: facts, clock: .opened(at: t0))
+    func snapshot(_ state: CaseState, kind: CaseKind = .accountTakeover, facts: CaseFacts = CaseFacts(), path: RecoveryPath? = nil, tier: Tier? = nil)
+        -> CaseSnapshot
+    {
+        CaseSnapshot(
+            kind: kind, state: state, tier: tier ?? state.tier ?? .tier2, path: path ?? Workflow.initialPath(kind: kind, facts: facts), facts: facts,
+            clock: .opened(at: t0))
     }
 
-    func decide(_ action: CaseAction, _ snapshot: CaseSnapshot, as tier: Tier = .engineering, _ context: TransitionContext = permissiveContext) -> Result<TransitionDecision, WorkflowRefusal> {
+    func decide(_ action: CaseAction, _ snapshot: CaseSnapshot, as tier: Tier = .engineering, _ context: TransitionContext = permissiveContext)
+        -> Result<TransitionDecision, WorkflowRefusal>
+    {
         workflow.decide(action, on: snapshot, actorTier: tier, context: context, now: t0.addingTimeInterval(hour))
     }
 
@@ -81,7 +88,8 @@ import Testing
 
     @Test func sendResetNeedsEveryAnswer() {
         #expect(decide(.sendReset, snapshot(.new), as: .tier1, TransitionContext(allOnFileAnswersMatched: false)) == .failure(.answersNotMatched))
-        #expect((try? decide(.sendReset, snapshot(.new), as: .tier1, TransitionContext(allOnFileAnswersMatched: true)).get().after.state) == .resolved)
+        #expect(
+            (try? decide(.sendReset, snapshot(.new), as: .tier1, TransitionContext(allOnFileAnswersMatched: true)).get().after.state) == .resolved)
         #expect(VerificationPolicy.allOnFileAnswersMatched(onFile: ["q1", "q2"], matched: ["q1", "q2", "q3"]))
         #expect(!VerificationPolicy.allOnFileAnswersMatched(onFile: ["q1", "q2"], matched: ["q1"]))
         #expect(!VerificationPolicy.allOnFileAnswersMatched(onFile: [], matched: ["q1"]))
@@ -132,21 +140,33 @@ import Testing
         }
         let review = snapshot(.documentReview, path: .documents)
         #expect(throws: Never.self) { try Workflow.checkAssignment(actorTier: .tier3, assigneeTier: .engineering, on: review) }
-        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier3)) { try Workflow.checkAssignment(actorTier: .tier3, assigneeTier: .tier2, on: review) }
-        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier3)) { try Workflow.checkAssignment(actorTier: .tier2, assigneeTier: .tier3, on: review) }
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier3)) {
+            try Workflow.checkAssignment(actorTier: .tier3, assigneeTier: .tier2, on: review)
+        }
+        #expect(throws: WorkflowRefusal.insufficientTier(required: .tier3)) {
+            try Workflow.checkAssignment(actorTier: .tier2, assigneeTier: .tier3, on: review)
+        }
         #expect(EvidenceKind.allCases.filter { $0.reviewMinimumTier == .tier2 } == [.securityAnswers, .card, .device])
     }
 
     @Test func wireValues() throws {
         #expect(CaseKind.allCases.map(\.rawValue) == ["account_takeover", "activation_lock"])
-        #expect(CaseState.allCases.map(\.rawValue) == ["new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged"])
+        #expect(
+            CaseState.allCases.map(\.rawValue) == [
+                "new", "identity_check", "awaiting_documents", "document_review", "engineering", "resolved", "rejected", "closed", "merged",
+            ])
         #expect(RecoveryPath.allCases.map(\.rawValue) == ["undetermined", "reset", "verified_identity", "documents", "activation_lock"])
-        #expect(CaseAction.allCases.map(\.rawValue) == ["send_reset", "escalate", "verify", "request_documents", "begin_review", "approve", "reject", "complete", "reopen", "close"])
+        #expect(
+            CaseAction.allCases.map(\.rawValue) == [
+                "send_reset", "escalate", "verify", "request_documents", "begin_review", "approve", "reject", "complete", "reopen", "close",
+            ])
         #expect(UnlockKind.allCases.map(\.rawValue) == ["remove_rescue_email", "reset_security_questions", "remove_activation_lock"])
         let facts = CaseFacts(rescueEmailAdded: true, securityQuestionsChanged: false, twoStepEnabled: true, lostModeEnabled: false)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        #expect(String(decoding: try encoder.encode(facts), as: UTF8.self) == #"{"lost_mode_enabled":false,"rescue_email_added":true,"security_questions_changed":false,"two_step_enabled":true}"#)
+        #expect(
+            String(decoding: try encoder.encode(facts), as: UTF8.self)
+                == #"{"lost_mode_enabled":false,"rescue_email_added":true,"security_questions_changed":false,"two_step_enabled":true}"#)
         #expect(try JSONDecoder().decode(CaseFacts.self, from: Data(#"{"two_step_enabled": true}"#.utf8)) == CaseFacts(twoStepEnabled: true))
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(CaseFacts.self, from: Data(#"{"two_step_enabled": "yes"}"#.utf8)) }
     }

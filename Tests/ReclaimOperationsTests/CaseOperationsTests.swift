@@ -27,10 +27,13 @@ import Testing
     }
 
     func open(_ opening: CaseOperations.Opening? = nil) throws -> CaseOperations.Opened {
-        let opening = opening ?? CaseOperations.Opening(kind: .accountTakeover, accountEmail: "victim@example.com", customerName: "Ada Victim",
-                                                        customerContactEmail: "ada@example.net",
-                                                        devices: [.init(serial: "C02XK1ZJH3QD", imei: nil, model: "Phone")],
-                                                        facts: CaseFacts(rescueEmailAdded: true), summary: "Rescue address added.")
+        let opening =
+            opening
+            ?? CaseOperations.Opening(
+                kind: .accountTakeover, accountEmail: "victim@example.com", customerName: "Ada Victim",
+                customerContactEmail: "ada@example.net",
+                devices: [.init(serial: "C02XK1ZJH3QD", imei: nil, model: "Phone")],
+                facts: CaseFacts(rescueEmailAdded: true), summary: "Rescue address added.")
         return try pool.withTransaction { try operations.open(opening, by: agent, at: now, on: $0) }
     }
 
@@ -49,14 +52,16 @@ import Testing
     }
 
     @Test func openReportsEveryBadFieldAtOnceAndStoresNothing() throws {
-        let bad = CaseOperations.Opening(kind: .accountTakeover, accountEmail: "not an email", customerName: " ", customerContactEmail: "x@",
-                                         devices: [.init(serial: "!", imei: "123", model: nil)])
+        let bad = CaseOperations.Opening(
+            kind: .accountTakeover, accountEmail: "not an email", customerName: " ", customerContactEmail: "x@",
+            devices: [.init(serial: "!", imei: "123", model: nil)])
         #expect {
             try pool.withTransaction { try operations.open(bad, by: agent, at: now, on: $0) }
         } throws: { error in
             guard case OperationError.invalid(let failure) = error else { return false }
             let fields = Set(failure.issues.map(\.field))
-            return fields.isSuperset(of: ["account_email", "customer.contact_email", "customer.name"]) && fields.contains { $0.hasPrefix("devices[0]") }
+            return fields.isSuperset(of: ["account_email", "customer.contact_email", "customer.name"])
+                && fields.contains { $0.hasPrefix("devices[0]") }
         }
         #expect(try pool.withConnection { try $0.query("SELECT count(*) FROM cases").first?.decode(0, as: Int.self) } == 0)
     }
@@ -65,7 +70,9 @@ import Testing
         let opened = try open()
         let number = try CaseNumber(parsing: opened.record.number)
         #expect(throws: OperationError.stale(current: 1)) {
-            try pool.withTransaction { try operations.transition(number, expectedVersion: 7, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0) }
+            try pool.withTransaction {
+                try operations.transition(number, expectedVersion: 7, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0)
+            }
         }
         let escalated = try pool.withTransaction {
             try operations.transition(number, expectedVersion: 1, .init(action: .escalate), actorTier: .tier1, by: agent, at: now, on: $0).taken()
@@ -81,11 +88,15 @@ import Testing
         var caught: OperationError?
         do {
             _ = try pool.withTransaction {
-                try operations.transition(number, expectedVersion: 1, .init(action: .complete, unlock: .removeRescueEmail), actorTier: .tier1,
-                                          by: agent, at: now, on: $0)
+                try operations.transition(
+                    number, expectedVersion: 1, .init(action: .complete, unlock: .removeRescueEmail), actorTier: .tier1,
+                    by: agent, at: now, on: $0)
             }
         } catch let error as OperationError { caught = error }
-        guard case .refused(let refusal, let caseID)? = caught else { Issue.record("expected a refusal, got \(String(describing: caught))"); return }
+        guard case .refused(let refusal, let caseID)? = caught else {
+            Issue.record("expected a refusal, got \(String(describing: caught))")
+            return
+        }
         #expect(caseID == opened.record.id)
         #expect(refusal == .insufficientTier(required: .engineering))
         #expect(try events(opened.record).count == 1)
@@ -100,7 +111,9 @@ import Testing
     @Test func notesAndFreezesAppendTheirCatalogueEvents() throws {
         let opened = try open()
         let number = try CaseNumber(parsing: opened.record.number)
-        let note = try pool.withTransaction { try operations.addNote(number, body: "  Called back.  ", visibility: .internal, by: agent, at: now, on: $0) }
+        let note = try pool.withTransaction {
+            try operations.addNote(number, body: "  Called back.  ", visibility: .internal, by: agent, at: now, on: $0)
+        }
         #expect(note.body == "Called back.")
         #expect(throws: OperationError.self) {
             try pool.withTransaction { try operations.addNote(number, body: "   ", visibility: .customer, by: agent, at: now, on: $0) }
@@ -120,18 +133,21 @@ import Testing
         let number = try CaseNumber(parsing: opened.record.number)
         #expect(throws: OperationError.unsupportedMedia(declaredMismatch: false)) {
             try pool.withTransaction {
-                try operations.fileDocument(type: DocumentType(.invoice)!, bytes: Array("<html>".utf8), declaredType: nil, number: number, by: "customer", at: now, on: $0)
+                try operations.fileDocument(
+                    type: DocumentType(.invoice)!, bytes: Array("<html>".utf8), declaredType: nil, number: number, by: "customer", at: now, on: $0)
             }
         }
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 32)
         #expect(throws: OperationError.unsupportedMedia(declaredMismatch: true)) {
             try pool.withTransaction {
-                try operations.fileDocument(type: DocumentType(.invoice)!, bytes: png, declaredType: "application/pdf", number: number, by: "customer", at: now, on: $0)
+                try operations.fileDocument(
+                    type: DocumentType(.invoice)!, bytes: png, declaredType: "application/pdf", number: number, by: "customer", at: now, on: $0)
             }
         }
         #expect(try events(opened.record).count == 1)
         let filed = try pool.withTransaction {
-            try operations.fileDocument(type: DocumentType(.invoice)!, bytes: png, declaredType: "image/png", number: number, by: "customer", at: now, on: $0)
+            try operations.fileDocument(
+                type: DocumentType(.invoice)!, bytes: png, declaredType: "image/png", number: number, by: "customer", at: now, on: $0)
         }
         #expect(filed.mediaType == "image/png")
         let (_, content) = try pool.withTransaction { try operations.readContent(evidence: filed.id, by: agent, at: now, on: $0) }
@@ -140,10 +156,12 @@ import Testing
     }
 
     @Test func everyEventTypeHasAStableName() {
-        #expect(CaseEventType.allCases.map(\.rawValue) == [
-            "case_opened", "transition", "reset_sent", "note_added", "assigned", "frozen", "evidence_filed", "evidence_reviewed",
-            "evidence_content_read", "denied", "unlock_done", "unfrozen", "unassigned", "document_arrived", "access_code_reissued", "merged", "merge_received", "unmerged", "unmerge_left",
-            "mail_refused",
-        ])
+        #expect(
+            CaseEventType.allCases.map(\.rawValue) == [
+                "case_opened", "transition", "reset_sent", "note_added", "assigned", "frozen", "evidence_filed", "evidence_reviewed",
+                "evidence_content_read", "denied", "unlock_done", "unfrozen", "unassigned", "document_arrived", "access_code_reissued", "merged",
+                "merge_received", "unmerged", "unmerge_left",
+                "mail_refused",
+            ])
     }
 }

@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
-@testable import ReclaimStore
 import Testing
+
+@testable import ReclaimStore
 
 /// The RFC 8785 serializer and the hash chain, without a database.
 @Suite struct CaseEventChainTests {
@@ -11,7 +13,9 @@ import Testing
             "s": "quote \" backslash \\ slash / tab \t nl \n ctl \u{01} del \u{7F} emoji 🙂",
         ]
         // U+10000 is D800 DC00 in UTF-16, so it sorts before U+FFFD (scalar order would put it after).
-        let expected = #"{"a":{"z":-7,"é":"é","𐀀":1,"�":2},"b":[1,true,null,"x"],"s":"quote \" backslash \\ slash / tab \t nl \n ctl \u0001 del "# + "\u{7F}" + #" emoji 🙂"}"#
+        let expected =
+            #"{"a":{"z":-7,"é":"é","𐀀":1,"�":2},"b":[1,true,null,"x"],"s":"quote \" backslash \\ slash / tab \t nl \n ctl \u0001 del "# + "\u{7F}"
+            + #" emoji 🙂"}"#
         #expect(value.canonical == expected)
         #expect(try JSONValue.parse(value.canonical) == value)
         #expect(JSONValue.int(Int64.min).canonical == "-9223372036854775808")
@@ -60,7 +64,6 @@ import Testing
     }
 }
 
-import Crypto
 enum SHA256Hex {
     static func of(_ text: String) -> String { SHA256.hexDigest(text) }
 }

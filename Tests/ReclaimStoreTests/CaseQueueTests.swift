@@ -1,9 +1,10 @@
 import Foundation
 import Postgres
 import ReclaimCore
-@testable import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
+@testable import ReclaimStore
 
 /// `CaseQueueOrder`: pages walk the indexes' order exactly, each page is an index range scan priced far below
 /// `jit_above_cost`, and the cursor is opaque text that round-trips.
@@ -14,7 +15,8 @@ import Testing
     /// documents), states and tiers alternating; one search term each (the account e-mail); every fourth case holds an
     /// invoice not reviewed yet.
     static func seed(_ count: Int, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO cases (id, case_number, access_code_hash, access_code_key_id, kind, state, tier, path, rescue_email_added,
                 security_questions_changed, two_step_enabled, lost_mode_enabled, account_email, customer_name, customer_contact_email,
                 opened_at, state_entered_at, due_at, created_by, created_at, updated_at)
@@ -26,7 +28,8 @@ import Testing
             FROM generate_series(1, \(count)) g
             """)
         try connection.execute("INSERT INTO case_search (term, case_id) SELECT account_email, id FROM cases")
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO evidence (id, case_id, kind, document, summary, filed_by, filed_at)
             SELECT gen_random_uuid(), id, 'invoice', true, 'Invoice', 'test', \(t0) FROM cases WHERE case_number::bigint % 4 = 0
             """)
@@ -103,18 +106,21 @@ import Testing
         for (name, section, filter, cursor) in pages {
             let statement = try #require(CaseStore.queueStatement(section, filter: filter, after: cursor, limit: 51, now: now))
             let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
-            #expect(plan.contains { $0.contains("Index Scan using cases_") && $0.contains(" on cases c ") }, "\(name): \(plan.joined(separator: "\n"))")
+            #expect(
+                plan.contains { $0.contains("Index Scan using cases_") && $0.contains(" on cases c ") }, "\(name): \(plan.joined(separator: "\n"))")
             #expect(!plan.contains { $0.contains("Seq Scan on cases") }, "\(name): \(plan.joined(separator: "\n"))")
             // Each case's unreviewed documents are counted from the documents index, not by reading the evidence.
-            #expect(plan.contains { $0.contains("evidence_documents") } && !plan.contains { $0.contains("Seq Scan on evidence") },
-                    "\(name): \(plan.joined(separator: "\n"))")
+            #expect(
+                plan.contains { $0.contains("evidence_documents") } && !plan.contains { $0.contains("Seq Scan on evidence") },
+                "\(name): \(plan.joined(separator: "\n"))")
             // The page's price decides JIT: past jit_above_cost (100,000) each page compiled for ~430 ms (BENCHMARKS.md).
             let cost = try #require(plan.first.flatMap(Self.totalCost), "\(name)")
             #expect(plan.first?.hasPrefix("Limit") == true && cost < 5_000, "\(name) is priced at \(cost)")
             costs[name] = cost
         }
         // A deep page is the same range scan as the first, starting further on.
-        let first = try #require(costs["first page"]), deepCost = try #require(costs["deep page"])
+        let first = try #require(costs["first page"])
+        let deepCost = try #require(costs["deep page"])
         #expect(deepCost < first * 1.5, "first \(first), deep \(deepCost)")
         for name in ["first page", "deep page"] {
             let (_, section, filter, cursor) = try #require(pages.first { $0.0 == name })
@@ -123,9 +129,11 @@ import Testing
             #expect(plan.contains { $0.contains("Index Scan using cases_queue on cases c") }, "\(name)")
         }
         // A search drives from case_search's primary key, never walking the queue index.
-        let search = try #require(CaseStore.queueStatement(.dated, filter: CaseQueueFilter(term: "user77@example.com"), after: nil, limit: 51, now: now))
+        let search = try #require(
+            CaseStore.queueStatement(.dated, filter: CaseQueueFilter(term: "user77@example.com"), after: nil, limit: 51, now: now))
         let plan = try connection.query("EXPLAIN \(search)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
-        #expect(!plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains("case_search_pkey")
+        #expect(
+            !plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains("case_search_pkey")
                 && !plan.contains("cases_queue"), "\(plan)")
     }
 

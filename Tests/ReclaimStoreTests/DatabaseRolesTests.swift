@@ -1,8 +1,9 @@
 import Foundation
 import Postgres
-@testable import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
+@testable import ReclaimStore
 
 /// Issue 25.2, from the attacker's side: whoever holds the service's database role (a stolen `DATABASE_URL`, an SQL
 /// injection) cannot rewrite the timelines or the admin log, nor switch their protection off. Real PostgreSQL, the roles
@@ -22,8 +23,10 @@ import Testing
         try body(database, connection)
     }
 
-    func refused(_ statement: String, on connection: PostgresConnection, saying words: String? = nil,
-                 sourceLocation: SourceLocation = #_sourceLocation) {
+    func refused(
+        _ statement: String, on connection: PostgresConnection, saying words: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             try connection.executeScript(PostgresQuery(unsafeSQL: statement))
             Issue.record("the service's role was allowed: \(statement)", sourceLocation: sourceLocation)
@@ -53,11 +56,13 @@ import Testing
                 refused("DROP TABLE \(table)", on: connection)
                 // Granting itself more is a no-op with a warning (it holds no grant option): the privileges stay away.
                 try connection.executeScript("GRANT UPDATE, DELETE ON \(identifier: table) TO \(identifier: TestDatabase.roles.login)")
-                #expect(try connection.query("SELECT has_table_privilege(\(table), 'UPDATE') OR has_table_privilege(\(table), 'DELETE') AS p")
-                    .first!.decode("p", as: Bool.self) == false)
+                #expect(
+                    try connection.query("SELECT has_table_privilege(\(table), 'UPDATE') OR has_table_privilege(\(table), 'DELETE') AS p")
+                        .first!.decode("p", as: Bool.self) == false)
             }
             // The trigger's function cannot be replaced by one that lets everything through.
-            refused("""
+            refused(
+                """
                 CREATE OR REPLACE FUNCTION case_events_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$
                 """, on: connection)
             // Nor can it become someone stronger, or make itself a table to stage a copy.
@@ -98,16 +103,19 @@ import Testing
         defer { database.drop() }
         let connection = try database.connect()
         defer { connection.close() }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT rolname, rolsuper, rolcreatedb, rolcreaterole, rolcanlogin, rolbypassrls,
                    EXISTS (SELECT FROM pg_shdepend WHERE refclassid = 'pg_authid'::regclass AND refobjid = r.oid AND deptype = 'o') AS owns
             FROM pg_roles r WHERE rolname = ANY(\([TestDatabase.roles.login, TestDatabase.roles.owner, DatabaseRoles.serviceGroup])) ORDER BY rolname
             """)
         var roles: [String: (superuser: Bool, createdb: Bool, createrole: Bool, login: Bool, bypassrls: Bool, owns: Bool)] = [:]
         for row in rows {
-            roles[try row.decode("rolname", as: String.self)] = (try row.decode("rolsuper", as: Bool.self), try row.decode("rolcreatedb", as: Bool.self),
-                                                                 try row.decode("rolcreaterole", as: Bool.self), try row.decode("rolcanlogin", as: Bool.self),
-                                                                 try row.decode("rolbypassrls", as: Bool.self), try row.decode("owns", as: Bool.self))
+            roles[try row.decode("rolname", as: String.self)] = (
+                try row.decode("rolsuper", as: Bool.self), try row.decode("rolcreatedb", as: Bool.self),
+                try row.decode("rolcreaterole", as: Bool.self), try row.decode("rolcanlogin", as: Bool.self),
+                try row.decode("rolbypassrls", as: Bool.self), try row.decode("owns", as: Bool.self)
+            )
         }
         let login = try #require(roles[TestDatabase.roles.login])
         #expect(!login.superuser && !login.createdb && !login.createrole && !login.bypassrls && login.login && !login.owns)
@@ -116,10 +124,14 @@ import Testing
         let owner = try #require(roles[TestDatabase.roles.owner])
         #expect(!owner.superuser && owner.owns)
         // The owner owns every table; the service's login is in the group, not in the owner's role.
-        #expect(try connection.query("""
-            SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tableowner <> \(TestDatabase.roles.owner)
-            """).first!.decode(0, as: Int.self) == 0)
-        #expect(try connection.query("SELECT pg_has_role(\(TestDatabase.roles.owner)::name, 'MEMBER') AS m").first!.decode("m", as: Bool.self) == false)
+        #expect(
+            try connection.query(
+                """
+                SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tableowner <> \(TestDatabase.roles.owner)
+                """
+            ).first!.decode(0, as: Int.self) == 0)
+        #expect(
+            try connection.query("SELECT pg_has_role(\(TestDatabase.roles.owner)::name, 'MEMBER') AS m").first!.decode("m", as: Bool.self) == false)
         #expect(try connection.query("SELECT pg_has_role(\(DatabaseRoles.serviceGroup)::name, 'MEMBER') AS m").first!.decode("m", as: Bool.self))
     }
 
@@ -132,8 +144,10 @@ import Testing
         #expect(role == TestDatabase.roles.owner)
         #expect(problems.contains("owns admin_events, case_events (or is a member of the owner)"))
         #expect(problems.contains("may UPDATE, DELETE or TRUNCATE admin_events, case_events"))
-        let superuser = try PostgresConnection(connectionString: PostgresConnection.connectionString(TestDatabase.adminConnectionString,
-                                                                                                     replacingDatabase: database.name))
+        let superuser = try PostgresConnection(
+            connectionString: PostgresConnection.connectionString(
+                TestDatabase.adminConnectionString,
+                replacingDatabase: database.name))
         defer { superuser.close() }
         let su = try DatabaseRoles.check(on: superuser).problems
         #expect(su.contains("is a superuser") && su.contains("may set session_replication_role (which switches triggers off)"))
@@ -145,7 +159,8 @@ import Testing
         let owner = try database.connect(as: .owner)
         defer { owner.close() }
         // What another helper's migration does: a table and a sequence, and an append-only table revoking as 0015 does.
-        try owner.executeScript("""
+        try owner.executeScript(
+            """
             CREATE TABLE later_things (id bigserial PRIMARY KEY, note text NOT NULL);
             CREATE TABLE later_log (seq integer PRIMARY KEY, note text NOT NULL);
             REVOKE UPDATE, DELETE, TRUNCATE ON later_log FROM reclaim_service;

@@ -1,9 +1,10 @@
 import Foundation
 import Postgres
 import ReclaimCore
-@testable import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
+@testable import ReclaimStore
 
 /// The identity tables' SQL: replay store, idempotency claims, agents, sessions.
 @Suite struct IdentityStoreTests {
@@ -20,12 +21,15 @@ import Testing
     @Test func aSignatureIsRecordedOnceUntilItExpires() throws {
         try withDatabase { connection throws in
             let client = UUID()
-            try APIClientStore.insert(id: client, name: "c", keyHash: Array(repeating: 1, count: 32), sealedSigningSecret: [1, 2, 3],
-                                      signingKeyID: "k", now: Self.t0, on: connection)
+            try APIClientStore.insert(
+                id: client, name: "c", keyHash: Array(repeating: 1, count: 32), sealedSigningSecret: [1, 2, 3],
+                signingKeyID: "k", now: Self.t0, on: connection)
             let signature = Array(repeating: UInt8(7), count: 32)
             let expires = Self.t0.addingTimeInterval(301)
             #expect(try SignatureReplayStore.record(clientID: client, signatureHash: signature, expiresAt: expires, now: Self.t0, on: connection))
-            #expect(try SignatureReplayStore.record(clientID: client, signatureHash: signature, expiresAt: expires, now: Self.t0.addingTimeInterval(300), on: connection) == false)
+            #expect(
+                try SignatureReplayStore.record(
+                    clientID: client, signatureHash: signature, expiresAt: expires, now: Self.t0.addingTimeInterval(300), on: connection) == false)
             #expect(try SignatureReplayStore.purgeExpired(now: Self.t0.addingTimeInterval(302), on: connection) == 1)
         }
     }
@@ -39,7 +43,12 @@ import Testing
             }
             // Rolled back (a crash, an error): nothing is left, the next transaction acquires again.
             struct Crash: Error {}
-            #expect(throws: Crash.self) { try connection.withTransaction { _ in _ = try lock(Self.t0); throw Crash() } }
+            #expect(throws: Crash.self) {
+                try connection.withTransaction { _ in
+                    _ = try lock(Self.t0)
+                    throw Crash()
+                }
+            }
             #expect(try IdempotencyKeyStore.lookup(client, key: "k1", now: Self.t0, on: connection) == nil)
             // Completed and committed: later transactions find the sealed answer.
             try connection.withTransaction { connection throws in
@@ -52,8 +61,10 @@ import Testing
             #expect(try IdempotencyKeyStore.lookup(client, key: "k1", now: Self.t0, on: connection)?.sealedResponse == [4, 5])
             // Agents have a key space of their own.
             try connection.withTransaction { _ throws in
-                #expect(try IdempotencyKeyStore.lock(.agent(client.id), key: "k1", requestHash: hash, now: Self.t0, lifetime: 86400, wait: 1,
-                                                     on: connection) == .acquired)
+                #expect(
+                    try IdempotencyKeyStore.lock(
+                        .agent(client.id), key: "k1", requestHash: hash, now: Self.t0, lifetime: 86400, wait: 1,
+                        on: connection) == .acquired)
             }
             // After 24 hours the key is new again.
             try connection.withTransaction { _ throws in #expect(try lock(Self.t0.addingTimeInterval(86401)) == .acquired) }
@@ -68,8 +79,9 @@ import Testing
     @Test func agentEmailsAreUniqueRegardlessOfCaseAndTOTPStepsAreUsedOnce() throws {
         try withDatabase { connection throws in
             func agent(_ email: String) -> AgentRecord {
-                AgentRecord(id: UUID(), email: email, name: "A", tier: .tier1, isAdmin: false, disabled: false, passwordHash: "$argon2id$x",
-                            sealedTOTPSecret: [1], totpKeyID: "t", totpLastStep: nil)
+                AgentRecord(
+                    id: UUID(), email: email, name: "A", tier: .tier1, isAdmin: false, disabled: false, passwordHash: "$argon2id$x",
+                    sealedTOTPSecret: [1], totpKeyID: "t", totpLastStep: nil)
             }
             let first = agent("Ann@Example.test")
             try AgentStore.insert(first, now: Self.t0, on: connection)
@@ -84,13 +96,17 @@ import Testing
 
     @Test func sessionsResolveWithinBothTimeoutsOnly() throws {
         try withDatabase { connection throws in
-            let agent = AgentRecord(id: UUID(), email: "s@x.test", name: "S", tier: .tier2, isAdmin: true, disabled: false, passwordHash: "h",
-                                    sealedTOTPSecret: [1], totpKeyID: "t", totpLastStep: nil)
+            let agent = AgentRecord(
+                id: UUID(), email: "s@x.test", name: "S", tier: .tier2, isAdmin: true, disabled: false, passwordHash: "h",
+                sealedTOTPSecret: [1], totpKeyID: "t", totpLastStep: nil)
             try AgentStore.insert(agent, now: Self.t0, on: connection)
             let token = Array(repeating: UInt8(3), count: 32)
             let session = UUID()
-            try SessionStore.insert(id: session, tokenHash: token, agentID: agent.id, now: Self.t0, expiresAt: Self.t0.addingTimeInterval(43200), on: connection)
-            #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(1799), idleTimeout: 1800, on: connection)?.agentTier == .tier2)
+            try SessionStore.insert(
+                id: session, tokenHash: token, agentID: agent.id, now: Self.t0, expiresAt: Self.t0.addingTimeInterval(43200), on: connection)
+            #expect(
+                try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(1799), idleTimeout: 1800, on: connection)?.agentTier == .tier2
+            )
             #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(1801), idleTimeout: 1800, on: connection) == nil)
             try SessionStore.touch(id: session, now: Self.t0.addingTimeInterval(43000), on: connection)
             #expect(try SessionStore.find(tokenHash: token, now: Self.t0.addingTimeInterval(43100), idleTimeout: 1800, on: connection) != nil)

@@ -1,14 +1,16 @@
 import Foundation
 import Logging
 import Postgres
-@testable import ReclaimStore
 import ReclaimTestSupport
 import Synchronization
 import Testing
 
+@testable import ReclaimStore
+
 @Suite struct MigratorTests {
     static let first = Migration(version: 1, name: "create_notes", sql: "CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL);")
-    static let second = Migration(version: 2, name: "add_author", sql: "ALTER TABLE notes ADD COLUMN author text; INSERT INTO notes VALUES (1, 'seed', 'system');")
+    static let second = Migration(
+        version: 2, name: "add_author", sql: "ALTER TABLE notes ADD COLUMN author text; INSERT INTO notes VALUES (1, 'seed', 'system');")
     static let third = Migration(version: 3, name: "index_author", sql: "CREATE INDEX notes_author ON notes (author);")
 
     private func applied(_ connection: PostgresConnection) throws -> [Int] {

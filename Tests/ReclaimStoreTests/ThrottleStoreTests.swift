@@ -1,10 +1,11 @@
 import Foundation
 import Postgres
 import ReclaimCore
-@testable import ReclaimStore
 import ReclaimTestSupport
 import Synchronization
 import Testing
+
+@testable import ReclaimStore
 
 /// The `throttles` table: stores what `ThrottleState` decides, for sign-in, status look-ups and answers alike.
 @Suite struct ThrottleStoreTests {
@@ -24,7 +25,9 @@ import Testing
             let hour: TimeInterval = 3600
             let rule = ThrottleRule(limit: 3, window: hour, lockout: 2 * hour)
             func fail(_ key: String, at time: Date) throws { try ThrottleStore.recordFailure(key: key, rule: rule, now: time, on: connection) }
-            func locked(_ key: String, at time: Date) throws -> Date? { try ThrottleStore.lockedUntil(keys: [key, "other"], now: time, on: connection) }
+            func locked(_ key: String, at time: Date) throws -> Date? {
+                try ThrottleStore.lockedUntil(keys: [key, "other"], now: time, on: connection)
+            }
 
             // Two failures, then the window passes: the count starts again.
             try fail("a", at: start)
@@ -62,7 +65,8 @@ import Testing
                 #expect((state.lockedUntil(at: now) != nil) == (attempt == 3))
             }
             let lockedAt = Self.t0.addingTimeInterval(3 * 3600)
-            #expect(try ThrottleStore.lockedUntil(keys: [key], now: lockedAt.addingTimeInterval(899), on: connection) == lockedAt.addingTimeInterval(900))
+            #expect(
+                try ThrottleStore.lockedUntil(keys: [key], now: lockedAt.addingTimeInterval(899), on: connection) == lockedAt.addingTimeInterval(900))
             #expect(try ThrottleStore.lockedUntil(keys: [key], now: lockedAt.addingTimeInterval(901), on: connection) == nil)
             // After the lock the count starts again; a success (reset) forgets it.
             let after = lockedAt.addingTimeInterval(901)
@@ -79,7 +83,9 @@ import Testing
         try withDatabase { _, connection throws in
             let key = ThrottleStore.signInAddressKey("203.0.113.9")
             let rule = ThrottleRule(limit: 3, window: 600, lockout: 900)
-            func fail(_ at: Date) throws -> Date? { try ThrottleStore.recordFailure(key: key, rule: rule, now: at, on: connection).lockedUntil(at: at) }
+            func fail(_ at: Date) throws -> Date? {
+                try ThrottleStore.recordFailure(key: key, rule: rule, now: at, on: connection).lockedUntil(at: at)
+            }
             #expect(try fail(Self.t0) == nil)
             #expect(try fail(Self.t0.addingTimeInterval(10)) == nil)
             // The window passed: this one starts a new count of 1.
@@ -97,7 +103,9 @@ import Testing
             let policy = StatusThrottlePolicy.default
             let key = ThrottleStore.accountKey("owner@example.test")
             func claim(_ count: Int, _ email: String = "owner@example.test") throws -> ThrottleClaim? {
-                guard case .admitted(let claim) = try ThrottleStore.claimAnswers(email: email, count: count, now: Self.t0, on: connection) else { return nil }
+                guard case .admitted(let claim) = try ThrottleStore.claimAnswers(email: email, count: count, now: Self.t0, on: connection) else {
+                    return nil
+                }
                 return claim
             }
             // Eight claimed and all wrong: not locked yet.
@@ -107,7 +115,8 @@ import Testing
             // The ninth claim locks while it is checked; a right answer gives it back and lifts the lock.
             let ninth = try #require(try claim(1))
             #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == Self.t0.addingTimeInterval(policy.caseLockout))
-            #expect(try ThrottleStore.claimAnswers(email: "owner@example.test", count: 1, now: Self.t0, on: connection)
+            #expect(
+                try ThrottleStore.claimAnswers(email: "owner@example.test", count: 1, now: Self.t0, on: connection)
                     == .locked(until: Self.t0.addingTimeInterval(policy.caseLockout)))
             try ThrottleStore.settleAnswers(email: "owner@example.test", claim: ninth, wrong: 0, now: Self.t0, on: connection)
             #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == nil)
@@ -117,7 +126,9 @@ import Testing
             try ThrottleStore.settleAnswers(email: "owner@example.test", claim: wrong, wrong: 1, now: Self.t0, on: connection)
             #expect(try ThrottleStore.lockedUntil(keys: [key], now: Self.t0, on: connection) == Self.t0.addingTimeInterval(policy.caseLockout))
             // The answer key is not the sign-in key of the same email, nor a status key.
-            #expect(try ThrottleStore.lockedUntil(keys: [ThrottleStore.signInAccountKey(email: "owner@example.test")], now: Self.t0, on: connection) == nil)
+            #expect(
+                try ThrottleStore.lockedUntil(keys: [ThrottleStore.signInAccountKey(email: "owner@example.test")], now: Self.t0, on: connection)
+                    == nil)
             try ThrottleStore.recordFailure(caseNumber: "123456789012", address: "198.51.100.1", policy: policy, now: Self.t0, on: connection)
             #expect(try ThrottleStore.state(key: ThrottleStore.caseKey("123456789012"), on: connection).failures == 1)
             #expect(try ThrottleStore.state(key: ThrottleStore.addressKey("198.51.100.1"), on: connection).failures == 1)
@@ -130,10 +141,16 @@ import Testing
             // A clock finer than the column's microseconds: the claim's dates must still match the row's.
             let now = Self.t0.addingTimeInterval(0.123_456_789)
             let rule = StatusThrottlePolicy.default.caseRule
-            guard case .admitted(let right) = try ThrottleStore.claim(key: "k", rule: rule, now: now, on: connection) else { Issue.record("locked"); return }
+            guard case .admitted(let right) = try ThrottleStore.claim(key: "k", rule: rule, now: now, on: connection) else {
+                Issue.record("locked")
+                return
+            }
             try ThrottleStore.settle(key: "k", claim: right, failures: 0, rule: rule, now: now, on: connection)
             #expect(try ThrottleStore.state(key: "k", on: connection).failures == 0)
-            guard case .admitted(let wrong) = try ThrottleStore.claim(key: "k", rule: rule, count: 2, now: now, on: connection) else { Issue.record("locked"); return }
+            guard case .admitted(let wrong) = try ThrottleStore.claim(key: "k", rule: rule, count: 2, now: now, on: connection) else {
+                Issue.record("locked")
+                return
+            }
             try ThrottleStore.settle(key: "k", claim: wrong, failures: 1, rule: rule, now: now, on: connection)
             #expect(try ThrottleStore.state(key: "k", on: connection).failures == 1)
         }
@@ -144,8 +161,11 @@ import Testing
     @Test func ofThirtyConcurrentClaimsExactlyTheBudgetIsAdmitted() throws {
         try withDatabase { database, connection throws in
             let rule = StatusThrottlePolicy.default.caseRule
-            let admitted = Mutex(0), locked = Mutex(0), errors = Mutex<[String]>([])
-            let start = DispatchSemaphore(value: 0), group = DispatchGroup()
+            let admitted = Mutex(0)
+            let locked = Mutex(0)
+            let errors = Mutex<[String]>([])
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
             for _ in 0..<30 {
                 group.enter()
                 Thread {
@@ -210,13 +230,18 @@ import Testing
     @Test func concurrentFirstFailuresOnANewKeyBothCount() throws {
         try withDatabase { database, _ throws in
             let rule = ThrottleRule(limit: 2, window: 3600, lockout: 60)
-            let inserted = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchGroup()
+            let inserted = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let finished = DispatchGroup()
             let results = Mutex<[String: ThrottleState]>([:])
             // A counts the first failure of a new key and keeps its transaction open; B's insert waits, then finds A's row.
             finished.enter()
             Thread {
                 defer { finished.leave() }
-                guard let a = try? database.connect() else { inserted.signal(); return }
+                guard let a = try? database.connect() else {
+                    inserted.signal()
+                    return
+                }
                 defer { a.close() }
                 let state = try? a.withTransaction { connection -> ThrottleState in
                     let state = try ThrottleStore.recordFailure(key: "k", rule: rule, now: Self.t0, on: connection)
@@ -238,9 +263,10 @@ import Testing
             // B waits on A's uncommitted row: PostgreSQL shows its backend waiting for a lock.
             let observer = try database.connect()
             defer { observer.close() }
-            #expect(try eventually(10) {
-                try observer.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").count == 1
-            })
+            #expect(
+                try eventually(10) {
+                    try observer.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").count == 1
+                })
             #expect(results.withLock { $0["b"] } == nil)
             release.signal()
             finished.wait()
@@ -272,14 +298,17 @@ import Testing
         let all = try Migrator.load(directory: TestDatabase.migrationsDirectory)
         try Migrator(migrations: all.filter { $0.version <= 4 }).migrate(connection, logger: .discard)
         let until = Self.t0.addingTimeInterval(900)
-        try connection.execute("INSERT INTO login_throttles VALUES ('address:192.0.2.1', 0, \(Self.t0), \(until)), ('account:abc', 2, \(Self.t0), NULL)")
-        try connection.execute("INSERT INTO status_throttle VALUES ('case:123456789012', 9, \(Self.t0), \(until)), ('addr:192.0.2.1', 4, \(Self.t0), NULL)")
+        try connection.execute(
+            "INSERT INTO login_throttles VALUES ('address:192.0.2.1', 0, \(Self.t0), \(until)), ('account:abc', 2, \(Self.t0), NULL)")
+        try connection.execute(
+            "INSERT INTO status_throttle VALUES ('case:123456789012', 9, \(Self.t0), \(until)), ('addr:192.0.2.1', 4, \(Self.t0), NULL)")
         try Migrator(migrations: all).migrate(connection, logger: .discard)
         #expect(try ThrottleStore.lockedUntil(keys: ["address:192.0.2.1"], now: Self.t0, on: connection) == until)
         #expect(try ThrottleStore.lockedUntil(keys: ["case:123456789012"], now: Self.t0, on: connection) == until)
         #expect(try ThrottleStore.state(key: "account:abc", on: connection).failures == 2)
         #expect(try ThrottleStore.state(key: "addr:192.0.2.1", on: connection).failures == 4)
-        #expect(try connection.query("SELECT to_regclass('login_throttles') IS NULL AND to_regclass('status_throttle') IS NULL AS gone")
-                    .first?.decode("gone", as: Bool.self) == true)
+        #expect(
+            try connection.query("SELECT to_regclass('login_throttles') IS NULL AND to_regclass('status_throttle') IS NULL AS gone")
+                .first?.decode("gone", as: Bool.self) == true)
     }
 }

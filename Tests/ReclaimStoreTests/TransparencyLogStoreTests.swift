@@ -2,9 +2,10 @@ import Crypto
 import Foundation
 import Postgres
 import ReclaimCore
-@testable import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
+@testable import ReclaimStore
 
 /// The transparency log's tables on a real database: every committed event becomes exactly one leaf, in commit order,
 /// one sequencer at a time; roots and proofs read from the stored subtrees equal the tree computed in memory; the
@@ -16,17 +17,19 @@ import Testing
     static func newCase(on connection: PostgresConnection) throws -> UUID {
         var generator = SystemRandomNumberGenerator()
         let snapshot = Workflow().opening(kind: .accountTakeover, facts: CaseFacts(), at: t0)
-        let new = NewCase(id: UUID(), number: CaseNumber.generate(using: &generator), accessCodeHash: [1], accessCodeKeyID: "k", snapshot: snapshot,
-                          dueAt: t0, accountEmail: "ann@example.net", customerName: "Ann", customerContactEmail: "ann@example.net", devices: [],
-                          summary: "Locked out", createdBy: "test", now: t0)
+        let new = NewCase(
+            id: UUID(), number: CaseNumber.generate(using: &generator), accessCodeHash: [1], accessCodeKeyID: "k", snapshot: snapshot,
+            dueAt: t0, accountEmail: "ann@example.net", customerName: "Ann", customerContactEmail: "ann@example.net", devices: [],
+            summary: "Locked out", createdBy: "test", now: t0)
         try CaseStore.insert(new, on: connection)
         return new.id
     }
 
     static func append(_ caseID: UUID, _ n: Int, on connection: PostgresConnection) throws {
         try CaseStore.lock(id: caseID, on: connection)
-        try CaseEventStore.append(caseID: caseID, at: t0.addingTimeInterval(Double(n)), actor: "test", type: "note_added", data: ["n": .int(Int64(n))],
-                                  on: connection)
+        try CaseEventStore.append(
+            caseID: caseID, at: t0.addingTimeInterval(Double(n)), actor: "test", type: "note_added", data: ["n": .int(Int64(n))],
+            on: connection)
     }
 
     /// One sequencer pass in its own transaction.
@@ -40,11 +43,13 @@ import Testing
 
     /// The events' hashes in leaf order, read back through the event tables.
     static func eventHashes(_ connection: PostgresConnection) throws -> [[UInt8]] {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT coalesce(c.hash, a.hash) AS hash FROM log_leaves l
             LEFT JOIN case_events c ON c.case_id = l.case_id AND c.seq = l.seq LEFT JOIN admin_events a ON l.case_id IS NULL AND a.seq = l.seq
             ORDER BY l.leaf_index
-            """).map { Hex.decode(try $0.decode("hash", as: String.self))! }
+            """
+        ).map { Hex.decode(try $0.decode("hash", as: String.self))! }
     }
 
     @Test func everyEventBecomesOneLeafAndTheStoredTreeAnswersAsTheMemoryOne() throws {
@@ -71,11 +76,13 @@ import Testing
         for size in 1...events {
             #expect(try TransparencyLogStore.root(size: size, on: connection) == MerkleTree.root(size: size, hashes: nodes))
             for leaf in stride(from: 0, to: size, by: 7) {
-                #expect(try TransparencyLogStore.inclusionProof(leaf: leaf, size: size, on: connection)
+                #expect(
+                    try TransparencyLogStore.inclusionProof(leaf: leaf, size: size, on: connection)
                         == MerkleTree.inclusionProof(leaf: leaf, size: size, hashes: nodes))
             }
             for from in stride(from: 1, through: size, by: 5) {
-                #expect(try TransparencyLogStore.consistencyProof(from: from, to: size, on: connection)
+                #expect(
+                    try TransparencyLogStore.consistencyProof(from: from, to: size, on: connection)
                         == MerkleTree.consistencyProof(from: from, to: size, hashes: nodes))
             }
         }
@@ -98,7 +105,10 @@ import Testing
         defer { database.drop() }
         let early = try database.connect()
         let late = try database.connect()
-        defer { early.close(); late.close() }
+        defer {
+            early.close()
+            late.close()
+        }
         let slowCase = try Self.newCase(on: early)
         let fastCase = try Self.newCase(on: early)
         try Self.sequence(early)
@@ -118,7 +128,10 @@ import Testing
         defer { database.drop() }
         let first = try database.connect()
         let second = try database.connect()
-        defer { first.close(); second.close() }
+        defer {
+            first.close()
+            second.close()
+        }
         try first.execute("BEGIN")
         #expect(try TransparencyLogStore.trySequencerLock(on: first))
         try second.execute("BEGIN")
@@ -154,14 +167,16 @@ import Testing
             DispatchQueue.global().async(group: group) {
                 for _ in 0..<60 {
                     _ = try? pool.withTransaction { connection in
-                        try TransparencyLogStore.trySequencerLock(on: connection) ? try TransparencyLogStore.sequence(limit: 7, on: connection).appended : 0
+                        try TransparencyLogStore.trySequencerLock(on: connection)
+                            ? try TransparencyLogStore.sequence(limit: 7, on: connection).appended : 0
                     }
                 }
             }
         }
         #expect(group.wait(timeout: .now() + 120) == .success)
         while try Self.sequence(setup) > 0 {}
-        let total = try setup.query("SELECT (SELECT count(*) FROM case_events) + (SELECT count(*) FROM admin_events) AS n").first!.decode("n", as: Int.self)
+        let total = try setup.query("SELECT (SELECT count(*) FROM case_events) + (SELECT count(*) FROM admin_events) AS n").first!.decode(
+            "n", as: Int.self)
         #expect(total == 4 * 40 + 4 * 4)
         #expect(try TransparencyLogStore.size(on: setup) == total)
         #expect(try setup.query("SELECT count(*) AS n FROM log_leaves").first!.decode("n", as: Int.self) == total)
@@ -182,11 +197,15 @@ import Testing
         try Self.append(try Self.newCase(on: connection), 1, on: connection)
         try Self.append(try Self.newCase(on: connection), 2, on: connection)
         try Self.sequence(connection)
-        try TransparencyLogStore.insertCheckpoint(StoredCheckpoint(size: 2, root: try TransparencyLogStore.root(size: 2, on: connection), createdAt: Self.t0,
-                                                                   keyID: "checkpoint-1", note: "n"), on: connection)
-        for statement: PostgresQuery in ["UPDATE log_leaves SET leaf_hash = leaf_hash", "DELETE FROM log_leaves", "TRUNCATE log_leaves",
-                                          "UPDATE log_nodes SET hash = hash", "DELETE FROM log_nodes", "TRUNCATE log_nodes",
-                                          "UPDATE log_checkpoints SET note = 'x'", "DELETE FROM log_checkpoints", "TRUNCATE log_checkpoints"] {
+        try TransparencyLogStore.insertCheckpoint(
+            StoredCheckpoint(
+                size: 2, root: try TransparencyLogStore.root(size: 2, on: connection), createdAt: Self.t0,
+                keyID: "checkpoint-1", note: "n"), on: connection)
+        for statement: PostgresQuery in [
+            "UPDATE log_leaves SET leaf_hash = leaf_hash", "DELETE FROM log_leaves", "TRUNCATE log_leaves",
+            "UPDATE log_nodes SET hash = hash", "DELETE FROM log_nodes", "TRUNCATE log_nodes",
+            "UPDATE log_checkpoints SET note = 'x'", "DELETE FROM log_checkpoints", "TRUNCATE log_checkpoints",
+        ] {
             #expect(throws: PostgresError.self, "\(statement)") { try connection.execute(statement) }
         }
         #expect(try TransparencyLogStore.latestCheckpoint(on: connection)?.size == 2)

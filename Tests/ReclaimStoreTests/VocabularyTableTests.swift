@@ -65,11 +65,16 @@ import Testing
         // The flag must agree with the kind, or the documents index and the unreviewed count would miss it or count it.
         try refused("evidence_kind_fkey", evidence(kind: "invoice", document: false))
         try refused("evidence_kind_fkey", evidence(kind: "card", document: true))
-        try refused("evidence_factor_fkey", """
+        try refused(
+            "evidence_factor_fkey",
+            """
             INSERT INTO evidence (id, case_id, kind, document, factor, matched, summary, filed_by, filed_at)
             VALUES (\(UUID()), \(caseID), 'card', false, 'fingerprint', true, 'x', 'test', \(now))
             """)
-        try refused("agents_tier_fkey", "INSERT INTO agents (id, email, name, tier, password_hash, totp_secret, totp_key_id, created_at, updated_at) VALUES (\(UUID()), 'x@example.com', 'X', 'tier9', 'h', '\\x00'::bytea, 'k', \(now), \(now))")
+        try refused(
+            "agents_tier_fkey",
+            "INSERT INTO agents (id, email, name, tier, password_hash, totp_secret, totp_key_id, created_at, updated_at) VALUES (\(UUID()), 'x@example.com', 'X', 'tier9', 'h', '\\x00'::bytea, 'k', \(now), \(now))"
+        )
         try connection.execute("UPDATE cases SET unlocks_done = ARRAY['remove_rescue_email'] WHERE id = \(caseID)")
         try connection.execute(evidence(kind: "invoice", document: true))
         try connection.execute(evidence(kind: "transcript", document: false))

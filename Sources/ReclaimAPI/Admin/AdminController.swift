@@ -73,12 +73,18 @@ final class AdminController: Sendable {
         }
         let now = context.now
         submit(completion) {
-            let agent = try administration.addAgent(email: body.email, name: body.name, tier: body.tier, isAdmin: body.admin ?? false, now: now, by: actor)
-            guard case .object(var members) = Self.json(AgentSummary(id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin,
-                                                                     disabled: false, lastSignInAt: nil, createdAt: now)) else { throw Problem.internal }
+            let agent = try administration.addAgent(
+                email: body.email, name: body.name, tier: body.tier, isAdmin: body.admin ?? false, now: now, by: actor)
+            guard
+                case .object(var members) = Self.json(
+                    AgentSummary(
+                        id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin,
+                        disabled: false, lastSignInAt: nil, createdAt: now))
+            else { throw Problem.internal }
             members["password"] = .string(agent.password)
             members["totp_uri"] = .string(agent.totpURI)
-            return CaseHTTP.json(.object(members), status: 201, headers: [("Location", "/api/v1/admin/agents/\(agent.id.lowercased)"), ("Cache-Control", "no-store")])
+            return CaseHTTP.json(
+                .object(members), status: 201, headers: [("Location", "/api/v1/admin/agents/\(agent.id.lowercased)"), ("Cache-Control", "no-store")])
         }
     }
 
@@ -88,11 +94,13 @@ final class AdminController: Sendable {
         let id = try Self.id(request)
         let change = try request.decodeJSON(AgentChange.self)
         guard change.tier != nil || change.active != nil || change.admin != nil || change.passkeyRequired != nil else {
-            throw Problem.unprocessable(detail: "Send at least one of tier, active and admin.",
-                                        errors: [FieldError(field: "tier", message: "send tier, active or admin")])
+            throw Problem.unprocessable(
+                detail: "Send at least one of tier, active and admin.",
+                errors: [FieldError(field: "tier", message: "send tier, active or admin")])
         }
-        let agent = try administration.updateAgent(.id(id), tier: change.tier, active: change.active, admin: change.admin,
-                                                   passkeyRequired: change.passkeyRequired, now: context.now, by: actor)
+        let agent = try administration.updateAgent(
+            .id(id), tier: change.tier, active: change.active, admin: change.admin,
+            passkeyRequired: change.passkeyRequired, now: context.now, by: actor)
         return CaseHTTP.json(Self.json(agent))
     }
 
@@ -139,7 +147,8 @@ final class AdminController: Sendable {
         }
         let clients = try administration.listClients(after: after, limit: limit + 1)
         let page = clients.prefix(limit)
-        let next = clients.count > limit ? page.last.map { "\(Int64(($0.createdAt.timeIntervalSince1970 * 1000).rounded()))_\($0.id.lowercased)" } : nil
+        let next =
+            clients.count > limit ? page.last.map { "\(Int64(($0.createdAt.timeIntervalSince1970 * 1000).rounded()))_\($0.id.lowercased)" } : nil
         return CaseHTTP.json(CaseHTTP.list(page.map(Self.json), nextCursor: next))
     }
 
@@ -149,11 +158,16 @@ final class AdminController: Sendable {
         let body = try request.decodeJSON(NewClientRequest.self)
         let now = context.now
         let client = try administration.addClient(name: body.name, now: now, by: actor)
-        guard case .object(var members) = Self.json(APIClientSummary(id: client.id, name: client.name, createdAt: now, revokedAt: nil, rotatedAt: nil,
-                                                                     previousSecretExpiresAt: nil)) else { throw Problem.internal }
+        guard
+            case .object(var members) = Self.json(
+                APIClientSummary(
+                    id: client.id, name: client.name, createdAt: now, revokedAt: nil, rotatedAt: nil,
+                    previousSecretExpiresAt: nil))
+        else { throw Problem.internal }
         members["api_key"] = .string(client.apiKey)
         members["signing_secret"] = .string(client.signingSecret)
-        return CaseHTTP.json(.object(members), status: 201, headers: [("Location", "/api/v1/admin/clients/\(client.id.lowercased)"), ("Cache-Control", "no-store")])
+        return CaseHTTP.json(
+            .object(members), status: 201, headers: [("Location", "/api/v1/admin/clients/\(client.id.lowercased)"), ("Cache-Control", "no-store")])
     }
 
     /// `POST /api/v1/admin/clients/{id}/rotate`: 200 with the client and its new signing secret (shown once); the old one works 24 h more.
@@ -182,7 +196,9 @@ final class AdminController: Sendable {
         let limit = try CaseHTTP.limit(request)
         var after = 0
         if let text = request.query("cursor"), !text.isEmpty {
-            guard let seq = Int(text), seq >= 0 else { throw Problem.unprocessable(errors: [FieldError(field: "cursor", message: "not a cursor from this list")]) }
+            guard let seq = Int(text), seq >= 0 else {
+                throw Problem.unprocessable(errors: [FieldError(field: "cursor", message: "not a cursor from this list")])
+            }
             after = seq
         }
         let events = try administration.auditLog(afterSeq: after, limit: limit + 1)
@@ -205,7 +221,10 @@ final class AdminController: Sendable {
     private func submit(_ completion: @escaping HTTPResponder.Completion, _ job: @escaping @Sendable () throws -> HTTPResponse) {
         let accepted = hashQueue.submit { [self] in completion(Result { try job() }) }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many passwords being hashed at once; try again in a moment.")))
+            completion(
+                .failure(
+                    Problem.unavailable(
+                        retryAfter: 2, code: ErrorCode.busy, detail: "Too many passwords being hashed at once; try again in a moment.")))
         }
     }
 
@@ -216,14 +235,19 @@ final class AdminController: Sendable {
     }
 
     static func json(_ agent: AgentSummary) -> JSONValue {
-        ["id": .string(agent.id.lowercased), "email": .string(agent.email), "name": .string(agent.name), "tier": .string(agent.tier.rawValue),
-         "admin": .bool(agent.isAdmin), "active": .bool(!agent.disabled), "last_sign_in_at": Timestamp.json(agent.lastSignInAt),
-         "created_at": Timestamp.json(agent.createdAt), "passkey_required": .bool(agent.passkeyRequired), "passkeys": .int(Int64(agent.passkeys))]
+        [
+            "id": .string(agent.id.lowercased), "email": .string(agent.email), "name": .string(agent.name), "tier": .string(agent.tier.rawValue),
+            "admin": .bool(agent.isAdmin), "active": .bool(!agent.disabled), "last_sign_in_at": Timestamp.json(agent.lastSignInAt),
+            "created_at": Timestamp.json(agent.createdAt), "passkey_required": .bool(agent.passkeyRequired), "passkeys": .int(Int64(agent.passkeys)),
+        ]
     }
 
     static func json(_ client: APIClientSummary) -> JSONValue {
-        ["id": .string(client.id.lowercased), "name": .string(client.name), "active": .bool(client.revokedAt == nil),
-         "created_at": Timestamp.json(client.createdAt), "revoked_at": Timestamp.json(client.revokedAt), "rotated_at": Timestamp.json(client.rotatedAt),
-         "previous_secret_valid_until": Timestamp.json(client.previousSecretExpiresAt)]
+        [
+            "id": .string(client.id.lowercased), "name": .string(client.name), "active": .bool(client.revokedAt == nil),
+            "created_at": Timestamp.json(client.createdAt), "revoked_at": Timestamp.json(client.revokedAt),
+            "rotated_at": Timestamp.json(client.rotatedAt),
+            "previous_secret_valid_until": Timestamp.json(client.previousSecretExpiresAt),
+        ]
     }
 }

@@ -7,29 +7,38 @@ extension OpenAPIDocument {
     nonisolated(unsafe) private static let uuid: [String: Any] = ["type": "string", "format": "uuid"]
     nonisolated(unsafe) private static let agentProperties: [String: Any] = [
         "id": uuid, "email": ["type": "string", "format": "email"], "name": ["type": "string"], "tier": tier,
-        "admin": ["type": "boolean"], "active": ["type": "boolean"], "last_sign_in_at": moment, "created_at": ["type": "string", "format": "date-time"],
+        "admin": ["type": "boolean"], "active": ["type": "boolean"], "last_sign_in_at": moment,
+        "created_at": ["type": "string", "format": "date-time"],
         "passkey_required": ["type": "boolean", "description": "Password and TOTP no longer sign this agent in."],
         "passkeys": ["type": "integer", "description": "Passkeys the agent has registered."],
     ]
     nonisolated(unsafe) private static let clientProperties: [String: Any] = [
         "id": uuid, "name": ["type": "string"], "active": ["type": "boolean"], "created_at": ["type": "string", "format": "date-time"],
         "revoked_at": moment, "rotated_at": moment,
-        "previous_secret_valid_until": ["type": ["string", "null"], "format": "date-time", "description": "Until when the secret before the last rotation still signs."],
+        "previous_secret_valid_until": [
+            "type": ["string", "null"], "format": "date-time", "description": "Until when the secret before the last rotation still signs.",
+        ],
     ]
-    private static let agentRequired = ["id", "email", "name", "tier", "admin", "active", "last_sign_in_at", "created_at", "passkey_required", "passkeys"]
+    private static let agentRequired = [
+        "id", "email", "name", "tier", "admin", "active", "last_sign_in_at", "created_at", "passkey_required", "passkeys",
+    ]
     private static let clientRequired = ["id", "name", "active", "created_at", "revoked_at", "rotated_at", "previous_secret_valid_until"]
 
     /// Administration (issue 14).
     nonisolated(unsafe) static let adminSchemas: [String: Any] = [  // immutable after initialisation
         "AdminNewAgent": [
             "type": "object", "required": ["email", "name", "tier"],
-            "properties": ["email": mailbox, "name": ["type": "string", "minLength": 1, "maxLength": 200], "tier": tier,
-                           "admin": ["type": "boolean", "default": false]],
+            "properties": [
+                "email": mailbox, "name": ["type": "string", "minLength": 1, "maxLength": 200], "tier": tier,
+                "admin": ["type": "boolean", "default": false],
+            ],
         ],
         "AdminAgentChange": [
             "type": "object", "description": "At least one member; deactivating ends the agent's sessions.",
-            "properties": ["tier": tier, "active": ["type": "boolean"], "admin": ["type": "boolean"],
-                           "passkey_required": ["type": "boolean", "description": "Only with a registered passkey (409 admin_lockout otherwise)."]],
+            "properties": [
+                "tier": tier, "active": ["type": "boolean"], "admin": ["type": "boolean"],
+                "passkey_required": ["type": "boolean", "description": "Only with a registered passkey (409 admin_lockout otherwise)."],
+            ],
         ],
         "AdminNewClient": [
             "type": "object", "required": ["name"], "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200]],
@@ -37,40 +46,57 @@ extension OpenAPIDocument {
         "AdminAgent": ["type": "object", "required": agentRequired, "properties": agentProperties],
         "AdminCreatedAgent": [
             "type": "object", "required": agentRequired + ["password", "totp_uri"],
-            "properties": agentProperties.merging(["password": ["type": "string", "description": "Shown this once."],
-                                                   "totp_uri": ["type": "string", "description": "otpauth://totp/… URI, shown this once."]]) { a, _ in a },
+            "properties": agentProperties.merging([
+                "password": ["type": "string", "description": "Shown this once."],
+                "totp_uri": ["type": "string", "description": "otpauth://totp/… URI, shown this once."],
+            ]) { a, _ in a },
         ],
         "AdminAgentList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminAgent"]], "next_cursor": ["type": ["string", "null"]]],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminAgent"]], "next_cursor": ["type": ["string", "null"]],
+            ],
         ],
         "AdminPasswordReset": [
-            "type": "object", "required": ["id", "password"], "properties": ["id": uuid, "password": ["type": "string", "description": "Shown this once."]],
+            "type": "object", "required": ["id", "password"],
+            "properties": ["id": uuid, "password": ["type": "string", "description": "Shown this once."]],
         ],
         "AdminTOTPReset": [
-            "type": "object", "required": ["id", "totp_uri"], "properties": ["id": uuid, "totp_uri": ["type": "string", "description": "Shown this once."]],
+            "type": "object", "required": ["id", "totp_uri"],
+            "properties": ["id": uuid, "totp_uri": ["type": "string", "description": "Shown this once."]],
         ],
         "AdminClient": ["type": "object", "required": clientRequired, "properties": clientProperties],
         "AdminCreatedClient": [
             "type": "object", "required": clientRequired + ["api_key", "signing_secret"],
-            "properties": clientProperties.merging(["api_key": ["type": "string", "description": "Shown this once."],
-                                                    "signing_secret": ["type": "string", "description": "Shown this once."]]) { a, _ in a },
+            "properties": clientProperties.merging([
+                "api_key": ["type": "string", "description": "Shown this once."],
+                "signing_secret": ["type": "string", "description": "Shown this once."],
+            ]) { a, _ in a },
         ],
         "AdminRotatedClient": [
             "type": "object", "required": clientRequired + ["signing_secret"],
-            "properties": clientProperties.merging(["signing_secret": ["type": "string", "description": "The new secret, shown this once."]]) { a, _ in a },
+            "properties": clientProperties.merging(["signing_secret": ["type": "string", "description": "The new secret, shown this once."]]) {
+                a, _ in a
+            },
         ],
         // Passkeys
         "PasskeyRegistrationOptions": [
-            "type": "object", "required": ["challenge", "timeout", "rp", "user", "pub_key_cred_params", "attestation", "authenticator_selection", "exclude_credentials"],
-            "properties": ["challenge": ["type": "string"], "timeout": ["type": "integer"], "rp": ["type": "object"], "user": ["type": "object"],
-                           "pub_key_cred_params": ["type": "array"], "attestation": ["type": "string"], "authenticator_selection": ["type": "object"],
-                           "exclude_credentials": ["type": "array"]],
+            "type": "object",
+            "required": [
+                "challenge", "timeout", "rp", "user", "pub_key_cred_params", "attestation", "authenticator_selection", "exclude_credentials",
+            ],
+            "properties": [
+                "challenge": ["type": "string"], "timeout": ["type": "integer"], "rp": ["type": "object"], "user": ["type": "object"],
+                "pub_key_cred_params": ["type": "array"], "attestation": ["type": "string"], "authenticator_selection": ["type": "object"],
+                "exclude_credentials": ["type": "array"],
+            ],
         ],
         "PasskeyRegistration": [
             "type": "object", "required": ["client_data_json", "attestation_object"],
-            "properties": ["name": ["type": "string", "maxLength": 100], "client_data_json": ["type": "string", "description": "base64url"],
-                           "attestation_object": ["type": "string", "description": "base64url"]],
+            "properties": [
+                "name": ["type": "string", "maxLength": 100], "client_data_json": ["type": "string", "description": "base64url"],
+                "attestation_object": ["type": "string", "description": "base64url"],
+            ],
         ],
         "Passkey": [
             "type": "object", "required": ["id", "name", "created_at", "last_used_at"],
@@ -78,42 +104,75 @@ extension OpenAPIDocument {
         ],
         "PasskeyList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Passkey"]], "next_cursor": ["type": ["string", "null"]]],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/Passkey"]], "next_cursor": ["type": ["string", "null"]],
+            ],
         ],
         "PasskeySignInOptions": [
             "type": "object", "required": ["challenge", "timeout", "rp_id", "user_verification"],
-            "properties": ["challenge": ["type": "string"], "timeout": ["type": "integer"], "rp_id": ["type": "string"], "user_verification": ["type": "string"]],
+            "properties": [
+                "challenge": ["type": "string"], "timeout": ["type": "integer"], "rp_id": ["type": "string"], "user_verification": ["type": "string"],
+            ],
         ],
         "PasskeyAssertion": [
             "type": "object", "required": ["credential_id", "client_data_json", "authenticator_data", "signature"],
-            "properties": ["credential_id": ["type": "string"], "client_data_json": ["type": "string"], "authenticator_data": ["type": "string"],
-                           "signature": ["type": "string"]],
+            "properties": [
+                "credential_id": ["type": "string"], "client_data_json": ["type": "string"], "authenticator_data": ["type": "string"],
+                "signature": ["type": "string"],
+            ],
         ],
         // Supervision
         "ReportSummary": [
             "type": "object", "required": ["days", "from", "to", "open", "overdue", "paths", "time_to_resolve", "trend"],
             "properties": [
                 "days": ["type": "integer"], "from": ["type": "string", "format": "date-time"], "to": ["type": "string", "format": "date-time"],
-                "open": ["type": "object", "required": ["total", "by_state_and_tier"], "properties": [
-                    "total": ["type": "integer"],
-                    "by_state_and_tier": ["type": "array", "items": ["type": "object", "required": ["state", "tier", "count"],
-                                                                     "properties": ["state": ["type": "string"], "tier": tier, "count": ["type": "integer"]]]],
-                ]],
+                "open": [
+                    "type": "object", "required": ["total", "by_state_and_tier"],
+                    "properties": [
+                        "total": ["type": "integer"],
+                        "by_state_and_tier": [
+                            "type": "array",
+                            "items": [
+                                "type": "object", "required": ["state", "tier", "count"],
+                                "properties": ["state": ["type": "string"], "tier": tier, "count": ["type": "integer"]],
+                            ],
+                        ],
+                    ],
+                ],
                 "overdue": ["type": "integer"],
-                "paths": ["type": "array", "items": ["type": "object", "required": ["path", "target_seconds", "resolved", "within_target", "within_target_percent"],
-                                                     "properties": ["path": ["type": "string"], "target_seconds": ["type": "integer"], "resolved": ["type": "integer"],
-                                                                    "within_target": ["type": "integer"],
-                                                                    "within_target_percent": ["type": ["integer", "null"], "description": "Rounded down; null when none was resolved."]]]],
-                "time_to_resolve": ["type": "object", "required": ["resolved", "p50_seconds", "p90_seconds"], "properties": [
-                    "resolved": ["type": "integer"], "p50_seconds": ["type": ["integer", "null"]], "p90_seconds": ["type": ["integer", "null"]],
-                ]],
-                "trend": ["type": "array", "items": ["type": "object", "required": ["date", "opened", "resolved"],
-                                                     "properties": ["date": ["type": "string", "format": "date"], "opened": ["type": "integer"], "resolved": ["type": "integer"]]]],
+                "paths": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["path", "target_seconds", "resolved", "within_target", "within_target_percent"],
+                        "properties": [
+                            "path": ["type": "string"], "target_seconds": ["type": "integer"], "resolved": ["type": "integer"],
+                            "within_target": ["type": "integer"],
+                            "within_target_percent": ["type": ["integer", "null"], "description": "Rounded down; null when none was resolved."],
+                        ],
+                    ],
+                ],
+                "time_to_resolve": [
+                    "type": "object", "required": ["resolved", "p50_seconds", "p90_seconds"],
+                    "properties": [
+                        "resolved": ["type": "integer"], "p50_seconds": ["type": ["integer", "null"]], "p90_seconds": ["type": ["integer", "null"]],
+                    ],
+                ],
+                "trend": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["date", "opened", "resolved"],
+                        "properties": [
+                            "date": ["type": "string", "format": "date"], "opened": ["type": "integer"], "resolved": ["type": "integer"],
+                        ],
+                    ],
+                ],
             ],
         ],
         "AdminClientList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminClient"]], "next_cursor": ["type": ["string", "null"]]],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminClient"]], "next_cursor": ["type": ["string", "null"]],
+            ],
         ],
     ]
 }

@@ -25,8 +25,9 @@ final class AdminWebhooksController: Sendable {
             return try WebhookEndpointStore.list(clientID: clientID, on: connection).map { endpoint in
                 guard case .object(var members) = WebhooksController.json(endpoint) else { preconditionFailure("an endpoint renders as an object") }
                 members["active"] = .bool(endpoint.disabledAt == nil)
-                members["recent_deliveries"] = .array(try WebhookRegistry.deliveries(endpointID: endpoint.id, limit: Self.recentDeliveries, on: connection)
-                    .map { WebhooksController.json($0, attempts: $1) })
+                members["recent_deliveries"] = .array(
+                    try WebhookRegistry.deliveries(endpointID: endpoint.id, limit: Self.recentDeliveries, on: connection)
+                        .map { WebhooksController.json($0, attempts: $1) })
                 return .object(members)
             }
         }

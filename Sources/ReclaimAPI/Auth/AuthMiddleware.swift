@@ -43,8 +43,12 @@ public struct AuthMiddleware: HTTPMiddleware {
             request.principal = .agent(agent)
             if request.method.changesState && !Self.csrfExempt.contains(route) {
                 guard let presented = request.header("x-csrf-token"), CSRFToken.verify(presented, sessionID: agent.sessionID, keys: keys) else {
-                    context.logger.warning("csrf_failed", ["request_id": .string(request.requestID), "actor": .string(Principal.agent(agent).actor),
-                                                           "route": .string(request.route ?? "unmatched")])
+                    context.logger.warning(
+                        "csrf_failed",
+                        [
+                            "request_id": .string(request.requestID), "actor": .string(Principal.agent(agent).actor),
+                            "route": .string(request.route ?? "unmatched"),
+                        ])
                     throw Problem.forbidden(code: ErrorCode.csrfFailed, detail: "Send the session's CSRF token as X-CSRF-Token.")
                 }
             }
@@ -58,13 +62,17 @@ public struct AuthMiddleware: HTTPMiddleware {
         guard token.utf8.count <= 128 else { return nil }
         let now = context.clock.now()
         return try context.pool.withConnection { connection -> AgentIdentity? in
-            guard let session = try SessionStore.find(tokenHash: SessionCookie.hash(token), now: now, idleTimeout: policy.sessionIdleTimeout,
-                                                      on: connection) else { return nil }
+            guard
+                let session = try SessionStore.find(
+                    tokenHash: SessionCookie.hash(token), now: now, idleTimeout: policy.sessionIdleTimeout,
+                    on: connection)
+            else { return nil }
             if now.timeIntervalSince(session.lastSeenAt) >= policy.sessionTouchInterval {
                 try SessionStore.touch(id: session.id, now: now, on: connection)
             }
-            return AgentIdentity(id: session.agentID, name: session.agentName, email: session.agentEmail, tier: session.agentTier,
-                                 isAdmin: session.agentIsAdmin, sessionID: session.id)
+            return AgentIdentity(
+                id: session.agentID, name: session.agentName, email: session.agentEmail, tier: session.agentTier,
+                isAdmin: session.agentIsAdmin, sessionID: session.id)
         }
     }
 
@@ -83,22 +91,27 @@ public struct AuthMiddleware: HTTPMiddleware {
             let identity = ClientIdentity(id: client.id, name: client.name)
             guard request.method.changesState else { return identity }
             let secret = try SigningSecretSeal.open(client.sealedSigningSecret, keyID: client.signingKeyID, clientID: client.id, keys: keys)
-            var verified = try RequestSignature.verify(header: request.header("reclaim-signature"), secret: secret, method: request.method.rawValue,
-                                                   target: request.target, content: request.content, now: now, window: policy.signatureWindow)
+            var verified = try RequestSignature.verify(
+                header: request.header("reclaim-signature"), secret: secret, method: request.method.rawValue,
+                target: request.target, content: request.content, now: now, window: policy.signatureWindow)
             // Administration: after a rotation the previous secret keeps working until its overlap ends.
             if case .failure(.invalid) = verified, let previous = client.previous, now < previous.expiresAt {
                 let old = try SigningSecretSeal.open(previous.sealed, keyID: previous.keyID, clientID: client.id, keys: keys)
-                verified = try RequestSignature.verify(header: request.header("reclaim-signature"), secret: old, method: request.method.rawValue,
-                                                   target: request.target, content: request.content, now: now, window: policy.signatureWindow)
+                verified = try RequestSignature.verify(
+                    header: request.header("reclaim-signature"), secret: old, method: request.method.rawValue,
+                    target: request.target, content: request.content, now: now, window: policy.signatureWindow)
             }
             switch verified {
             case .failure(.invalid):
                 throw signatureProblem(.invalidSignature, "Reclaim-Signature is missing, malformed or does not match the request.", request, identity)
             case .failure(.stale):
-                throw signatureProblem(.staleSignature, "The signature's timestamp is more than \(Int(policy.signatureWindow)) s from the server's time.", request, identity)
+                throw signatureProblem(
+                    .staleSignature, "The signature's timestamp is more than \(Int(policy.signatureWindow)) s from the server's time.", request,
+                    identity)
             case .success(let (mac, timestamp)):
                 let expiresAt = Date(timeIntervalSince1970: Double(timestamp) + policy.signatureWindow + 1)
-                let fresh = try SignatureReplayStore.record(clientID: client.id, signatureHash: SHA256.hash(mac), expiresAt: expiresAt, now: now, on: connection)
+                let fresh = try SignatureReplayStore.record(
+                    clientID: client.id, signatureHash: SHA256.hash(mac), expiresAt: expiresAt, now: now, on: connection)
                 guard fresh else {
                     throw signatureProblem(.replayedSignature, "This signature was already used; sign each request afresh.", request, identity)
                 }
@@ -110,8 +123,12 @@ public struct AuthMiddleware: HTTPMiddleware {
     }
 
     private func signatureProblem(_ code: ErrorCode, _ detail: String, _ request: HTTPRequest, _ client: ClientIdentity) -> Problem {
-        context.logger.warning("signature_refused", ["request_id": .string(request.requestID), "actor": .string(Principal.apiClient(client).actor),
-                                                     "route": .string(request.route ?? "unmatched"), "code": .string(code.code)])
+        context.logger.warning(
+            "signature_refused",
+            [
+                "request_id": .string(request.requestID), "actor": .string(Principal.apiClient(client).actor),
+                "route": .string(request.route ?? "unmatched"), "code": .string(code.code),
+            ])
         return Problem(code, detail: detail)
     }
 

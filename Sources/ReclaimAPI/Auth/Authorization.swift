@@ -38,10 +38,12 @@ extension ServiceContext {
     }
 
     private func denied(_ principal: Principal, permission: String, _ request: HTTPRequest) {
-        logger.warning("access_denied", [
-            "request_id": .string(request.requestID), "actor": .string(principal.actor),
-            "route": .string(request.route ?? "unmatched"), "method": .string(request.method.rawValue),
-            "permission": .string(permission),
-        ])
+        logger.warning(
+            "access_denied",
+            [
+                "request_id": .string(request.requestID), "actor": .string(principal.actor),
+                "route": .string(request.route ?? "unmatched"), "method": .string(request.method.rawValue),
+                "permission": .string(permission),
+            ])
     }
 }

@@ -109,16 +109,20 @@ public enum RequestSignature {
 
     /// Checks the header against the request; on success returns the matching MAC (the replay store's key).
     /// The MAC is checked first and in constant time, so only a holder of the secret learns about staleness.
-    public static func verify(header: String?, secret: [UInt8], method: String, target: String, body: [UInt8], now: Date,
-                              window: TimeInterval) -> Result<(mac: [UInt8], timestamp: Int64), Failure> {
+    public static func verify(
+        header: String?, secret: [UInt8], method: String, target: String, body: [UInt8], now: Date,
+        window: TimeInterval
+    ) -> Result<(mac: [UInt8], timestamp: Int64), Failure> {
         // In memory, reading the body cannot fail.
         (try? verify(header: header, secret: secret, method: method, target: target, content: BodyContent(body), now: now, window: window))
             ?? .failure(.invalid)
     }
 
     /// The same check of a body wherever it is; throws only when a spooled body cannot be read back.
-    public static func verify(header: String?, secret: [UInt8], method: String, target: String, content: BodyContent, now: Date,
-                              window: TimeInterval) throws -> Result<(mac: [UInt8], timestamp: Int64), Failure> {
+    public static func verify(
+        header: String?, secret: [UInt8], method: String, target: String, content: BodyContent, now: Date,
+        window: TimeInterval
+    ) throws -> Result<(mac: [UInt8], timestamp: Int64), Failure> {
         guard let header, let parsed = parse(header) else { return .failure(.invalid) }
         let expected = try mac(secret: secret, timestamp: parsed.timestamp, method: method, target: target, content: content)
         var matched: [UInt8]?

@@ -88,29 +88,38 @@ public struct IdentityAdministration: Sendable {
     }
 
     /// Creates an agent; `password` and `totpSecret` are generated unless given (tests pass canaries).
-    public func addAgent(email: String, name: String, tier: Tier, isAdmin: Bool, password: String? = nil, totpSecret: [UInt8]? = nil,
-                         now: Date, by actor: String = commandLineActor) throws -> NewAgent {
+    public func addAgent(
+        email: String, name: String, tier: Tier, isAdmin: Bool, password: String? = nil, totpSecret: [UInt8]? = nil,
+        now: Date, by actor: String = commandLineActor
+    ) throws -> NewAgent {
         let address: EmailAddress
         switch EmailAddress.validate(email) {
         case .success(let value): address = value
         case .failure: throw IdentityAdministrationError.invalid(field: "email", "Not a valid email address.")
         }
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.") }
+        guard (1...200).contains(trimmedName.count) else {
+            throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.")
+        }
         let password = password ?? AgentPassword.generate()
         if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
         let secret = totpSecret ?? TOTP.generateSecret()
         guard secret.count >= 20 else { throw IdentityAdministrationError.invalid(field: "totp_secret", "A TOTP secret has at least 160 bits.") }
         let id = UUID()
         let sealed = TOTPSeal.seal(secret, agentID: id, keys: keys)
-        let record = AgentRecord(id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, disabled: false,
-                                 passwordHash: try hasher.hash(password), sealedTOTPSecret: sealed.sealed, totpKeyID: sealed.keyID,
-                                 totpLastStep: nil)
+        let record = AgentRecord(
+            id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, disabled: false,
+            passwordHash: try hasher.hash(password), sealedTOTPSecret: sealed.sealed, totpKeyID: sealed.keyID,
+            totpLastStep: nil)
         do {
             try pool.withTransaction { connection in
                 try AgentStore.insert(record, now: now, on: connection)
-                try audit(.agentAdded, ["agent_id": .string(id.lowercased), "email": .string(address.value), "tier": .string(tier.rawValue),
-                                        "admin": .bool(isAdmin)], by: actor, now: now, connection)
+                try audit(
+                    .agentAdded,
+                    [
+                        "agent_id": .string(id.lowercased), "email": .string(address.value), "tier": .string(tier.rawValue),
+                        "admin": .bool(isAdmin),
+                    ], by: actor, now: now, connection)
             }
         } catch let error as PostgresError where error.sqlState == "23505" {
             throw IdentityAdministrationError.agentExists
@@ -137,8 +146,10 @@ public struct IdentityAdministration: Sendable {
     /// Changes tier, admin flag and active state (nil keeps a value). Deactivating ends the agent's sessions. An agent
     /// acting on itself may not deactivate or demote itself, and the last active admin stays one, so administration
     /// cannot lock itself out. Only real changes are recorded.
-    public func updateAgent(_ reference: AgentReference, tier: Tier? = nil, active: Bool? = nil, admin: Bool? = nil, passkeyRequired: Bool? = nil,
-                            now: Date, by actor: String = commandLineActor) throws -> AgentSummary {
+    public func updateAgent(
+        _ reference: AgentReference, tier: Tier? = nil, active: Bool? = nil, admin: Bool? = nil, passkeyRequired: Bool? = nil,
+        now: Date, by actor: String = commandLineActor
+    ) throws -> AgentSummary {
         try pool.withTransaction { connection in
             let current = try requireSummary(reference, connection)
             let newTier = tier ?? current.tier
@@ -162,16 +173,21 @@ public struct IdentityAdministration: Sendable {
             if newTier != current.tier { changes["tier"] = ["from": .string(current.tier.rawValue), "to": .string(newTier.rawValue)] }
             if newAdmin != current.isAdmin { changes["admin"] = ["from": .bool(current.isAdmin), "to": .bool(newAdmin)] }
             if newDisabled != current.disabled { changes["active"] = ["from": .bool(!current.disabled), "to": .bool(!newDisabled)] }
-            if newRequired != current.passkeyRequired { changes["passkey_required"] = ["from": .bool(current.passkeyRequired), "to": .bool(newRequired)] }
+            if newRequired != current.passkeyRequired {
+                changes["passkey_required"] = ["from": .bool(current.passkeyRequired), "to": .bool(newRequired)]
+            }
             guard !changes.isEmpty else { return current }
-            try AgentStore.update(agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, passkeyRequired: newRequired,
-                                  now: now, on: connection)
+            try AgentStore.update(
+                agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, passkeyRequired: newRequired,
+                now: now, on: connection)
             // Sessions carry no tier or role of their own, so only deactivation needs to end them.
             if newDisabled { try SessionStore.deleteAll(agentID: current.id, on: connection) }
-            try audit(.agentUpdated, ["agent_id": .string(current.id.lowercased), "email": .string(current.email), "changes": .object(changes)],
-                      by: actor, now: now, connection)
-            return AgentSummary(id: current.id, email: current.email, name: current.name, tier: newTier, isAdmin: newAdmin, disabled: newDisabled,
-                                lastSignInAt: current.lastSignInAt, createdAt: current.createdAt, passkeyRequired: newRequired, passkeys: current.passkeys)
+            try audit(
+                .agentUpdated, ["agent_id": .string(current.id.lowercased), "email": .string(current.email), "changes": .object(changes)],
+                by: actor, now: now, connection)
+            return AgentSummary(
+                id: current.id, email: current.email, name: current.name, tier: newTier, isAdmin: newAdmin, disabled: newDisabled,
+                lastSignInAt: current.lastSignInAt, createdAt: current.createdAt, passkeyRequired: newRequired, passkeys: current.passkeys)
         }
     }
 
@@ -181,12 +197,16 @@ public struct IdentityAdministration: Sendable {
     }
 
     /// Sets a new (generated) password and ends the agent's sessions; returns the password to print once.
-    public func resetPassword(email: String, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (id: UUID, password: String) {
+    public func resetPassword(email: String, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (
+        id: UUID, password: String
+    ) {
         try resetPassword(.email(email), password: password, now: now, by: actor)
     }
 
     /// Sets a new (generated) password and ends the agent's sessions; returns the password to show once.
-    public func resetPassword(_ reference: AgentReference, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (id: UUID, password: String) {
+    public func resetPassword(_ reference: AgentReference, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (
+        id: UUID, password: String
+    ) {
         let password = password ?? AgentPassword.generate()
         if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
         let hash = try hasher.hash(password)
@@ -216,21 +236,27 @@ public struct IdentityAdministration: Sendable {
             try audit(.totpReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)], by: actor, now: now, connection)
             return agent
         }
-        return NewAgent(id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin, password: "", totpSecret: secret)
+        return NewAgent(
+            id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin, password: "", totpSecret: secret)
     }
 
     /// Creates an API client; `apiKey` and `signingSecret` are generated unless given (tests pass canaries).
-    public func addClient(name: String, apiKey: String? = nil, signingSecret: String? = nil, now: Date,
-                          by actor: String = commandLineActor) throws -> NewAPIClient {
+    public func addClient(
+        name: String, apiKey: String? = nil, signingSecret: String? = nil, now: Date,
+        by actor: String = commandLineActor
+    ) throws -> NewAPIClient {
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmedName.count) else { throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.") }
+        guard (1...200).contains(trimmedName.count) else {
+            throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.")
+        }
         let key = apiKey ?? APIKey.newKey()
         let secret = signingSecret ?? APIKey.newSigningSecret()
         let id = UUID()
         let sealed = SigningSecretSeal.seal(Array(secret.utf8), clientID: id, keys: keys)
         try pool.withTransaction { connection in
-            try APIClientStore.insert(id: id, name: trimmedName, keyHash: APIKey.hash(key), sealedSigningSecret: sealed.sealed,
-                                      signingKeyID: sealed.keyID, now: now, on: connection)
+            try APIClientStore.insert(
+                id: id, name: trimmedName, keyHash: APIKey.hash(key), sealedSigningSecret: sealed.sealed,
+                signingKeyID: sealed.keyID, now: now, on: connection)
             try audit(.clientAdded, ["client_id": .string(id.lowercased), "name": .string(trimmedName)], by: actor, now: now, connection)
         }
         return NewAPIClient(id: id, name: trimmedName, apiKey: key, signingSecret: secret)
@@ -253,11 +279,15 @@ public struct IdentityAdministration: Sendable {
         let sealed = SigningSecretSeal.seal(Array(secret.utf8), clientID: id, keys: keys)
         let until = now.addingTimeInterval(Self.rotationOverlap)
         try pool.withTransaction { connection in
-            guard try APIClientStore.rotate(id: id, sealedSigningSecret: sealed.sealed, signingKeyID: sealed.keyID, overlapUntil: until, now: now,
-                                            on: connection) else {
+            guard
+                try APIClientStore.rotate(
+                    id: id, sealedSigningSecret: sealed.sealed, signingKeyID: sealed.keyID, overlapUntil: until, now: now,
+                    on: connection)
+            else {
                 throw IdentityAdministrationError.noSuchClient(activeOnly: true)
             }
-            try audit(.clientRotated, ["client_id": .string(id.lowercased), "previous_valid_until": Timestamp.json(until)], by: actor, now: now, connection)
+            try audit(
+                .clientRotated, ["client_id": .string(id.lowercased), "previous_valid_until": Timestamp.json(until)], by: actor, now: now, connection)
         }
         return RotatedSigningSecret(id: id, signingSecret: secret, previousValidUntil: until)
     }
@@ -284,9 +314,13 @@ public struct IdentityAdministration: Sendable {
     /// where admins look: the audit log, with the agent as actor.
     public func recordSignCountRegression(agentID: UUID, passkeyID: UUID, stored: Int64, received: Int64, now: Date) throws {
         try pool.withTransaction { connection in
-            try audit(.passkeySignCountRegressed, ["agent_id": .string(agentID.lowercased), "passkey_id": .string(passkeyID.lowercased),
-                                                   "stored_sign_count": .int(stored), "received_sign_count": .int(received)],
-                      by: "agent:" + agentID.lowercased, now: now, connection)
+            try audit(
+                .passkeySignCountRegressed,
+                [
+                    "agent_id": .string(agentID.lowercased), "passkey_id": .string(passkeyID.lowercased),
+                    "stored_sign_count": .int(stored), "received_sign_count": .int(received),
+                ],
+                by: "agent:" + agentID.lowercased, now: now, connection)
         }
     }
 
@@ -308,10 +342,11 @@ public struct IdentityAdministration: Sendable {
     }
 
     private func requireSummary(_ reference: AgentReference, _ connection: PostgresConnection) throws -> AgentSummary {
-        let found: AgentSummary? = switch reference {
-        case .id(let id): try AgentStore.summary(id: id, on: connection)
-        case .email(let email): try AgentStore.find(email: email, on: connection).flatMap { try AgentStore.summary(id: $0.id, on: connection) }
-        }
+        let found: AgentSummary? =
+            switch reference {
+            case .id(let id): try AgentStore.summary(id: id, on: connection)
+            case .email(let email): try AgentStore.find(email: email, on: connection).flatMap { try AgentStore.summary(id: $0.id, on: connection) }
+            }
         guard let found else { throw IdentityAdministrationError.noSuchAgent }
         return found
     }

@@ -57,20 +57,24 @@ final class PasskeyController: Sendable {
         let challenge = SecureRandom.bytes(32)
         let now = context.now
         let existing = try context.pool.withTransaction { connection in
-            try PasskeyStore.insertChallenge(hash: SHA256.hash(challenge), purpose: "register", agentID: agent.id,
-                                             expiresAt: now.addingTimeInterval(Self.challengeLifetime), on: connection)
+            try PasskeyStore.insertChallenge(
+                hash: SHA256.hash(challenge), purpose: "register", agentID: agent.id,
+                expiresAt: now.addingTimeInterval(Self.challengeLifetime), on: connection)
             if UInt8.random(in: 0...15) == 0 { try PasskeyStore.purgeChallenges(now: now, on: connection) }
             return try PasskeyStore.list(agentID: agent.id, on: connection)
         }
-        return CaseHTTP.json([
-            "challenge": .string(Base64URL.encode(challenge)), "timeout": .int(Int64(Self.challengeLifetime * 1000)),
-            "rp": ["id": .string(context.configuration.webAuthnRPID), "name": "Reclaim"],
-            "user": ["id": .string(Base64URL.encode(Self.bytes(of: agent.id))), "name": .string(agent.email), "display_name": .string(agent.name)],
-            "pub_key_cred_params": [["type": "public-key", "alg": -7]],
-            "attestation": "none",
-            "authenticator_selection": ["resident_key": "required", "user_verification": "required"],
-            "exclude_credentials": .array(existing.map { ["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))] }),
-        ], headers: [("Cache-Control", "no-store")])
+        return CaseHTTP.json(
+            [
+                "challenge": .string(Base64URL.encode(challenge)), "timeout": .int(Int64(Self.challengeLifetime * 1000)),
+                "rp": ["id": .string(context.configuration.webAuthnRPID), "name": "Reclaim"],
+                "user": [
+                    "id": .string(Base64URL.encode(Self.bytes(of: agent.id))), "name": .string(agent.email), "display_name": .string(agent.name),
+                ],
+                "pub_key_cred_params": [["type": "public-key", "alg": -7]],
+                "attestation": "none",
+                "authenticator_selection": ["resident_key": "required", "user_verification": "required"],
+                "exclude_credentials": .array(existing.map { ["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))] }),
+            ], headers: [("Cache-Control", "no-store")])
     }
 
     /// `POST /api/v1/passkeys` `{name?, client_data_json, attestation_object}` (base64url): 201 with the passkey.
@@ -92,13 +96,15 @@ final class PasskeyController: Sendable {
             return try context.pool.withTransaction { connection in
                 let id = UUID()
                 do {
-                    try PasskeyStore.insert(id: id, agentID: agent.id, credentialID: credentialID, publicKey: key.uncompressed,
-                                            signCount: Int64(data.signCount), name: name.isEmpty ? "Passkey" : name, now: now, on: connection)
+                    try PasskeyStore.insert(
+                        id: id, agentID: agent.id, credentialID: credentialID, publicKey: key.uncompressed,
+                        signCount: Int64(data.signCount), name: name.isEmpty ? "Passkey" : name, now: now, on: connection)
                 } catch let error as PostgresError where error.sqlState == "23505" {
                     throw Problem.conflict(code: ErrorCode.passkeyExists, detail: "This passkey is already registered.")
                 }
-                return PasskeyRecord(id: id, agentID: agent.id, credentialID: credentialID, publicKey: key.uncompressed, signCount: Int64(data.signCount),
-                                     name: name.isEmpty ? "Passkey" : name, createdAt: now, lastUsedAt: nil)
+                return PasskeyRecord(
+                    id: id, agentID: agent.id, credentialID: credentialID, publicKey: key.uncompressed, signCount: Int64(data.signCount),
+                    name: name.isEmpty ? "Passkey" : name, createdAt: now, lastUsedAt: nil)
             }
         }
         context.logger.info("passkey_registered", ["request_id": .string(request.requestID), "actor": .string(Principal.agent(agent).actor)])
@@ -140,16 +146,21 @@ final class PasskeyController: Sendable {
             let key = ThrottleStore.passkeyOptionsKey(request.clientAddress)
             if case .locked(let until) = try ThrottleStore.claim(key: key, rule: policy.passkeyOptionsRule, now: now, on: connection) {
                 context.logger.warning("passkey_options_throttled", ["request_id": .string(request.requestID)])
-                throw Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)),
-                                              detail: "Too many passkey sign-ins from this address. Try again later.")
+                throw Problem.tooManyRequests(
+                    retryAfter: Int(until.timeIntervalSince(now).rounded(.up)),
+                    detail: "Too many passkey sign-ins from this address. Try again later.")
             }
             try PasskeyStore.purgeChallenges(now: now, on: connection)
-            try PasskeyStore.insertChallenge(hash: SHA256.hash(challenge), purpose: "sign_in", agentID: nil,
-                                             expiresAt: now.addingTimeInterval(Self.challengeLifetime), on: connection)
+            try PasskeyStore.insertChallenge(
+                hash: SHA256.hash(challenge), purpose: "sign_in", agentID: nil,
+                expiresAt: now.addingTimeInterval(Self.challengeLifetime), on: connection)
         }
-        return CaseHTTP.json(["challenge": .string(Base64URL.encode(challenge)), "timeout": .int(Int64(Self.challengeLifetime * 1000)),
-                              "rp_id": .string(context.configuration.webAuthnRPID), "user_verification": "required"],
-                             headers: [("Cache-Control", "no-store")])
+        return CaseHTTP.json(
+            [
+                "challenge": .string(Base64URL.encode(challenge)), "timeout": .int(Int64(Self.challengeLifetime * 1000)),
+                "rp_id": .string(context.configuration.webAuthnRPID), "user_verification": "required",
+            ],
+            headers: [("Cache-Control", "no-store")])
     }
 
     /// `POST /api/v1/session/passkey` `{credential_id, client_data_json, authenticator_data, signature}` (base64url):
@@ -171,7 +182,8 @@ final class PasskeyController: Sendable {
             try consume(clientData.challenge, purpose: "sign_in", agentID: nil, now: now)
             let (agent, token) = try context.pool.withTransaction { connection -> (AgentRecord, String) in
                 guard let passkey = try PasskeyStore.find(credentialID: credentialID, on: connection),
-                      let agent = try AgentStore.find(id: passkey.agentID, on: connection), !agent.disabled else { throw WebAuthn.Refusal.unknownCredential }
+                    let agent = try AgentStore.find(id: passkey.agentID, on: connection), !agent.disabled
+                else { throw WebAuthn.Refusal.unknownCredential }
                 let key = try WebAuthn.ES256Key(uncompressed: passkey.publicKey)
                 guard ES256.verify(signature: signature, message: authenticatorBytes + SHA256.hash(clientDataBytes), x: key.x, y: key.y) else {
                     throw WebAuthn.Refusal.badSignature
@@ -189,11 +201,14 @@ final class PasskeyController: Sendable {
             }
             let sessionID = UUID()
             try context.pool.withConnection { connection in
-                try SessionStore.insert(id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
-                                        expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
+                try SessionStore.insert(
+                    id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
+                    expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
             }
-            context.logger.info("sign_in", ["request_id": .string(request.requestID), "actor": .string("agent:" + agent.id.lowercased), "method": "passkey"])
-            let identity = AgentIdentity(id: agent.id, name: agent.name, email: agent.email, tier: agent.tier, isAdmin: agent.isAdmin, sessionID: sessionID)
+            context.logger.info(
+                "sign_in", ["request_id": .string(request.requestID), "actor": .string("agent:" + agent.id.lowercased), "method": "passkey"])
+            let identity = AgentIdentity(
+                id: agent.id, name: agent.name, email: agent.email, tier: agent.tier, isAdmin: agent.isAdmin, sessionID: sessionID)
             var response = try HTTPResponse.json(sessions.view(identity, keys: keys), status: 201)
             response.addHeader("Set-Cookie", SessionCookie.setCookie(token))
             return response
@@ -201,8 +216,9 @@ final class PasskeyController: Sendable {
             if let regression {
                 // A cloned authenticator is the likeliest cause: recorded where admins look, in its own transaction.
                 try? IdentityAdministration(pool: context.pool, keys: keys)
-                    .recordSignCountRegression(agentID: regression.agent, passkeyID: regression.passkey, stored: regression.stored,
-                                               received: Int64(regression.received), now: now)
+                    .recordSignCountRegression(
+                        agentID: regression.agent, passkeyID: regression.passkey, stored: regression.stored,
+                        received: Int64(regression.received), now: now)
             }
             context.logger.warning("passkey_sign_in_failed", ["request_id": .string(request.requestID), "reason": .string(refusal.rawValue)])
             throw SessionController.invalidCredentials
@@ -216,8 +232,12 @@ final class PasskeyController: Sendable {
         do {
             return try body()
         } catch let refusal as WebAuthn.Refusal {
-            context.logger.warning("passkey_registration_refused", ["request_id": .string(request.requestID), "reason": .string(refusal.rawValue),
-                                                                    "actor": .string("agent:" + agent.lowercased)])
+            context.logger.warning(
+                "passkey_registration_refused",
+                [
+                    "request_id": .string(request.requestID), "reason": .string(refusal.rawValue),
+                    "actor": .string("agent:" + agent.lowercased),
+                ])
             throw Problem(ErrorCode.passkeyRefused, detail: "The passkey could not be registered (\(refusal.rawValue)).")
         }
     }
@@ -226,7 +246,9 @@ final class PasskeyController: Sendable {
     /// a refused ceremony cannot be tried again with it.
     private func consume(_ text: String, purpose: String, agentID: UUID?, now: Date) throws {
         guard let challenge = Self.decodeChallenge(text),
-              try context.pool.withTransaction({ try PasskeyStore.consumeChallenge(hash: SHA256.hash(challenge), purpose: purpose, agentID: agentID, now: now, on: $0) })
+            try context.pool.withTransaction({
+                try PasskeyStore.consumeChallenge(hash: SHA256.hash(challenge), purpose: purpose, agentID: agentID, now: now, on: $0)
+            })
         else { throw WebAuthn.Refusal.unknownChallenge }
     }
 
@@ -237,8 +259,10 @@ final class PasskeyController: Sendable {
     }
 
     static func json(_ passkey: PasskeyRecord) -> JSONValue {
-        ["id": .string(passkey.id.lowercased), "name": .string(passkey.name), "created_at": Timestamp.json(passkey.createdAt),
-         "last_used_at": Timestamp.json(passkey.lastUsedAt)]
+        [
+            "id": .string(passkey.id.lowercased), "name": .string(passkey.name), "created_at": Timestamp.json(passkey.createdAt),
+            "last_used_at": Timestamp.json(passkey.lastUsedAt),
+        ]
     }
 
     /// A WebAuthn user handle: the agent id's 16 bytes (no e-mail, nothing personal).

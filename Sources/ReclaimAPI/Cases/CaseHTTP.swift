@@ -63,8 +63,10 @@ enum CaseHTTP {
         ]
         var assignee = JSONValue.null
         if let id = record.assigneeID {
-            assignee = ["id": .string(id.uuidString.lowercased()), "name": .optional(record.assigneeName),
-                        "tier": .optional(record.assigneeTier?.rawValue)]
+            assignee = [
+                "id": .string(id.uuidString.lowercased()), "name": .optional(record.assigneeName),
+                "tier": .optional(record.assigneeTier?.rawValue),
+            ]
         }
         return [
             "case_number": .string(record.number),
@@ -85,8 +87,10 @@ enum CaseHTTP {
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
             "allowed_actions": .array(allowedActions(record, actorTier: actorTier, workflow: workflow).map(JSONValue.string)),
             "created_at": Timestamp.json(record.createdAt),
-            "unlocks": ["required": .array(UnlockChecklist.required(kind: s.kind, facts: s.facts).map { .string($0.rawValue) }),
-                        "done": .array(record.unlocksDone.map { .string($0.rawValue) })],
+            "unlocks": [
+                "required": .array(UnlockChecklist.required(kind: s.kind, facts: s.facts).map { .string($0.rawValue) }),
+                "done": .array(record.unlocksDone.map { .string($0.rawValue) }),
+            ],
             "unreviewed_documents": .int(Int64(record.unreviewedDocuments)),
             "updated_at": Timestamp.json(record.updatedAt),
             "version": .int(Int64(record.version)),
@@ -100,11 +104,16 @@ enum CaseHTTP {
         func raw(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
         func plain(_ text: String) { out.append(contentsOf: text.utf8) }  // known not to need escaping
         func string(_ value: String) { JSONValue.writeString(value, to: &out) }
-        func quoted(_ text: String) { out.append(0x22); out.append(contentsOf: text.utf8); out.append(0x22) }
+        func quoted(_ text: String) {
+            out.append(0x22)
+            out.append(contentsOf: text.utf8)
+            out.append(0x22)
+        }
         func time(_ date: Date?) { if let date { quoted(Timestamp.format(date)) } else { raw("null") } }
         func optional(_ value: String?) { if let value { string(value) } else { raw("null") } }
         func bool(_ value: Bool) { if value { raw("true") } else { raw("false") } }
-        raw("{\"account_email\":"); string(record.accountEmail)
+        raw("{\"account_email\":")
+        string(record.accountEmail)
         raw(",\"allowed_actions\":[")
         for (index, word) in allowedActions(record, actorTier: actorTier, workflow: workflow).enumerated() {
             if index > 0 { out.append(0x2C) }
@@ -112,40 +121,65 @@ enum CaseHTTP {
         }
         raw("],\"assignee\":")
         if let id = record.assigneeID {
-            raw("{\"id\":"); quoted(id.uuidString.lowercased())
-            raw(",\"name\":"); optional(record.assigneeName)
-            raw(",\"tier\":"); optional(record.assigneeTier?.rawValue)
+            raw("{\"id\":")
+            quoted(id.uuidString.lowercased())
+            raw(",\"name\":")
+            optional(record.assigneeName)
+            raw(",\"tier\":")
+            optional(record.assigneeTier?.rawValue)
             raw("}")
         } else {
             raw("null")
         }
-        raw(",\"case_number\":"); quoted(record.number)
-        raw(",\"created_at\":"); time(record.createdAt)
-        raw(",\"customer\":{\"contact_email\":"); string(record.customerContactEmail)
-        raw(",\"name\":"); string(record.customerName)
+        raw(",\"case_number\":")
+        quoted(record.number)
+        raw(",\"created_at\":")
+        time(record.createdAt)
+        raw(",\"customer\":{\"contact_email\":")
+        string(record.customerContactEmail)
+        raw(",\"name\":")
+        string(record.customerName)
         raw("},\"devices\":[")
         for (index, device) in record.devices.enumerated() {
             if index > 0 { out.append(0x2C) }
-            raw("{\"imei\":"); optional(device.imei)
-            raw(",\"model\":"); optional(device.model)
-            raw(",\"serial\":"); optional(device.serial)
+            raw("{\"imei\":")
+            optional(device.imei)
+            raw(",\"model\":")
+            optional(device.model)
+            raw(",\"serial\":")
+            optional(device.serial)
             raw("}")
         }
-        raw("],\"due_at\":"); time(record.dueAt)
-        raw(",\"facts\":{\"lost_mode_enabled\":"); bool(s.facts.lostModeEnabled)
-        raw(",\"rescue_email\":"); optional(record.rescueEmail)
-        raw(",\"rescue_email_added\":"); bool(s.facts.rescueEmailAdded)
-        raw(",\"security_questions_changed\":"); bool(s.facts.securityQuestionsChanged)
-        raw(",\"two_step_enabled\":"); bool(s.facts.twoStepEnabled)
-        raw("},\"frozen\":"); bool(record.frozen)
-        raw(",\"kind\":"); quoted(s.kind.rawValue)
-        raw(",\"language\":"); optional(record.language?.rawValue)
-        raw(",\"merged_into\":"); optional(record.mergedInto)
-        raw(",\"overdue\":"); bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
-        raw(",\"path\":"); quoted(s.path.rawValue)
-        raw(",\"state\":"); quoted(s.state.rawValue)
-        raw(",\"summary\":"); string(record.summary)
-        raw(",\"tier\":"); quoted(s.tier.rawValue)
+        raw("],\"due_at\":")
+        time(record.dueAt)
+        raw(",\"facts\":{\"lost_mode_enabled\":")
+        bool(s.facts.lostModeEnabled)
+        raw(",\"rescue_email\":")
+        optional(record.rescueEmail)
+        raw(",\"rescue_email_added\":")
+        bool(s.facts.rescueEmailAdded)
+        raw(",\"security_questions_changed\":")
+        bool(s.facts.securityQuestionsChanged)
+        raw(",\"two_step_enabled\":")
+        bool(s.facts.twoStepEnabled)
+        raw("},\"frozen\":")
+        bool(record.frozen)
+        raw(",\"kind\":")
+        quoted(s.kind.rawValue)
+        raw(",\"language\":")
+        optional(record.language?.rawValue)
+        raw(",\"merged_into\":")
+        optional(record.mergedInto)
+        raw(",\"overdue\":")
+        bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
+        raw(",\"path\":")
+        quoted(s.path.rawValue)
+        raw(",\"state\":")
+        quoted(s.state.rawValue)
+        raw(",\"summary\":")
+        string(record.summary)
+        raw(",\"tier\":")
+        quoted(s.tier.rawValue)
         raw(",\"unlocks\":{\"done\":[")
         for (index, step) in record.unlocksDone.enumerated() {
             if index > 0 { out.append(0x2C) }
@@ -156,9 +190,12 @@ enum CaseHTTP {
             if index > 0 { out.append(0x2C) }
             quoted(step.rawValue)
         }
-        raw("]},\"unreviewed_documents\":"); plain(String(record.unreviewedDocuments))
-        raw(",\"updated_at\":"); time(record.updatedAt)
-        raw(",\"version\":"); plain(String(record.version))
+        raw("]},\"unreviewed_documents\":")
+        plain(String(record.unreviewedDocuments))
+        raw(",\"updated_at\":")
+        time(record.updatedAt)
+        raw(",\"version\":")
+        plain(String(record.version))
         raw("}")
     }
 
@@ -174,7 +211,8 @@ enum CaseHTTP {
             value = try request.decodeJSON(ExactJSON.self).value
         }
         guard case .object(let members)? = value else {
-            throw Problem.unprocessable(detail: "The request body is not a JSON object.", errors: [FieldError(field: "", message: "expected an object")])
+            throw Problem.unprocessable(
+                detail: "The request body is not a JSON object.", errors: [FieldError(field: "", message: "expected an object")])
         }
         return members
     }
@@ -183,7 +221,8 @@ enum CaseHTTP {
     static func requiredString(_ members: [String: JSONValue], _ name: String) throws -> String {
         guard case .string(let value)? = members[name] else {
             let message = members[name] == nil ? "required" : "expected a string"
-            throw Problem.unprocessable(detail: "The field '\(name)' is required and is a string.", errors: [FieldError(field: name, message: message)])
+            throw Problem.unprocessable(
+                detail: "The field '\(name)' is required and is a string.", errors: [FieldError(field: name, message: message)])
         }
         return value
     }
@@ -239,11 +278,17 @@ struct ExactJSON: Decodable {
             value = .array(items)
         } else {
             let single = try decoder.singleValueContainer()
-            if single.decodeNil() { value = .null }
-            else if let bool = try? single.decode(Bool.self) { value = .bool(bool) }
-            else if let int = try? single.decode(Int64.self) { value = .int(int) }
-            else if let string = try? single.decode(String.self) { value = .string(string) }
-            else { throw DecodingError.dataCorruptedError(in: single, debugDescription: "numbers here are integers") }
+            if single.decodeNil() {
+                value = .null
+            } else if let bool = try? single.decode(Bool.self) {
+                value = .bool(bool)
+            } else if let int = try? single.decode(Int64.self) {
+                value = .int(int)
+            } else if let string = try? single.decode(String.self) {
+                value = .string(string)
+            } else {
+                throw DecodingError.dataCorruptedError(in: single, debugDescription: "numbers here are integers")
+            }
         }
     }
 }

@@ -6,13 +6,18 @@ import ReclaimStore
 extension OpenAPIDocument {
     nonisolated(unsafe) private static let string: [String: Any] = ["type": "string"]
     /// An address the service accepts as input (`EmailAddress.validate`).
-    nonisolated(unsafe) static let mailbox: [String: Any] = ["type": "string", "format": "email", "maxLength": EmailAddress.maximumLength,
-                                                             "description": EmailAddress.rule]
+    nonisolated(unsafe) static let mailbox: [String: Any] = [
+        "type": "string", "format": "email", "maxLength": EmailAddress.maximumLength,
+        "description": EmailAddress.rule,
+    ]
     nonisolated(unsafe) private static let dateTime: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
-    nonisolated(unsafe) private static let caseNumber: [String: Any] = ["type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit."]
+    nonisolated(unsafe) private static let caseNumber: [String: Any] = [
+        "type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit.",
+    ]
     nonisolated(unsafe) static let actorNames: [String: Any] = [
         "type": "object", "additionalProperties": ["type": "string"],
-        "description": "The agents among this page's actors (and, for events, those cases were assigned to), by `agent:<uuid>` → name; not part of any hash.",
+        "description":
+            "The agents among this page's actors (and, for events, those cases were assigned to), by `agent:<uuid>` → name; not part of any hash.",
     ]
     nonisolated(unsafe) private static let device: [String: Any] = [
         "type": "object",
@@ -20,18 +25,24 @@ extension OpenAPIDocument {
     ]
     nonisolated(unsafe) private static let facts: [String: Any] = [
         "type": "object",
-        "properties": ["rescue_email": ["type": ["string", "null"], "description": "The address the thief added, when known; nothing is ever sent to it, "
-                                        + "nor to any address that reaches the same mailbox (case, +tag and the provider's own rules ignored). "
-                                        + EmailAddress.rule],
-                       "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
-                       "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]],
+        "properties": [
+            "rescue_email": [
+                "type": ["string", "null"],
+                "description": "The address the thief added, when known; nothing is ever sent to it, "
+                    + "nor to any address that reaches the same mailbox (case, +tag and the provider's own rules ignored). "
+                    + EmailAddress.rule,
+            ],
+            "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
+            "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"],
+        ],
     ]
     nonisolated(unsafe) private static let fromCase: [String: Any] = [
         "type": "string", "description": "Present on an item a merged case brought: that case's number.",
     ]
     nonisolated(unsafe) private static let language: [String: Any] = [
         "type": ["string", "null"], "enum": CustomerLanguage.allCases.map(\.rawValue) + [NSNull()],
-        "description": "The customer's language for the status page and every message sent; null (or left out when opening) when not known: the reader's Accept-Language then decides the status page, and mail goes in English.",
+        "description":
+            "The customer's language for the status page and every message sent; null (or left out when opening) when not known: the reader's Accept-Language then decides the status page, and mail goes in English.",
     ]
     nonisolated(unsafe) private static let caseProperties: [String: Any] = [
         "case_number": caseNumber,
@@ -49,24 +60,30 @@ extension OpenAPIDocument {
         "frozen": ["type": "boolean"],
         "due_at": dateTime,
         "overdue": ["type": "boolean"],
-        "allowed_actions": ["type": "array", "items": ["type": "string", "enum": CaseAction.allCases.map(\.rawValue) + CaseWork.allCases.map(\.rawValue)],
-                            "description": "What the caller may do on the case now, and all the dashboard offers: the workflow transitions "
-                                + "(POST …/transitions; send_reset only once every security answer on file matched), then the other work "
-                                + "(the vocabulary's case_work: assign is take or hand over; reissue_access_code mails a new code, "
-                                + "give_access_code also answers it, with a caller_check, tier2+). A finished case (resolved, rejected, closed, "
-                                + "merged) takes no work but an internal note, a customer note (not when merged), a new access code and, merged, unmerge."],
+        "allowed_actions": [
+            "type": "array", "items": ["type": "string", "enum": CaseAction.allCases.map(\.rawValue) + CaseWork.allCases.map(\.rawValue)],
+            "description": "What the caller may do on the case now, and all the dashboard offers: the workflow transitions "
+                + "(POST …/transitions; send_reset only once every security answer on file matched), then the other work "
+                + "(the vocabulary's case_work: assign is take or hand over; reissue_access_code mails a new code, "
+                + "give_access_code also answers it, with a caller_check, tier2+). A finished case (resolved, rejected, closed, "
+                + "merged) takes no work but an internal note, a customer note (not when merged), a new access code and, merged, unmerge.",
+        ],
         "created_at": dateTime,
         "updated_at": dateTime,
         "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
-        "unlocks": ["type": "object", "required": ["required", "done"],
-                    "description": "The unlock checklist: complete needs every required step done.",
-                    "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]]],
+        "unlocks": [
+            "type": "object", "required": ["required", "done"],
+            "description": "The unlock checklist: complete needs every required step done.",
+            "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]],
+        ],
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
     ]
     nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
-    private static let caseRequired = ["case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-                                       "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents"]
+    private static let caseRequired = [
+        "case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
+        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents",
+    ]
 
     /// The schemas, by name.
     nonisolated(unsafe) static let caseSchemas: [String: Any] = [  // immutable after initialisation
@@ -87,8 +104,13 @@ extension OpenAPIDocument {
         "AccessCodeRequest": [
             "type": "object",
             "description": "Without caller_check (or with an empty body) the new code is only mailed to the contact address.",
-            "properties": ["caller_check": ["type": "string", "minLength": 1, "maxLength": AccessCode.callerCheckMaximumLength,
-                                            "description": "How the caller was verified (recorded in the event): the new code is then also answered, to read out to them. Tier2+; a tier-1 agent sending it is refused 403 insufficient_tier."]],
+            "properties": [
+                "caller_check": [
+                    "type": "string", "minLength": 1, "maxLength": AccessCode.callerCheckMaximumLength,
+                    "description":
+                        "How the caller was verified (recorded in the event): the new code is then also answered, to read out to them. Tier2+; a tier-1 agent sending it is refused 403 insufficient_tier.",
+                ]
+            ],
         ],
         "CaseCorrection": [
             "type": "object", "minProperties": 1, "additionalProperties": false,
@@ -97,40 +119,77 @@ extension OpenAPIDocument {
                 + "wrong type or an empty patch is 422. A contact address that reaches the rescue address's mailbox (case, +tag and "
                 + "the provider's own rules ignored) is 422 naming the field the patch changed.",
             "properties": [
-                "customer": ["type": "object", "minProperties": 1, "additionalProperties": false,
-                             "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 200],
-                                            "contact_email": mailbox.merging(["description": "The customer's own address. The previous one is told of the change "
-                                                + "(the new one masked), unless it reaches the rescue address. " + EmailAddress.rule], uniquingKeysWith: { $1 })]],
+                "customer": [
+                    "type": "object", "minProperties": 1, "additionalProperties": false,
+                    "properties": [
+                        "name": ["type": "string", "minLength": 1, "maxLength": 200],
+                        "contact_email": mailbox.merging(
+                            [
+                                "description": "The customer's own address. The previous one is told of the change "
+                                    + "(the new one masked), unless it reaches the rescue address. " + EmailAddress.rule
+                            ], uniquingKeysWith: { $1 }),
+                    ],
+                ],
                 "language": language,
-                "facts": ["type": "object", "minProperties": 1, "additionalProperties": false,
-                          "description": "Only the members given change. A change that makes the case device-only (two_step_enabled on an account "
-                            + "takeover), or no longer so, takes the path it would have taken (new, identity_check: the initial path; "
-                            + "awaiting_documents, document_review: the documents path request_documents chooses) and is 409 path_decided in "
-                            + "engineering; the unlock checklist and due date follow.",
-                          "properties": ["rescue_email": ["type": ["string", "null"], "format": "email", "maxLength": EmailAddress.maximumLength,
-                                                          "description": "The address the thief added; null: not known. A known address sets "
-                                                            + "rescue_email_added. " + EmailAddress.rule],
-                                         "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
-                                         "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"]]],
-                "devices": ["type": "array", "maxItems": 10, "items": device, "description": "Every device: replaces the list (each needs a serial or an IMEI)."],
+                "facts": [
+                    "type": "object", "minProperties": 1, "additionalProperties": false,
+                    "description": "Only the members given change. A change that makes the case device-only (two_step_enabled on an account "
+                        + "takeover), or no longer so, takes the path it would have taken (new, identity_check: the initial path; "
+                        + "awaiting_documents, document_review: the documents path request_documents chooses) and is 409 path_decided in "
+                        + "engineering; the unlock checklist and due date follow.",
+                    "properties": [
+                        "rescue_email": [
+                            "type": ["string", "null"], "format": "email", "maxLength": EmailAddress.maximumLength,
+                            "description": "The address the thief added; null: not known. A known address sets "
+                                + "rescue_email_added. " + EmailAddress.rule,
+                        ],
+                        "rescue_email_added": ["type": "boolean"], "security_questions_changed": ["type": "boolean"],
+                        "two_step_enabled": ["type": "boolean"], "lost_mode_enabled": ["type": "boolean"],
+                    ],
+                ],
+                "devices": [
+                    "type": "array", "maxItems": 10, "items": device,
+                    "description": "Every device: replaces the list (each needs a serial or an IMEI).",
+                ],
                 "summary": ["type": "string", "maxLength": 5000],
             ],
         ],
         "IssuedAccessCode": [
             "type": "object", "required": ["mailed"],
-            "properties": ["access_code": ["type": "string", "description": "Only when the request carried caller_check; shown this once: 16 Crockford base32 symbols in groups of four."],
-                           "mailed": ["type": "boolean", "description": "The new code was mailed to the contact address (false: refused, the contact address is the rescue address; see mail_refused on the timeline)."]],
+            "properties": [
+                "access_code": [
+                    "type": "string",
+                    "description": "Only when the request carried caller_check; shown this once: 16 Crockford base32 symbols in groups of four.",
+                ],
+                "mailed": [
+                    "type": "boolean",
+                    "description":
+                        "The new code was mailed to the contact address (false: refused, the contact address is the rescue address; see mail_refused on the timeline).",
+                ],
+            ],
         ],
         "QuestionList": [
             "type": "object", "required": ["items"],
-            "properties": ["items": ["type": "array", "items": ["type": "object", "required": ["id", "question", "matched"],
-                                                                "properties": ["id": string, "question": string, "matched": ["type": "boolean"]]]]],
+            "properties": [
+                "items": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["id", "question", "matched"],
+                        "properties": ["id": string, "question": string, "matched": ["type": "boolean"]],
+                    ],
+                ]
+            ],
         ],
         "Merge": [
             "type": "object", "required": ["into"],
-            "properties": ["into": caseNumber, "reason": string,
-                           "same_customer_confirmed": ["type": "boolean", "default": false,
-                                                       "description": "Required (true) when the two cases name different customers (name or contact address): the agent confirms they are one person; otherwise 409 different_customer."]],
+            "properties": [
+                "into": caseNumber, "reason": string,
+                "same_customer_confirmed": [
+                    "type": "boolean", "default": false,
+                    "description":
+                        "Required (true) when the two cases name different customers (name or contact address): the agent confirms they are one person; otherwise 409 different_customer.",
+                ],
+            ],
         ],
         "Unmerge": ["type": "object", "properties": ["reason": string]],
         "UnlockStep": [
@@ -141,13 +200,18 @@ extension OpenAPIDocument {
             "type": "object", "required": caseRequired + ["access_code", "possible_duplicates"],
             "properties": caseProperties.merging([
                 "access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."],
-                "possible_duplicates": ["type": "array", "description": "The other open cases with the same account email, serial or IMEI (opening is never refused for them).",
-                                        "items": ["type": "object", "required": ["case_number", "state"], "properties": ["case_number": caseNumber, "state": string]]],
+                "possible_duplicates": [
+                    "type": "array",
+                    "description": "The other open cases with the same account email, serial or IMEI (opening is never refused for them).",
+                    "items": ["type": "object", "required": ["case_number", "state"], "properties": ["case_number": caseNumber, "state": string]],
+                ],
             ]) { a, _ in a },
         ],
         "CaseList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Case"]], "next_cursor": ["type": ["string", "null"]]],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/Case"]], "next_cursor": ["type": ["string", "null"]],
+            ],
         ],
         "Transition": [
             "type": "object", "required": ["action"],
@@ -155,8 +219,10 @@ extension OpenAPIDocument {
                 "action": ["type": "string", "enum": CaseAction.allCases.map(\.rawValue)],
                 "reason": string,
                 "unlock": unlockStep,
-                "answers": ["type": "array", "description": "send_reset: the customer's answers, checked against every answer on file.",
-                            "items": ["type": "object", "required": ["question_id", "answer"], "properties": ["question_id": string, "answer": string]]],
+                "answers": [
+                    "type": "array", "description": "send_reset: the customer's answers, checked against every answer on file.",
+                    "items": ["type": "object", "required": ["question_id", "answer"], "properties": ["question_id": string, "answer": string]],
+                ],
             ],
         ],
         "Assign": ["type": "object", "required": ["agent_id"], "properties": ["agent_id": ["type": "string", "format": "uuid"]]],
@@ -166,34 +232,57 @@ extension OpenAPIDocument {
         ],
         "Note": [
             "type": "object", "required": ["id", "body", "visibility", "author", "created_at"],
-            "properties": ["id": ["type": "string", "format": "uuid"], "body": string, "visibility": string, "author": string, "created_at": dateTime],
+            "properties": [
+                "id": ["type": "string", "format": "uuid"], "body": string, "visibility": string, "author": string, "created_at": dateTime,
+            ],
         ],
         "NoteList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Note"]], "next_cursor": ["type": ["string", "null"]],
-                           "actors": actorNames],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/Note"]], "next_cursor": ["type": ["string", "null"]],
+                "actors": actorNames,
+            ],
         ],
         "Event": [
             "type": "object", "required": ["seq", "at", "actor", "type", "data", "prev_hash", "hash", "leaf_index"],
-            "properties": ["seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
-                           "prev_hash": ["type": ["string", "null"]],
-                           "hash": ["type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}."],
-                           "leaf_index": ["type": ["integer", "null"], "minimum": 0,
-                                          "description": "The event's leaf in the transparency log (GET /api/v1/audit/proof); null for the moment between its commit and the sequencer's next pass."]],
+            "properties": [
+                "seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
+                "prev_hash": ["type": ["string", "null"]],
+                "hash": [
+                    "type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}.",
+                ],
+                "leaf_index": [
+                    "type": ["integer", "null"], "minimum": 0,
+                    "description":
+                        "The event's leaf in the transparency log (GET /api/v1/audit/proof); null for the moment between its commit and the sequencer's next pass.",
+                ],
+            ],
         ],
         "EventList": [
             "type": "object", "required": ["items", "next_cursor"],
-            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Event"]], "next_cursor": ["type": ["string", "null"]],
-                           "actors": actorNames],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/Event"]], "next_cursor": ["type": ["string", "null"]],
+                "actors": actorNames,
+            ],
         ],
         "NewAccount": [
             "type": "object", "required": ["email"],
             "properties": [
                 "email": mailbox,
-                "security_questions": ["type": "array", "items": ["type": "object", "required": ["id", "question", "answer"],
-                                                                  "properties": ["id": string, "question": string, "answer": string]]],
-                "cards": ["type": "array", "items": ["type": "object", "required": ["number", "exp_month", "exp_year"],
-                                                     "properties": ["number": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]]]],
+                "security_questions": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["id", "question", "answer"],
+                        "properties": ["id": string, "question": string, "answer": string],
+                    ],
+                ],
+                "cards": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["number", "exp_month", "exp_year"],
+                        "properties": ["number": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]],
+                    ],
+                ],
                 "devices": ["type": "array", "items": device],
             ],
         ],
@@ -202,50 +291,90 @@ extension OpenAPIDocument {
             "properties": [
                 "id": ["type": "string", "format": "uuid"], "email": string,
                 "security_questions": ["type": "array", "items": ["type": "object", "properties": ["id": string, "question": string]]],
-                "cards": ["type": "array", "items": ["type": "object", "properties": ["masked": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]]]],
+                "cards": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "properties": ["masked": string, "exp_month": ["type": "integer"], "exp_year": ["type": "integer"]],
+                    ],
+                ],
                 "devices": ["type": "array", "items": device],
             ],
         ],
         "AgentList": [
             "type": "object", "required": ["items"],
-            "properties": ["items": ["type": "array", "items": [
-                "type": "object", "required": ["id", "name", "tier"],
-                "properties": ["id": ["type": "string", "format": "uuid"], "name": string,
-                               "tier": ["enum": Tier.allCases.map(\.rawValue)]],
-            ]]],
+            "properties": [
+                "items": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["id", "name", "tier"],
+                        "properties": [
+                            "id": ["type": "string", "format": "uuid"], "name": string,
+                            "tier": ["enum": Tier.allCases.map(\.rawValue)],
+                        ],
+                    ],
+                ]
+            ],
         ],
         "StatusRequest": [
             "type": "object", "required": ["case_number", "access_code"],
-            "properties": ["case_number": string, "access_code": ["type": "string", "description": "Any case; spaces and dashes ignored."],
-                           "language": ["enum": CustomerLanguage.allCases.map(\.rawValue),
-                                        "description": "The language of the answer; without it the case's language, then Accept-Language."]],
+            "properties": [
+                "case_number": string, "access_code": ["type": "string", "description": "Any case; spaces and dashes ignored."],
+                "language": [
+                    "enum": CustomerLanguage.allCases.map(\.rawValue),
+                    "description": "The language of the answer; without it the case's language, then Accept-Language.",
+                ],
+            ],
         ],
         "Status": [
             "type": "object",
-            "required": ["case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
-                         "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes"],
+            "required": [
+                "case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
+                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes",
+            ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
-                "stage": ["type": "string", "description": "Where the case stands in plain words (the progress line's current stage), in `language`."],
+                "stage": [
+                    "type": "string", "description": "Where the case stands in plain words (the progress line's current stage), in `language`.",
+                ],
                 "stage_key": ["type": "string", "description": "The catalogue key of `stage`."],
                 "next_step_key": ["type": "string", "description": "The catalogue key of `next_step`."],
                 "missing_text": ["type": "array", "items": string, "description": "`missing` in `language`, in the same order."],
                 "can_upload": ["type": "boolean", "description": "Whether uploads are taken (open cases only)."],
-                "notices": ["type": "array", "description": "Warnings and advice in `language`: never pay comes first.",
-                            "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]]],
+                "notices": [
+                    "type": "array", "description": "Warnings and advice in `language`: never pay comes first.",
+                    "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]],
+                ],
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
-                "progress": ["type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
-                             "items": ["type": "object", "required": ["key", "label", "mark"],
-                                       "properties": ["key": string, "label": string, "mark": ["enum": ProgressStage.Mark.allCases.map(\.rawValue)]]]],
+                "progress": [
+                    "type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
+                    "items": [
+                        "type": "object", "required": ["key", "label", "mark"],
+                        "properties": ["key": string, "label": string, "mark": ["enum": ProgressStage.Mark.allCases.map(\.rawValue)]],
+                    ],
+                ],
                 "next_step": string, "updated_at": dateTime, "due_at": dateTime,
-                "evidence": ["type": "array", "items": ["type": "object", "properties": [
-                    "type": string, "filed_at": dateTime, "from_case": fromCase,
-                    "status": ["enum": ShownEvidenceStatus.allCases.map(\.rawValue),
-                               "description": "received for typed details and transcripts (never a match result) and on finished cases."],
-                    "customer_reason": ["enum": CustomerReason.allCases.map(\.rawValue), "description": "On a rejected document only: why it was not accepted."],
-                    "customer_reason_text": ["type": "string", "description": "`customer_reason` in `language`, one sentence."]]]],
+                "evidence": [
+                    "type": "array",
+                    "items": [
+                        "type": "object",
+                        "properties": [
+                            "type": string, "filed_at": dateTime, "from_case": fromCase,
+                            "status": [
+                                "enum": ShownEvidenceStatus.allCases.map(\.rawValue),
+                                "description": "received for typed details and transcripts (never a match result) and on finished cases.",
+                            ],
+                            "customer_reason": [
+                                "enum": CustomerReason.allCases.map(\.rawValue),
+                                "description": "On a rejected document only: why it was not accepted.",
+                            ],
+                            "customer_reason_text": ["type": "string", "description": "`customer_reason` in `language`, one sentence."],
+                        ],
+                    ],
+                ],
                 "missing": ["type": "array", "items": string],
-                "notes": ["type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]]],
+                "notes": [
+                    "type": "array", "items": ["type": "object", "properties": ["body": string, "created_at": dateTime, "from_case": fromCase]],
+                ],
                 "merged_from": ["type": "string", "description": "Looked up by the number of a case merged into this one: that number."],
             ],
         ],

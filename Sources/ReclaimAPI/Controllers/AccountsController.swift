@@ -30,17 +30,21 @@ final class AccountsController: Sendable {
             return
         }
         let accepted = hashQueue.submit { [self] in
-            completion(Result {
-                let prepared = try AccountOperations.prepare(account, hasher: hasher, keys: context.keys)
-                let now = context.clock.now()
-                return try context.transaction(for: request) { connection in
-                    try AccountOperations.store(prepared, at: now, on: connection)
-                    return CaseHTTP.json(prepared.json, status: 201)
-                }
-            })
+            completion(
+                Result {
+                    let prepared = try AccountOperations.prepare(account, hasher: hasher, keys: context.keys)
+                    let now = context.clock.now()
+                    return try context.transaction(for: request) { connection in
+                        try AccountOperations.store(prepared, at: now, on: connection)
+                        return CaseHTTP.json(prepared.json, status: 201)
+                    }
+                })
         }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many accounts being stored at once; try again in a moment.")))
+            completion(
+                .failure(
+                    Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many accounts being stored at once; try again in a moment.")
+                ))
         }
     }
 }

@@ -79,9 +79,11 @@ final class AuditController: Sendable {
             ]
             if let latest = try TransparencyLogStore.latestCheckpoint(on: connection) {
                 let verdict = try TransparencyLog.verify(note: latest.note, origin: origin, keys: keys, size: size, root: root, on: connection)
-                members["checkpoint"] = ["note": .string(latest.note), "tree_size": .int(Int64(latest.size)),
-                                         "root_hash": .string(Data(latest.root).base64EncodedString()), "signed_at": Timestamp.json(latest.createdAt),
-                                         "key_id": .string(latest.keyID)]
+                members["checkpoint"] = [
+                    "note": .string(latest.note), "tree_size": .int(Int64(latest.size)),
+                    "root_hash": .string(Data(latest.root).base64EncodedString()), "signed_at": Timestamp.json(latest.createdAt),
+                    "key_id": .string(latest.keyID),
+                ]
                 members["verified"] = .bool(verdict.verified)
                 members["problem"] = .optional(verdict.problem)
             }
@@ -111,8 +113,12 @@ extension OpenAPIDocument {
     nonisolated(unsafe) static let auditSchemas: [String: Any] = [  // immutable after initialisation
         "AuditProof": [
             "type": "object", "required": ["hashes"],
-            "properties": ["hashes": ["type": "array", "items": ["type": "string", "contentEncoding": "base64"],
-                                      "description": "The proof's SHA-256 hashes, base64, in RFC 9162 order."]],
+            "properties": [
+                "hashes": [
+                    "type": "array", "items": ["type": "string", "contentEncoding": "base64"],
+                    "description": "The proof's SHA-256 hashes, base64, in RFC 9162 order.",
+                ]
+            ],
         ],
         "AdminCheckpoint": [
             "type": "object", "required": ["tree_size", "root_hash", "pending", "verifier_key", "checkpoint", "verified", "problem"],
@@ -123,11 +129,15 @@ extension OpenAPIDocument {
                 "verifier_key": ["type": ["string", "null"]],
                 "checkpoint": [
                     "type": ["object", "null"], "required": ["note", "tree_size", "root_hash", "signed_at", "key_id"],
-                    "properties": ["note": ["type": "string", "description": "The signed note, as GET /api/v1/audit/checkpoint answers it."],
-                                   "tree_size": ["type": "integer"], "root_hash": ["type": "string", "contentEncoding": "base64"],
-                                   "signed_at": ["type": "string", "format": "date-time"], "key_id": ["type": "string"]],
+                    "properties": [
+                        "note": ["type": "string", "description": "The signed note, as GET /api/v1/audit/checkpoint answers it."],
+                        "tree_size": ["type": "integer"], "root_hash": ["type": "string", "contentEncoding": "base64"],
+                        "signed_at": ["type": "string", "format": "date-time"], "key_id": ["type": "string"],
+                    ],
                 ],
-                "verified": ["type": "boolean", "description": "The checkpoint's signature holds and today's tree extends it (consistency proof checked)."],
+                "verified": [
+                    "type": "boolean", "description": "The checkpoint's signature holds and today's tree extends it (consistency proof checked).",
+                ],
                 "problem": ["type": ["string", "null"]],
             ],
         ],

@@ -14,8 +14,9 @@ extension CasesController {
         let correction = try Self.correction(from: CaseHTTP.jsonObject(request))
         let now = self.now
         return try context.transaction(for: request, attempting: "correct") { connection in
-            respond(try operations.correct(number, expectedVersion: expected, correction, by: principal.actor, at: now, on: connection),
-                    principal: principal)
+            respond(
+                try operations.correct(number, expectedVersion: expected, correction, by: principal.actor, at: now, on: connection),
+                principal: principal)
         }
     }
 
@@ -34,7 +35,10 @@ extension CasesController {
             return string(value, field).map { .some($0) }
         }
         func object(_ value: JSONValue, _ field: String, members: Set<String>, nonEmpty: Bool = true) -> [String: JSONValue]? {
-            guard case .object(let object) = value else { refuse(field, "Expected an object."); return nil }
+            guard case .object(let object) = value else {
+                refuse(field, "Expected an object.")
+                return nil
+            }
             for name in object.keys.sorted() where !members.contains(name) { refuse("\(field).\(name)", "Not a field that can be corrected.") }
             if nonEmpty, object.isEmpty { refuse(field, "Give at least one field to change.") }
             return object
@@ -47,8 +51,14 @@ extension CasesController {
                 if let name = customer["name"] { correction.customerName = string(name, "customer.name") }
                 if let contact = customer["contact_email"] { correction.contactEmail = string(contact, "customer.contact_email") }
             case "language":
-                if case .null = value { correction.language = .some(nil); continue }
-                if case .string(let text) = value, let language = CustomerLanguage(rawValue: text) { correction.language = .some(language); continue }
+                if case .null = value {
+                    correction.language = .some(nil)
+                    continue
+                }
+                if case .string(let text) = value, let language = CustomerLanguage(rawValue: text) {
+                    correction.language = .some(language)
+                    continue
+                }
                 refuse("language", "One of \(CustomerLanguage.allCases.map(\.rawValue).joined(separator: ", ")), or null when not known.")
             case "facts":
                 let names = Set(CaseFact.allCases.map(\.rawValue)).union(["rescue_email"])
@@ -56,10 +66,17 @@ extension CasesController {
                 if let rescue = facts["rescue_email"], let given = optionalString(rescue, "facts.rescue_email") { correction.rescueEmail = given }
                 for fact in CaseFact.allCases {
                     guard let given = facts[fact.rawValue] else { continue }
-                    if case .bool(let flag) = given { correction.facts[fact] = flag } else { refuse("facts.\(fact.rawValue)", "Expected true or false.") }
+                    if case .bool(let flag) = given {
+                        correction.facts[fact] = flag
+                    } else {
+                        refuse("facts.\(fact.rawValue)", "Expected true or false.")
+                    }
                 }
             case "devices":
-                guard case .array(let items) = value else { refuse("devices", "Expected a list of devices."); continue }
+                guard case .array(let items) = value else {
+                    refuse("devices", "Expected a list of devices.")
+                    continue
+                }
                 var devices: [CaseOperations.Opening.Device] = []
                 for (index, item) in items.enumerated() {
                     let field = "devices[\(index)]"

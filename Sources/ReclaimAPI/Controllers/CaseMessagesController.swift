@@ -28,18 +28,23 @@ final class CaseMessagesController: Sendable {
         switch item {
         case .message(let message):
             let entry = message.entry
-            let to: JSONValue = entry.channel == .mail
+            let to: JSONValue =
+                entry.channel == .mail
                 ? ["email": .optional(entry.recipient)]
                 : ["client": .optional(message.clientName), "url": .optional(message.endpointURL)]
-            return ["id": .string(entry.id.uuidString.lowercased()), "channel": .string(entry.channel.rawValue), "kind": .string(entry.kind),
-                    "to": to, "state": .string(entry.state.rawValue), "attempts": .int(Int64(entry.attempts)),
-                    "created_at": Timestamp.json(entry.createdAt), "sent_at": Timestamp.json(entry.sentAt),
-                    "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
-                    "last_error": .optional(entry.lastError), "reason": .null]
-        case let .refused(kind, reason, to, at, seq):
-            return ["id": .null, "channel": .string(OutboxChannel.mail.rawValue), "kind": .string(kind), "to": ["email": .optional(to)],
-                    "state": "refused", "attempts": 0, "created_at": Timestamp.json(at), "sent_at": .null, "next_attempt_at": .null,
-                    "last_error": .null, "reason": .string(reason), "event_seq": .int(Int64(seq))]
+            return [
+                "id": .string(entry.id.uuidString.lowercased()), "channel": .string(entry.channel.rawValue), "kind": .string(entry.kind),
+                "to": to, "state": .string(entry.state.rawValue), "attempts": .int(Int64(entry.attempts)),
+                "created_at": Timestamp.json(entry.createdAt), "sent_at": Timestamp.json(entry.sentAt),
+                "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
+                "last_error": .optional(entry.lastError), "reason": .null,
+            ]
+        case .refused(let kind, let reason, let to, let at, let seq):
+            return [
+                "id": .null, "channel": .string(OutboxChannel.mail.rawValue), "kind": .string(kind), "to": ["email": .optional(to)],
+                "state": "refused", "attempts": 0, "created_at": Timestamp.json(at), "sent_at": .null, "next_attempt_at": .null,
+                "last_error": .null, "reason": .string(reason), "event_seq": .int(Int64(seq)),
+            ]
         }
     }
 }

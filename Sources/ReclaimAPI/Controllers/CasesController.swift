@@ -32,7 +32,10 @@ final class CasesController: Sendable {
         struct Customer: Decodable {
             var name: String
             var contactEmail: String
-            enum CodingKeys: String, CodingKey { case name, contactEmail = "contact_email" }
+            enum CodingKeys: String, CodingKey {
+                case name
+                case contactEmail = "contact_email"
+            }
         }
         var kind: CaseKind
         var accountEmail: String
@@ -41,7 +44,11 @@ final class CasesController: Sendable {
         var facts: Facts?
         var summary: String?
         var language: CustomerLanguage?
-        enum CodingKeys: String, CodingKey { case kind, accountEmail = "account_email", customer, devices, facts, summary, language }
+        enum CodingKeys: String, CodingKey {
+            case kind
+            case accountEmail = "account_email"
+            case customer, devices, facts, summary, language
+        }
 
         /// The workflow's facts and the rescue address the thief added, when known.
         struct Facts: Decodable {
@@ -71,10 +78,13 @@ final class CasesController: Sendable {
                 throw Problem.internal
             }
             members["access_code"] = .string(opened.accessCode.display)
-            members["possible_duplicates"] = .array(opened.possibleDuplicates.map { ["case_number": .string($0.number), "state": .string($0.state.rawValue)] })
-            return CaseHTTP.json(.object(members), status: 201, headers: [
-                ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
-            ])
+            members["possible_duplicates"] = .array(
+                opened.possibleDuplicates.map { ["case_number": .string($0.number), "state": .string($0.state.rawValue)] })
+            return CaseHTTP.json(
+                .object(members), status: 201,
+                headers: [
+                    ("Location", "/api/v1/cases/\(opened.record.number)"), CaseHTTP.etag(1), ("Cache-Control", "no-store"),
+                ])
         }
     }
 
@@ -105,7 +115,11 @@ final class CasesController: Sendable {
         var filter = CaseQueueFilter()
         var errors: [FieldError] = []
         if let text = request.query("state"), !text.isEmpty {
-            if let state = CaseState(rawValue: text) { filter.state = state } else { errors.append(FieldError(field: "state", message: "unknown state")) }
+            if let state = CaseState(rawValue: text) {
+                filter.state = state
+            } else {
+                errors.append(FieldError(field: "state", message: "unknown state"))
+            }
         }
         if let text = request.query("tier"), !text.isEmpty {
             if let tier = Tier(rawValue: text) { filter.tier = tier } else { errors.append(FieldError(field: "tier", message: "unknown tier")) }
@@ -129,7 +143,11 @@ final class CasesController: Sendable {
         }
         var cursor: CaseQueueOrder.Cursor?
         if let text = request.query("cursor"), !text.isEmpty {
-            if let parsed = CaseQueueOrder.Cursor(encoded: text) { cursor = parsed } else { errors.append(FieldError(field: "cursor", message: "not a cursor from this list")) }
+            if let parsed = CaseQueueOrder.Cursor(encoded: text) {
+                cursor = parsed
+            } else {
+                errors.append(FieldError(field: "cursor", message: "not a cursor from this list"))
+            }
         }
         let limit = try CaseHTTP.limit(request)
         guard errors.isEmpty else { throw Problem.unprocessable(errors: errors) }
@@ -158,7 +176,10 @@ final class CasesController: Sendable {
         struct Answer: Decodable {
             var questionID: String
             var answer: String
-            enum CodingKeys: String, CodingKey { case questionID = "question_id", answer }
+            enum CodingKeys: String, CodingKey {
+                case questionID = "question_id"
+                case answer
+            }
         }
         var action: String
         var reason: String?
@@ -194,7 +215,10 @@ final class CasesController: Sendable {
         }
         let accepted = hashQueue.submit { [self] in completion(Result { try transition(asked, request) }) }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")))
+            completion(
+                .failure(
+                    Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")
+                ))
         }
     }
 
@@ -208,28 +232,33 @@ final class CasesController: Sendable {
         }
         var unlock: UnlockKind?
         if let text = body.unlock {
-            guard let parsed = UnlockKind(rawValue: text) else { throw Problem.unprocessable(errors: [FieldError(field: "unlock", message: "unknown unlock")]) }
+            guard let parsed = UnlockKind(rawValue: text) else {
+                throw Problem.unprocessable(errors: [FieldError(field: "unlock", message: "unknown unlock")])
+            }
             unlock = parsed
         }
         var answers: [(questionID: String, normalized: String)]?
         if action == .sendReset, let given = body.answers, !given.isEmpty, agent.tier.isAtLeast(.tier1) {
             answers = given.map { ($0.questionID, SecurityAnswer.normalize($0.answer)) }
         }
-        return AskedTransition(number: number, principal: principal, agent: agent, expected: expected,
-                               transition: CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock), answers: answers)
+        return AskedTransition(
+            number: number, principal: principal, agent: agent, expected: expected,
+            transition: CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock), answers: answers)
     }
 
     func transition(_ asked: AskedTransition, _ request: HTTPRequest) throws -> HTTPResponse {
         var transition = asked.transition
         if let answers = asked.answers {
             // Checked before the transaction (argon2id per answer); each wrong one counts against the account on file.
-            transition.givenAnswers = try operations.checkAnswers(answers, number: asked.number, hasher: answerHasher, at: context.clock.now(),
-                                                                  pool: context.pool)
+            transition.givenAnswers = try operations.checkAnswers(
+                answers, number: asked.number, hasher: answerHasher, at: context.clock.now(),
+                pool: context.pool)
         }
         let now = self.now
         return try context.transaction(for: request, attempting: transition.action.rawValue) { connection in
-            let outcome = try operations.transition(asked.number, expectedVersion: asked.expected, transition, actorTier: asked.agent.tier,
-                                                    by: asked.principal.actor, at: now, on: connection)
+            let outcome = try operations.transition(
+                asked.number, expectedVersion: asked.expected, transition, actorTier: asked.agent.tier,
+                by: asked.principal.actor, at: now, on: connection)
             // A `complete` refused for outstanding steps keeps the unlock given: it commits, and the refusal is the answer.
             if let refusal = outcome.refusal { return ProblemMapping.response(refusal, to: request) }
             return respond(outcome.record, principal: asked.principal)
@@ -251,8 +280,10 @@ final class CasesController: Sendable {
         let body = try request.decodeJSON(UnlockBody.self)
         let now = self.now
         return try context.transaction(for: request, attempting: "unlock") { connection in
-            respond(try operations.recordUnlock(number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
-                                                by: principal.actor, at: now, on: connection), principal: principal)
+            respond(
+                try operations.recordUnlock(
+                    number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
+                    by: principal.actor, at: now, on: connection), principal: principal)
         }
     }
 
@@ -278,7 +309,9 @@ final class CasesController: Sendable {
         let agents = try context.pool.withConnection { connection in
             try AgentStore.colleagues(tiers: Tier.allCases.filter { $0.isAtLeast(least) }, limit: Self.colleagueLimit, on: connection)
         }
-        let items: [JSONValue] = agents.map { ["id": .string($0.id.uuidString.lowercased()), "name": .string($0.name), "tier": .string($0.tier.rawValue)] }
+        let items: [JSONValue] = agents.map {
+            ["id": .string($0.id.uuidString.lowercased()), "name": .string($0.name), "tier": .string($0.tier.rawValue)]
+        }
         return CaseHTTP.json(["items": .array(items)])
     }
 
@@ -290,8 +323,10 @@ final class CasesController: Sendable {
         let body = try request.decodeJSON(AssignBody.self)
         let now = self.now
         return try context.transaction(for: request, attempting: "assign") { connection in
-            respond(try operations.assign(number, expectedVersion: expected, to: body.agentID, actorTier: agent.tier, by: principal.actor, at: now,
-                                          on: connection), principal: principal)
+            respond(
+                try operations.assign(
+                    number, expectedVersion: expected, to: body.agentID, actorTier: agent.tier, by: principal.actor, at: now,
+                    on: connection), principal: principal)
         }
     }
 
@@ -302,8 +337,9 @@ final class CasesController: Sendable {
         let expected = try CaseHTTP.ifMatch(request)
         let now = self.now
         return try context.transaction(for: request, attempting: "freeze") { connection in
-            respond(try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection),
-                    principal: principal)
+            respond(
+                try operations.freeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection),
+                principal: principal)
         }
     }
 
@@ -314,8 +350,9 @@ final class CasesController: Sendable {
         let expected = try CaseHTTP.ifMatch(request)
         let now = self.now
         return try context.transaction(for: request, attempting: "unfreeze") { connection in
-            respond(try operations.unfreeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection),
-                    principal: principal)
+            respond(
+                try operations.unfreeze(number, expectedVersion: expected, actorTier: agent.tier, by: principal.actor, at: now, on: connection),
+                principal: principal)
         }
     }
 
@@ -325,7 +362,9 @@ final class CasesController: Sendable {
         try context.authorize(.readCase, request)
         let number = try CaseHTTP.caseNumber(request)
         let questions = try context.pool.withConnection { try operations.questions(number, on: $0) }
-        return CaseHTTP.json(["items": .array(questions.map { ["id": .string($0.id), "question": .string($0.question), "matched": .bool($0.matched)] })])
+        return CaseHTTP.json([
+            "items": .array(questions.map { ["id": .string($0.id), "question": .string($0.question), "matched": .bool($0.matched)] })
+        ])
     }
 
     struct AccessCodeBody: Decodable {
@@ -342,8 +381,9 @@ final class CasesController: Sendable {
         let body = request.body.isEmpty && request.header("content-type") == nil ? AccessCodeBody() : try request.decodeJSON(AccessCodeBody.self)
         let now = self.now
         return try context.transaction(for: request, attempting: "access_code") { connection in
-            let issued = try operations.reissueAccessCode(number, callerCheck: body.callerCheck, actorTier: agent.tier, by: principal.actor, at: now,
-                                                          on: connection)
+            let issued = try operations.reissueAccessCode(
+                number, callerCheck: body.callerCheck, actorTier: agent.tier, by: principal.actor, at: now,
+                on: connection)
             var answer: [String: JSONValue] = ["mailed": .bool(issued.mailed)]
             if let code = issued.code { answer["access_code"] = .string(code.display) }
             return CaseHTTP.json(.object(answer), status: 201, headers: [("Cache-Control", "no-store")])
@@ -357,7 +397,10 @@ final class CasesController: Sendable {
         var reason: String?
         /// The agent's word that two cases naming different customers are one person's (api.md v1.2).
         var sameCustomerConfirmed: Bool?
-        enum CodingKeys: String, CodingKey { case into, reason, sameCustomerConfirmed = "same_customer_confirmed" }
+        enum CodingKeys: String, CodingKey {
+            case into, reason
+            case sameCustomerConfirmed = "same_customer_confirmed"
+        }
     }
 
     struct UnmergeBody: Decodable {
@@ -375,9 +418,11 @@ final class CasesController: Sendable {
         }
         let now = self.now
         return try context.transaction(for: request, attempting: "merge") { connection in
-            respond(try operations.merge(number, expectedVersion: expected, into: into, reason: body.reason,
-                                         sameCustomerConfirmed: body.sameCustomerConfirmed ?? false, actorTier: agent.tier, by: principal.actor,
-                                         at: now, on: connection), principal: principal)
+            respond(
+                try operations.merge(
+                    number, expectedVersion: expected, into: into, reason: body.reason,
+                    sameCustomerConfirmed: body.sameCustomerConfirmed ?? false, actorTier: agent.tier, by: principal.actor,
+                    at: now, on: connection), principal: principal)
         }
     }
 
@@ -389,8 +434,10 @@ final class CasesController: Sendable {
         let body = try request.decodeJSON(UnmergeBody.self)
         let now = self.now
         return try context.transaction(for: request, attempting: "unmerge") { connection in
-            respond(try operations.unmerge(number, expectedVersion: expected, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now,
-                                           on: connection), principal: principal)
+            respond(
+                try operations.unmerge(
+                    number, expectedVersion: expected, reason: body.reason, actorTier: agent.tier, by: principal.actor, at: now,
+                    on: connection), principal: principal)
         }
     }
 
@@ -403,7 +450,9 @@ final class CasesController: Sendable {
         let limit = try CaseHTTP.limit(request)
         var after = 0
         if let text = request.query("cursor"), !text.isEmpty {
-            guard let seq = Int(text), seq >= 0 else { throw Problem.unprocessable(errors: [FieldError(field: "cursor", message: "not a cursor from this list")]) }
+            guard let seq = Int(text), seq >= 0 else {
+                throw Problem.unprocessable(errors: [FieldError(field: "cursor", message: "not a cursor from this list")])
+            }
             after = seq
         }
         let (page, next, actors) = try context.pool.withConnection { connection -> (ArraySlice<CaseEvent>, String?, JSONValue) in
@@ -424,7 +473,8 @@ final class CasesController: Sendable {
 
     /// The principal if it holds `permission` and is an agent; otherwise the attempt is recorded on the case (when it
     /// exists) and answered 403, so the timeline shows who tried what.
-    func authorizeOnCase(_ permission: Permission, _ request: HTTPRequest, number: CaseNumber, attempted: String) throws -> (Principal, AgentIdentity) {
+    func authorizeOnCase(_ permission: Permission, _ request: HTTPRequest, number: CaseNumber, attempted: String) throws -> (Principal, AgentIdentity)
+    {
         let principal = try context.requirePrincipal(request)
         if PermissionTable.allows(permission, principal), case .agent(let agent) = principal { return (principal, agent) }
         if let id = try context.pool.withConnection({ try CaseStore.id(number: number.digits, on: $0) }) {

@@ -41,9 +41,12 @@ final class EvidenceController: Sendable {
                 case .answers(let answers):
                     fileAnswers(answers, number: number, principal: principal, request, completion)
                 case .typed(let typed):
-                    completion(.success(try context.transaction(for: request) { connection in
-                        CaseHTTP.json(try operations.fileTyped(typed, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
-                    }))
+                    completion(
+                        .success(
+                            try context.transaction(for: request) { connection in
+                                CaseHTTP.json(
+                                    try operations.fileTyped(typed, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
+                            }))
                 }
                 return
             }
@@ -52,15 +55,24 @@ final class EvidenceController: Sendable {
                 document = try EvidenceInput.documentFromForm(try request.multipart())
             } else {
                 guard let typeText = request.query("type"), let type = DocumentType(rawValue: typeText) else {
-                    throw Problem.unprocessable(errors: [FieldError(field: "type", message: "Name the document with ?type=: "
-                                                                    + DocumentType.allCases.map(\.rawValue).joined(separator: ", ") + ".")])
+                    throw Problem.unprocessable(errors: [
+                        FieldError(
+                            field: "type",
+                            message: "Name the document with ?type=: "
+                                + DocumentType.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+                    ])
                 }
                 document = (type, request.content, media.isEmpty ? nil : media)
             }
-            completion(.success(try context.transaction(for: request) { connection in
-                CaseHTTP.json(try operations.fileDocument(upload: .document(document.0), content: document.1, declaredType: document.2, number: number,
-                                                          by: principal.actor, at: now, on: connection).json, status: 201)
-            }))
+            completion(
+                .success(
+                    try context.transaction(for: request) { connection in
+                        CaseHTTP.json(
+                            try operations.fileDocument(
+                                upload: .document(document.0), content: document.1, declaredType: document.2, number: number,
+                                by: principal.actor, at: now, on: connection
+                            ).json, status: 201)
+                    }))
         } catch {
             completion(.failure(error))
         }
@@ -71,7 +83,8 @@ final class EvidenceController: Sendable {
     private func checkClientScope(_ number: CaseNumber, principal: Principal, _ request: HTTPRequest) throws {
         let now = context.clock.now()
         let verdict = try context.pool.withTransaction { connection in
-            try operations.clientFilingVerdict(number, client: principal.actor, accessCode: request.header("reclaim-access-code"), at: now, on: connection)
+            try operations.clientFilingVerdict(
+                number, client: principal.actor, accessCode: request.header("reclaim-access-code"), at: now, on: connection)
         }
         switch verdict {
         case .allowed: return
@@ -81,19 +94,26 @@ final class EvidenceController: Sendable {
     }
 
     /// Security answers: checked on the hash queue; each mismatch counts against the account on file.
-    private func fileAnswers(_ answers: [(questionID: String, normalized: String)], number: CaseNumber, principal: Principal,
-                             _ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
+    private func fileAnswers(
+        _ answers: [(questionID: String, normalized: String)], number: CaseNumber, principal: Principal,
+        _ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion
+    ) {
         let accepted = hashQueue.submit { [self] in
-            completion(Result {
-                let now = context.now
-                let check = try operations.checkAnswers(answers, number: number, hasher: hasher, at: now, pool: context.pool)
-                return try context.transaction(for: request) { connection in
-                    CaseHTTP.json(try operations.fileAnswers(check, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
-                }
-            })
+            completion(
+                Result {
+                    let now = context.now
+                    let check = try operations.checkAnswers(answers, number: number, hasher: hasher, at: now, pool: context.pool)
+                    return try context.transaction(for: request) { connection in
+                        CaseHTTP.json(
+                            try operations.fileAnswers(check, number: number, by: principal.actor, at: now, on: connection).json, status: 201)
+                    }
+                })
         }
         if !accepted {
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")))
+            completion(
+                .failure(
+                    Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many answers being checked at once; try again in a moment.")
+                ))
         }
     }
 
@@ -103,10 +123,14 @@ final class EvidenceController: Sendable {
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.listEvidence, request)
         let number = try CaseHTTP.caseNumber(request)
-        let (record, items, actors, sources) = try context.pool.withConnection { connection -> (CaseRecord, [EvidenceRecord], JSONValue, [UUID: String]) in
+        let (record, items, actors, sources) = try context.pool.withConnection {
+            connection -> (CaseRecord, [EvidenceRecord], JSONValue, [UUID: String]) in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { throw CaseHTTP.caseNotFound }
             let items = try EvidenceStore.list(caseID: record.id, on: connection)
-            return (record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection), try CaseStore.mergedSources(into: record.id, on: connection))
+            return (
+                record, items, try ActorNames.names(of: items.map(\.filedBy), on: connection),
+                try CaseStore.mergedSources(into: record.id, on: connection)
+            )
         }
         // Items brought by a merged case say which one (`from_case`).
         let rendered: [JSONValue] = items.map { item in
@@ -137,8 +161,10 @@ final class EvidenceController: Sendable {
 
     /// `{"verified", "factors": {"security_answer", "card", "device"}}`.
     static func json(_ outcome: VerificationOutcome) -> JSONValue {
-        ["verified": .bool(outcome.verified),
-         "factors": .object(Dictionary(uniqueKeysWithValues: Factor.allCases.map { ($0.rawValue, JSONValue.string(outcome[$0].rawValue)) }))]
+        [
+            "verified": .bool(outcome.verified),
+            "factors": .object(Dictionary(uniqueKeysWithValues: Factor.allCases.map { ($0.rawValue, JSONValue.string(outcome[$0].rawValue)) })),
+        ]
     }
 
     /// `GET /api/v1/evidence/{id}/content` (tier3+): the decrypted bytes, as an attachment; the read is recorded on the timeline.
@@ -162,23 +188,26 @@ final class EvidenceController: Sendable {
     /// The decrypted bytes as a download (or shown in the page), never sniffed by the browser.
     static func content(_ record: EvidenceRecord, _ bytes: [UInt8], id: UUID, inline: Bool) -> HTTPResponse {
         let mediaType = record.mediaType ?? "application/octet-stream"
-        let ext = switch mediaType {
-        case MediaType.pdf.rawValue: "pdf"
-        case MediaType.jpeg.rawValue: "jpg"
-        case MediaType.png.rawValue: "png"
-        case MediaType.heic.rawValue: "heic"
-        case TranscriptMediaType.email.rawValue: "eml"
-        default: "txt"
-        }
+        let ext =
+            switch mediaType {
+            case MediaType.pdf.rawValue: "pdf"
+            case MediaType.jpeg.rawValue: "jpg"
+            case MediaType.png.rawValue: "png"
+            case MediaType.heic.rawValue: "heic"
+            case TranscriptMediaType.email.rawValue: "eml"
+            default: "txt"
+            }
         let showable = [MediaType.pdf.rawValue, MediaType.jpeg.rawValue, MediaType.png.rawValue].contains(mediaType)
         let disposition = inline && showable ? "inline" : "attachment"
-        return HTTPResponse(status: 200, headers: [
-            ("Content-Type", mediaType),
-            ("Content-Disposition", "\(disposition); filename=\"evidence-\(id.uuidString.lowercased()).\(ext)\""),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Content-Security-Policy", "default-src 'none'; sandbox"),
-            ("Cache-Control", "no-store"),
-        ], body: bytes)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", mediaType),
+                ("Content-Disposition", "\(disposition); filename=\"evidence-\(id.uuidString.lowercased()).\(ext)\""),
+                ("X-Content-Type-Options", "nosniff"),
+                ("Content-Security-Policy", "default-src 'none'; sandbox"),
+                ("Cache-Control", "no-store"),
+            ], body: bytes)
     }
 
     // MARK: Review
@@ -213,8 +242,11 @@ final class EvidenceController: Sendable {
         guard errors.isEmpty, let decision else { throw Problem.unprocessable(errors: errors) }
         let now = context.now
         return try context.transaction(for: request, attempting: "evidence.review") { connection in
-            CaseHTTP.json(try operations.review(evidence: id, decision: decision, reason: reason, customerReason: customerReason, actorTier: agent.tier,
-                                                by: principal.actor, at: now, on: connection).json)
+            CaseHTTP.json(
+                try operations.review(
+                    evidence: id, decision: decision, reason: reason, customerReason: customerReason, actorTier: agent.tier,
+                    by: principal.actor, at: now, on: connection
+                ).json)
         }
     }
 
@@ -224,7 +256,8 @@ final class EvidenceController: Sendable {
         let principal = try context.requirePrincipal(request)
         if PermissionTable.allows(permission, principal) { return principal }
         if let caseID = try context.pool.withConnection({ try operations.caseID(ofEvidence: id, on: $0) }) {
-            try context.recordDenial(caseID: caseID, attempted: attempted, code: HTTPProblemCode.forbidden.code, evidenceID: id, by: principal, request)
+            try context.recordDenial(
+                caseID: caseID, attempted: attempted, code: HTTPProblemCode.forbidden.code, evidenceID: id, by: principal, request)
         }
         return try context.authorize(permission, request)
     }
@@ -252,10 +285,13 @@ enum EvidenceInput {
     static func parse(_ members: [String: JSONValue], now: Date) throws -> EvidenceBody? {
         let present = members.keys.filter { forbiddenCardFields.contains($0.lowercased()) }.sorted()
         if !present.isEmpty {
-            throw Problem.unprocessable(errors: present.map { FieldError(field: $0, message: "Never send the card's security code: it is neither needed nor accepted.") })
+            throw Problem.unprocessable(
+                errors: present.map { FieldError(field: $0, message: "Never send the card's security code: it is neither needed nor accepted.") })
         }
         guard case .string(let typeText)? = members["type"], let kind = EvidenceKind(rawValue: typeText), !kind.isDocument else {
-            throw Problem.unprocessable(errors: [FieldError(field: "type", message: "security_answers, card, device or transcript (documents are uploaded as files).")])
+            throw Problem.unprocessable(errors: [
+                FieldError(field: "type", message: "security_answers, card, device or transcript (documents are uploaded as files).")
+            ])
         }
         var issues = IssueCollector()
         func string(_ name: String) -> String? { if case .string(let value)? = members[name] { value } else { nil } }
@@ -273,12 +309,16 @@ enum EvidenceInput {
                 try Self.check(issues)
                 return nil
             }
-            if items.count > CaseOperations.maximumAnswers { issues.add(field: "answers", message: "At most \(CaseOperations.maximumAnswers) answers.") }
+            if items.count > CaseOperations.maximumAnswers {
+                issues.add(field: "answers", message: "At most \(CaseOperations.maximumAnswers) answers.")
+            }
             var answers: [(String, String)] = []
             var seen = Set<String>()
             for (index, item) in items.enumerated() {
                 let field = "answers[\(index)]"
-                guard case .object(let answer) = item, case .string(let questionID)? = answer["question_id"], case .string(let text)? = answer["answer"] else {
+                guard case .object(let answer) = item, case .string(let questionID)? = answer["question_id"],
+                    case .string(let text)? = answer["answer"]
+                else {
                     issues.add(field: field, message: "Each answer is {\"question_id\", \"answer\"}.")
                     continue
                 }
@@ -339,7 +379,9 @@ enum EvidenceInput {
         let file = form.file("file")
         if file == nil { errors.append(FieldError(field: "file", message: "Attach the file as the part named file.")) }
         guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
-        let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        let declared = file.declaredContentType.flatMap {
+            $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        }
         return (type, file.content, declared)
     }
 
@@ -352,7 +394,9 @@ enum EvidenceInput {
         let file = form.file("file")
         if file == nil { errors.append(FieldError(field: "file", message: "Attach the document as the part named file.")) }
         guard errors.isEmpty, let type, let file else { throw Problem.unprocessable(errors: errors) }
-        let declared = file.declaredContentType.flatMap { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+        let declared = file.declaredContentType.flatMap {
+            $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        }
         return (type, file.content, declared)
     }
 

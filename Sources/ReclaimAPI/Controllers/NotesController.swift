@@ -28,7 +28,8 @@ final class NotesController: Sendable {
         }
         let now = context.now
         return try context.transaction(for: request) { connection in
-            let note = try CaseOperations(keys: context.keys).addNote(number, body: input.body, visibility: visibility, by: principal.actor, at: now, on: connection)
+            let note = try CaseOperations(keys: context.keys).addNote(
+                number, body: input.body, visibility: visibility, by: principal.actor, at: now, on: connection)
             return CaseHTTP.json(note.json, status: 201)
         }
     }

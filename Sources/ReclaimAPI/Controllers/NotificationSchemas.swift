@@ -16,16 +16,22 @@ extension OpenAPIDocument {
     nonisolated(unsafe) static let notificationSchemas: [String: Any] = [  // immutable after initialisation
         "NewWebhook": [
             "type": "object", "required": ["url", "events"],
-            "properties": ["url": ["type": "string", "description": "https only (http for a RECLAIM_WEBHOOK_ALLOW destination)."],
-                           "events": ["type": "array", "minItems": 1, "items": ["type": "string", "enum": WebhookEvent.allCases.map(\.rawValue)]]],
+            "properties": [
+                "url": ["type": "string", "description": "https only (http for a RECLAIM_WEBHOOK_ALLOW destination)."],
+                "events": ["type": "array", "minItems": 1, "items": ["type": "string", "enum": WebhookEvent.allCases.map(\.rawValue)]],
+            ],
         ],
         "Webhook": ["type": "object", "required": ["id", "url", "events", "created_at", "disabled_at"], "properties": webhookProperties],
         "CreatedWebhook": [
             "type": "object", "required": ["id", "url", "events", "created_at", "disabled_at", "secret"],
-            "properties": webhookProperties.merging(["secret": ["type": "string", "description": "whsec_ + base64: verify webhook-signature with it. Shown this once."]]) { a, _ in a },
+            "properties": webhookProperties.merging([
+                "secret": ["type": "string", "description": "whsec_ + base64: verify webhook-signature with it. Shown this once."]
+            ]) { a, _ in a },
         ],
-        "WebhookList": ["type": "object", "required": ["items"],
-                        "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Webhook"]], "next_cursor": ["type": "null"]]],
+        "WebhookList": [
+            "type": "object", "required": ["items"],
+            "properties": ["items": ["type": "array", "items": ["$ref": "#/components/schemas/Webhook"]], "next_cursor": ["type": "null"]],
+        ],
         "WebhookDelivery": [
             "type": "object", "required": ["id", "event", "state", "created_at", "attempts"],
             "properties": [
@@ -33,11 +39,16 @@ extension OpenAPIDocument {
                 "event": ["type": "string"], "state": ["type": "string", "enum": OutboxState.allCases.map(\.rawValue)],
                 "created_at": ["type": "string", "format": "date-time"], "sent_at": ["type": ["string", "null"]],
                 "next_attempt_at": ["type": ["string", "null"]],
-                "attempts": ["type": "array", "items": [
-                    "type": "object", "required": ["at", "status", "duration_ms", "error"],
-                    "properties": ["at": ["type": "string", "format": "date-time"], "status": ["type": ["integer", "null"]],
-                                   "duration_ms": ["type": "integer"], "error": ["type": ["string", "null"]]],
-                ]],
+                "attempts": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["at", "status", "duration_ms", "error"],
+                        "properties": [
+                            "at": ["type": "string", "format": "date-time"], "status": ["type": ["integer", "null"]],
+                            "duration_ms": ["type": "integer"], "error": ["type": ["string", "null"]],
+                        ],
+                    ],
+                ],
             ],
         ],
         "WebhookDeliveryList": [
@@ -46,44 +57,87 @@ extension OpenAPIDocument {
         ],
         "CaseMessageList": [
             "type": "object", "required": ["items"],
-            "properties": ["items": ["type": "array", "items": [
-                "type": "object",
-                "required": ["id", "channel", "kind", "to", "state", "attempts", "created_at", "sent_at", "next_attempt_at", "last_error", "reason"],
-                "properties": [
-                    "id": ["type": ["string", "null"], "format": "uuid", "description": "The message id (Message-ID, webhook-id); null for a refused mail."],
-                    "channel": ["type": "string", "enum": OutboxChannel.allCases.map(\.rawValue)],
-                    "kind": ["type": "string", "description": "The mail's template (\(CustomerMailKind.allCases.map(\.rawValue).joined(separator: ", "))) or the webhook's event type."],
-                    "to": ["oneOf": [
-                        ["type": "object", "required": ["email"], "additionalProperties": false,
-                         "properties": ["email": ["type": ["string", "null"],
-                                                  "description": "The customer's contact address; null on a refused contact_changed notice (the previous address reached the rescue mailbox and is not kept)."]]],
-                        ["type": "object", "required": ["client", "url"], "additionalProperties": false,
-                         "properties": ["client": ["type": ["string", "null"], "description": "The API client's name."], "url": ["type": ["string", "null"]]]],
-                    ]],
-                    "state": ["type": "string", "enum": OutboxState.allCases.map(\.rawValue) + ["refused"],
-                              "description": "refused: not sent, the contact address is the case's rescue address (also a mail_refused event)."],
-                    "attempts": ["type": "integer", "minimum": 0],
-                    "created_at": ["type": "string", "format": "date-time", "description": "When it was queued (or refused)."],
-                    "sent_at": ["type": ["string", "null"], "format": "date-time"],
-                    "next_attempt_at": ["type": ["string", "null"], "format": "date-time", "description": "While queued: when it is tried (again)."],
-                    "last_error": ["type": ["string", "null"], "description": "What the last failed attempt met, as the attempt log holds it."],
-                    "reason": ["type": ["string", "null"], "description": "Why a mail was refused: rescue_address."],
-                    "event_seq": ["type": "integer", "description": "A refused mail's mail_refused event on the timeline."],
-                ],
-            ]]],
+            "properties": [
+                "items": [
+                    "type": "array",
+                    "items": [
+                        "type": "object",
+                        "required": [
+                            "id", "channel", "kind", "to", "state", "attempts", "created_at", "sent_at", "next_attempt_at", "last_error", "reason",
+                        ],
+                        "properties": [
+                            "id": [
+                                "type": ["string", "null"], "format": "uuid",
+                                "description": "The message id (Message-ID, webhook-id); null for a refused mail.",
+                            ],
+                            "channel": ["type": "string", "enum": OutboxChannel.allCases.map(\.rawValue)],
+                            "kind": [
+                                "type": "string",
+                                "description":
+                                    "The mail's template (\(CustomerMailKind.allCases.map(\.rawValue).joined(separator: ", "))) or the webhook's event type.",
+                            ],
+                            "to": [
+                                "oneOf": [
+                                    [
+                                        "type": "object", "required": ["email"], "additionalProperties": false,
+                                        "properties": [
+                                            "email": [
+                                                "type": ["string", "null"],
+                                                "description":
+                                                    "The customer's contact address; null on a refused contact_changed notice (the previous address reached the rescue mailbox and is not kept).",
+                                            ]
+                                        ],
+                                    ],
+                                    [
+                                        "type": "object", "required": ["client", "url"], "additionalProperties": false,
+                                        "properties": [
+                                            "client": ["type": ["string", "null"], "description": "The API client's name."],
+                                            "url": ["type": ["string", "null"]],
+                                        ],
+                                    ],
+                                ]
+                            ],
+                            "state": [
+                                "type": "string", "enum": OutboxState.allCases.map(\.rawValue) + ["refused"],
+                                "description": "refused: not sent, the contact address is the case's rescue address (also a mail_refused event).",
+                            ],
+                            "attempts": ["type": "integer", "minimum": 0],
+                            "created_at": ["type": "string", "format": "date-time", "description": "When it was queued (or refused)."],
+                            "sent_at": ["type": ["string", "null"], "format": "date-time"],
+                            "next_attempt_at": [
+                                "type": ["string", "null"], "format": "date-time", "description": "While queued: when it is tried (again).",
+                            ],
+                            "last_error": [
+                                "type": ["string", "null"], "description": "What the last failed attempt met, as the attempt log holds it.",
+                            ],
+                            "reason": ["type": ["string", "null"], "description": "Why a mail was refused: rescue_address."],
+                            "event_seq": ["type": "integer", "description": "A refused mail's mail_refused event on the timeline."],
+                        ],
+                    ],
+                ]
+            ],
         ],
         "AdminClientWebhookList": [
             "type": "object", "required": ["items"],
-            "properties": ["items": ["type": "array", "items": [
-                "type": "object", "required": ["id", "url", "events", "created_at", "disabled_at", "active", "recent_deliveries"],
-                "properties": webhookProperties.merging([
-                    "active": ["type": "boolean", "description": "False once the receiver answered 410 Gone (disabled_at)."],
-                    "recent_deliveries": ["type": "array", "description": "The latest 20 messages, newest first, each with every attempt.",
-                                          "items": ["$ref": "#/components/schemas/WebhookDelivery"]],
-                ]) { a, _ in a },
-            ]]],
+            "properties": [
+                "items": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["id", "url", "events", "created_at", "disabled_at", "active", "recent_deliveries"],
+                        "properties": webhookProperties.merging([
+                            "active": ["type": "boolean", "description": "False once the receiver answered 410 Gone (disabled_at)."],
+                            "recent_deliveries": [
+                                "type": "array", "description": "The latest 20 messages, newest first, each with every attempt.",
+                                "items": ["$ref": "#/components/schemas/WebhookDelivery"],
+                            ],
+                        ]) { a, _ in a },
+                    ],
+                ]
+            ],
         ],
-        "WebhookRetry": ["type": "object", "required": ["id", "state"],
-                         "properties": ["id": ["type": "string", "format": "uuid"], "state": ["const": "queued"]]],
+        "WebhookRetry": [
+            "type": "object", "required": ["id", "state"],
+            "properties": ["id": ["type": "string", "format": "uuid"], "state": ["const": "queued"]],
+        ],
     ]
 }

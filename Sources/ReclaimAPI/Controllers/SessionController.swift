@@ -52,8 +52,9 @@ public final class SessionController: Sendable {
     }
 
     /// The one answer to every failed sign-in (the request id differs, nothing else).
-    static let invalidCredentials = Problem(ErrorCode.invalidCredentials,
-                                            detail: "The email, password or one-time code is not correct.")
+    static let invalidCredentials = Problem(
+        ErrorCode.invalidCredentials,
+        detail: "The email, password or one-time code is not correct.")
 
     // MARK: Sign in
 
@@ -61,7 +62,9 @@ public final class SessionController: Sendable {
     public func signIn(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
         let body: SignInRequest
         do {
-            guard context.keys != nil else { throw Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.") }
+            guard context.keys != nil else {
+                throw Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.")
+            }
             body = try request.decodeJSON(SignInRequest.self)
         } catch {
             completion(.failure(error))
@@ -72,7 +75,8 @@ public final class SessionController: Sendable {
         }
         if !accepted {
             context.logger.warning("sign_in_busy", ["request_id": .string(request.requestID), "queue_depth": .int(hashQueue.depth)])
-            completion(.failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many sign-ins at once; try again in a moment.")))
+            completion(
+                .failure(Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many sign-ins at once; try again in a moment.")))
         }
     }
 
@@ -83,11 +87,15 @@ public final class SessionController: Sendable {
         let accountKey = ThrottleStore.signInAccountKey(email: body.email)
         let addressKey = ThrottleStore.signInAddressKey(request.clientAddress)
         let (lockedUntil, found) = try context.pool.withConnection { connection in
-            (try ThrottleStore.lockedUntil(keys: [accountKey, addressKey], now: now, on: connection),
-             try AgentStore.find(email: body.email, on: connection))
+            (
+                try ThrottleStore.lockedUntil(keys: [accountKey, addressKey], now: now, on: connection),
+                try AgentStore.find(email: body.email, on: connection)
+            )
         }
         if let lockedUntil {
-            context.logger.warning("sign_in_locked_out", ["request_id": .string(request.requestID), "agent": .string(found.map { $0.id.uuidString.lowercased() } ?? "unknown")])
+            context.logger.warning(
+                "sign_in_locked_out",
+                ["request_id": .string(request.requestID), "agent": .string(found.map { $0.id.uuidString.lowercased() } ?? "unknown")])
             let seconds = Int(lockedUntil.timeIntervalSince(now).rounded(.up))
             throw Problem.tooManyRequests(retryAfter: seconds, code: ErrorCode.lockedOut, detail: "Too many failed sign-ins. Try again later.")
         }
@@ -101,10 +109,14 @@ public final class SessionController: Sendable {
             if passwordMatches {
                 reason = "wrong_totp"
                 if let secret = try? TOTPSeal.open(agent.sealedTOTPSecret, keyID: agent.totpKeyID, agentID: agent.id, keys: keys),
-                   let totp = try? TOTP(secret: secret) {
+                    let totp = try? TOTP(secret: secret)
+                {
                     step = totp.matchingCounter(body.totp, at: now, window: policy.totpWindow, lastUsed: agent.totpLastStep)
                 }
-                if agent.disabled { reason = "disabled"; step = nil }
+                if agent.disabled {
+                    reason = "disabled"
+                    step = nil
+                }
             }
         }
 
@@ -120,8 +132,9 @@ public final class SessionController: Sendable {
                 }
                 try ThrottleStore.reset(key: accountKey, on: connection)
                 try AgentStore.recordSignIn(agentID: agent.id, now: now, on: connection)  // Administration: the admin list shows it
-                try SessionStore.insert(id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
-                                        expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
+                try SessionStore.insert(
+                    id: sessionID, tokenHash: SessionCookie.hash(token), agentID: agent.id, now: now,
+                    expiresAt: now.addingTimeInterval(policy.sessionAbsoluteTimeout), on: connection)
                 return true
             }
             if signedIn {
@@ -129,8 +142,10 @@ public final class SessionController: Sendable {
                     _ = try? context.pool.withConnection { try AgentStore.setPasswordHash(agentID: agent.id, hash: rehashed, now: now, on: $0) }
                 }
                 if UInt8.random(in: 0...63) == 0 { purgeExpired(now) }
-                context.logger.info("sign_in", ["request_id": .string(request.requestID), "actor": .string("agent:" + agent.id.uuidString.lowercased())])
-                let identity = AgentIdentity(id: agent.id, name: agent.name, email: agent.email, tier: agent.tier, isAdmin: agent.isAdmin, sessionID: sessionID)
+                context.logger.info(
+                    "sign_in", ["request_id": .string(request.requestID), "actor": .string("agent:" + agent.id.uuidString.lowercased())])
+                let identity = AgentIdentity(
+                    id: agent.id, name: agent.name, email: agent.email, tier: agent.tier, isAdmin: agent.isAdmin, sessionID: sessionID)
                 var response = try HTTPResponse.json(view(identity, keys: keys), status: 201)
                 response.addHeader("Set-Cookie", SessionCookie.setCookie(token))
                 return response
@@ -140,23 +155,32 @@ public final class SessionController: Sendable {
 
         let locked = try context.pool.withTransaction { connection -> Bool in
             // The account's failures count until a success (no window); the address's within its window.
-            let account = try ThrottleStore.recordFailure(key: accountKey, rule: ThrottleRule(limit: policy.accountFailureLimit, window: nil,
-                                                                                             lockout: policy.accountLockout), now: now, on: connection)
-            let address = try ThrottleStore.recordFailure(key: addressKey, rule: ThrottleRule(limit: policy.addressFailureLimit, window: policy.addressWindow,
-                                                                                             lockout: policy.addressLockout), now: now, on: connection)
+            let account = try ThrottleStore.recordFailure(
+                key: accountKey,
+                rule: ThrottleRule(
+                    limit: policy.accountFailureLimit, window: nil,
+                    lockout: policy.accountLockout), now: now, on: connection)
+            let address = try ThrottleStore.recordFailure(
+                key: addressKey,
+                rule: ThrottleRule(
+                    limit: policy.addressFailureLimit, window: policy.addressWindow,
+                    lockout: policy.addressLockout), now: now, on: connection)
             return account.lockedUntil(at: now) != nil || address.lockedUntil(at: now) != nil
         }
-        context.logger.warning("sign_in_failed", [
-            "request_id": .string(request.requestID), "reason": .string(reason), "locked": .bool(locked),
-            "agent": .string(found.map { $0.id.uuidString.lowercased() } ?? "unknown"),
-        ])
+        context.logger.warning(
+            "sign_in_failed",
+            [
+                "request_id": .string(request.requestID), "reason": .string(reason), "locked": .bool(locked),
+                "agent": .string(found.map { $0.id.uuidString.lowercased() } ?? "unknown"),
+            ])
         throw Self.invalidCredentials
     }
 
     private func purgeExpired(_ now: Date) {
         _ = try? context.pool.withConnection { connection in
             try SessionStore.purgeExpired(now: now, idleTimeout: policy.sessionIdleTimeout, on: connection)
-            try ThrottleStore.purge(before: now.addingTimeInterval(-max(policy.addressWindow, policy.accountLockout) - 86400), now: now, on: connection)
+            try ThrottleStore.purge(
+                before: now.addingTimeInterval(-max(policy.addressWindow, policy.accountLockout) - 86400), now: now, on: connection)
             try IdempotencyKeyStore.purgeExpired(now: now, on: connection)
         }
     }
@@ -181,8 +205,10 @@ public final class SessionController: Sendable {
     }
 
     func view(_ agent: AgentIdentity, keys: KeyFile) -> SessionView {  // also the passkey sign-in's answer
-        SessionView(agent: AgentView(id: agent.id.uuidString.lowercased(), name: agent.name, email: agent.email, tier: agent.tier.rawValue, admin: agent.isAdmin),
-                    csrfToken: CSRFToken.token(sessionID: agent.sessionID, keys: keys),
-                    permissions: PermissionTable.permissions(of: .agent(agent)).map(\.rawValue))
+        SessionView(
+            agent: AgentView(
+                id: agent.id.uuidString.lowercased(), name: agent.name, email: agent.email, tier: agent.tier.rawValue, admin: agent.isAdmin),
+            csrfToken: CSRFToken.token(sessionID: agent.sessionID, keys: keys),
+            permissions: PermissionTable.permissions(of: .agent(agent)).map(\.rawValue))
     }
 }

@@ -35,7 +35,9 @@ final class StatusController: Sendable {
     static func requestedLanguage(_ text: String?) throws -> CustomerLanguage? {
         guard let text else { return nil }
         guard let language = CustomerLanguage(rawValue: text) else {
-            throw Problem.unprocessable(errors: [FieldError(field: "language", message: CustomerLanguage.allCases.map(\.rawValue).joined(separator: ", "))])
+            throw Problem.unprocessable(errors: [
+                FieldError(field: "language", message: CustomerLanguage.allCases.map(\.rawValue).joined(separator: ", "))
+            ])
         }
         return language
     }
@@ -54,8 +56,9 @@ final class StatusController: Sendable {
         case .string(let text)?: language = text
         default: throw Problem.unprocessable(errors: [FieldError(field: "language", message: "expected a string")])
         }
-        let body = StatusBody(caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
-                              language: try Self.requestedLanguage(language))
+        let body = StatusBody(
+            caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
+            language: try Self.requestedLanguage(language))
         let (record, notes) = try customerCase(body, request)
         let (view, chosen) = try customerView(record, notes: notes, requested: body.language, request)
         return Self.answer(view, chosen)
@@ -64,11 +67,15 @@ final class StatusController: Sendable {
     /// The customer's view of `record`; for a merged case, the status of the case it went into (its number, plus
     /// `merged_from`) showing only the notes and evidence the merged case itself brought: its code was given to its own
     /// customer, and the target's items are another customer's (api.md v1.2 "Merge knows whose case it is").
-    private func customerView(_ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
-                              _ request: HTTPRequest) throws -> (JSONValue, CustomerLanguage) {
+    private func customerView(
+        _ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
+        _ request: HTTPRequest
+    ) throws -> (JSONValue, CustomerLanguage) {
         if record.snapshot.state == .merged, let into = record.mergedInto {
             let now = context.clock.now()
-            let (target, _, targetNotes) = try context.pool.withConnection { try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0) }
+            let (target, _, targetNotes) = try context.pool.withConnection {
+                try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0)
+            }
             if let target {
                 let (view, chosen) = try view(target, notes: targetNotes, requested: requested, request, onlyFrom: record)
                 guard case .object(var members) = view else { throw Problem.internal }
@@ -89,7 +96,9 @@ final class StatusController: Sendable {
         let principal = try context.authorize(.readOwnCaseStatus, request)
         let number = try CaseHTTP.caseNumber(request)
         let now = context.clock.now()
-        let (record, _, notes) = try context.pool.withConnection { try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0) }
+        let (record, _, notes) = try context.pool.withConnection {
+            try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0)
+        }
         guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
         let (view, chosen) = try customerView(record, notes: notes, requested: nil, request)
         return Self.answer(view, chosen)
@@ -98,8 +107,10 @@ final class StatusController: Sendable {
     /// The body of `POST /api/v1/status`: what the customer may see, and nothing more, in the language chosen. With
     /// `onlyFrom` (a case merged into `record`), the lists hold only that case's notes and evidence; the heading, next
     /// step and missing list stay the whole case's.
-    private func view(_ record: CaseRecord, notes allNotes: [CustomerNote], requested: CustomerLanguage?,
-                      _ request: HTTPRequest, onlyFrom merged: CaseRecord? = nil) throws -> (JSONValue, CustomerLanguage) {
+    private func view(
+        _ record: CaseRecord, notes allNotes: [CustomerNote], requested: CustomerLanguage?,
+        _ request: HTTPRequest, onlyFrom merged: CaseRecord? = nil
+    ) throws -> (JSONValue, CustomerLanguage) {
         // Evidence: what the customer filed and how it is shown (never its content, summary or a match result); items a
         // merged case brought say which (`from_case`), their numbers read only when there are such items.
         let (evidence, sources) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String]) in
@@ -107,7 +118,8 @@ final class StatusController: Sendable {
             let merged = evidence.contains { $0.caseID != record.id }
             return (evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:])
         }
-        let chosen = CustomerLanguage.negotiate(requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
+        let chosen = CustomerLanguage.negotiate(
+            requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
         let shown = zip(evidence, zip(guidance.evidence, guidance.reasons)).filter { item, _ in merged.map { item.caseID == $0.id } ?? true }
@@ -121,31 +133,39 @@ final class StatusController: Sendable {
             "state": .string(s.state.rawValue),
             "stage": say(guidance.stage),
             "stage_key": .string(guidance.stage.rawValue),
-            "progress": .array(guidance.progress.map {
-                ["key": .string($0.key), "label": say($0.label), "mark": .string($0.mark.rawValue)]
-            }),
+            "progress": .array(
+                guidance.progress.map {
+                    ["key": .string($0.key), "label": say($0.label), "mark": .string($0.mark.rawValue)]
+                }),
             "next_step": say(guidance.nextStep),
             "next_step_key": .string(guidance.nextStep.rawValue),
             "updated_at": Timestamp.json(record.updatedAt),
             "due_at": Timestamp.json(record.dueAt),
-            "evidence": .array(shown.map { item, shownAndReason in
-                let (shown, reason) = shownAndReason
-                var members: [String: JSONValue] = ["type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt)]
-                if let from = sources[item.caseID] { members["from_case"] = .string(from) }
-                // A rejected document says why, in the reader's language.
-                if let reason { members["customer_reason"] = .string(reason.rawValue); members["customer_reason_text"] = say(reason.text) }
-                return .object(members)
-            }),
+            "evidence": .array(
+                shown.map { item, shownAndReason in
+                    let (shown, reason) = shownAndReason
+                    var members: [String: JSONValue] = [
+                        "type": .string(item.kind.rawValue), "status": .string(shown.rawValue), "filed_at": Timestamp.json(item.filedAt),
+                    ]
+                    if let from = sources[item.caseID] { members["from_case"] = .string(from) }
+                    // A rejected document says why, in the reader's language.
+                    if let reason {
+                        members["customer_reason"] = .string(reason.rawValue)
+                        members["customer_reason_text"] = say(reason.text)
+                    }
+                    return .object(members)
+                }),
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),
             "missing_text": .array(guidance.missing.map { say($0.text) }),
             "can_upload": .bool(guidance.canUpload),
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
-            "notes": .array(notes.map { note in
-                var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
-                if let from = note.fromCase { members["from_case"] = .string(from) }
-                return .object(members)
-            }),
+            "notes": .array(
+                notes.map { note in
+                    var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
+                    if let from = note.fromCase { members["from_case"] = .string(from) }
+                    return .object(members)
+                }),
         ]
         return (response, chosen)
     }
@@ -162,23 +182,29 @@ final class StatusController: Sendable {
         var (record, _) = try customerCase(body, request)
         // A merged number's customer files into the case it went into, where its evidence now counts.
         if record.snapshot.state == .merged, let into = record.mergedInto,
-           let target = try context.pool.withConnection({ try CaseStore.find(number: into, on: $0) }) {
+            let target = try context.pool.withConnection({ try CaseStore.find(number: into, on: $0) })
+        {
             record = target
         }
         // A finished case is in nobody's queue: a document filed there would wait for no one, so say whom to contact.
         guard record.snapshot.state.isOpen else {
-            let language = CustomerLanguage.negotiate(requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
-            throw Problem(ErrorCode.caseNotOpen, detail: CustomerText.problemCaseNotOpen.text(language, contact: context.configuration.supportContact))
+            let language = CustomerLanguage.negotiate(
+                requested: body.language, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
+            throw Problem(
+                ErrorCode.caseNotOpen, detail: CustomerText.problemCaseNotOpen.text(language, contact: context.configuration.supportContact))
         }
         let (type, content, declared) = try EvidenceInput.uploadFromForm(form)
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let now = context.now
         return try context.transaction(for: request) { connection in
-            let evidence = try CaseOperations(keys: context.keys).fileDocument(upload: type, content: content, declaredType: declared, number: number,
-                                                                               by: Principal.customer(number).actor, at: now, on: connection)
-            let response: JSONValue = ["type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
-                                       "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(content.count)),
-                                       "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType)]
+            let evidence = try CaseOperations(keys: context.keys).fileDocument(
+                upload: type, content: content, declaredType: declared, number: number,
+                by: Principal.customer(number).actor, at: now, on: connection)
+            let response: JSONValue = [
+                "type": .string(evidence.kind.rawValue), "status": .string(evidence.status.rawValue),
+                "filed_at": Timestamp.json(evidence.filedAt), "size": .int(Int64(content.count)),
+                "sha256": .optional(evidence.sha256.map { Hex.encode($0) }), "media_type": .optional(evidence.mediaType),
+            ]
             return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
         }
     }
@@ -198,11 +224,14 @@ final class StatusController: Sendable {
                 }
                 try ThrottleStore.recordFailure(caseNumber: nil, address: address, policy: policy, now: now, on: connection)
             }
-            throw Problem.notFound(code: ErrorCode.invalidCaseNumber, detail: CustomerText.problemInvalidCaseNumber.text(Self.refusalLanguage(body, request), contact: ""))
+            throw Problem.notFound(
+                code: ErrorCode.invalidCaseNumber,
+                detail: CustomerText.problemInvalidCaseNumber.text(Self.refusalLanguage(body, request), contact: ""))
         }
 
         let (record, lockedUntil, notes) = try context.pool.withConnection { connection in
-            try CaseStore.findForStatus(number: number.digits, throttleKeys: [ThrottleStore.caseKey(number.digits), addressKey], now: now, on: connection)
+            try CaseStore.findForStatus(
+                number: number.digits, throttleKeys: [ThrottleStore.caseKey(number.digits), addressKey], now: now, on: connection)
         }
         if let lockedUntil { throw Self.locked(until: lockedUntil, now: now, language: Self.refusalLanguage(body, request)) }
 
@@ -221,7 +250,8 @@ final class StatusController: Sendable {
     }
 
     static func locked(until: Date, now: Date, language: CustomerLanguage = .english) -> Problem {
-        Problem.tooManyRequests(retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
-                                detail: CustomerText.problemLocked.text(language, contact: ""))
+        Problem.tooManyRequests(
+            retryAfter: Int(until.timeIntervalSince(now).rounded(.up)), code: ErrorCode.lockedOut,
+            detail: CustomerText.problemLocked.text(language, contact: ""))
     }
 }

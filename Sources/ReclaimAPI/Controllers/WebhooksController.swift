@@ -22,7 +22,9 @@ final class WebhooksController: Sendable {
 
     /// The calling API client's id (only API clients hold `.manageWebhooks`).
     func clientID(_ request: HTTPRequest) throws -> UUID {
-        guard case .apiClient(let client) = try context.authorize(.manageWebhooks, request) else { throw Problem.forbidden(detail: "API clients only.") }
+        guard case .apiClient(let client) = try context.authorize(.manageWebhooks, request) else {
+            throw Problem.forbidden(detail: "API clients only.")
+        }
         return client.id
     }
 
@@ -32,19 +34,26 @@ final class WebhooksController: Sendable {
     }
 
     static func json(_ endpoint: WebhookEndpointRecord) -> JSONValue {
-        ["id": .string(endpoint.id.uuidString.lowercased()), "url": .string(endpoint.url), "events": .array(endpoint.events.map(JSONValue.string)),
-         "created_at": Timestamp.json(endpoint.createdAt), "disabled_at": Timestamp.json(endpoint.disabledAt)]
+        [
+            "id": .string(endpoint.id.uuidString.lowercased()), "url": .string(endpoint.url), "events": .array(endpoint.events.map(JSONValue.string)),
+            "created_at": Timestamp.json(endpoint.createdAt), "disabled_at": Timestamp.json(endpoint.disabledAt),
+        ]
     }
 
     /// One delivery: the message (never its body) with every attempt (time, status, duration, error); also the admin view's.
     static func json(_ entry: OutboxEntry, attempts: [OutboxAttempt]) -> JSONValue {
-        ["id": .string(entry.id.uuidString.lowercased()), "event": .string(entry.kind), "state": .string(entry.state.rawValue),
-         "created_at": Timestamp.json(entry.createdAt), "sent_at": Timestamp.json(entry.sentAt),
-         "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
-         "attempts": .array(attempts.map { attempt in
-             ["at": Timestamp.json(attempt.attemptedAt), "status": attempt.status.map { .int(Int64($0)) } ?? .null,
-              "duration_ms": .int(Int64(attempt.durationMilliseconds)), "error": .optional(attempt.error)]
-         })]
+        [
+            "id": .string(entry.id.uuidString.lowercased()), "event": .string(entry.kind), "state": .string(entry.state.rawValue),
+            "created_at": Timestamp.json(entry.createdAt), "sent_at": Timestamp.json(entry.sentAt),
+            "next_attempt_at": entry.state == .queued ? Timestamp.json(entry.nextAttemptAt) : .null,
+            "attempts": .array(
+                attempts.map { attempt in
+                    [
+                        "at": Timestamp.json(attempt.attemptedAt), "status": attempt.status.map { .int(Int64($0)) } ?? .null,
+                        "duration_ms": .int(Int64(attempt.durationMilliseconds)), "error": .optional(attempt.error),
+                    ]
+                }),
+        ]
     }
 
     /// `POST /api/v1/webhooks` `{"url", "events"}` → 201 with `id` and `secret` (`whsec_…`, shown this once).
@@ -55,11 +64,13 @@ final class WebhooksController: Sendable {
         let now = context.now
         do {
             return try context.transaction(for: request) { connection in
-                let registered = try WebhookRegistry.register(url: input.url, events: input.events, clientID: client, keys: keys, allow: allow, at: now,
-                                                              on: connection)
+                let registered = try WebhookRegistry.register(
+                    url: input.url, events: input.events, clientID: client, keys: keys, allow: allow, at: now,
+                    on: connection)
                 guard case .object(var body) = Self.json(registered.endpoint) else { preconditionFailure("an endpoint renders as an object") }
                 body["secret"] = .string(registered.secret)
-                return CaseHTTP.json(.object(body), status: 201, headers: [("Location", "/api/v1/webhooks/\(registered.endpoint.id.uuidString.lowercased())")])
+                return CaseHTTP.json(
+                    .object(body), status: 201, headers: [("Location", "/api/v1/webhooks/\(registered.endpoint.id.uuidString.lowercased())")])
             }
         } catch let error as WebhookRegistrationError {
             throw Problem.unprocessable(errors: error.issues.map { FieldError(field: $0.field, message: $0.message) })
@@ -78,7 +89,9 @@ final class WebhooksController: Sendable {
         let client = try clientID(request)
         let id = try endpointID(request)
         let now = context.now
-        guard try context.pool.withTransaction({ try WebhookEndpointStore.delete(id: id, clientID: client, now: now, on: $0) }) else { throw Self.notFound }
+        guard try context.pool.withTransaction({ try WebhookEndpointStore.delete(id: id, clientID: client, now: now, on: $0) }) else {
+            throw Self.notFound
+        }
         return HTTPResponse.noContent()
     }
 

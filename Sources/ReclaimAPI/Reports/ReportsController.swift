@@ -27,7 +27,9 @@ final class ReportsController: Sendable {
         var errors: [FieldError] = []
         var days = Self.defaultDays
         if let text = request.query("days") {
-            if let value = Int(text), (1...Self.maximumDays).contains(value) { days = value } else {
+            if let value = Int(text), (1...Self.maximumDays).contains(value) {
+                days = value
+            } else {
                 errors.append(FieldError(field: "days", message: "days is 1 to \(Self.maximumDays)"))
             }
         }
@@ -42,12 +44,17 @@ final class ReportsController: Sendable {
         let dates = (0..<days).map { Timestamp.format(since.addingTimeInterval(Double($0) * SLAPolicy.day)).prefix(10) }.map(String.init)
         let targets = RecoveryPath.allCases.map { (path: $0.rawValue, seconds: Int64(policy.resolutionTarget($0))) }
         let figures = try context.pool.withConnection { connection in
-            try CaseReportStore.summary(since: since, now: now, openStates: Self.openStates.map(\.rawValue), targets: targets, days: dates, on: connection)
+            try CaseReportStore.summary(
+                since: since, now: now, openStates: Self.openStates.map(\.rawValue), targets: targets, days: dates, on: connection)
         }
         if format == "csv" {
-            var response = HTTPResponse(status: 200, headers: [("Content-Type", "text/csv; charset=utf-8"),
-                                                               ("Content-Disposition", "attachment; filename=\"reclaim-summary-\(dates.last ?? "")-\(days)d.csv\"")],
-                                        body: Array(Self.csv(figures, days: days, targets: targets).utf8))
+            var response = HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", "text/csv; charset=utf-8"),
+                    ("Content-Disposition", "attachment; filename=\"reclaim-summary-\(dates.last ?? "")-\(days)d.csv\""),
+                ],
+                body: Array(Self.csv(figures, days: days, targets: targets).utf8))
             response.addHeader("Cache-Control", "no-store")
             return response
         }
@@ -66,15 +73,22 @@ final class ReportsController: Sendable {
             "days": .int(Int64(days)), "from": Timestamp.json(since), "to": Timestamp.json(now),
             "open": [
                 "total": .int(Int64(figures.backlog.reduce(0) { $0 + $1.count })),
-                "by_state_and_tier": .array(figures.backlog.map { ["state": .string($0.state), "tier": .string($0.tier), "count": .int(Int64($0.count))] }),
+                "by_state_and_tier": .array(
+                    figures.backlog.map { ["state": .string($0.state), "tier": .string($0.tier), "count": .int(Int64($0.count))] }),
             ],
             "overdue": .int(Int64(figures.overdue)),
-            "paths": .array(figures.paths.map { path in
-                ["path": .string(path.path), "target_seconds": .int(target[path.path] ?? 0), "resolved": .int(Int64(path.resolved)),
-                 "within_target": .int(Int64(path.withinTarget)), "within_target_percent": percent(path.withinTarget, of: path.resolved)]
-            }),
-            "time_to_resolve": ["resolved": .int(Int64(figures.resolved)), "p50_seconds": seconds(figures.p50Seconds), "p90_seconds": seconds(figures.p90Seconds)],
-            "trend": .array(figures.trend.map { ["date": .string($0.date), "opened": .int(Int64($0.opened)), "resolved": .int(Int64($0.resolved))] }),
+            "paths": .array(
+                figures.paths.map { path in
+                    [
+                        "path": .string(path.path), "target_seconds": .int(target[path.path] ?? 0), "resolved": .int(Int64(path.resolved)),
+                        "within_target": .int(Int64(path.withinTarget)), "within_target_percent": percent(path.withinTarget, of: path.resolved),
+                    ]
+                }),
+            "time_to_resolve": [
+                "resolved": .int(Int64(figures.resolved)), "p50_seconds": seconds(figures.p50Seconds), "p90_seconds": seconds(figures.p90Seconds),
+            ],
+            "trend": .array(
+                figures.trend.map { ["date": .string($0.date), "opened": .int(Int64($0.opened)), "resolved": .int(Int64($0.resolved))] }),
         ]
     }
 
