@@ -18,7 +18,7 @@ import Testing
 
     @Test func everyFieldTypeArrivesAsSentAndALargeFieldIsStreamed() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)  // it creates tables
         defer { connection.close() }
         try table(connection)
         let id = UUID()
@@ -64,7 +64,7 @@ import Testing
 
     @Test func aRefusedRowOrAFailingProducerLeavesTheConnectionUsable() throws {
         let database = try TestDatabase.create()
-        let connection = try database.connect()
+        let connection = try database.connect(as: .owner)  // it creates tables
         defer { connection.close() }
         try table(connection)
         let fields: (UUID, PostgresCopyField) -> [PostgresCopyField] = { id, blob in

@@ -36,7 +36,7 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 
 /// Waits (at most 10 s) until the backend serving `pid` is running a statement, as a separate connection sees it.
 func waitUntilBusy(_ pid: Int, in database: TestDatabase) throws {
-    let admin = try database.connect()
+    let admin = try database.connect(as: .owner)  // the backend is the owner's: only that role sees its state
     defer { admin.close() }
     try eventually(10) { try admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = \(Int32(pid)) AND state = 'active'").count == 1 }
 }
