@@ -128,25 +128,25 @@ import Testing
         } while cursor != nil && seen.count < 10
         #expect(seen == open.numbers)
 
-        // Mine: tier2 takes the waiting case (undated) and the fresh one (dated).
-        let current = try world.get("/api/v1/cases/\(fresh)", as: tier2).decode(CaseView.self)
+        // Mine: tier3 takes the waiting case (undated) and the fresh one (dated); its rejected case is finished, not listed.
+        let current = try world.get("/api/v1/cases/\(fresh)", as: tier3).decode(CaseView.self)
         for (number, version) in [(waiting, paused.version), (fresh, current.version)] {
             let assigned = try world.post(
-                "/api/v1/cases/\(number)/assign", as: tier2, json: ["agent_id": tier2.agentID.uuidString.lowercased()], ifMatch: version)
+                "/api/v1/cases/\(number)/assign", as: tier3, json: ["agent_id": tier3.agentID.uuidString.lowercased()], ifMatch: version)
             #expect(assigned.status == 200, "\(assigned.text)")
         }
-        let mine = try page(world, tier2, "assignee=me&limit=50")
+        let mine = try page(world, tier3, "assignee=me&limit=50")
         #expect(mine.numbers == [fresh, waiting])
-        #expect(mine.items.allSatisfy { $0.assignee?.id.lowercased() == tier2.agentID.uuidString.lowercased() })
-        let first = try page(world, tier2, "assignee=me&limit=1")
+        #expect(mine.items.allSatisfy { $0.assignee?.id.lowercased() == tier3.agentID.uuidString.lowercased() })
+        let first = try page(world, tier3, "assignee=me&limit=1")
         #expect(first.numbers == [fresh])
-        let second = try page(world, tier2, "assignee=me&limit=1&cursor=\(try #require(first.next))")
+        let second = try page(world, tier3, "assignee=me&limit=1&cursor=\(try #require(first.next))")
         #expect(second.numbers == [waiting])
         #expect(second.next == nil)
-        // Nobody else's cases are tier2's, and tier1 holds none of these.
+        // Only one's own cases, and tier1 holds none of these.
         #expect(try page(world, tier1, "assignee=me&limit=50").items.allSatisfy { $0.assignee?.id.lowercased() == tier1.agentID.uuidString.lowercased() })
         #expect(!(try page(world, tier1, "assignee=me&limit=50").numbers.contains(fresh)))
-        #expect(try page(world, tier2, "assignee=me&state=new").numbers == [fresh])
+        #expect(try page(world, tier3, "assignee=me&state=new").numbers == [fresh])
 
         for query in ["assignee=someone", "assignee=\(tier1.agentID.uuidString.lowercased())", "state=open"] {
             let bad = try world.get("/api/v1/cases?\(query)", as: tier2)
