@@ -14,6 +14,8 @@ import Testing
             $0.mailThreads = 0
             $0.webhookThreads = 0
         }  // no worker polling the outbox meanwhile
+        // Nor the transparency log's sequencer, which polls the same pool every half second.
+        world.service.service.sequencer.stop()
         let agent = try world.agent(.tier1)
         let opened = try world.openCase(as: agent)
         let number = opened.caseNumber
