@@ -1,4 +1,4 @@
-// The queue: the agent's cases, oldest due first, with filters (state, tier, overdue), a search box
+// The queue: the agent's open cases, oldest due first, with filters (state, tier, mine, overdue), a search box
 // (case number, account email, serial, IMEI) and "Show more" over the keyset cursor. Filters live in the
 // hash (#/?state=new&overdue=true), so the back button and a reload keep them.
 import { announce, byId, h, replace, show } from './dom.js';
@@ -24,6 +24,7 @@ function filtersFromForm() {
     const value = byId(`filter-${name}`).value;
     if (value) params.set(name, value);
   }
+  if (byId('filter-mine').checked) params.set('assignee', 'me');
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
   if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
   return params;
@@ -33,6 +34,7 @@ function formFromFilters(params) {
   byId('filter-q').value = params.get('q') ?? '';
   byId('filter-state').value = params.get('state') ?? '';
   byId('filter-tier').value = params.get('tier') ?? '';
+  byId('filter-mine').checked = params.get('assignee') === 'me';
   byId('filter-overdue').checked = params.get('overdue') === 'true';
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
 }
@@ -134,11 +136,13 @@ document.addEventListener('visibilitychange', refreshIfIdle);
 export async function showQueue(app, params) {
   appRef = app;
   const query = new URLSearchParams(params);
-  if (!query.has('tier') && !query.has('q')) query.set('tier', app.agent.tier);
+  if (!query.has('tier') && !query.has('q') && !query.has('assignee')) query.set('tier', app.agent.tier);
+  // The service lists open cases only unless asked; a search looks for finished cases too (a caller's old case number).
+  if (query.has('q') && !query.has('state')) query.set('state', 'any');
   if (query.get('tier') === 'any') query.delete('tier');
   formFromFilters(query);
   unreviewedFirst = app.agent.tier === 'tier3' && query.get('tier') === 'tier3' && !query.has('q') && !query.has('unreviewed')
-    && !query.has('state') && !query.has('overdue');
+    && !query.has('state') && !query.has('overdue') && !query.has('assignee');
   currentQuery = query.toString();
   // What is shown, for tests and scripts that wait for a search to land.
   byId('queue').dataset.query = currentQuery;

@@ -15,10 +15,19 @@ public struct CaseQueueFilter: Sendable {
     public var term: String?
     /// Only cases with (true) or without (false) an unreviewed document.
     public var unreviewed: Bool?
+    /// Only open cases (`CaseState.isOpen`): the API's default when no state is asked for.
+    public var openOnly: Bool
+    /// Only cases held by this agent.
+    public var assignee: UUID?
 
     /// A filter; nil fields do not filter.
-    public init(state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil) {
+    public init(
+        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil,
+        openOnly: Bool = false, assignee: UUID? = nil
+    ) {
         self.unreviewed = unreviewed
+        self.openOnly = openOnly
+        self.assignee = assignee
         self.state = state
         self.tier = tier
         self.overdue = overdue
@@ -128,6 +137,12 @@ extension CaseQueueFilter {
         var conditions: [PostgresQuery] = []
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
+        if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        if openOnly, section == .undated {
+            // Only open cases have a due date, so only the undated section holds finished ones.
+            let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
+            conditions.append("(\(open, separator: " OR "))")
+        }
         if let unreviewed {
             let pending: PostgresQuery = """
                 (SELECT 1 FROM evidence d WHERE d.case_id = c.id AND \(CaseStore.documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))

@@ -241,6 +241,53 @@ class DashboardTests(BrowserTestCase):
         browser.wait_for_text('#queue-rows tr:first-child', 'Engineering')
         self.assertEqual(browser.find('#filter-state').get_attribute('value'), 'engineering')
 
+    def test_the_queue_starts_with_open_cases_and_my_cases_lists_mine(self):
+        finished = self.service.case(state='resolved')
+        mine, finished_mine = self.service.case(state='identity_check'), self.service.case(state='rejected')
+        browser = self.browser()
+        agent = self.sign_in(browser, 'tier2')
+        agent_id = self.service.psql("SELECT id FROM agents WHERE email = '%s'" % agent['email'])
+        self.service.psql("UPDATE cases SET assignee_id = '%s' WHERE case_number IN ('%s', '%s')"
+                          % (agent_id, mine['case_number'], finished_mine['case_number']))
+        # The default: open cases, said so in full (not clipped at 1280 px), no finished row among any tier's.
+        state = browser.find('#filter-state')
+        self.assertEqual(state.get_attribute('value'), '')
+        self.assertEqual(browser.find('#filter-state option:checked').text, 'Open cases')
+        clipped = browser.driver.execute_script(
+            "const s = arguments[0], c = document.createElement('canvas').getContext('2d');"
+            "c.font = getComputedStyle(s).font; const w = c.measureText(s.selectedOptions[0].text).width;"
+            "return s.getBoundingClientRect().width < w + 24;", state)
+        self.assertFalse(clipped)
+        browser.driver.find_element(By.CSS_SELECTOR, '#filter-tier option[value=""]').click()
+        browser.click('#filter-apply')
+        browser.wait_for('#queue[aria-busy="false"]:not([data-query*="tier="])')
+        texts = [r.find_element(By.CSS_SELECTOR, 'td[data-label="State"]').text for r in browser.find_all('#queue-rows tr')]
+        self.assertTrue(texts)
+        for word in ('Resolved', 'Rejected', 'Closed', 'Merged'):
+            self.assertFalse([t for t in texts if t.startswith(word)], texts)
+        # "Open or finished" shows finished ones again; a search finds a finished case by its number.
+        browser.driver.find_element(By.CSS_SELECTOR, '#filter-state option[value="any"]').click()
+        browser.click('#filter-apply')
+        self.wait_for_queue(browser, 'state=any')
+        browser.fill('#filter-q', finished['case_number'])
+        browser.driver.find_element(By.CSS_SELECTOR, '#filter-state option[value=""]').click()
+        browser.click('#filter-apply')
+        browser.wait_for('#queue-rows tr[data-case="%s"]' % finished['case_number'])
+        # My cases (in the agent's own tier, as the form starts): the open case assigned to this agent, not the
+        # finished one, and it survives a reload.
+        browser.click('#filter-reset')
+        self.wait_for_queue(browser, 'tier=tier2')
+        browser.find('#filter-mine').click()
+        browser.click('#filter-apply')
+        self.wait_for_queue(browser, 'assignee=me')
+        rows = browser.find_all('#queue-rows tr')
+        self.assertEqual([r.get_attribute('data-case') for r in rows], [mine['case_number']])
+        self.assertIn(agent['name'], rows[0].text)
+        browser.driver.refresh()
+        browser.wait_for('#queue-rows tr[data-case="%s"]' % mine['case_number'])
+        self.assertTrue(browser.find('#filter-mine').is_selected())
+        self.assert_accessible(browser)
+
     def test_the_queue_refreshes_itself_when_the_agent_comes_back(self):
         case = self.service.case(state='new')
         browser = self.browser()

@@ -88,4 +88,70 @@ import Testing
         #expect(Set(seen).count == seen.count, "a case was listed twice")
         #expect(Set(initial).isSubset(of: Set(seen)), "a case was skipped")
     }
+
+    /// The queue starts with open work: finished cases (rejected, merged) only with `state=any` or their own state;
+    /// `assignee=me` lists the caller's own cases, paged across the dated and undated sections.
+    @Test func openByDefaultFinishedOnAskAndMine() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
+        let tier3 = try world.agent(.tier3)
+        var opened: [String] = []
+        for _ in 0..<5 {
+            opened.append(try world.openCase(as: tier1).caseNumber)
+            world.service.clock.advance(by: 60)
+        }
+        let (rejected, merged, target, waiting, fresh) = (opened[0], opened[1], opened[2], opened[3], opened[4])
+        try world.must(rejected, "escalate", as: tier1, version: 1)
+        try world.must(rejected, "request_documents", as: tier2, version: 2, extra: ["reason": "Not verified."])
+        try world.must(rejected, "begin_review", as: tier3, version: 3)
+        #expect(try world.must(rejected, "reject", as: tier3, version: 4, extra: ["reason": "No proof."]).state == "rejected")
+        #expect(try world.post("/api/v1/cases/\(merged)/merge", as: tier2, json: ["into": target], ifMatch: 1).decode(CaseView.self).state == "merged")
+        // Waiting for documents: open, without a due date, in the undated section with the finished ones.
+        let paused = try world.must(waiting, "request_documents", as: tier2, version: 1, extra: ["reason": "r"])
+        #expect(paused.dueAt == nil)
+
+        let open = try page(world, tier1, "limit=50")
+        #expect(Set(open.numbers) == [target, waiting, fresh], "\(open.items.map(\.state))")
+        #expect(open.numbers.last == waiting)
+        let all = try page(world, tier1, "state=any&limit=50")
+        #expect(Set(all.numbers) == Set(opened))
+        #expect(try page(world, tier1, "state=rejected").numbers == [rejected])
+        #expect(try page(world, tier1, "state=merged").numbers == [merged])
+        // Paging one at a time over the default view meets the same cases, never a finished one.
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let result = try page(world, tier1, "limit=1" + (cursor.map { "&cursor=\($0)" } ?? ""))
+            seen += result.numbers
+            cursor = result.next
+        } while cursor != nil && seen.count < 10
+        #expect(seen == open.numbers)
+
+        // Mine: tier3 takes the waiting case (undated) and the fresh one (dated); its rejected case is finished, not listed.
+        let current = try world.get("/api/v1/cases/\(fresh)", as: tier3).decode(CaseView.self)
+        for (number, version) in [(waiting, paused.version), (fresh, current.version)] {
+            let assigned = try world.post(
+                "/api/v1/cases/\(number)/assign", as: tier3, json: ["agent_id": tier3.agentID.uuidString.lowercased()], ifMatch: version)
+            #expect(assigned.status == 200, "\(assigned.text)")
+        }
+        let mine = try page(world, tier3, "assignee=me&limit=50")
+        #expect(mine.numbers == [fresh, waiting])
+        #expect(mine.items.allSatisfy { $0.assignee?.id.lowercased() == tier3.agentID.uuidString.lowercased() })
+        let first = try page(world, tier3, "assignee=me&limit=1")
+        #expect(first.numbers == [fresh])
+        let second = try page(world, tier3, "assignee=me&limit=1&cursor=\(try #require(first.next))")
+        #expect(second.numbers == [waiting])
+        #expect(second.next == nil)
+        // Only one's own cases, and tier1 holds none of these.
+        #expect(try page(world, tier1, "assignee=me&limit=50").items.allSatisfy { $0.assignee?.id.lowercased() == tier1.agentID.uuidString.lowercased() })
+        #expect(!(try page(world, tier1, "assignee=me&limit=50").numbers.contains(fresh)))
+        #expect(try page(world, tier3, "assignee=me&state=new").numbers == [fresh])
+
+        for query in ["assignee=someone", "assignee=\(tier1.agentID.uuidString.lowercased())", "state=open"] {
+            let bad = try world.get("/api/v1/cases?\(query)", as: tier2)
+            #expect(bad.status == 422, "\(query)")
+            #expect(try bad.problem().code == "validation_failed" && bad.problem().fields == [String(query.prefix { $0 != "=" })], "\(query)")
+        }
+    }
 }

@@ -101,6 +101,9 @@ import Testing
             ("overdue", .dated, CaseQueueFilter(overdue: true), nil),
             ("unreviewed", .dated, CaseQueueFilter(unreviewed: true), nil),
             ("reviewed", .undated, CaseQueueFilter(unreviewed: false), undated),
+            ("open only, undated", .undated, CaseQueueFilter(openOnly: true), undated),
+            ("open only, dated", .dated, CaseQueueFilter(openOnly: true), dated),
+            ("mine", .dated, CaseQueueFilter(openOnly: true, assignee: UUID(uuidString: "00000000-0000-0000-0000-000000000077")!), nil),
         ]
         var costs: [String: Double] = [:]
         for (name, section, filter, cursor) in pages {

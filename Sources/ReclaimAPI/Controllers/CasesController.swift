@@ -114,11 +114,21 @@ final class CasesController: Sendable {
         let principal = try context.authorize(.listCases, request)
         var filter = CaseQueueFilter()
         var errors: [FieldError] = []
+        // No state: open cases only (the queue starts with open work); `any`: open and finished.
         if let text = request.query("state"), !text.isEmpty {
             if let state = CaseState(rawValue: text) {
                 filter.state = state
-            } else {
+            } else if text != "any" {
                 errors.append(FieldError(field: "state", message: "unknown state"))
+            }
+        } else {
+            filter.openOnly = true
+        }
+        if let text = request.query("assignee"), !text.isEmpty {
+            if text == "me", case .agent(let agent) = principal {
+                filter.assignee = agent.id
+            } else {
+                errors.append(FieldError(field: "assignee", message: "me (a signed-in agent's own cases)"))
             }
         }
         if let text = request.query("tier"), !text.isEmpty {
