@@ -106,7 +106,8 @@ import Testing
         try world.must(rejected, "request_documents", as: tier2, version: 2, extra: ["reason": "Not verified."])
         try world.must(rejected, "begin_review", as: tier3, version: 3)
         #expect(try world.must(rejected, "reject", as: tier3, version: 4, extra: ["reason": "No proof."]).state == "rejected")
-        #expect(try world.post("/api/v1/cases/\(merged)/merge", as: tier2, json: ["into": target], ifMatch: 1).decode(CaseView.self).state == "merged")
+        #expect(
+            try world.post("/api/v1/cases/\(merged)/merge", as: tier2, json: ["into": target], ifMatch: 1).decode(CaseView.self).state == "merged")
         // Waiting for documents: open, without a due date, in the undated section with the finished ones.
         let paused = try world.must(waiting, "request_documents", as: tier2, version: 1, extra: ["reason": "r"])
         #expect(paused.dueAt == nil)
@@ -144,7 +145,8 @@ import Testing
         #expect(second.numbers == [waiting])
         #expect(second.next == nil)
         // Only one's own cases, and tier1 holds none of these.
-        #expect(try page(world, tier1, "assignee=me&limit=50").items.allSatisfy { $0.assignee?.id.lowercased() == tier1.agentID.uuidString.lowercased() })
+        #expect(
+            try page(world, tier1, "assignee=me&limit=50").items.allSatisfy { $0.assignee?.id.lowercased() == tier1.agentID.uuidString.lowercased() })
         #expect(!(try page(world, tier1, "assignee=me&limit=50").numbers.contains(fresh)))
         #expect(try page(world, tier3, "assignee=me&state=new").numbers == [fresh])
 
