@@ -44,7 +44,7 @@ export const CATALOGUES = {
     'result.contact': 'Support',
     'result.refresh': 'Check again',
     'result.another': 'Check a different case',
-    'result.received_at': 'received {date}',
+    'result.received_at': 'sent {date}',
     'mark.done': '(done)',
     'mark.current': '(current step)',
     'mark.upcoming': '(still to come)',

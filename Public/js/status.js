@@ -31,6 +31,17 @@ let language = chosen ?? languageFromLocales(navigator.languages?.length ? navig
 
 function t(key, values) { return text(language, key, values); }
 
+/** Shows the page's own sentence `words()` in `element`, and again in the new language after a switch. */
+const sentences = new Map();
+function say(element, words, kind) {
+  sentences.set(element, { words, kind });
+  announce(element, words(), kind);
+}
+function unsay(element) {
+  sentences.delete(element);
+  announce(element, '');
+}
+
 /** Puts the page's own words in `language` (the service's sentences come with each status). */
 function applyLanguage() {
   document.documentElement.lang = language;
@@ -40,6 +51,7 @@ function applyLanguage() {
     button.setAttribute('aria-pressed', String(button.dataset.language === language));
   }
   updateFileHint();
+  for (const [element, { words, kind }] of sentences) if (!element.hidden) announce(element, words(), kind);
 }
 
 // ---- Dates: always in the reader's zone, named ------------------------------------------------------
@@ -216,7 +228,7 @@ async function load(credentials) {
       language = data.language;
       applyLanguage();
     }
-    announce(message, '');
+    unsay(message);
     renderStatus(data);
     return data;
   } catch (error) {
@@ -228,7 +240,7 @@ async function load(credentials) {
       show(lookupForm, true);
     }
     if (error instanceof ApiError && error.code === 'invalid_case_number') fieldError(caseInput, t('error.typo'));
-    announce(message, problemWords(error), 'error');
+    say(message, () => problemWords(error), 'error');
     message.focus();
     return null;
   }
@@ -241,7 +253,7 @@ lookupForm.addEventListener('submit', async (event) => {
   fieldError(caseInput, caseNumberError(caseInput.value, parsed));
   fieldError(codeInput, accessCode ? null : t('error.code_format'));
   if (parsed.error || !accessCode) {
-    announce(message, '');
+    unsay(message);
     (parsed.error ? caseInput : codeInput).focus();
     return;
   }
@@ -251,7 +263,7 @@ lookupForm.addEventListener('submit', async (event) => {
   current = credentials;
   preselectUpload(status.missing);
   fieldError(fileInput, null);
-  announce(uploadMessage, '');
+  unsay(uploadMessage);
   show(lookupForm, false);
   show(result, true);
   byId('stage').focus();
@@ -267,7 +279,7 @@ byId('another').addEventListener('click', () => {
   current = null;
   lastStatus = null;
   show(result, false);
-  announce(message, '');
+  unsay(message);
   codeInput.value = '';
   show(lookupForm, true);
   caseInput.focus();
@@ -281,8 +293,8 @@ for (const button of document.querySelectorAll('[data-language]')) {
     try { localStorage.setItem(STORAGE_KEY, chosen); } catch { /* kept for this page only */ }
     applyLanguage();
     // The service's sentences too: ask again in the new language.
+    // The page's own messages were put in the new language by applyLanguage().
     if (current) await whileBusy(result, () => load(current));
-    else if (!message.hidden) announce(message, '');
   });
 }
 
@@ -294,7 +306,7 @@ typeSelect.addEventListener('change', updateFileHint);
 uploadForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!current) return;
-  announce(uploadMessage, '');
+  unsay(uploadMessage);
   const file = fileInput.files?.[0];
   if (!file) {
     fieldError(fileInput, t('upload.choose'));
@@ -322,9 +334,9 @@ uploadForm.addEventListener('submit', async (event) => {
       const status = await load(credentials);
       uploadForm.reset();
       if (status) preselectUpload(status.missing);
-      announce(uploadMessage, t('upload.thanks', { size: formatSize(data?.size ?? file.size) }), 'ok');
+      say(uploadMessage, () => t('upload.thanks', { size: formatSize(data?.size ?? file.size) }), 'ok');
     } catch (error) {
-      announce(uploadMessage, uploadProblemWords(error, type), 'error');
+      say(uploadMessage, () => uploadProblemWords(error, type), 'error');
     }
   });
   // whileBusy re-enabled the controls only now; focus the outcome so it is read and seen.
@@ -346,3 +358,4 @@ function uploadProblemWords(error, type) {
 
 applyLanguage();
 if (lastStatus) renderStatus(lastStatus);
+

@@ -189,6 +189,33 @@ class StatusPageTest(BrowserTestCase):
         self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 1)
         self.assert_accessible(browser)
 
+    def test_switching_language_puts_the_upload_message_in_the_new_language(self):
+        case = self.service.case(state='awaiting_documents', path='activation_lock')
+        browser = self.browser().open('/status')
+        browser.click('[data-language="en"]')
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for('#stage')
+        # The ransom conversation: the service says "Received" for it (nobody reviews it before the case).
+        Select(browser.find('#doc-type')).select_by_value('transcript')
+        browser.find('#doc-file').send_keys(self.file_with(b'Pay 200 USD or the phone stays locked.\n', '.txt'))
+        browser.click('#upload-submit')
+        browser.wait_for_text('#upload-message', 'Thank you: we received your file')
+        browser.wait_for_text('#evidence', 'Received')
+        self.assertNotIn('received received', browser.find('#evidence').text.lower(), 'the status word once')
+        browser.click('[data-language="zh-Hans"]')
+        browser.wait_for_text('#upload-message', '谢谢，我们已收到您的文件')
+        self.assertNotIn('Thank you', browser.find('#upload-message').text)
+        # A refused look-up's message follows the language too.
+        self.expect_http_errors(404)
+        browser.click('#another')
+        wrong = ('Z' if case['access_code'][0] != 'Z' else 'Y') + case['access_code'][1:]
+        self.look_up(browser, case['case_number'], wrong)
+        browser.wait_for('#message')
+        zh = browser.find('#message').text
+        browser.click('[data-language="en"]')
+        browser.wait_for_text('#message', NOT_FOUND)
+        self.assertNotEqual(zh, browser.find('#message').text)
+
     def test_a_finished_case_offers_no_upload(self):
         for state in ('resolved', 'rejected', 'closed'):
             case = self.service.case(state=state)
