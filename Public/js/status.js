@@ -1,7 +1,8 @@
 // The customer status page: a victim looks up a case with its number and access code, sees where it
 // stands in plain words in their language, and uploads the documents and the ransom conversation.
-// The number and code live only in this module's memory (never in storage or the URL) and go nowhere
-// but the status API; only the chosen language is kept (localStorage).
+// The number and code live only in this module's memory (never in storage) and go nowhere but the status API;
+// only the chosen language is kept (localStorage). The mails link to `/status?case=<number>`: that number (never
+// a code) fills the field, and leaves the address bar.
 import { h, replace, show, byId, announce, whileBusy } from './dom.js';
 import { request, ApiError, MAX_UPLOAD_BYTES } from './api.js';
 import { parseCaseNumber, groupCaseNumber, normalizeAccessCode } from './identifiers.js';
@@ -359,3 +360,11 @@ function uploadProblemWords(error, type) {
 applyLanguage();
 if (lastStatus) renderStatus(lastStatus);
 
+// The mail's link names the case: fill its number and ask for the code (the code is never in a link).
+const linked = new URLSearchParams(location.search).get('case');
+if (linked) {
+  const parsed = parseCaseNumber(linked);
+  caseInput.value = parsed.error ? linked : groupCaseNumber(parsed.digits);
+  history.replaceState(null, '', location.pathname);
+  codeInput.focus();
+}

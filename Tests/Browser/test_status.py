@@ -189,6 +189,17 @@ class StatusPageTest(BrowserTestCase):
         self.assertEqual(self.status_requests(browser, STATUS_API + '/evidence'), 1)
         self.assert_accessible(browser)
 
+    def test_the_mails_link_fills_the_case_number_and_asks_for_the_code(self):
+        case = self.service.case(state='awaiting_documents')
+        browser = self.browser().open('/status?case=' + case['case_number'])
+        WebDriverWait(browser.driver, 10, POLL).until(lambda _: browser.find('#case-number').get_attribute('value'))
+        self.assertEqual(browser.find('#case-number').get_attribute('value'), spaced(case['case_number']))
+        self.assertEqual(self.active_id(browser), 'access-code', 'only the code is left to type')
+        self.assertNotIn('case=', browser.driver.current_url, 'the number leaves the address bar')
+        browser.fill('#access-code', case['access_code'])
+        browser.click('#lookup-submit')
+        browser.wait_for('#stage')
+
     def test_switching_language_puts_the_upload_message_in_the_new_language(self):
         case = self.service.case(state='awaiting_documents', path='activation_lock')
         browser = self.browser().open('/status')
