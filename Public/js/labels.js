@@ -125,3 +125,30 @@ export const WORDS = {
 export function label(table, word) {
   return table[word]?.label ?? table[word] ?? words(word);
 }
+
+/** Field names in a problem's `errors` (the last part of a path), as the forms label them. */
+export const FIELDS = {
+  account_email: 'Account e-mail', name: 'Name', contact_email: 'Contact e-mail', customer: 'Customer', language: 'Language',
+  summary: 'What happened', imei: 'IMEI', serial: 'Serial number', model: 'Model', devices: 'Devices', facts: 'Facts',
+  rescue_email: 'Rescue address', rescue_email_added: 'Thief added a rescue address', exp_month: 'Expiry month',
+  exp_year: 'Expiry year', number: 'Number', email: 'E-mail', text: 'Text', file: 'File', reason: 'Reason',
+  customer_reason: 'What the customer reads', answers: 'Answers', security_questions: 'Security questions',
+};
+
+/** What each item of a list is called in a path's `list[i]` ("devices[0]" reads "Device 1"). */
+const LIST_ITEMS = { devices: 'Device', answers: 'Answer', security_questions: 'Security question' };
+
+/** A problem's field path in words: "devices[0].imei" reads "Device 1: IMEI", "customer.name" "Customer: Name". */
+export function fieldWords(path) {
+  return String(path ?? '').split('.').filter(Boolean).map((part) => {
+    const [, name, index] = part.match(/^([^[]*)\[(\d+)\]$/) ?? [null, part, null];
+    if (index !== null) return `${LIST_ITEMS[name] ?? label(FIELDS, name)} ${Number(index) + 1}`;
+    const words = label(FIELDS, name);
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }).join(': ');
+}
+
+/** A refusal's per-field `errors` in one line of words: "Device 1: IMEI — not a valid IMEI; …" ('' when none). */
+export function fieldProblemWords(errors) {
+  return (errors ?? []).map((e) => (e.field ? `${fieldWords(e.field)} — ${e.message}` : e.message)).filter(Boolean).join('; ');
+}

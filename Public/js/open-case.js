@@ -4,7 +4,7 @@
 import { ApiError } from './api.js';
 import { announce, byId, h, replace, show, whileBusy } from './dom.js';
 import { groupCaseNumber } from './identifiers.js';
-import { CASE_KINDS, FACTS, FINISHED_STATES, LANGUAGES, STATES, label } from './labels.js';
+import { CASE_KINDS, FACTS, FINISHED_STATES, LANGUAGES, STATES, fieldProblemWords, label } from './labels.js';
 import { VOCABULARY } from './vocabulary.js';
 let app = null;
 
@@ -128,7 +128,7 @@ async function submit(form, error) {
       opened(data);
     } catch (e) {
       const words = e instanceof ApiError && e.errors.length
-        ? `Check these: ${e.errors.map((x) => `${x.field.replace(/_/g, ' ')} — ${x.message}`).join('; ')}`
+        ? `Check these: ${fieldProblemWords(e.errors)}`
         : String(e?.message ?? e);
       announce(error, words, 'error');
       error.focus();

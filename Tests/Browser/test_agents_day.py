@@ -213,8 +213,12 @@ class OpenCaseTests(BrowserTestCase):
         self.sign_in(browser, 'tier1')
         browser.open('/#/new')
         browser.fill('#open-account', 'not an address')
+        browser.fill('#open-imei-0', '490154203237519')  # one digit off: its Luhn check fails
         browser.click('#open-submit')
-        browser.wait_for_text('#open-error', 'account email')
+        browser.wait_for_text('#open-error', 'Account e-mail')
+        # Each field by its name on the form, not its path ("devices[0].imei").
+        self.assertIn('Device 1: IMEI', browser.find('#open-error').text)
+        self.assertNotIn('[0]', browser.find('#open-error').text)
         self.assertLessEqual(browser.overflow(), 0)
         self.assert_accessible(browser)
 

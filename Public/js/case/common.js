@@ -2,7 +2,7 @@
 // reads, agents' names, and the helpers that fill a panel or send a change (If-Match; 412 reloads the case).
 import { ApiError } from '../api.js';
 import { announce, byId, h, replace, show, whileBusy } from '../dom.js';
-import { FACTORS, REQUIREMENTS, UNLOCKS, label } from '../labels.js';
+import { FACTORS, REQUIREMENTS, UNLOCKS, fieldProblemWords, label } from '../labels.js';
 import { reload } from '../case.js';
 
 export let app = null;
@@ -30,7 +30,7 @@ export function say(text, kind = 'error') {
 /** The words for a refused request, field errors included. */
 export function problemWords(error) {
   if (!(error instanceof ApiError)) return String(error?.message ?? error);
-  const fields = error.fieldMessages;
+  const fields = fieldProblemWords(error.errors);
   switch (error.code) {
     case 'verification_failed': {
       const factors = error.problem.factors ?? {};
