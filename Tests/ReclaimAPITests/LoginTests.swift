@@ -111,8 +111,9 @@ import Testing
         let known = knownTimes.min()!
         let unknown = unknownTimes.min()!
         // Both pay one argon2id verification (~25 ms); without the dummy hash the unknown one would take ~1 ms. Only
-        // that lower bound is checked: load only ever adds time, so an upper bound would fail on a busy machine.
-        #expect(unknown > known * 0.5, "unknown \(unknown) s vs known \(known) s")
+        // that lower bound is checked, at a quarter (a verification is ~25 times the rest): load only ever adds time, and
+        // the known side's fastest may have met a quieter moment than the unknown side's (a clean-clone run saw 0.49).
+        #expect(unknown > known * 0.25, "unknown \(unknown) s vs known \(known) s")
     }
 
     @Test func aTOTPCodeIsAcceptedOnceOnly() throws {
