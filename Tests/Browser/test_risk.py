@@ -14,6 +14,8 @@ class RiskTests(BrowserTestCase):
         number, other = self.service.psql(
             "SELECT c.case_number || ' ' || s.other_cases[1] FROM case_risk_signals s JOIN cases c ON c.id = s.case_id "
             "WHERE s.signal = 'device_claimed_elsewhere' AND s.cleared_at IS NULL ORDER BY c.case_number LIMIT 1").split()
+        # Both claimants' accounts are not on file: the page asks for security questions and hears 404 no_account_on_file.
+        self.expect_http_errors(404)
         browser = self.browser()
         self.sign_in(browser, 'tier1')
         self.open_case(browser, number)
