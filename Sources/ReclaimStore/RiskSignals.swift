@@ -108,7 +108,7 @@ public enum RiskSignalStore {
     }
 
     /// The other cases (by number) holding one of these serials or IMEIs, whose account e-mail differs from
-    /// `accountEmail`: as typed on the case (`case_search`'s key) or filed as device evidence (0018's indexes). A term
+    /// `accountEmail`: as typed on the case (`case_search`'s key) or filed as device evidence (0019's indexes). A term
     /// equal to a case's own number is not a device of it.
     public static func casesClaiming(
         serials: [String], imeis: [String], otherThan accountEmail: String, except caseID: UUID, on connection: PostgresConnection

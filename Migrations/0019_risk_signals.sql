@@ -1,4 +1,4 @@
--- 0018: the thief on the phone (api.md v1.2, issue 21): a case's risk signals, and the indexes their look-ups need so
+-- 0019: the thief on the phone (api.md v1.2, issue 21): a case's risk signals, and the indexes their look-ups need so
 -- that opening a case or filing a device or a document stays one or two index probes at millions of cases.
 
 -- The vocabulary (ReclaimCore.RiskSignal), a lookup table as 0012's and 0017's.
