@@ -27,6 +27,7 @@ function filtersFromForm() {
   if (byId('filter-mine').checked) params.set('assignee', 'me');
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
   if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
+  if (byId('filter-risk').checked) params.set('risk', 'true');
   return params;
 }
 
@@ -37,6 +38,7 @@ function formFromFilters(params) {
   byId('filter-mine').checked = params.get('assignee') === 'me';
   byId('filter-overdue').checked = params.get('overdue') === 'true';
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
+  byId('filter-risk').checked = params.get('risk') === 'true';
 }
 
 // True while the tier shown is the one the page chose (the agent's own), not one the agent picked.
@@ -72,7 +74,8 @@ function row(item) {
     : h('span', { class: 'due' }, left.text);
   return h('tr', { dataset: { case: item.case_number }, class: item.overdue ? 'overdue' : null },
     h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),
-    h('td', { 'data-label': 'Summary' }, item.summary, h('span', { class: 'muted block' }, item.account_email)),
+    h('td', { 'data-label': 'Summary' }, item.risk ? [h('span', { class: 'badge risk queue-risk' }, 'At risk'), ' '] : null, item.summary,
+      h('span', { class: 'muted block' }, item.account_email)),
     h('td', { 'data-label': 'State' }, label(STATES, item.state),
       item.unreviewed_documents ? h('span', { class: 'badge unreviewed block-badge' },
         `${item.unreviewed_documents} unreviewed document${item.unreviewed_documents === 1 ? '' : 's'}`) : null),

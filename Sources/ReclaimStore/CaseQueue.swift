@@ -19,12 +19,15 @@ public struct CaseQueueFilter: Sendable {
     public var openOnly: Bool
     /// Only cases held by this agent.
     public var assignee: UUID?
+    /// Only cases with (true) or without (false) an uncleared risk signal (`cases.risk`; `cases_queue_risk` serves true).
+    public var risk: Bool?
 
     /// A filter; nil fields do not filter.
     public init(
         state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, search: CaseSearchQuery? = nil, unreviewed: Bool? = nil,
-        openOnly: Bool = false, assignee: UUID? = nil
+        openOnly: Bool = false, assignee: UUID? = nil, risk: Bool? = nil
     ) {
+        self.risk = risk
         self.unreviewed = unreviewed
         self.openOnly = openOnly
         self.assignee = assignee
@@ -138,6 +141,7 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
