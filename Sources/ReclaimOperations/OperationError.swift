@@ -40,6 +40,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case keysUnavailable
     /// A new access code was issued moments ago; another may be issued from `until`.
     case accessCodeJustIssued(until: Date, now: Date)
+    /// Cancelling an unlock step that is not scheduled (never recorded, done already, or cancelled before).
+    case unlockNotScheduled
+    /// A "this wasn't me" link whose token the service never issued.
+    case stopLinkUnknown
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

@@ -11,6 +11,7 @@ extension CaseStore {
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
         let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState: PostgresColumn
+        let unlocksScheduled: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
 
@@ -53,6 +54,7 @@ extension CaseStore {
             createdBy = try c("created_by")
             mergedInto = try c("merged_into_number")
             mergedFromState = try c("merged_from_state")
+            unlocksScheduled = try c("unlocks_scheduled")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
         }
@@ -86,7 +88,18 @@ extension CaseStore {
                 mergedInto: try row.decode(mergedInto, as: String?.self),
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
-                mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)))
+                mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
+                unlocksScheduled: try scheduled(row))
+        }
+
+        /// "<step> <microseconds>,…": the steps waiting for their time, soonest first.
+        private func scheduled(_ row: PostgresRow) throws -> [ScheduledStep] {
+            guard let text = try row.decode(unlocksScheduled, as: String?.self) else { return [] }
+            return text.split(separator: ",").compactMap { item in
+                let parts = item.split(separator: " ")
+                guard parts.count == 2, let step = UnlockKind(rawValue: String(parts[0])), let micros = Int64(parts[1]) else { return nil }
+                return ScheduledStep(step: step, effectiveAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000))
+            }
         }
 
         private func progress(_ row: PostgresRow) throws -> AnswerProgress {

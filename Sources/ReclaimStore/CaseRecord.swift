@@ -87,6 +87,8 @@ public struct CaseRecord: Sendable {
     public let answerProgress: AnswerProgress
     /// The state of the case it was merged into (nil unless merged).
     public let mergedIntoState: CaseState?
+    /// The unlock steps recorded and waiting for their time (the cooling-off), soonest first.
+    public let unlocksScheduled: [ScheduledStep]
 
     /// What, beside the workflow columns, decides the work and actions the case offers now.
     public var standing: CaseStanding {
@@ -100,8 +102,10 @@ public struct CaseRecord: Sendable {
         assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
         rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
         createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
-        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil
+        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil,
+        unlocksScheduled: [ScheduledStep] = []
     ) {
+        self.unlocksScheduled = unlocksScheduled
         self.answerProgress = answerProgress
         self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy
@@ -186,5 +190,17 @@ public struct NewCase: Sendable {
         self.now = now
         self.rescueEmail = rescueEmail
         self.language = language
+    }
+}
+
+/// An unlock step waiting for its time, as a case carries it.
+public struct ScheduledStep: Sendable, Equatable {
+    public let step: UnlockKind
+    /// When the service does it.
+    public let effectiveAt: Date
+
+    public init(step: UnlockKind, effectiveAt: Date) {
+        self.step = step
+        self.effectiveAt = effectiveAt
     }
 }
