@@ -252,7 +252,10 @@ public struct DemoSeed: Sendable {
             steps: [.act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."), .document(.invoice)]),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Rescue address removed; the security questions are next.",
-            steps: toVerified + [.unlock(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
+            steps: toVerified + [.unlockElapsed(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Rescue address to remove; the cooling-off runs.",
+            steps: toVerified + [.unlock(.removeRescueEmail), .note("Removal scheduled: the owner's addresses have been told.", .internal)]),
         Plan(
             count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
             steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
