@@ -380,7 +380,7 @@ if (stopToken !== null) {
     stopButton.disabled = true;
   }
   stopButton.addEventListener('click', async () => {
-    await whileBusy([stopButton], async () => {
+    await whileBusy(byId('stop'), async () => {
       try {
         const { data } = await request('POST', '/api/v1/status/stop', { json: { token: stopToken } });
         // The service's sentence is in the case's language: the page follows it.

@@ -18,7 +18,7 @@ export function unlockChecklist(c) {
   const canRecord = allows('record_unlock');
   const outstanding = outstandingUnlocks(c);
   const finished = FINISHED_STATES.includes(c.state);
-  lookAgainWhenDue(c.number, [...scheduled.values()]);
+  lookAgainWhenDue(current?.number, [...scheduled.values()]);
   return [
     h('p', { id: 'unlocks-summary', class: outstanding.length ? null : 'yes' }, summaryWords(c, outstanding, finished)),
     scheduled.size ? h('p', { id: 'unlocks-cooling', class: 'hint' },
