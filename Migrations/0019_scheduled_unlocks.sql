@@ -1,4 +1,4 @@
--- 0018: the cooling-off (api.md v1.2 "The thief on the phone", issue 21). Recording an unlock step schedules it: the
+-- 0019: the cooling-off (api.md v1.2 "The thief on the phone", issue 21). Recording an unlock step schedules it: the
 -- step waits RECLAIM_UNLOCK_DELAY seconds, the victim is told at every address on file and may stop it with a link.
 -- The state lives here, not in a process: any instance's scheduler does a due step, once, after any restart.
 CREATE TABLE unlock_statuses (status text PRIMARY KEY);
