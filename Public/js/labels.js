@@ -107,6 +107,8 @@ export const MESSAGE_KINDS = {
   state_changed: 'the case changed state', documents_requested: 'documents requested', customer_note: 'a note for the customer',
   merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
   document_rejected: 'a document rejected (with the customer reason)',
+  unlock_scheduled: 'an unlock scheduled (the notice with the stop link, to every address on file)',
+  'case.unlock_scheduled': 'case.unlock_scheduled', 'case.unlock_cancelled': 'case.unlock_cancelled', 'case.unlock_done': 'case.unlock_done',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint',
   'case.risk_raised': 'case.risk_raised',
@@ -121,6 +123,9 @@ export const RISK_SIGNALS = {
   flagged: 'Flagged by an agent',
 };
 
+/** Where a recorded unlock step stands (the cooling-off). */
+export const UNLOCK_STATUSES = { scheduled: 'scheduled', done: 'done', cancelled: 'cancelled' };
+
 /** Each customer language named in English, for agents. */
 export const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh-Hant': 'Chinese (Traditional)' };
 
@@ -128,7 +133,7 @@ export const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh
 export const WORDS = {
   case_kinds: CASE_KINDS, case_states: STATES, tiers: TIERS, recovery_paths: PATHS, case_actions: ACTIONS, unlock_steps: UNLOCKS,
   evidence_kinds: EVIDENCE_TYPES, requirements: REQUIREMENTS, factors: FACTORS, mail_kinds: MESSAGE_KINDS, webhook_events: MESSAGE_KINDS,
-  languages: LANGUAGES, customer_reasons: CUSTOMER_REASONS, risk_signals: RISK_SIGNALS,
+  languages: LANGUAGES, customer_reasons: CUSTOMER_REASONS, risk_signals: RISK_SIGNALS, unlock_statuses: UNLOCK_STATUSES,
 };
 
 /** A label for any machine word, falling back to the word with spaces. */

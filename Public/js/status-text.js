@@ -16,6 +16,13 @@ export const DATE_LOCALES = { en: 'en-GB', 'zh-Hans': 'zh-CN', 'zh-Hant': 'zh-TW
 
 export const CATALOGUES = {
   en: {
+    'stop.heading': 'Stop the changes to your account',
+    'stop.lead': 'We sent you this link because someone asked our support team to change your account. If that was not you, stop it now: nothing is asked of you, no sign-in, no payment.',
+    'stop.confirm': "This wasn't me: stop it",
+    'stop.no_token': 'This link is incomplete. Open the link from the mail again, whole, or call our support team.',
+    'stop.next': 'What to do now: call our support team on the number you know (not one from a message you received), and tell them this was not you. Never pay anyone who contacts you about it.',
+    'result.unlocks': 'Changes to your account that are waiting',
+    'result.unlock_when': 'takes effect {date}',
     'page.title': 'Reclaim — check your case',
     'page.skip': 'Skip to the content',
     'page.language': 'Language',
@@ -92,6 +99,13 @@ export const CATALOGUES = {
     'error.case_number_typo': 'This case number has a typo: check the digits against your confirmation.',
   },
   'zh-Hans': {
+    'stop.heading': '停止对您账户的更改',
+    'stop.lead': '我们向您发送此链接，是因为有人请求我们的客服更改您的账户。如果这不是您本人，请立即停止：无需提供任何信息，无需登录，也无需付款。',
+    'stop.confirm': '这不是我：停止更改',
+    'stop.no_token': '此链接不完整。请重新完整打开邮件中的链接，或致电我们的客服。',
+    'stop.next': '现在请：用您已知的号码（而不是您收到的消息中的号码）致电我们的客服，告知这不是您本人的操作。切勿向任何就此联系您的人付款。',
+    'result.unlocks': '等待执行的账户更改',
+    'result.unlock_when': '将于 {date} 生效',
     'page.title': 'Reclaim — 查询您的案件',
     'page.skip': '跳到正文',
     'page.language': '语言',
@@ -168,6 +182,13 @@ export const CATALOGUES = {
     'error.case_number_typo': '案件编号有误，请与确认信息中的数字核对。',
   },
   'zh-Hant': {
+    'stop.heading': '停止對您帳號的變更',
+    'stop.lead': '我們寄給您此連結，是因為有人要求我們的客服變更您的帳號。如果這不是您本人，請立即停止：無需提供任何資料，無需登入，也無需付款。',
+    'stop.confirm': '這不是我：停止變更',
+    'stop.no_token': '此連結不完整。請重新完整開啟郵件中的連結，或致電我們的客服。',
+    'stop.next': '現在請：用您已知的號碼（而不是您收到的訊息中的號碼）致電我們的客服，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。',
+    'result.unlocks': '等待執行的帳號變更',
+    'result.unlock_when': '將於 {date} 生效',
     'page.title': 'Reclaim — 查詢您的案件',
     'page.skip': '跳至主要內容',
     'page.language': '語言',

@@ -184,6 +184,13 @@ function renderStatus(status) {
   replace(byId('missing'), missing.map((words) => h('li', { text: words })));
   show(byId('missing-block'), missing.length > 0);
 
+  // The cooling-off: what will be undone and when, so that a victim who did not ask for it can say so.
+  const unlocks = status.unlocks_scheduled ?? [];
+  replace(byId('unlocks'), unlocks.map((item) => h('li', { class: 'unlock-item' },
+    h('span', { text: item.text }), ' ',
+    h('span', { class: 'muted', text: t('result.unlock_when', { date: formatWhen(item.effective_at) }) }))));
+  show(byId('unlocks-block'), unlocks.length > 0);
+
   const notices = status.notices ?? [];
   replace(byId('notices'), notices.map((notice) => h('li', { class: `notice ${notice.key.replace('.', '-')}`, text: notice.text })));
   show(byId('notices-block'), notices.length > 0);
@@ -355,6 +362,42 @@ function uploadProblemWords(error, type) {
     }
   }
   return problemWords(error);
+}
+
+// ---- The stop link: /status/stop#token -------------------------------------------------------------
+
+/** The token after `#`, kept in memory only: it leaves the address bar at once and goes nowhere but the stop API. */
+const stopToken = location.pathname.replace(/\/+$/, '') === '/status/stop' ? decodeURIComponent(location.hash.slice(1)) : null;
+if (stopToken !== null) {
+  history.replaceState(null, '', location.pathname);
+  byId('lookup').hidden = true;
+  show(byId('stop'), true);
+  const stopMessage = byId('stop-message');
+  const stopButton = byId('stop-submit');
+  if (!stopToken) {
+    show(byId('stop-result'), true);
+    say(stopMessage, () => t('stop.no_token'), 'error');
+    stopButton.disabled = true;
+  }
+  stopButton.addEventListener('click', async () => {
+    await whileBusy(byId('stop'), async () => {
+      try {
+        const { data } = await request('POST', '/api/v1/status/stop', { json: { token: stopToken } });
+        // The service's sentence is in the case's language: the page follows it.
+        if (LANGUAGES.includes(data.language) && data.language !== language) {
+          language = data.language;
+          applyLanguage();
+        }
+        replace(byId('stop-cancelled'), (data.cancelled_text ?? []).map((words) => h('li', { text: words })));
+        say(stopMessage, () => data.message, 'success');
+        stopButton.hidden = true;
+      } catch (error) {
+        say(stopMessage, () => (error instanceof ApiError && error.code === 'stop_link_unknown' ? error.message : problemWords(error)), 'error');
+      }
+      show(byId('stop-result'), true);
+    });
+    stopMessage.focus();
+  });
 }
 
 applyLanguage();

@@ -320,15 +320,33 @@ public final class DeliveryWorker: Sendable {
         var customerReason: CustomerReason?
         if case .string(let word)? = payload["customer_reason"] { customerReason = CustomerReason(rawValue: word) }
         var code: String?
+        var stopToken: String?
         if let sealed = message.sealedSecret, let keyID = message.secretKeyID {
             guard let key = keys?.key(id: keyID, purpose: .documents) else {
                 throw DeliveryError("the key that sealed the message is not in the key file")
             }
             let symbols = try SecretBox.open(sealed, key: key, associatedData: CaseMessages.secretAssociatedData(message.id))
-            code = AccessCode(normalizing: String(decoding: symbols, as: UTF8.self))?.display
+            if kind.carriesStopLink {
+                stopToken = String(decoding: symbols, as: UTF8.self)
+            } else {
+                code = AccessCode(normalizing: String(decoding: symbols, as: UTF8.self))?.display
+            }
         }
         let display = (try? CaseNumber(parsing: number).description) ?? number
         let base = settings.publicURL.hasSuffix("/") ? String(settings.publicURL.dropLast()) : settings.publicURL
+        if kind.carriesStopLink {
+            guard let stopToken else { throw DeliveryError("the notice has no stop link") }
+            var step: UnlockKind?
+            if case .string(let word)? = payload["step"] { step = UnlockKind(rawValue: word) }
+            var when = ""
+            if case .string(let text)? = payload["effective_at"] { when = Self.readableTime(text) }
+            return MIMEMessage(
+                from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
+                body: MailText.unlockNotice(
+                    caseNumber: display, step: step, effectiveAt: when, stopURL: "\(base)/status/stop#\(stopToken)", language: language,
+                    contact: settings.supportContact, notices: status.notices),
+                messageID: message.id, date: message.createdAt)
+        }
         let link = "\(base)/status?case=\(number)"
         var newAddress = ""
         if case .string(let masked)? = payload["new_address"] { newAddress = masked }
@@ -338,6 +356,12 @@ public final class DeliveryWorker: Sendable {
                 kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
                 contact: settings.supportContact, newAddress: newAddress, customerReason: customerReason),
             messageID: message.id, date: message.createdAt)
+    }
+
+    /// `2026-12-03T07:15:00.000Z` as `2026-12-03 07:15`.
+    static func readableTime(_ text: String) -> String {
+        guard text.count >= 16 else { return text }
+        return String(text.prefix(16)).replacingOccurrences(of: "T", with: " ")
     }
 
     func deliverMail(_ message: OutboxMessage) -> AttemptOutcome {

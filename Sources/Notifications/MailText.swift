@@ -28,6 +28,9 @@ public enum MailText {
         case (.contactChanged, .english): "Case \(caseNumber): the contact address was changed"
         case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber)：联系邮箱已更改"
         case (.contactChanged, .traditionalChinese): "案件 \(caseNumber)：聯絡電子郵件地址已變更"
+        case (.unlockScheduled, .english): "Case \(caseNumber): a change to the account is scheduled — stop it if this wasn't you"
+        case (.unlockScheduled, .simplifiedChinese): "案件 \(caseNumber)：账户即将被更改——如果不是您本人，请立即停止"
+        case (.unlockScheduled, .traditionalChinese): "案件 \(caseNumber)：帳號即將被變更——如果不是您本人，請立即停止"
         }
     }
 
@@ -71,6 +74,10 @@ public enum MailText {
             "The contact address for case \(caseNumber) was changed to \(newAddress). Mail about the case now goes there, not to this address."
         case (.contactChanged, .simplifiedChinese): "案件 \(caseNumber) 的联系邮箱已改为 \(newAddress)。今后有关该案件的邮件将发往该地址，不再发往本邮箱。"
         case (.contactChanged, .traditionalChinese): "案件 \(caseNumber) 的聯絡電子郵件地址已改為 \(newAddress)。今後有關該案件的郵件將寄往該地址，不再寄往本信箱。"
+        case (.unlockScheduled, .english):
+            "Our support team has recorded a change to the account of case \(caseNumber). You are receiving this at every address we have for the account."
+        case (.unlockScheduled, .simplifiedChinese): "我们的客服已为案件 \(caseNumber) 的账户记录了一项更改。我们已向该账户登记的每个邮箱发送此通知。"
+        case (.unlockScheduled, .traditionalChinese): "我們的客服已為案件 \(caseNumber) 的帳號記錄了一項變更。我們已向該帳號登記的每個電子郵件地址寄出此通知。"
         }
     }
 
@@ -81,6 +88,37 @@ public enum MailText {
         case .simplifiedChinese: "如果这不是您本人要求的，请立即联系客服：\(supportContact)。"
         case .traditionalChinese: "如果這不是您本人要求的，請立即聯絡客服：\(supportContact)。"
         }
+    }
+
+    /// When the scheduled change takes effect (UTC: the mail cannot know the reader's zone).
+    static func effectiveLine(_ when: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "It takes effect on \(when) (UTC) unless it is stopped first."
+        case .simplifiedChinese: "除非事先停止，此更改将于 \(when)（UTC）生效。"
+        case .traditionalChinese: "除非事先停止，此變更將於 \(when)（UTC）生效。"
+        }
+    }
+
+    /// The "this wasn't me" link.
+    static func stopLine(_ url: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english: "If you did not ask for this, stop it now (nobody will ask you to pay or to sign in): \(url)"
+        case .simplifiedChinese: "如果这不是您本人要求的，请立即停止（无需付款，也无需登录）：\(url)"
+        case .traditionalChinese: "如果這不是您本人要求的，請立即停止（無需付款，也無需登入）：\(url)"
+        }
+    }
+
+    /// The notice of a scheduled unlock: what will be undone, when, the stop link, whom to call, never pay.
+    public static func unlockNotice(
+        caseNumber: String, step: UnlockKind?, effectiveAt: String, stopURL: String, language: CustomerLanguage, contact: String,
+        notices: [CustomerText]
+    ) -> String {
+        var lines = [greeting(language), "", news(.unlockScheduled, caseNumber: caseNumber, language: language)]
+        if let step { lines += ["", "• " + step.customerText.text(language, contact: contact)] }
+        lines += [effectiveLine(effectiveAt, language: language), "", stopLine(stopURL, language: language), notYouLine(contact, language: language)]
+        lines += notices.flatMap { ["", $0.text(language, contact: contact)] }
+        lines += ["", "-- ", signature(language)]
+        return lines.joined(separator: "\n")
     }
 
     /// Where the case stands, in the customer's words: the status page's heading for `stage`, from the same

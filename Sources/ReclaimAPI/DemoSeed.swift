@@ -170,8 +170,12 @@ public struct DemoSeed: Sendable {
         case freeze
         /// Tier 3 accepts every pending document (approve needs them accepted).
         case acceptDocuments
-        /// Engineering records one checklist step.
+        /// Engineering records one checklist step: scheduled a day from the real now (the cooling-off, still running).
         case unlock(UnlockKind)
+        /// Engineering records one checklist step and its cooling-off has passed: the service has done it.
+        case unlockElapsed(UnlockKind)
+        /// The victim used the stop link of the last unlock notice: "this wasn't me".
+        case repudiate
         /// Tier 2 merges this duplicate into an earlier open case on the same account.
         case mergeIntoEarlier
         /// Tier 1 flags the case (risk signal `flagged`).
@@ -256,7 +260,10 @@ public struct DemoSeed: Sendable {
             steps: [.act(.escalate), .act(.requestDocuments, reason: "Answers did not match; please send proof of ownership."), .document(.invoice)]),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Rescue address removed; the security questions are next.",
-            steps: toVerified + [.unlock(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
+            steps: toVerified + [.unlockElapsed(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Rescue address to remove; the cooling-off runs.",
+            steps: toVerified + [.unlock(.removeRescueEmail), .note("Removal scheduled: the owner's addresses have been told.", .internal)]),
         Plan(
             count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
             steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
@@ -266,12 +273,18 @@ public struct DemoSeed: Sendable {
         Plan(
             count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address and questions changed.",
             steps: toVerified + [
-                .unlock(.removeRescueEmail), .act(.complete, unlock: .resetSecurityQuestions),
+                .unlockElapsed(.removeRescueEmail), .act(.complete, unlock: .resetSecurityQuestions),
                 .note("The added rescue address was removed and your security questions reset.", .customer),
             ]),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Questions changed; invoice supplied.",
-            steps: toApproved + [.unlock(.resetSecurityQuestions), .act(.complete, unlock: .removeRescueEmail)]),
+            steps: toApproved + [.unlockElapsed(.resetSecurityQuestions), .act(.complete, unlock: .removeRescueEmail)]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Caller asked for the rescue address to go; the owner says it was not them.",
+            steps: toVerified + [
+                .unlock(.removeRescueEmail), .repudiate,
+                .note("The owner used the stop link from the notice: the caller was not the owner.", .internal),
+            ]),
         Plan(
             count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
             steps: deviceToApproved + [
@@ -420,11 +433,23 @@ public struct DemoSeed: Sendable {
                             by: agents.actor(.tier3), at: at, on: connection)
                     }
                 }
-            case .unlock(let step):
+            case .unlock(let kind), .unlockElapsed(let kind):
+                let elapsed: Bool
+                if case .unlockElapsed = step { elapsed = true } else { elapsed = false }
+                // A running cooling-off ends a day after the real now, whatever the case's own clock says.
+                let delay = elapsed ? 0 : now.addingTimeInterval(86_400).timeIntervalSince(at)
                 _ = try pool.withTransaction { connection in
                     try operations.recordUnlock(
-                        number, expectedVersion: record.version, step: step, reason: nil, actorTier: .engineering,
-                        by: agents.actor(.engineering), at: at, on: connection)
+                        number, expectedVersion: record.version, step: kind, reason: nil, actorTier: .engineering,
+                        by: agents.actor(.engineering), delay: delay, at: at, on: connection)
+                }
+                if elapsed { _ = try pool.withTransaction { try operations.doDueUnlock(at: at, on: $0) } }
+            case .repudiate:
+                // The demo cannot read the sealed token back; it issues one as the notice did and uses it.
+                let token = "demo-stop-\(record.number)"
+                try pool.withTransaction { connection in
+                    try ScheduledUnlockStore.insertStopToken(hash: SHA256.hash(token), caseID: record.id, at: at, on: connection)
+                    _ = try operations.stopUnlocks(token: token, at: at, on: connection)
                 }
             case .mergeIntoEarlier:
                 let target = try pool.withConnection { connection in

@@ -46,6 +46,8 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case unlocksOutstanding = "unlocks_outstanding"
     case alreadyDone = "already_done"
     case notFrozen = "not_frozen"
+    case unlockNotScheduled = "unlock_not_scheduled"
+    case stopLinkUnknown = "stop_link_unknown"
     case noAccountOnFile = "no_account_on_file"
     case notSameAccount = "not_same_account"
     case differentCustomer = "different_customer"
@@ -78,12 +80,12 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .invalidIdempotencyKey: 400
         case .invalidCredentials, .invalidSignature, .staleSignature, .replayedSignature: 401
         case .csrfFailed, .insufficientTier, .passkeyRequired: 403
-        case .invalidCaseNumber, .noAccountOnFile: 404
+        case .invalidCaseNumber, .noAccountOnFile, .stopLinkUnknown: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
             .notFrozen, .notSameAccount, .endpointDisabled:
             409
-        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes: 409
+        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -207,6 +209,8 @@ extension OperationError: Refusal {
                 detail: "Too many wrong answers for this account. Try again later.")
         case .alreadyFrozen: Problem(ErrorCode.alreadyFrozen, detail: "The account is already frozen.")
         case .notFrozen: Problem(ErrorCode.notFrozen, detail: "The account is not frozen.")
+        case .unlockNotScheduled: Problem(ErrorCode.unlockNotScheduled, detail: "This unlock step is not scheduled on this case.")
+        case .stopLinkUnknown: Problem(ErrorCode.stopLinkUnknown, detail: "This link is not known. Call support; never pay anyone.")
         case .noAccountOnFile:
             Problem(ErrorCode.noAccountOnFile, detail: "The case's account is not on file: there are no security questions to ask.")
         case .reviewNeedsTier(let tier):
@@ -243,8 +247,8 @@ extension OperationError: Refusal {
         .invalid(field: "reason", "A reason has at most 2000 characters."), .answersLocked(until: .distantFuture, now: .distantPast),
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
         .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .keysUnavailable,
-        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)),
-        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes,
+        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
+        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.

@@ -95,6 +95,7 @@ enum OpenAPIDocument {
     static let pages: [(path: String, summary: String)] = [
         ("/", "The agent dashboard (HTML)."),
         ("/status", "The customer status page (HTML)."),
+        ("/status/stop", "The \"this wasn't me\" page of an unlock notice (HTML): reads the token after #, posts it only to /api/v1/status/stop."),
         ("/admin", "The administration page for admin agents (HTML): agents, API clients, the audit log."),
         ("/reports", "The reports page for tier2+ and admins (HTML): backlog, overdue, targets, time to resolve, trend."),
     ]

@@ -24,6 +24,8 @@ public final class ReclaimService: Sendable {
     public let deliveryWorker: DeliveryWorker?
     /// The transparency log's sequencer (one pass at a time across instances); its thread starts with the server.
     public let sequencer: TransparencyLogWorker
+    /// The cooling-off's scheduler (each due unlock step done once across instances); its thread starts with the server.
+    public let unlockScheduler: UnlockScheduler
     let logger: Logger
 
     /// What every controller shares.
@@ -80,6 +82,8 @@ public final class ReclaimService: Sendable {
             : nil
         sequencer = TransparencyLogWorker(
             settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
+        unlockScheduler = UnlockScheduler(
+            keys: keys, pool: pool, logger: logger, pollInterval: configuration.unlockPollSeconds, now: { clock.now() })
         let routes = Routes(context: context, operations: operations).all
         self.routes = routes
         documentBox.bytes = OpenAPIDocument.render(routes: routes)
@@ -166,6 +170,7 @@ public final class ReclaimService: Sendable {
         try server.start()
         deliveryWorker?.start()
         sequencer.start()
+        unlockScheduler.start()
         logger.info("listening", ["address": .string(configuration.host), "port": .int(server.boundPort), "tls": .bool(configuration.servesTLS)])
     }
 
@@ -181,6 +186,7 @@ public final class ReclaimService: Sendable {
         server.shutdown()
         deliveryWorker?.stop()
         sequencer.stop()
+        unlockScheduler.stop()
         pool.close()
         logger.info("stopped")
     }

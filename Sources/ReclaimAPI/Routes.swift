@@ -266,9 +266,16 @@ struct Routes {
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/unlocks", operationID: "recordUnlock",
                 summary:
-                    "Record one step of the unlock checklist (engineering, case in engineering, If-Match required): 422 unlock_not_allowed for a step not required, 409 already_done.",
+                    "Record one step of the unlock checklist (engineering, case in engineering, If-Match required): it is scheduled, done by the service RECLAIM_UNLOCK_DELAY seconds later (unlocks.scheduled shows it with effective_at), the case frozen meanwhile, and every address on file for the account is mailed a notice with a stop link. 422 unlock_not_allowed for a step not required, 409 already_done for one done or scheduled.",
                 tag: "cases", authentication: .agent, requestSchema: "UnlockStep", responses: changing,
                 bodyLimit: 4096, handler: cases.recordUnlock
+            ).requiringIfMatch(),
+            APIRoute(
+                .DELETE, "/api/v1/cases/{case_number}/unlocks/{step}", operationID: "cancelUnlock",
+                summary:
+                    "Cancel a scheduled unlock step (engineering, If-Match required) with a reason: unlock_cancelled and case.unlock_cancelled; the case stays frozen. 409 unlock_not_scheduled when the step is not scheduled.",
+                tag: "cases", authentication: .agent, requestSchema: "CancelUnlock", responses: changing,
+                bodyLimit: 4096, handler: cases.cancelUnlock
             ).requiringIfMatch(),
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/notes", operationID: "addNote",
@@ -392,6 +399,19 @@ struct Routes {
                     429: .problem("locked_out: too many failures for this case number or address; see Retry-After."),
                 ],
                 bodyLimit: 4096, handler: status.status),
+            // "This wasn't me": the token of a scheduled unlock's notice, under the status look-up's address throttle.
+            APIRoute(
+                .POST, "/api/v1/status/stop", operationID: "customerStopUnlocks",
+                summary:
+                    "The stop link of an unlock notice (no sign-in): cancels every scheduled unlock step of the token's case (actor customer), keeps it frozen and hands it back to tier 3. The same token again is 200 and changes nothing.",
+                tag: "customers", authentication: .customer, requestSchema: "StopRequest",
+                responses: [
+                    200: .json("What was stopped, in the case's language.", "Stopped"), 400: .problem("Malformed JSON."),
+                    404: .problem("stop_link_unknown: the token was never issued (each failure counts against the address)."),
+                    422: .problem("validation_failed: no token."),
+                    429: .problem("locked_out: too many failures from this address; see Retry-After."),
+                ],
+                bodyLimit: 4096, handler: status.stop),
             // Evidence: a customer's own document upload, under the same throttle as the status look-up.
             APIRoute(
                 .POST, "/api/v1/status/evidence", operationID: "customerUploadEvidence",

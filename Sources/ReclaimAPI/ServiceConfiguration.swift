@@ -101,6 +101,11 @@ public struct ServiceConfiguration: Sendable {
     public var logOrigin: String = "127.0.0.1/reclaim"
     /// Least seconds between two signed checkpoints, made only when the tree grew (`RECLAIM_CHECKPOINT_SECONDS`, default 3600).
     public var checkpointSeconds: Int = 3600
+    /// Seconds a recorded unlock step waits before the service does it (`RECLAIM_UNLOCK_DELAY`, default 86400; decimals
+    /// allowed): the victim's time to say "this wasn't me".
+    public var unlockDelay: TimeInterval = 86400
+    /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
+    public var unlockPollSeconds: TimeInterval = 1
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -163,6 +168,10 @@ public struct ServiceConfiguration: Sendable {
             "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"
         ),
         ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
+        (
+            "RECLAIM_UNLOCK_DELAY",
+            "seconds a recorded unlock step waits (the cooling-off) before the service does it; decimals allowed (default 86400)"
+        ),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -313,6 +322,13 @@ public struct ServiceConfiguration: Sendable {
                 problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
         }
         let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
+        var unlockDelay: TimeInterval = 86400
+        if let raw = value("RECLAIM_UNLOCK_DELAY") {
+            guard let seconds = Double(raw), seconds.isFinite, (0...2_592_000).contains(seconds) else {
+                throw ConfigurationError(variable: "RECLAIM_UNLOCK_DELAY", problem: "must be seconds from 0 to 2592000 (30 days), got \"\(raw)\"")
+            }
+            unlockDelay = seconds
+        }
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -338,6 +354,7 @@ public struct ServiceConfiguration: Sendable {
         configuration.webhookBackoff = webhookBackoff
         configuration.logOrigin = logOrigin
         configuration.checkpointSeconds = checkpointSeconds
+        configuration.unlockDelay = unlockDelay
         return configuration
     }
 

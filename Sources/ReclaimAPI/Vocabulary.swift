@@ -17,6 +17,7 @@ enum Vocabulary {
         ("case_actions", CaseAction.allCases.map(\.rawValue)),
         ("case_work", CaseWork.allCases.map(\.rawValue)),
         ("unlock_steps", UnlockKind.allCases.map(\.rawValue)),
+        ("unlock_statuses", UnlockStatus.allCases.map(\.rawValue)),
         ("evidence_kinds", EvidenceKind.allCases.map(\.rawValue)),
         ("document_kinds", DocumentType.allCases.map(\.rawValue)),
         ("upload_kinds", UploadKind.allRawValues),

@@ -101,6 +101,17 @@ public enum UnlockKind: String, Sendable, Codable, CaseIterable {
     case removeActivationLock = "remove_activation_lock"
 }
 
+/// Where a recorded unlock step stands (api.md v1.2 "Cooling-off"): it waits `RECLAIM_UNLOCK_DELAY`, then the service
+/// does it, unless an engineer or the customer's "this wasn't me" link cancels it first.
+public enum UnlockStatus: String, Sendable, Codable, CaseIterable {
+    /// Recorded, waiting for its `effective_at`.
+    case scheduled
+    /// Done by the service when its time came (`unlock_done`, actor `system`).
+    case done
+    /// Cancelled before its time (`unlock_cancelled`).
+    case cancelled
+}
+
 /// What the thief changed, as reported when the case was opened.
 public struct CaseFacts: Sendable, Hashable, Codable {
     /// The thief added a rescue address.

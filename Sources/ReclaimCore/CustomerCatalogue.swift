@@ -84,6 +84,15 @@ public enum CustomerCatalogue {
         .problemInvalidCaseNumber: "This is not a valid case number: check it for a typo.",
         .problemLocked: "Too many failed attempts. Try again later.",
         .problemCaseNotOpen: "This case is finished, so nothing more can be added to it. Contact us at {contact}, quoting your case number.",
+        .problemStopUnknown:
+            "This link is not one we sent, so nothing was changed. Do not trust whoever gave it to you; contact our support team at {contact}.",
+        .unlockRemoveRescueEmail: "Remove the rescue e-mail address that was added to the account",
+        .unlockResetSecurityQuestions: "Reset the account's security questions",
+        .unlockRemoveActivationLock: "Remove the activation lock from the device",
+        .stopDone:
+            "We have stopped every change that was waiting on this case, and the account stays frozen. Call our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
+        .stopAgain:
+            "This link was used already: the changes stay stopped and the account stays frozen. If you have not done so yet, call our support team at {contact}. Never pay anyone.",
     ]
 
     /// Simplified Chinese (中文简体).
@@ -152,6 +161,12 @@ public enum CustomerCatalogue {
         .problemInvalidCaseNumber: "这不是有效的案件编号，请检查是否输入有误。",
         .problemLocked: "尝试失败次数过多，请稍后再试。",
         .problemCaseNotOpen: "此案件已结束，无法再添加任何内容。请联系 {contact}，并告知您的案件编号。",
+        .problemStopUnknown: "此链接不是我们发出的，因此没有做任何更改。请不要相信给您此链接的人；请联系我们的客服：{contact}。",
+        .unlockRemoveRescueEmail: "移除账户中被添加的救援邮箱",
+        .unlockResetSecurityQuestions: "重置账户的安全问题",
+        .unlockRemoveActivationLock: "解除设备的激活锁",
+        .stopDone: "我们已停止此案件中所有待执行的更改，账户仍保持冻结。请致电我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
+        .stopAgain: "此链接已使用过：更改仍保持停止，账户仍保持冻结。如果您尚未联系，请致电我们的客服 {contact}。切勿向任何人付款。",
     ]
 
     /// Traditional Chinese (中文繁體), in Taiwan usage.
@@ -220,5 +235,11 @@ public enum CustomerCatalogue {
         .problemInvalidCaseNumber: "這不是有效的案件編號，請檢查是否輸入錯誤。",
         .problemLocked: "嘗試失敗次數過多，請稍後再試。",
         .problemCaseNotOpen: "此案件已結案，無法再新增任何內容。請聯絡 {contact}，並告知您的案件編號。",
+        .problemStopUnknown: "此連結不是我們寄出的，因此沒有做任何變更。請不要相信給您此連結的人；請聯絡我們的客服：{contact}。",
+        .unlockRemoveRescueEmail: "移除帳號中被新增的救援電子郵件地址",
+        .unlockResetSecurityQuestions: "重設帳號的安全提示問題",
+        .unlockRemoveActivationLock: "解除裝置的啟用鎖",
+        .stopDone: "我們已停止此案件中所有待執行的變更，帳號仍維持凍結。請致電我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
+        .stopAgain: "此連結已使用過：變更仍維持停止，帳號仍維持凍結。如果您尚未聯絡，請致電我們的客服 {contact}。切勿付錢給任何人。",
     ]
 }

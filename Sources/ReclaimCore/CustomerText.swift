@@ -74,11 +74,20 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case problemInvalidCaseNumber = "problem.invalid_case_number"
     case problemLocked = "problem.locked"
     case problemCaseNotOpen = "problem.case_not_open"
+    case problemStopUnknown = "problem.stop_unknown"
+
+    // The cooling-off (api.md v1.2): a scheduled unlock step in the customer's words, and the stop link's answers.
+    case unlockRemoveRescueEmail = "unlock.remove_rescue_email"
+    case unlockResetSecurityQuestions = "unlock.reset_security_questions"
+    case unlockRemoveActivationLock = "unlock.remove_activation_lock"
+    case stopDone = "stop.done"
+    case stopAgain = "stop.again"
 
     /// The placeholders every language's template for this key must hold (and no others).
     public var placeholders: Set<String> {
         switch self {
-        case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen: ["contact"]
+        case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen, .problemStopUnknown, .stopDone, .stopAgain:
+            ["contact"]
         default: []
         }
     }
@@ -138,5 +147,16 @@ extension CustomerLanguage {
     /// `Accept-Language` to ask, and the agent's is not the customer's.
     public static func ofMail(caseLanguage: CustomerLanguage?) -> CustomerLanguage {
         caseLanguage ?? .english
+    }
+}
+
+extension UnlockKind {
+    /// The step in the customer's words (the status page, the notice).
+    public var customerText: CustomerText {
+        switch self {
+        case .removeRescueEmail: .unlockRemoveRescueEmail
+        case .resetSecurityQuestions: .unlockResetSecurityQuestions
+        case .removeActivationLock: .unlockRemoveActivationLock
+        }
     }
 }

@@ -28,6 +28,9 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case caseCorrected = "case_corrected"
     case riskRaised = "risk_raised"
     case riskCleared = "risk_cleared"
+    case unlockScheduled = "unlock_scheduled"
+    case unlockCancelled = "unlock_cancelled"
+    case handedBack = "handed_back"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -74,6 +77,14 @@ public enum CaseEventEntry: Sendable {
     case riskRaised(signal: RiskSignal, detail: String, otherCases: [String])
     /// A tier-3 or engineering agent cleared these signals, with a reason.
     case riskCleared(signals: [RiskSignal], reason: String)
+    /// Engineering recorded an unlock step: the service does it at `effectiveAt` (the cooling-off), and every address
+    /// on file was told (`notified`: how many mails were queued).
+    case unlockScheduled(step: UnlockKind, effectiveAt: Date, reason: String?, notified: Int)
+    /// A scheduled step will not be done: cancelled by an engineer, by the customer's stop link (actor `customer`), or by
+    /// the service when the case left engineering before its time.
+    case unlockCancelled(step: UnlockKind, reason: String)
+    /// The service handed the case back to an earlier desk (`from` → `to`) for a reason no agent gave: a repudiation.
+    case handedBack(from: CaseState, to: CaseState, reason: String)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -101,6 +112,9 @@ public enum CaseEventEntry: Sendable {
         case .caseCorrected: .caseCorrected
         case .riskRaised: .riskRaised
         case .riskCleared: .riskCleared
+        case .unlockScheduled: .unlockScheduled
+        case .unlockCancelled: .unlockCancelled
+        case .handedBack: .handedBack
         }
     }
 
@@ -148,6 +162,15 @@ public enum CaseEventEntry: Sendable {
             return .object(data)
         case .unlockDone(let step, let reason):
             return ["step": .string(step.rawValue), "reason": .optional(reason)]
+        case .unlockScheduled(let step, let effectiveAt, let reason, let notified):
+            return [
+                "step": .string(step.rawValue), "effective_at": Timestamp.json(effectiveAt), "reason": .optional(reason),
+                "notified": .int(Int64(notified)),
+            ]
+        case .unlockCancelled(let step, let reason):
+            return ["step": .string(step.rawValue), "reason": .string(reason)]
+        case .handedBack(let from, let to, let reason):
+            return ["from": .string(from.rawValue), "to": .string(to.rawValue), "reason": .string(reason)]
         case .unfrozen(let accountEmail, let cause):
             return ["account_email": .string(accountEmail), "cause": .string(cause)]
         case .unassigned(let previous, let state):

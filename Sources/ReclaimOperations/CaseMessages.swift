@@ -18,9 +18,14 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     case documentRejected = "document_rejected"
     /// To the previous contact address, when an agent changed it: the new one masked, and whom to call if this was not them.
     case contactChanged = "contact_changed"
+    /// To every address on file for the account (never the rescue address): an unlock step will be done, when, and the
+    /// "this wasn't me" link. Its secret is the stop link's token.
+    case unlockScheduled = "unlock_scheduled"
 
     /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
     public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
+    /// Whether the mail carries a stop link's token (sealed in the outbox like a code, rendered only at delivery).
+    public var carriesStopLink: Bool { self == .unlockScheduled }
 }
 
 /// What a customer mail says of the case, as keys of the status page's sentences (`CustomerText`): its heading, its next
@@ -82,6 +87,12 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case noteAdded = "note.added"
     /// A risk signal was raised on the case: its name only (`data.signal`), never the detail.
     case caseRiskRaised = "case.risk_raised"
+    /// An unlock step was scheduled (the cooling-off begins): `step`, `effective_at`.
+    case caseUnlockScheduled = "case.unlock_scheduled"
+    /// A scheduled unlock step was cancelled: `step`, `by` (`agent`, `customer` or `system`).
+    case caseUnlockCancelled = "case.unlock_cancelled"
+    /// The service did a scheduled unlock step when its time came: `step`.
+    case caseUnlockDone = "case.unlock_done"
     /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
     case auditCheckpoint = "audit.checkpoint"
 }
@@ -119,7 +130,7 @@ public enum CaseMessages {
     public static func mail(
         _ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, showing status: CaseRecord? = nil,
         accessCode: AccessCode? = nil, keys: KeyFile?, at now: Date, on connection: PostgresConnection,
-        to recipient: String? = nil, extra: [String: JSONValue] = [:]
+        to recipient: String? = nil, extra: [String: JSONValue] = [:], stopToken: String? = nil
     ) throws -> Bool {
         let recipient = recipient ?? record.customerContactEmail
         if isRescueAddress(recipient, of: record) {
@@ -133,6 +144,10 @@ public enum CaseMessages {
             guard let accessCode, let keys else { throw OperationError.keysUnavailable }
             let key = keys.activeKey(for: .documents)
             sealed = (SecretBox.seal(Array(accessCode.symbols.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
+        } else if kind.carriesStopLink {
+            guard let stopToken, let keys else { throw OperationError.keysUnavailable }
+            let key = keys.activeKey(for: .documents)
+            sealed = (SecretBox.seal(Array(stopToken.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
         }
         // The status page's guidance for the case as it now stands, with its evidence: the mail says what the page says.
         let shown = status ?? record

@@ -202,6 +202,15 @@ public struct CaseOperations: Sendable {
             throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.")
         }
         var record = try load(number, expectedVersion: expectedVersion, on: connection)
+        if transition.action == .complete {
+            // The cooling-off: no completion while a step waits for its time (api.md v1.2), whatever unlock is given.
+            let pending = try ScheduledUnlockStore.pending(caseID: record.id, on: connection).map(\.step)
+            if !pending.isEmpty {
+                let required = UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts)
+                throw OperationError.refused(
+                    .unlocksOutstanding(UnlockChecklist.outstanding(required: required, done: Set(record.unlocksDone))), caseID: record.id)
+            }
+        }
         var context = TransitionContext(unlock: transition.unlock, reason: transition.reason, unlocksDone: Set(record.unlocksDone))
         var resetDestination: String?
         if transition.action == .sendReset {
@@ -280,23 +289,8 @@ public struct CaseOperations: Sendable {
 
     // MARK: Unlock checklist
 
-    /// Records one unlock step (engineering, case in `engineering`) with `unlock_done`: 422 `unlock_not_allowed` for a
-    /// step the case does not require, 409 `already_done` for one recorded before.
-    public func recordUnlock(
-        _ number: CaseNumber, expectedVersion: Int?, step: UnlockKind, reason: String?, actorTier: Tier, by actor: String,
-        at now: Date, on connection: PostgresConnection
-    ) throws -> CaseRecord {
-        let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
-        do {
-            try Workflow.checkUnlock(step, actorTier: actorTier, on: record.snapshot, done: Set(record.unlocksDone))
-        } catch {
-            throw OperationError.refused(error, caseID: record.id)
-        }
-        return try recordStep(step, on: record, reason: reason?.isEmpty == true ? nil : reason, by: actor, at: now, on: connection)
-    }
-
+    /// Records one unlock step as done with `unlock_done`: the scheduler's, when its time came, and `complete`'s own.
+    /// (An agent's `POST /unlocks` schedules it: `recordUnlock` in UnlockSchedule.swift.)
     func recordStep(
         _ step: UnlockKind, on record: CaseRecord, reason: String?, by actor: String, at now: Date,
         on connection: PostgresConnection
@@ -592,7 +586,8 @@ extension CaseRecord {
     /// The record after a change an operation made (saves re-reading the row).
     public func with(
         snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
-        assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, risk: Bool? = nil, updatedAt: Date, version: Int
+        assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, risk: Bool? = nil,
+        unlocksScheduled: [ScheduledStep]? = nil, updatedAt: Date, version: Int
     ) -> CaseRecord {
         CaseRecord(
             id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
@@ -603,7 +598,7 @@ extension CaseRecord {
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
             unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
             mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState,
-            risk: risk ?? self.risk)
+            risk: risk ?? self.risk, unlocksScheduled: unlocksScheduled ?? self.unlocksScheduled)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -614,7 +609,7 @@ extension CaseRecord {
             summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
             unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
-            answerProgress: answerProgress, mergedIntoState: mergedIntoState, risk: risk)
+            answerProgress: answerProgress, mergedIntoState: mergedIntoState, risk: risk, unlocksScheduled: unlocksScheduled)
     }
 }
 

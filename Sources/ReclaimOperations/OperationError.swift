@@ -44,6 +44,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case riskUncleared([RiskSignal])
     /// The agent cleared the case's risk signals, so a second person approves it and records its unlock steps.
     case fourEyes
+    /// Cancelling an unlock step that is not scheduled (never recorded, done already, or cancelled before).
+    case unlockNotScheduled
+    /// A "this wasn't me" link whose token the service never issued.
+    case stopLinkUnknown
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

@@ -45,11 +45,14 @@ public struct AccountPayload: Decodable, Sendable {
     public var cards: [Card]?
     /// Registered devices.
     public var devices: [Device]?
+    /// The addresses the account had before the theft: each told of a scheduled unlock, with the stop link.
+    public var noticeAddresses: [String]?
 
     enum CodingKeys: String, CodingKey {
         case email
         case securityQuestions = "security_questions"
         case cards, devices
+        case noticeAddresses = "notice_addresses"
     }
 }
 
@@ -72,6 +75,8 @@ public struct ValidatedAccount: Sendable {
     public let cards: [(number: CardNumber, expMonth: Int, expYear: Int)]
     /// Validated devices.
     public let devices: [CaseDevice]
+    /// The addresses told of a scheduled unlock besides `email`.
+    public let noticeAddresses: [EmailAddress]
 
     /// Validates every field, reporting every problem at once (field names as in the request, e.g. `cards[0].number`).
     public static func validate(_ payload: AccountPayload) -> Result<ValidatedAccount, ValidationFailure> {
@@ -105,13 +110,28 @@ public struct ValidatedAccount: Sendable {
             else { continue }
             devices.append(device)
         }
+        var noticeAddresses: [EmailAddress] = []
+        let notices = payload.noticeAddresses ?? []
+        if notices.count > maximumNoticeAddresses {
+            issues.add(field: "notice_addresses", message: "At most \(maximumNoticeAddresses) notice addresses.")
+        }
+        for (index, text) in notices.prefix(maximumNoticeAddresses).enumerated() {
+            if let address = issues.take(EmailAddress.validate(text, field: "notice_addresses[\(index)]")),
+                !noticeAddresses.contains(where: { EmailAddress.sameMailbox($0.value, address.value) })
+            {
+                noticeAddresses.append(address)
+            }
+        }
         do {
             try issues.check()
         } catch {
             return .failure(error)
         }
-        return .success(ValidatedAccount(email: email!, questions: questions, cards: cards, devices: devices))
+        return .success(ValidatedAccount(email: email!, questions: questions, cards: cards, devices: devices, noticeAddresses: noticeAddresses))
     }
+
+    /// The most notice addresses an account on file holds.
+    public static let maximumNoticeAddresses = 10
 
     /// One device: a serial or an IMEI (or both), each validated; the model is free text up to 100 characters.
     public static func validateDevice(serial: String?, imei: String?, model: String?, field: String, issues: inout IssueCollector) -> CaseDevice? {
@@ -160,6 +180,8 @@ public struct PreparedAccount: Sendable {
     public let cards: [Card]
     /// Validated devices.
     public let devices: [CaseDevice]
+    /// The addresses told of a scheduled unlock besides `email`.
+    public let noticeAddresses: [EmailAddress]
 
     /// Does the slow work (one argon2id hash per answer, ~15 ms each): call it outside any transaction.
     public init(_ account: ValidatedAccount, hasher: PasswordHash, cardKey: (id: String, key: SymmetricKey)) throws {
@@ -172,6 +194,7 @@ public struct PreparedAccount: Sendable {
                 expMonth: card.expMonth, expYear: card.expYear)
         }
         devices = account.devices
+        noticeAddresses = account.noticeAddresses
     }
 
     /// `{"id", "email", "security_questions": [{"id", "question"}], "cards": [{"masked", "exp_month", "exp_year"}], "devices": [...]}`: no secret.
@@ -182,6 +205,7 @@ public struct PreparedAccount: Sendable {
             "cards": .array(
                 cards.map { ["masked": .string($0.summary.masked), "exp_month": .int(Int64($0.expMonth)), "exp_year": .int(Int64($0.expYear))] }),
             "devices": .array(devices.map(\.json)),
+            "notice_addresses": .array(noticeAddresses.map { .string($0.value) }),
         ]
     }
 }
@@ -199,8 +223,10 @@ public enum AccountStore {
     /// Inserts an account and its questions, cards and devices; a taken e-mail fails with 23505 on `accounts_email_unique`.
     public static func insert(_ account: PreparedAccount, now: Date, on connection: PostgresConnection) throws {
         try connection.execute(
-            "INSERT INTO accounts (id, email, email_key, created_at) VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(now))"
-        )
+            """
+            INSERT INTO accounts (id, email, email_key, notice_addresses, created_at)
+            VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(account.noticeAddresses.map(\.value)), \(now))
+            """)
         for question in account.questions {
             try connection.execute(
                 """
@@ -223,6 +249,18 @@ public enum AccountStore {
                 VALUES (\(UUID()), \(account.id), \(device.serial), \(device.imei), \(device.model))
                 """)
         }
+    }
+
+    /// The addresses of the account on file for an e-mail (case-insensitive): its `email`, then its notice addresses;
+    /// empty when the account is not on file.
+    public static func noticeRecipients(email: String, on connection: PostgresConnection) throws -> [String] {
+        guard
+            let row = try connection.query(
+                "SELECT email, array_to_string(notice_addresses, ',') AS notice FROM accounts WHERE email_key = lower(\(email))"
+            ).first
+        else { return [] }
+        let notice = try row.decode("notice", as: String.self).split(separator: ",").map(String.init)
+        return [try row.decode("email", as: String.self)] + notice
     }
 
     /// The account on file for an e-mail (case-insensitive): its primary address and answer hashes by question id.

@@ -11,6 +11,7 @@ extension CaseStore {
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
         let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk: PostgresColumn
+        let unlocksScheduled: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
 
@@ -54,6 +55,7 @@ extension CaseStore {
             mergedInto = try c("merged_into_number")
             mergedFromState = try c("merged_from_state")
             risk = try c("risk")
+            unlocksScheduled = try c("unlocks_scheduled")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
         }
@@ -88,7 +90,17 @@ extension CaseStore {
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
-                risk: try row.decode(risk, as: Bool.self))
+                risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row))
+        }
+
+        /// "<step> <microseconds>,…": the steps waiting for their time, soonest first.
+        private func scheduled(_ row: PostgresRow) throws -> [ScheduledStep] {
+            guard let text = try row.decode(unlocksScheduled, as: String?.self) else { return [] }
+            return text.split(separator: ",").compactMap { item in
+                let parts = item.split(separator: " ")
+                guard parts.count == 2, let step = UnlockKind(rawValue: String(parts[0])), let micros = Int64(parts[1]) else { return nil }
+                return ScheduledStep(step: step, effectiveAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000))
+            }
         }
 
         private func progress(_ row: PostgresRow) throws -> AnswerProgress {

@@ -89,6 +89,8 @@ public struct CaseRecord: Sendable {
     public let mergedIntoState: CaseState?
     /// A risk signal of the case stands uncleared (`cases.risk`, kept by `RiskSignalStore`).
     public let risk: Bool
+    /// The unlock steps recorded and waiting for their time (the cooling-off), soonest first.
+    public let unlocksScheduled: [ScheduledStep]
 
     /// What, beside the workflow columns, decides the work and actions the case offers now.
     public var standing: CaseStanding {
@@ -102,9 +104,11 @@ public struct CaseRecord: Sendable {
         assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
         rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
         createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
-        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil, risk: Bool = false
+        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil, risk: Bool = false,
+        unlocksScheduled: [ScheduledStep] = []
     ) {
         self.risk = risk
+        self.unlocksScheduled = unlocksScheduled
         self.answerProgress = answerProgress
         self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy
@@ -189,5 +193,17 @@ public struct NewCase: Sendable {
         self.now = now
         self.rescueEmail = rescueEmail
         self.language = language
+    }
+}
+
+/// An unlock step waiting for its time, as a case carries it.
+public struct ScheduledStep: Sendable, Equatable {
+    public let step: UnlockKind
+    /// When the service does it.
+    public let effectiveAt: Date
+
+    public init(step: UnlockKind, effectiveAt: Date) {
+        self.step = step
+        self.effectiveAt = effectiveAt
     }
 }

@@ -17,7 +17,9 @@ public enum CaseStore {
         c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
         (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk,
         (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
-            AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
+            AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents,
+        (SELECT string_agg(su.step || ' ' || (extract(epoch FROM su.effective_at) * 1000000)::bigint, ',' ORDER BY su.effective_at, su.step)
+         FROM scheduled_unlocks su WHERE su.case_id = c.id AND su.status = 'scheduled') AS unlocks_scheduled
         """
     // What decides the work a case offers beyond its columns (`CaseRecord.standing`), selected only when one case is read
     // (`find`): on a queue page it would price each row's answers (the page plan must stay below JIT), so queue rows'
@@ -200,6 +202,12 @@ public enum CaseStore {
     /// Lifts a freeze as part of a change that already bumped the version in this transaction.
     public static func liftFreeze(id: UUID, on connection: PostgresConnection) throws {
         try connection.execute("UPDATE cases SET frozen = false WHERE id = \(id)")
+    }
+
+    /// Moves the version on (a change held in another table, such as a scheduled unlock) if the case is still at
+    /// `expectedVersion`.
+    public static func touch(id: UUID, expectedVersion: Int, now: Date, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("UPDATE cases SET updated_at = \(now), version = version + 1 WHERE id = \(id) AND version = \(expectedVersion)") == 1
     }
 
     /// Records one unlock step if the case is still at `expectedVersion`.

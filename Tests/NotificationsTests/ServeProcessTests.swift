@@ -148,4 +148,31 @@ import Testing
         #expect(try String(contentsOfFile: directory + "/data/mail/" + (try #require(files.first)), encoding: .utf8).count > 0)
         _ = opened
     }
+
+    /// The cooling-off across a SIGKILL: steps scheduled, the only `reclaim serve` killed before they are due, another
+    /// started after: each step is done once (the state is in the database, not the process).
+    @Test func killNineMidScheduleLosesNoScheduledStep() throws {
+        let cases = try open(3)
+        for opened in cases {
+            try pool.withTransaction { connection in
+                // Straight to engineering (how it got there is not this test's subject).
+                try connection.execute("UPDATE cases SET state = 'engineering', tier = 'engineering' WHERE id = \(opened.record.id)")
+                _ = try operations.recordUnlock(
+                    try CaseNumber(parsing: opened.record.number), expectedVersion: nil, step: .removeRescueEmail, reason: nil,
+                    actorTier: .engineering, by: "agent:00000000-0000-0000-0000-000000000002", delay: 6, at: Date(), on: connection)
+            }
+        }
+        func count(_ sql: PostgresQuery) throws -> Int {
+            try pool.withConnection { try $0.query(sql).first?.decode("n", as: Int.self) ?? -1 }
+        }
+        let first = try serve([:])
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        #expect(try count("SELECT count(*)::int AS n FROM scheduled_unlocks WHERE status = 'scheduled'") == 3)
+        _ = try serve([:])
+        #expect(try eventually(20) { try count("SELECT count(*)::int AS n FROM scheduled_unlocks WHERE status = 'done'") == 3 })
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try count("SELECT count(*)::int AS n FROM case_events WHERE type = 'unlock_done' AND actor = 'system'") == 3)
+        #expect(try count("SELECT count(*)::int AS n FROM cases WHERE unlocks_done = '{remove_rescue_email}'") == 3)
+    }
 }

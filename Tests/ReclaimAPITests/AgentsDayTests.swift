@@ -149,7 +149,8 @@ extension CaseWorld {
         let verified = try w.world.must(number, "verify", as: tier2, version: 2)
         let required = [("rescue_email_added", "remove_rescue_email"), ("security_questions_changed", "reset_security_questions")]
             .filter { facts[$0.0] == true }.map(\.1)
-        #expect(verified["unlocks"] as? [String: [String]] == ["required": required, "done": []])
+        let checklist = verified["unlocks"] as? [String: Any]
+        #expect(checklist?["required"] as? [String] == required && checklist?["done"] as? [String] == [])
         return (number, 3)
     }
 
@@ -182,16 +183,27 @@ extension CaseWorld {
         let second = try w.world.post(
             unlocks, as: engineer, json: ["step": "reset_security_questions", "reason": "Questions reset."], ifMatch: version + 1)
         #expect(second.status == 200, "\(second.text)")
-        #expect((try second.json()["unlocks"] as? [String: [String]])?["done"] == ["remove_rescue_email", "reset_security_questions"])
+        // The cooling-off (api.md v1.2): the step is scheduled, not done; the service does it when its time comes.
+        let checklist = try #require(try second.json()["unlocks"] as? [String: Any])
+        #expect(checklist["done"] as? [String] == ["remove_rescue_email"])
+        #expect((checklist["scheduled"] as? [[String: Any]])?.map { $0["step"] as? String } == ["reset_security_questions"])
+        #expect(try w.world.act(number, "complete", as: engineer, version: version + 2).status == 409)
+        w.world.service.clock.advance(by: 86_401)
+        let later = try w.world.agent(.engineering)  // a day later: the first one's session has expired
+        #expect(
+            try eventually(10) {
+                (try w.world.caseBody(number, as: later)["unlocks"] as? [String: Any])?["done"] as? [String]
+                    == ["remove_rescue_email", "reset_security_questions"]
+            })
         // Nothing outstanding: complete needs no further unlock.
-        let done = try w.world.must(number, "complete", as: engineer, version: version + 2)
+        let done = try w.world.must(number, "complete", as: later, version: version + 3)
         #expect(done["state"] as? String == "resolved")
-        let types = try w.world.events(number, as: engineer).compactMap { $0["type"] as? String }
+        let types = try w.world.events(number, as: later).compactMap { $0["type"] as? String }
         #expect(types.filter { $0 == "unlock_done" }.count == 2)
         #expect(types.contains("denied"))  // tier 3's attempt
-        body = try w.world.caseBody(number, as: engineer)
+        body = try w.world.caseBody(number, as: later)
         // A finished case takes no more steps.
-        #expect(try w.world.post(unlocks, as: engineer, json: ["step": "remove_rescue_email"], ifMatch: body["version"] as! Int).status == 409)
+        #expect(try w.world.post(unlocks, as: later, json: ["step": "remove_rescue_email"], ifMatch: body["version"] as! Int).status == 409)
     }
 
     @Test func completeWithEveryStepAtOnceOrNoneRequired() throws {

@@ -25,6 +25,9 @@ export function eventWords(event) {
     case 'frozen': return 'Account frozen';
     case 'unfrozen': return d.cause === 'lifted' ? 'Freeze lifted' : `Freeze lifted: the case is ${label(STATES, d.state ?? d.cause).toLowerCase()}`;
     case 'unlock_done': return `Unlock step done: ${label(UNLOCKS, d.step)}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'unlock_scheduled': return `Unlock step scheduled: ${label(UNLOCKS, d.step)}, takes effect ${d.effective_at} (${d.notified} address(es) told)`;
+    case 'unlock_cancelled': return `Scheduled unlock cancelled: ${label(UNLOCKS, d.step)} — “${d.reason}”`;
+    case 'handed_back': return `Handed back to ${label(STATES, d.to)}: ${d.reason}`;
     case 'unassigned': return `No longer assigned to ${actorWords(`agent:${d.previous}`)}: the case moved to ${label(STATES, d.state)}`;
     case 'merged': return `Merged into case ${groupCaseNumber(d.into)}${d.same_customer_confirmed ? ' (different name or contact address: confirmed as the same person)' : ''}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;

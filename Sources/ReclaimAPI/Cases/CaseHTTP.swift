@@ -92,6 +92,13 @@ enum CaseHTTP {
             "unlocks": [
                 "required": .array(UnlockChecklist.required(kind: s.kind, facts: s.facts).map { .string($0.rawValue) }),
                 "done": .array(record.unlocksDone.map { .string($0.rawValue) }),
+                "scheduled": .array(
+                    record.unlocksScheduled.map {
+                        [
+                            "step": .string($0.step.rawValue), "status": .string(UnlockStatus.scheduled.rawValue),
+                            "effective_at": Timestamp.json($0.effectiveAt),
+                        ]
+                    }),
             ],
             "unreviewed_documents": .int(Int64(record.unreviewedDocuments)),
             "updated_at": Timestamp.json(record.updatedAt),
@@ -202,6 +209,15 @@ enum CaseHTTP {
         for (index, step) in UnlockChecklist.required(kind: s.kind, facts: s.facts).enumerated() {
             if index > 0 { out.append(0x2C) }
             quoted(step.rawValue)
+        }
+        raw("],\"scheduled\":[")
+        for (index, waiting) in record.unlocksScheduled.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            raw("{\"effective_at\":")
+            time(waiting.effectiveAt)
+            raw(",\"status\":\"scheduled\",\"step\":")
+            quoted(waiting.step.rawValue)
+            raw("}")
         }
         raw("]},\"unreviewed_documents\":")
         plain(String(record.unreviewedDocuments))

@@ -72,9 +72,19 @@ extension OpenAPIDocument {
         "updated_at": dateTime,
         "version": ["type": "integer", "description": "Also sent as ETag; send it back in If-Match."],
         "unlocks": [
-            "type": "object", "required": ["required", "done"],
-            "description": "The unlock checklist: complete needs every required step done.",
-            "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]],
+            "type": "object", "required": ["required", "done", "scheduled"],
+            "description":
+                "The unlock checklist: complete needs every required step done. A recorded step is first scheduled (the cooling-off): the service does it at effective_at.",
+            "properties": [
+                "required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep],
+                "scheduled": [
+                    "type": "array", "description": "Steps recorded and waiting for their time, soonest first.",
+                    "items": [
+                        "type": "object", "required": ["step", "status", "effective_at"],
+                        "properties": ["step": unlockStep, "status": ["type": "string", "enum": ["scheduled"]], "effective_at": dateTime],
+                    ],
+                ],
+            ],
         ],
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
@@ -213,6 +223,7 @@ extension OpenAPIDocument {
             "type": "object", "required": ["step"],
             "properties": ["step": unlockStep, "reason": string],
         ],
+        "CancelUnlock": ["type": "object", "required": ["reason"], "properties": ["reason": string]],
         "CreatedCase": [
             "type": "object", "required": caseRequired + ["access_code", "possible_duplicates"],
             "properties": caseProperties.merging([
@@ -332,6 +343,25 @@ extension OpenAPIDocument {
                 ]
             ],
         ],
+        "StopRequest": [
+            "type": "object", "required": ["token"],
+            "properties": ["token": ["type": "string", "description": "The token after # in the notice's /status/stop link."]],
+        ],
+        "Stopped": [
+            "type": "object",
+            "required": [
+                "case_number", "language", "stopped", "first_use", "cancelled", "cancelled_text", "message_key", "message", "support_contact",
+            ],
+            "properties": [
+                "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)],
+                "stopped": ["type": "boolean", "description": "Always true: nothing of the case's scheduled unlocks will be done."],
+                "first_use": ["type": "boolean", "description": "False when the link was used before: nothing changed now."],
+                "cancelled": ["type": "array", "items": unlockStep, "description": "The steps this use cancelled."],
+                "cancelled_text": ["type": "array", "items": string, "description": "`cancelled` in `language`."],
+                "message_key": string, "message": ["type": "string", "description": "What happened and what to do next, in `language`."],
+                "support_contact": string,
+            ],
+        ],
         "StatusRequest": [
             "type": "object", "required": ["case_number", "access_code"],
             "properties": [
@@ -346,7 +376,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": [
                 "case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
-                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes",
+                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "unlocks_scheduled",
             ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
@@ -357,6 +387,13 @@ extension OpenAPIDocument {
                 "next_step_key": ["type": "string", "description": "The catalogue key of `next_step`."],
                 "missing_text": ["type": "array", "items": string, "description": "`missing` in `language`, in the same order."],
                 "can_upload": ["type": "boolean", "description": "Whether uploads are taken (open cases only)."],
+                "unlocks_scheduled": [
+                    "type": "array", "description": "Changes to the account recorded and waiting for their time (the cooling-off), soonest first.",
+                    "items": [
+                        "type": "object", "required": ["step", "text", "effective_at"],
+                        "properties": ["step": unlockStep, "text": string, "effective_at": dateTime],
+                    ],
+                ],
                 "notices": [
                     "type": "array", "description": "Warnings and advice in `language`: never pay comes first.",
                     "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]],

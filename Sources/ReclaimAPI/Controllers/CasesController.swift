@@ -291,17 +291,41 @@ final class CasesController: Sendable {
         var reason: String?
     }
 
-    /// `POST /api/v1/cases/{n}/unlocks` `{"step", "reason"}` with `If-Match` (engineering): one checklist step, its own event.
+    /// `POST /api/v1/cases/{n}/unlocks` `{"step", "reason"}` with `If-Match` (engineering): schedules one checklist step
+    /// `RECLAIM_UNLOCK_DELAY` seconds ahead (the cooling-off), freezes the case, and mails the notice with the stop link.
     @Sendable func recordUnlock(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.recordUnlock, request, number: number, attempted: "unlock")
         let expected = try CaseHTTP.ifMatch(request)
         let body = try request.decodeJSON(UnlockBody.self)
         let now = self.now
+        let delay = context.configuration.unlockDelay
         return try context.transaction(for: request, attempting: "unlock") { connection in
             respond(
                 try operations.recordUnlock(
                     number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
+                    by: principal.actor, delay: delay, at: now, on: connection), principal: principal)
+        }
+    }
+
+    struct CancelUnlockBody: Decodable {
+        var reason: String?
+    }
+
+    /// `DELETE /api/v1/cases/{n}/unlocks/{step}` `{"reason"}` with `If-Match` (engineering): cancels a scheduled step.
+    @Sendable func cancelUnlock(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.recordUnlock, request, number: number, attempted: "unlock_cancel")
+        guard let text = request.parameter("step"), let step = UnlockKind(rawValue: text) else {
+            throw Problem.unprocessable(errors: [FieldError(field: "step", message: "unknown unlock step")])
+        }
+        let expected = try CaseHTTP.ifMatch(request)
+        let body = try request.decodeJSON(CancelUnlockBody.self)
+        let now = self.now
+        return try context.transaction(for: request, attempting: "unlock_cancel") { connection in
+            respond(
+                try operations.cancelUnlock(
+                    number, expectedVersion: expected, step: step, reason: body.reason, actorTier: agent.tier,
                     by: principal.actor, at: now, on: connection), principal: principal)
         }
     }

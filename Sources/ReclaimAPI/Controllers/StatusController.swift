@@ -158,6 +158,11 @@ final class StatusController: Sendable {
             "missing": .array(guidance.missing.map { .string($0.rawValue) }),
             "missing_text": .array(guidance.missing.map { say($0.text) }),
             "can_upload": .bool(guidance.canUpload),
+            // The cooling-off: what will be undone, and when, so the customer can tell whether it was them.
+            "unlocks_scheduled": .array(
+                record.unlocksScheduled.map {
+                    ["step": .string($0.step.rawValue), "text": say($0.step.customerText), "effective_at": Timestamp.json($0.effectiveAt)]
+                }),
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
             "notes": .array(
@@ -207,6 +212,50 @@ final class StatusController: Sendable {
             ]
             return CaseHTTP.json(response, status: 201, headers: [("Cache-Control", "no-store")])
         }
+    }
+
+    /// `POST /api/v1/status/stop` `{"token"}` (no sign-in): the "this wasn't me" link of an unlock notice. Every
+    /// scheduled step of the token's case is cancelled, the case kept frozen and handed back to tier 3, and the answer
+    /// says so in the case's language; the same token again answers alike and changes nothing. An unknown token is
+    /// 404 and counts as a failure against the address (the status look-up's limit), so tokens cannot be guessed.
+    @Sendable func stop(_ request: HTTPRequest) throws -> HTTPResponse {
+        let members = try CaseHTTP.jsonObject(request)
+        let token = try CaseHTTP.requiredString(members, "token").trimmingCharacters(in: .whitespacesAndNewlines)
+        let now = context.now
+        let address = request.clientAddress
+        let refusalLanguage = CustomerLanguage.negotiate(requested: nil, caseLanguage: nil, acceptLanguage: request.header("accept-language"))
+        let contact = context.configuration.supportContact
+        if let until = try context.pool.withConnection({
+            try ThrottleStore.lockedUntil(keys: [ThrottleStore.addressKey(address)], now: now, on: $0)
+        }) {
+            throw Self.locked(until: until, now: now, language: refusalLanguage)
+        }
+        let stopped: CaseOperations.Stopped
+        do {
+            // Tokens are 43 base64url characters: anything much longer is not one of ours, and is not hashed.
+            guard token.count <= 128 else { throw OperationError.stopLinkUnknown }
+            stopped = try context.pool.withTransaction { try CaseOperations(keys: context.keys).stopUnlocks(token: token, at: now, on: $0) }
+        } catch OperationError.stopLinkUnknown {
+            try context.pool.withTransaction { connection in
+                try ThrottleStore.recordFailure(caseNumber: nil, address: address, policy: policy, now: now, on: connection)
+            }
+            throw Problem.notFound(code: ErrorCode.stopLinkUnknown, detail: CustomerText.problemStopUnknown.text(refusalLanguage, contact: contact))
+        }
+        let record = stopped.record
+        let language = CustomerLanguage.negotiate(requested: nil, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
+        let message: CustomerText = stopped.firstUse ? .stopDone : .stopAgain
+        let response: JSONValue = [
+            "case_number": .string(record.number),
+            "language": .string(language.rawValue),
+            "stopped": .bool(true),
+            "first_use": .bool(stopped.firstUse),
+            "cancelled": .array(stopped.cancelled.map { .string($0.rawValue) }),
+            "cancelled_text": .array(stopped.cancelled.map { .string($0.customerText.text(language, contact: contact)) }),
+            "message_key": .string(message.rawValue),
+            "message": .string(message.text(language, contact: contact)),
+            "support_contact": .string(contact),
+        ]
+        return Self.answer(response, language)
     }
 
     /// The case behind a case number and access code, under the throttles: 404 (the same for an unknown case and a wrong

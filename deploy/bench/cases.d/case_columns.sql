@@ -7,4 +7,6 @@ c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done
 (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk,
 (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
     AND d.document
-    AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents
+    AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents,
+(SELECT string_agg(su.step || ' ' || (extract(epoch FROM su.effective_at) * 1000000)::bigint, ',' ORDER BY su.effective_at, su.step)
+    FROM scheduled_unlocks su WHERE su.case_id = c.id AND su.status = 'scheduled') AS unlocks_scheduled
