@@ -390,11 +390,18 @@ public struct DemoSeed: Sendable {
                     try CaseStore.openCases(matching: [account.email], except: record.id, on: connection).first
                 }
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
+                let targetNumber = try CaseNumber(parsing: target.number)
+                // Each case runs on its own clock: the merge lands on both timelines, so it comes after the later of
+                // the two cases' histories, never before the target was opened.
+                let targetRecord = try pool.withConnection { try operations.load(targetNumber, on: $0) }
+                let latest = max(targetRecord.createdAt, targetRecord.updatedAt)
+                if latest >= at { clock.advance(by: latest.timeIntervalSince(at) + 3_600) }
+                let mergedAt = current()
                 _ = try pool.withTransaction { connection in
                     try operations.merge(
-                        number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
+                        number, expectedVersion: record.version, into: targetNumber,
                         reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
-                        actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                        actorTier: .tier2, by: agents.actor(.tier2), at: mergedAt, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier
