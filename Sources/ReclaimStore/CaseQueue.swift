@@ -19,6 +19,10 @@ public struct CaseQueueFilter: Sendable {
     public var openOnly: Bool
     /// Only cases held by this agent.
     public var assignee: UUID?
+    /// Only cases opened at or after this time (the reports' backlog by age).
+    public var openedAfter: Date?
+    /// Only cases opened before this time.
+    public var openedBefore: Date?
 
     /// A filter; nil fields do not filter.
     public init(
@@ -138,6 +142,8 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        if let openedAfter { conditions.append("c.opened_at >= \(openedAfter)") }
+        if let openedBefore { conditions.append("c.opened_at < \(openedBefore)") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
