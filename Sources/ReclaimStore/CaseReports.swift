@@ -117,7 +117,7 @@ public enum CaseReportStore {
 }
 
 /// Supervision per agent and by age (`GET /api/v1/reports/summary`'s `agents`, `first_response`, `backlog_by_age`): each
-/// an index-only scan of an index of migration 0018, or bounded by `firstResponseSample`.
+/// an index-only scan of an index of migration 0019, or bounded by `firstResponseSample`.
 public struct SupervisionFigures: Sendable, Equatable {
     /// One agent's open cases now, how many of them are overdue, and how many cases they held when resolved in the window.
     public struct Agent: Sendable, Equatable {
@@ -147,11 +147,11 @@ public struct SupervisionFigures: Sendable, Equatable {
 }
 
 extension CaseReportStore {
-    /// The open predicate of 0018's partial indexes (CaseState.isOpen: the states with a tier).
+    /// The open predicate of 0019's partial indexes (CaseState.isOpen: the states with a tier).
     static let openPredicate: PostgresQuery = "state NOT IN ('resolved', 'rejected', 'closed', 'merged')"
 
     /// At most this many of the window's newest cases are followed to their first response: one primary-key probe each.
-    public static let firstResponseSample = 5_000
+    public static let firstResponseSample = 2_000
 
     /// Per-agent workload and throughput, time to first response and open cases by age. `ageEdges` are the buckets'
     /// lower bounds in opening time, newest first (`now - 1 day`, `now - 3 days`, …): bucket i holds cases opened in

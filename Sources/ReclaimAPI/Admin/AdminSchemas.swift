@@ -180,7 +180,7 @@ extension OpenAPIDocument {
                 "first_response": [
                     "type": "object", "required": ["cases", "answered", "p50_seconds", "p90_seconds", "sampled"],
                     "description":
-                        "Time from opening to the first agent's event on cases opened in the window (the newest 5,000 when sampled).",
+                        "Time from opening to the first agent's event on cases opened in the window (the newest 2,000 when sampled).",
                     "properties": [
                         "cases": ["type": "integer"], "answered": ["type": "integer"], "p50_seconds": ["type": ["integer", "null"]],
                         "p90_seconds": ["type": ["integer", "null"]], "sampled": ["type": "boolean"],
