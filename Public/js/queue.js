@@ -39,12 +39,20 @@ function formFromFilters(params) {
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
 }
 
+// True while the tier shown is the one the page chose (the agent's own), not one the agent picked.
+let tierIsDefault = false;
+byId('filter-tier').addEventListener('change', () => {
+  tierIsDefault = false;
+});
+
 filtersForm.addEventListener('submit', (event) => {
   event.preventDefault();
   // A case number typed with spaces or dashes is still a case number.
   const q = byId('filter-q').value.trim();
   if (/^[0-9][0-9\s-]{10,}$/.test(q)) byId('filter-q').value = q.replace(/[\s-]/g, '');
   const params = filtersFromForm();
+  // A search looks in every tier unless the agent chose one: the caller's case may sit with another tier.
+  if (params.has('q') && tierIsDefault) params.delete('tier');
   // An explicit "any tier" is kept in the hash so it is not replaced by the agent's own tier.
   if (!params.has('tier')) params.set('tier', 'any');
   window.location.hash = `#/?${params}`;
@@ -146,7 +154,8 @@ function extraFilterWords(query) {
 export async function showQueue(app, params) {
   appRef = app;
   const query = new URLSearchParams(params);
-  if (!query.has('tier') && !query.has('q') && !query.has('assignee')) query.set('tier', app.agent.tier);
+  tierIsDefault = !query.has('tier') && !query.has('q') && !query.has('assignee');
+  if (tierIsDefault) query.set('tier', app.agent.tier);
   // The service lists open cases only unless asked; a search looks for finished cases too (a caller's old case number).
   if (query.has('q') && !query.has('state')) query.set('state', 'any');
   if (query.get('tier') === 'any') query.delete('tier');

@@ -300,7 +300,7 @@ public struct DemoSeed: Sendable {
 
     static let customers = [
         "Amara Nwosu", "Lucas Ferreira", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
-        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker",
+        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker", "王小明", "陳美玲", "李志强",
     ]
 
     private func seedCase(_ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date) throws -> DemoCase {

@@ -11,8 +11,8 @@ public struct CaseQueueFilter: Sendable {
     public var tier: Tier?
     /// Only overdue (true) or not overdue (false) cases.
     public var overdue: Bool?
-    /// A normalised search term (see `CaseSearch.term`).
-    public var term: String?
+    /// What `q` asked for (see `CaseSearch.query`).
+    public var search: CaseSearchQuery?
     /// Only cases with (true) or without (false) an unreviewed document.
     public var unreviewed: Bool?
     /// Only open cases (`CaseState.isOpen`): the API's default when no state is asked for.
@@ -26,7 +26,7 @@ public struct CaseQueueFilter: Sendable {
 
     /// A filter; nil fields do not filter.
     public init(
-        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil,
+        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, search: CaseSearchQuery? = nil, unreviewed: Bool? = nil,
         openOnly: Bool = false, assignee: UUID? = nil
     ) {
         self.unreviewed = unreviewed
@@ -35,7 +35,7 @@ public struct CaseQueueFilter: Sendable {
         self.state = state
         self.tier = tier
         self.overdue = overdue
-        self.term = term
+        self.search = search
     }
 }
 
@@ -191,10 +191,18 @@ extension CaseStore {
         if let keyset = section.keyset(after: cursor) { conditions.append(keyset) }
         conditions += filters
         let source: PostgresQuery
-        if let term = filter.term {
+        if let search = filter.search {
             // A search drives from its few matching terms; otherwise the planner may walk the whole queue index looking for them.
+            // A name matches when the case holds every one of its tokens (each a key of case_search_pkey).
+            let byName: PostgresQuery =
+                search.nameTokens.isEmpty
+                ? ""
+                : """
+                 UNION SELECT s.case_id FROM case_search s WHERE s.term = ANY(\(search.nameTokens)) \
+                GROUP BY s.case_id HAVING count(*) = \(search.nameTokens.count)
+                """
             source = """
-                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(term)) \
+                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(search.term)\(byName)) \
                 SELECT \(columns) FROM hits JOIN cases c ON c.id = hits.case_id LEFT JOIN agents a ON a.id = c.assignee_id
                 """
         } else {

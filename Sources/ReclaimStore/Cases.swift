@@ -58,7 +58,10 @@ public enum CaseStore {
                 \(s.clock.pathClockStartedAt), \(s.clock.pausedSeconds), \(s.clock.pausedSince), \(new.dueAt),
                 \(new.createdBy), \(new.now), \(new.now), 1, \(new.rescueEmail), \(new.language?.rawValue))
             """)
-        let terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: new.devices).sorted()
+        let terms = CaseSearch.indexTerms(
+            number: new.number.digits, accountEmail: new.accountEmail, contactEmail: new.customerContactEmail, name: new.customerName,
+            devices: new.devices
+        ).sorted()
         // One statement for all terms: one text[] parameter.
         try connection.execute(
             """

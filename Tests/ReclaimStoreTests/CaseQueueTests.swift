@@ -133,7 +133,8 @@ import Testing
         }
         // A search drives from case_search's primary key, never walking the queue index.
         let search = try #require(
-            CaseStore.queueStatement(.dated, filter: CaseQueueFilter(term: "user77@example.com"), after: nil, limit: 51, now: now))
+            CaseStore.queueStatement(
+                .dated, filter: CaseQueueFilter(search: CaseSearchQuery(term: "user77@example.com")), after: nil, limit: 51, now: now))
         let plan = try connection.query("EXPLAIN \(search)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
         #expect(
             !plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains("case_search_pkey")

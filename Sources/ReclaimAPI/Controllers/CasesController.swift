@@ -160,7 +160,7 @@ final class CasesController: Sendable {
             }
         }
         if let text = request.query("q"), !text.isEmpty {
-            if let term = CaseSearch.term(for: text) { filter.term = term } else { errors.append(FieldError(field: "q", message: "too long")) }
+            if let search = CaseSearch.query(for: text) { filter.search = search } else { errors.append(FieldError(field: "q", message: "too long")) }
         }
         var cursor: CaseQueueOrder.Cursor?
         if let text = request.query("cursor"), !text.isEmpty {
