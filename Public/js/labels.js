@@ -71,6 +71,18 @@ export const EVIDENCE_TYPES = {
   police_report: 'Police report', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
 };
 
+/** An item of evidence as agents name it: a transcript the customer uploaded is their conversation with whoever locked
+ *  the device (the status page's `transcript` upload), one an agent typed is a call transcript. */
+export function evidenceName(type, filedBy) {
+  return type === 'transcript' && filedBy === 'customer' ? 'Ransom conversation' : label(EVIDENCE_TYPES, type);
+}
+
+/** An upload's file type, as agents read it beside its kind (the service's `media_type`, parameters left out). */
+export const MEDIA_TYPES = {
+  'application/pdf': 'PDF', 'image/jpeg': 'JPEG image', 'image/png': 'PNG image', 'image/heic': 'HEIC image',
+  'text/plain': 'text', 'message/rfc822': 'saved e-mail',
+};
+
 /** What agents may upload as a document, in the service's order. */
 export const DOCUMENT_TYPES = VOCABULARY.document_kinds;
 

@@ -2,7 +2,7 @@
 // (case number, account email, serial, IMEI) and "Show more" over the keyset cursor. Filters live in the
 // hash (#/?state=new&overdue=true), so the back button and a reload keep them.
 import { announce, byId, h, replace, show } from './dom.js';
-import { formatSpan, timeLeft } from './format.js';
+import { formatDateTime, formatSpan, timeLeft } from './format.js';
 import { FINISHED_STATES, label, STATES, TIERS } from './labels.js';
 import { groupCaseNumber } from './identifiers.js';
 import { VOCABULARY } from './vocabulary.js';
@@ -143,6 +143,16 @@ function refreshIfIdle() {
 setInterval(refreshIfIdle, REFRESH_MS);
 document.addEventListener('visibilitychange', refreshIfIdle);
 
+/** The filters a link from the reports may carry that the form has no control for: one agent's cases, an age. */
+function extraFilterWords(query) {
+  const parts = [];
+  const assignee = query.get('assignee');
+  if (assignee && assignee !== 'me') parts.push('held by one agent');
+  if (query.get('opened_after')) parts.push(`opened since ${formatDateTime(query.get('opened_after'))}`);
+  if (query.get('opened_before')) parts.push(`opened before ${formatDateTime(query.get('opened_before'))}`);
+  return parts;
+}
+
 /** Shows the queue for the filters in `params`; with none, the agent's own tier. */
 export async function showQueue(app, params) {
   appRef = app;
@@ -160,7 +170,8 @@ export async function showQueue(app, params) {
   byId('queue').dataset.query = currentQuery;
   nextCursor = null;
   show(byId('queue'));
-  byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : 'Queue';
+  const extra = extraFilterWords(query);
+  byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : extra.length ? `Queue: cases ${extra.join(', ')}` : 'Queue';
   document.title = 'Reclaim — queue';
   await load(true);
 }

@@ -225,6 +225,7 @@ extension OperationError: Refusal {
         case .caseNotOpen:
             Problem(ErrorCode.caseNotOpen, detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
         case .accountExists: Problem(ErrorCode.accountExists, detail: "An account with this e-mail is already on file.")
+        case .accountNotFound: Problem.notFound(detail: "No account with this e-mail is on file.")
         case .keysUnavailable: Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.")
         case .accessCodeJustIssued(let until, let now):
             Problem(
@@ -246,7 +247,7 @@ extension OperationError: Refusal {
         .refusedAfterRecording(.unlocksOutstanding([.resetSecurityQuestions]), version: 4),
         .invalid(field: "reason", "A reason has at most 2000 characters."), .answersLocked(until: .distantFuture, now: .distantPast),
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
-        .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .keysUnavailable,
+        .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .accountNotFound, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
         .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown,
     ]

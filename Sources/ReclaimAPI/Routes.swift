@@ -144,7 +144,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/cases", operationID: "caseQueue",
                 summary:
-                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
+                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases, or an agent's id), opened_after and opened_before (RFC 3339 times: an age of the backlog), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
                 tag: "cases", authentication: .agent,
                 responses: [
                     200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),
@@ -382,7 +382,19 @@ struct Routes {
                     403: .problem("Not allowed."), 409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
                     503: .problem("busy: too many hashes queued; see Retry-After."),
                 ],
-                bodyLimit: 64 * 1024, deferred: accounts.create)
+                bodyLimit: 64 * 1024, deferred: accounts.create),
+            APIRoute(
+                .PUT, "/api/v1/accounts/{email}", operationID: "replaceAccount",
+                summary:
+                    "Replace the account on file for an e-mail (admin agents): the body as for createAccount (its email the new address); answers re-hashed, cards re-fingerprinted. Recorded in the audit log.",
+                tag: "accounts", authentication: .agent, requestSchema: "NewAccount",
+                responses: [
+                    200: .json("The account, without secrets.", "Account"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
+                    403: .problem("Not an admin agent."), 404: .refusal(OperationError.accountNotFound),
+                    409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
+                    503: .problem("busy: too many hashes queued; see Retry-After."),
+                ],
+                bodyLimit: 64 * 1024, deferred: accounts.replace),
         ]
     }
 
@@ -503,6 +515,13 @@ struct Routes {
                 responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: noClient],
                 bodyLimit: 4096, handler: admin.rotateClient),
             APIRoute(
+                .POST, "/api/v1/admin/clients/{id}/rotate-key", operationID: "adminRotateClientKey",
+                summary:
+                    "A new API key, shown this once; the previous key is refused at once (the signing secret stays) (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("The client and its new key.", "AdminRotatedClientKey"), 403: notAdmin, 404: noClient],
+                bodyLimit: 4096, handler: admin.rotateClientKey),
+            APIRoute(
                 .DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
                 summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
                 tag: "administration", authentication: .agent,
@@ -564,7 +583,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/reports/summary", operationID: "reportSummary",
                 summary:
-                    "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
+                    "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90), the daily trend over ?days= (1-366, default 30, whole UTC days), open, overdue and resolved cases per agent, time to first response and open cases by age (JSON only); ?format=csv for a spreadsheet (tier2+ and admins).",
                 tag: "reports", authentication: .agent,
                 responses: [
                     200: ResponseDoc(
@@ -696,6 +715,17 @@ struct Routes {
                     403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such agent or client."),
                 ],
                 handler: adminWebhooks.list),
+            APIRoute(
+                .POST, "/api/v1/admin/clients/{id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/retry", operationID: "adminRetryWebhookDelivery",
+                summary:
+                    "Queue one of the client's deliveries again (a failed or dead-lettered one), due now, with the same webhook-id (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    202: .json("Queued.", "WebhookRetry"), 401: .problem("Not authenticated."),
+                    403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such client, endpoint or delivery."),
+                    409: .problem("endpoint_disabled: the receiver answered 410 Gone."),
+                ],
+                bodyLimit: 4096, handler: adminWebhooks.retry),
         ]
     }
 }

@@ -36,6 +36,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case caseNotOpen
     /// An account with this e-mail is already on file.
     case accountExists
+    /// No account with this e-mail is on file.
+    case accountNotFound
     /// The secret keys are not loaded (the service was started without them).
     case keysUnavailable
     /// A new access code was issued moments ago; another may be issued from `until`.

@@ -21,6 +21,10 @@ public struct CaseQueueFilter: Sendable {
     public var assignee: UUID?
     /// Only cases with (true) or without (false) an uncleared risk signal (`cases.risk`; `cases_queue_risk` serves true).
     public var risk: Bool?
+    /// Only cases opened at or after this time (the reports' backlog by age).
+    public var openedAfter: Date?
+    /// Only cases opened before this time.
+    public var openedBefore: Date?
 
     /// A filter; nil fields do not filter.
     public init(
@@ -142,6 +146,8 @@ extension CaseQueueFilter {
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
         if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
+        if let openedAfter { conditions.append("c.opened_at >= \(openedAfter)") }
+        if let openedBefore { conditions.append("c.opened_at < \(openedBefore)") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
