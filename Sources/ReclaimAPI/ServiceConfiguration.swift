@@ -101,6 +101,11 @@ public struct ServiceConfiguration: Sendable {
     public var logOrigin: String = "127.0.0.1/reclaim"
     /// Least seconds between two signed checkpoints, made only when the tree grew (`RECLAIM_CHECKPOINT_SECONDS`, default 3600).
     public var checkpointSeconds: Int = 3600
+    /// Days after a case finished that the retention worker erases it (`RECLAIM_RETENTION_DAYS`, default 365, decimals
+    /// allowed).
+    public var retentionDays: Double = 365
+    /// Seconds between two passes of the retention worker (`RECLAIM_RETENTION_POLL_SECONDS`, default 60).
+    public var retentionPollSeconds: Double = 60
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -163,6 +168,8 @@ public struct ServiceConfiguration: Sendable {
             "the transparency log's origin, first line of its checkpoints and name of its key (default: RECLAIM_PUBLIC_URL's host + /reclaim)"
         ),
         ("RECLAIM_CHECKPOINT_SECONDS", "least seconds between two signed checkpoints, made when the tree grew (default 3600)"),
+        ("RECLAIM_RETENTION_DAYS", "days after a case finished that its customer's data is erased by the worker (default 365; decimals allowed)"),
+        ("RECLAIM_RETENTION_POLL_SECONDS", "seconds between two passes of the retention worker (default 60; decimals allowed)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -313,6 +320,15 @@ public struct ServiceConfiguration: Sendable {
                 problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
         }
         let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
+        func decimal(_ name: String, default fallback: Double, range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
+            guard let raw = value(name) else { return fallback }
+            guard let number = Double(raw), number.isFinite, range.contains(number) else {
+                throw ConfigurationError(variable: name, problem: "must be a number from \(range.lowerBound) to \(range.upperBound), got \"\(raw)\"")
+            }
+            return number
+        }
+        let retentionDays = try decimal("RECLAIM_RETENTION_DAYS", default: 365, range: 0...36_500)
+        let retentionPoll = try decimal("RECLAIM_RETENTION_POLL_SECONDS", default: 60, range: 0.01...86_400)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -338,6 +354,8 @@ public struct ServiceConfiguration: Sendable {
         configuration.webhookBackoff = webhookBackoff
         configuration.logOrigin = logOrigin
         configuration.checkpointSeconds = checkpointSeconds
+        configuration.retentionDays = retentionDays
+        configuration.retentionPollSeconds = retentionPoll
         return configuration
     }
 

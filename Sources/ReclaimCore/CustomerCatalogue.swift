@@ -84,6 +84,7 @@ public enum CustomerCatalogue {
         .problemInvalidCaseNumber: "This is not a valid case number: check it for a typo.",
         .problemLocked: "Too many failed attempts. Try again later.",
         .problemCaseNotOpen: "This case is finished, so nothing more can be added to it. Contact us at {contact}, quoting your case number.",
+        .problemErased: "This case is finished and your personal data on it has been erased. Contact us at {contact}, quoting your case number.",
     ]
 
     /// Simplified Chinese (中文简体).
@@ -152,6 +153,7 @@ public enum CustomerCatalogue {
         .problemInvalidCaseNumber: "这不是有效的案件编号，请检查是否输入有误。",
         .problemLocked: "尝试失败次数过多，请稍后再试。",
         .problemCaseNotOpen: "此案件已结束，无法再添加任何内容。请联系 {contact}，并告知您的案件编号。",
+        .problemErased: "此案件已结束，其中您的个人数据已被删除。请联系 {contact}，并告知您的案件编号。",
     ]
 
     /// Traditional Chinese (中文繁體), in Taiwan usage.
@@ -220,5 +222,6 @@ public enum CustomerCatalogue {
         .problemInvalidCaseNumber: "這不是有效的案件編號，請檢查是否輸入錯誤。",
         .problemLocked: "嘗試失敗次數過多，請稍後再試。",
         .problemCaseNotOpen: "此案件已結案，無法再新增任何內容。請聯絡 {contact}，並告知您的案件編號。",
+        .problemErased: "此案件已結案，其中您的個人資料已被刪除。請聯絡 {contact}，並告知您的案件編號。",
     ]
 }

@@ -74,11 +74,12 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case problemInvalidCaseNumber = "problem.invalid_case_number"
     case problemLocked = "problem.locked"
     case problemCaseNotOpen = "problem.case_not_open"
+    case problemErased = "problem.case_erased"
 
     /// The placeholders every language's template for this key must hold (and no others).
     public var placeholders: Set<String> {
         switch self {
-        case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen: ["contact"]
+        case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen, .problemErased: ["contact"]
         default: []
         }
     }

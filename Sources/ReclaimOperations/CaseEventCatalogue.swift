@@ -26,6 +26,22 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
     case caseCorrected = "case_corrected"
+    case caseErased = "case_erased"
+
+    /// The members of this event's data that identify the customer or may (an address, an agent's free-text reason, how
+    /// a caller was verified): the hash chain covers them only as salted commitments, so erasure can delete the values
+    /// and the timeline still verifies (api.md v1.2, "Personal data has an end").
+    public var personalFields: Set<String> {
+        switch self {
+        case .resetSent: ["to"]
+        case .frozen, .unfrozen: ["account_email"]
+        case .transition, .evidenceReviewed, .unlockDone, .merged, .mergeReceived, .unmerged, .unmergeLeft: ["reason"]
+        case .accessCodeReissued: ["caller_check"]
+        case .caseOpened, .noteAdded, .assigned, .evidenceFiled, .evidenceContentRead, .denied, .unassigned, .documentArrived,
+            .mailRefused, .caseCorrected, .caseErased:
+            []
+        }
+    }
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -68,6 +84,8 @@ public enum CaseEventEntry: Sendable {
     case mailRefused(kind: String, reason: String)
     /// An agent corrected the case's details (`PATCH`): see `CaseCorrectionEvent`.
     case caseCorrected(CaseCorrectionEvent)
+    /// What identified the customer was erased (by an admin, or by the retention worker as `system`); never a value.
+    case caseErased(byRetention: Bool)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -93,6 +111,7 @@ public enum CaseEventEntry: Sendable {
         case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
         case .caseCorrected: .caseCorrected
+        case .caseErased: .caseErased
         }
     }
 
@@ -165,6 +184,8 @@ public enum CaseEventEntry: Sendable {
             return ["mail": .string(kind), "reason": .string(reason)]
         case .caseCorrected(let correction):
             return correction.data
+        case .caseErased(let byRetention):
+            return ["cause": byRetention ? "retention" : "request"]
         }
     }
 }
@@ -213,7 +234,8 @@ public enum CaseTimeline {
     public static func append(_ entry: CaseEventEntry, caseID: UUID, actor: String, at now: Date, on connection: PostgresConnection) throws
         -> CaseEvent
     {
-        try CaseEventStore.append(caseID: caseID, at: now, actor: actor, type: entry.type.rawValue, data: entry.data, on: connection)
+        try CaseEventStore.append(
+            caseID: caseID, at: now, actor: actor, type: entry.type.rawValue, data: entry.data, personal: entry.type.personalFields, on: connection)
     }
 
     /// The agent a case was handed to by an `assigned` event, as an actor (`agent:<uuid>`), for naming on the timeline.

@@ -589,7 +589,7 @@ extension CaseRecord {
         snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
         assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, updatedAt: Date, version: Int
     ) -> CaseRecord {
-        CaseRecord(
+        var record = CaseRecord(
             id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
             snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
             customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
@@ -598,6 +598,8 @@ extension CaseRecord {
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
             unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
             mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState)
+        record.erasedAt = erasedAt
+        return record
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).

@@ -10,7 +10,7 @@ extension CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, erasedAt: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
 
@@ -53,6 +53,7 @@ extension CaseStore {
             createdBy = try c("created_by")
             mergedInto = try c("merged_into_number")
             mergedFromState = try c("merged_from_state")
+            erasedAt = try c("erased_at")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
         }
@@ -72,7 +73,7 @@ extension CaseStore {
             var deviceList: [CaseDevice] = []
             if case .array(let items)? = try? JSONValue.parse(devicesText) { deviceList = items.map(CaseDevice.init(json:)) }
             let assigneeTierText: String? = try row.decode(assigneeTier)
-            return CaseRecord(
+            var record = CaseRecord(
                 id: try row.decode(id), number: try row.decode(number), accessCodeHash: try row.decode(accessCodeHash),
                 accessCodeKeyID: try row.decode(accessCodeKeyID), snapshot: snapshot, dueAt: try row.decode(dueAt),
                 accountEmail: try row.decode(accountEmail), customerName: try row.decode(customerName),
@@ -87,6 +88,8 @@ extension CaseStore {
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)))
+            record.erasedAt = try row.decode(erasedAt, as: Date?.self)
+            return record
         }
 
         private func progress(_ row: PostgresRow) throws -> AnswerProgress {

@@ -87,6 +87,8 @@ public struct CaseRecord: Sendable {
     public let answerProgress: AnswerProgress
     /// The state of the case it was merged into (nil unless merged).
     public let mergedIntoState: CaseState?
+    /// When what identified the customer was erased (`CaseErasure`); the erased fields then read null.
+    public var erasedAt: Date? = nil
 
     /// What, beside the workflow columns, decides the work and actions the case offers now.
     public var standing: CaseStanding {

@@ -34,6 +34,7 @@ export function eventWords(event) {
     case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
+    case 'case_erased': return d.cause === 'retention' ? 'Personal data erased: the retention period ended' : 'Personal data erased on request';
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }
