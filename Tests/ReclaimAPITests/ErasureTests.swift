@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Postgres
 import ReclaimAPI
+import ReclaimCore
 import ReclaimOperations
 import ReclaimStore
 import ReclaimTestSupport
@@ -157,7 +158,8 @@ import Testing
             ]))
         #expect(
             try AuditVerifier.run([["kind": "root", "event_hashes": TransparencyLogTests.eventHashes(world)]])[0]["root"] as? String == second.root)
-        let settled = try world.get("/api/v1/cases/\(number)/events?limit=200", as: try world.agent(.tier1, admin: true)).json()["items"] as! [[String: Any]]
+        let settled =
+            try world.get("/api/v1/cases/\(number)/events?limit=200", as: try world.agent(.tier1, admin: true)).json()["items"] as! [[String: Any]]
         var checks: [[String: Any]] = []
         for event in settled {
             let leaf = try #require(event["leaf_index"] as? Int)
@@ -324,5 +326,39 @@ import Testing
         #expect(try TransparencyLogStore.recompute(on: service).mismatchedLeaves.isEmpty)
         let dump = try Self.dump(world)
         for value in Self.canaries { #expect(!dump.lowercased().contains(value.lowercased()), "the dump holds \(value)") }
+    }
+
+    /// A process killed mid-erasure (its database session dies before the commit) leaves the case whole: one
+    /// transaction per case. The next pass erases it.
+    @Test func anErasureCutOffBeforeItsCommitLeavesTheCaseWhole() throws {
+        let world = try CaseWorld()
+        let (number, _) = try Self.finishedCase(world)
+        let victim = try world.database()
+        let pid: Int32 = try #require(try victim.query("SELECT pg_backend_pid() AS pid").first?.decode("pid"))
+        try victim.execute("BEGIN")
+        _ = try CaseOperations(keys: world.service.service.context.keys).erase(
+            try CaseNumber(parsing: number), reason: "cut off", by: "system", at: world.service.clock.now(), on: victim)
+        // The erasure is done but not committed: the session dies, as with kill -9 of its process.
+        let killer = try world.database()
+        defer { killer.close() }
+        _ = try killer.query("SELECT pg_terminate_backend(\(pid), 5000)")
+        victim.close()
+        let dump = try Self.dump(world)
+        for value in [Self.name, Self.contact, Self.serial, Self.note, Self.reason] { #expect(dump.contains(value), "\(value) kept") }
+        let admin = try world.agent(.tier1, admin: true)
+        #expect(try world.get("/api/v1/cases/\(number)", as: admin).json()["erased_at"] is NSNull)
+        let service = try world.database()
+        defer { service.close() }
+        #expect(try CaseEventStore.verify(on: service).breaks.isEmpty)
+        // The next pass erases it, whole.
+        let clock = world.service.clock
+        clock.advance(by: 1)
+        let worker = RetentionWorker(
+            retention: 0.5, pool: world.service.service.context.pool, operations: CaseOperations(keys: world.service.service.context.keys),
+            logger: world.service.service.context.logger, now: { clock.now() })
+        #expect(try worker.runOnce())
+        #expect(try !worker.runOnce())
+        let after = try Self.dump(world)
+        for value in Self.canaries { #expect(!after.lowercased().contains(value.lowercased()), "the dump holds \(value)") }
     }
 }
