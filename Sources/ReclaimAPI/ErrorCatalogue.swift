@@ -55,6 +55,8 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case caseOpen = "case_open"
     case caseErased = "case_erased"
     case alreadyErased = "already_erased"
+    case riskUncleared = "risk_uncleared"
+    case fourEyes = "four_eyes"
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
@@ -85,7 +87,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
             .notFrozen, .notSameAccount, .endpointDisabled:
             409
-        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .caseOpen, .alreadyErased: 409
+        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .caseOpen, .alreadyErased: 409
         case .caseErased: 410
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
@@ -234,6 +236,13 @@ extension OperationError: Refusal {
                 ErrorCode.accessCodeJustIssued,
                 detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
                 extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
+        case .riskUncleared(let signals):
+            Problem(
+                ErrorCode.riskUncleared,
+                detail: "This case has risk signals nobody has cleared; a tier 3 or engineering agent clears them first.",
+                extraMembers: ["signals": signals.map(\.rawValue)])
+        case .fourEyes:
+            Problem(ErrorCode.fourEyes, detail: "You cleared this case's risk signals: a second agent approves it and records its unlock steps.")
         }
     }
 
@@ -244,10 +253,11 @@ extension OperationError: Refusal {
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
         .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .caseOpen, .alreadyErased, .accountExists, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)),
+        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.
-    static let caseChanges: [OperationError] = [.alreadyFrozen, .notFrozen]
+    static let caseChanges: [OperationError] = [.alreadyFrozen, .notFrozen, .riskUncleared([.flagged]), .fourEyes]
 }
 
 // MARK: Administration errors

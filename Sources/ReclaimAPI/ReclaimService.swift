@@ -163,7 +163,7 @@ public final class ReclaimService: Sendable {
             // Events in the form before commitments cannot be erased: the carry-over (owner only) must have run.
             let uncarried = try CaseEventStore.uncarriedCount(on: connection)
             if uncarried > 0 {
-                throw StartupError("\(uncarried) timeline event(s) are not carried over to commitments (migration 0018): run `reclaim migrate`")
+                throw StartupError("\(uncarried) timeline event(s) are not carried over to commitments (migration 0020): run `reclaim migrate`")
             }
             return
         }
@@ -174,7 +174,7 @@ public final class ReclaimService: Sendable {
         throw StartupError("the database lacks \(pending.count) migration(s) starting at \(pending[0].version)_\(pending[0].name): \(remedy)")
     }
 
-    /// Carries timelines written before migration 0018 over to commitments (after the SQL, as the schema's owner), in
+    /// Carries timelines written before migration 0020 over to commitments (after the SQL, as the schema's owner), in
     /// one transaction: `EventCommitments`.
     public static func carryOverTimelines(_ owner: PostgresConnection, logger: Logger) throws {
         let carried = try owner.withTransaction { try EventCommitments.carryOver(on: $0) }

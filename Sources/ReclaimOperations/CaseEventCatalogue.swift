@@ -27,6 +27,8 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case mailRefused = "mail_refused"
     case caseCorrected = "case_corrected"
     case caseErased = "case_erased"
+    case riskRaised = "risk_raised"
+    case riskCleared = "risk_cleared"
 
     /// The members of this event's data that identify the customer or may (an address, an agent's free-text reason, how
     /// a caller was verified): the hash chain covers them only as salted commitments, so erasure can delete the values
@@ -35,8 +37,10 @@ public enum CaseEventType: String, Sendable, CaseIterable {
         switch self {
         case .resetSent: ["to"]
         case .frozen, .unfrozen: ["account_email"]
-        case .transition, .evidenceReviewed, .unlockDone, .merged, .mergeReceived, .unmerged, .unmergeLeft: ["reason"]
+        case .transition, .evidenceReviewed, .unlockDone, .merged, .mergeReceived, .unmerged, .unmergeLeft, .riskCleared: ["reason"]
         case .accessCodeReissued: ["caller_check"]
+        // A flag's detail is the agent's own words.
+        case .riskRaised: ["detail"]
         case .caseOpened, .noteAdded, .assigned, .evidenceFiled, .evidenceContentRead, .denied, .unassigned, .documentArrived,
             .mailRefused, .caseCorrected, .caseErased:
             []
@@ -86,6 +90,10 @@ public enum CaseEventEntry: Sendable {
     case caseCorrected(CaseCorrectionEvent)
     /// What identified the customer was erased (by an admin, or by the retention worker as `system`); never a value.
     case caseErased(byRetention: Bool)
+    /// A risk signal was raised (`RiskSignals.raise`); `detail` and `otherCases` are for agents (the timeline is theirs).
+    case riskRaised(signal: RiskSignal, detail: String, otherCases: [String])
+    /// A tier-3 or engineering agent cleared these signals, with a reason.
+    case riskCleared(signals: [RiskSignal], reason: String)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -112,6 +120,8 @@ public enum CaseEventEntry: Sendable {
         case .mailRefused: .mailRefused
         case .caseCorrected: .caseCorrected
         case .caseErased: .caseErased
+        case .riskRaised: .riskRaised
+        case .riskCleared: .riskCleared
         }
     }
 
@@ -186,6 +196,10 @@ public enum CaseEventEntry: Sendable {
             return correction.data
         case .caseErased(let byRetention):
             return ["cause": byRetention ? "retention" : "request"]
+        case .riskRaised(let signal, let detail, let otherCases):
+            return ["signal": .string(signal.rawValue), "detail": .string(detail), "other_cases": .array(otherCases.map(JSONValue.string))]
+        case .riskCleared(let signals, let reason):
+            return ["signals": .array(signals.map { .string($0.rawValue) }), "reason": .string(reason)]
         }
     }
 }

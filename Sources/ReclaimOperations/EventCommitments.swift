@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import ReclaimStore
 
-/// Carries timelines written before commitments (migration 0018) over to the committed form, as `reclaim migrate` does
+/// Carries timelines written before commitments (migration 0020) over to the committed form, as `reclaim migrate` does
 /// after the SQL: each case's chain is verified first (a broken one stops the carry-over, naming it, and nothing is
 /// rewritten), then each event's personal members (`CaseEventType.personalFields`) become salted commitments, the chain
 /// is recomputed over them, and each event keeps its old hash as `legacy_hash`, which its leaf in the transparency log
@@ -29,7 +29,7 @@ public enum EventCommitments {
             var carried: [CaseEventStore.CarriedEvent] = []
             for event in events {
                 let personal = CaseEventType(rawValue: event.type)?.personalFields ?? []
-                // An event already committed (none before 0018) keeps its data as hashed.
+                // An event already committed (none before 0020) keeps its data as hashed.
                 let (hashed, values) =
                     event.commitments.isEmpty
                     ? CaseEventCommitment.commit(event.data, personal: personal)

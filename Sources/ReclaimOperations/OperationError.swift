@@ -44,6 +44,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case keysUnavailable
     /// A new access code was issued moments ago; another may be issued from `until`.
     case accessCodeJustIssued(until: Date, now: Date)
+    /// Approving or recording an unlock step while these risk signals stand uncleared.
+    case riskUncleared([RiskSignal])
+    /// The agent cleared the case's risk signals, so a second person approves it and records its unlock steps.
+    case fourEyes
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

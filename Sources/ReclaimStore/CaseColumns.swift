@@ -10,7 +10,7 @@ extension CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, erasedAt: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, erasedAt: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
 
@@ -54,6 +54,7 @@ extension CaseStore {
             mergedInto = try c("merged_into_number")
             mergedFromState = try c("merged_from_state")
             erasedAt = try c("erased_at")
+            risk = try c("risk")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
         }
@@ -87,7 +88,8 @@ extension CaseStore {
                 mergedInto: try row.decode(mergedInto, as: String?.self),
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
-                mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)))
+                mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
+                risk: try row.decode(risk, as: Bool.self))
             record.erasedAt = try row.decode(erasedAt, as: Date?.self)
             return record
         }

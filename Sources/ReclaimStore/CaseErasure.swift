@@ -46,6 +46,13 @@ public enum CaseErasure {
             WHERE case_id = \(id)
             """
         },
+        // Risk signals' details (a flag's reason is the agent's words, which may name the customer) and clearing reasons.
+        Step(table: "case_risk_signals") { id, _ in
+            """
+            UPDATE case_risk_signals SET detail = '', clear_reason = CASE WHEN clear_reason IS NOT NULL THEN 'erased' END
+            WHERE case_id = \(id)
+            """
+        },
         // Received mail (the inbound table) adds its step here.
         // Its search terms but the case number: the case is still found by its number.
         Step(table: "case_search") { id, _ in

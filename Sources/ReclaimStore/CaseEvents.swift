@@ -22,7 +22,7 @@ public struct CaseEvent: Sendable, Equatable {
     public var leafIndex: Int? = nil
     /// The personal members of `data` that the hash covers only as commitments, by member name (empty for most events).
     public var commitments: [String: CaseEventCommitment] = [:]
-    /// For an event written before commitments (migration 0018) and carried over: its hash then, which its leaf in the
+    /// For an event written before commitments (migration 0020) and carried over: its hash then, which its leaf in the
     /// transparency log hashes (the tree is append-only). Nil for every event written since.
     public var legacyHash: String? = nil
 
@@ -346,7 +346,7 @@ extension PostgresRows {
     }
 }
 
-// MARK: Carrying events written before commitments over (migration 0018)
+// MARK: Carrying events written before commitments over (migration 0020)
 
 extension CaseEventStore {
     /// Cases with events still in the form before commitments (hashing their personal values in clear).

@@ -11,27 +11,30 @@ public struct CaseQueueFilter: Sendable {
     public var tier: Tier?
     /// Only overdue (true) or not overdue (false) cases.
     public var overdue: Bool?
-    /// A normalised search term (see `CaseSearch.term`).
-    public var term: String?
+    /// What `q` asked for (see `CaseSearch.query`).
+    public var search: CaseSearchQuery?
     /// Only cases with (true) or without (false) an unreviewed document.
     public var unreviewed: Bool?
     /// Only open cases (`CaseState.isOpen`): the API's default when no state is asked for.
     public var openOnly: Bool
     /// Only cases held by this agent.
     public var assignee: UUID?
+    /// Only cases with (true) or without (false) an uncleared risk signal (`cases.risk`; `cases_queue_risk` serves true).
+    public var risk: Bool?
 
     /// A filter; nil fields do not filter.
     public init(
-        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil,
-        openOnly: Bool = false, assignee: UUID? = nil
+        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, search: CaseSearchQuery? = nil, unreviewed: Bool? = nil,
+        openOnly: Bool = false, assignee: UUID? = nil, risk: Bool? = nil
     ) {
+        self.risk = risk
         self.unreviewed = unreviewed
         self.openOnly = openOnly
         self.assignee = assignee
         self.state = state
         self.tier = tier
         self.overdue = overdue
-        self.term = term
+        self.search = search
     }
 }
 
@@ -138,6 +141,7 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
@@ -185,10 +189,18 @@ extension CaseStore {
         if let keyset = section.keyset(after: cursor) { conditions.append(keyset) }
         conditions += filters
         let source: PostgresQuery
-        if let term = filter.term {
+        if let search = filter.search {
             // A search drives from its few matching terms; otherwise the planner may walk the whole queue index looking for them.
+            // A name matches when the case holds every one of its tokens (each a key of case_search_pkey).
+            let byName: PostgresQuery =
+                search.nameTokens.isEmpty
+                ? ""
+                : """
+                 UNION SELECT s.case_id FROM case_search s WHERE s.term = ANY(\(search.nameTokens)) \
+                GROUP BY s.case_id HAVING count(*) = \(search.nameTokens.count)
+                """
             source = """
-                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(term)) \
+                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(search.term)\(byName)) \
                 SELECT \(columns) FROM hits JOIN cases c ON c.id = hits.case_id LEFT JOIN agents a ON a.id = c.assignee_id
                 """
         } else {

@@ -89,6 +89,8 @@ public struct CaseRecord: Sendable {
     public let mergedIntoState: CaseState?
     /// When what identified the customer was erased (`CaseErasure`); the erased fields then read null.
     public var erasedAt: Date? = nil
+    /// A risk signal of the case stands uncleared (`cases.risk`, kept by `RiskSignalStore`).
+    public let risk: Bool
 
     /// What, beside the workflow columns, decides the work and actions the case offers now.
     public var standing: CaseStanding {
@@ -102,8 +104,9 @@ public struct CaseRecord: Sendable {
         assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
         rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
         createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
-        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil
+        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil, risk: Bool = false
     ) {
+        self.risk = risk
         self.answerProgress = answerProgress
         self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy

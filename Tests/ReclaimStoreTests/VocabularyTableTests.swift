@@ -19,6 +19,7 @@ import Testing
         ("evidence_kinds", "SELECT kind AS word FROM evidence_kinds", EvidenceKind.allCases.map(\.rawValue)),
         ("evidence_kinds (documents)", "SELECT kind AS word FROM evidence_kinds WHERE document", DocumentType.allCases.map(\.rawValue)),
         ("customer_reasons", "SELECT reason AS word FROM customer_reasons", CustomerReason.allCases.map(\.rawValue)),
+        ("risk_signal_kinds", "SELECT signal AS word FROM risk_signal_kinds", RiskSignal.allCases.map(\.rawValue)),
     ]
 
     @Test func eachLookupTableHoldsTheWordsOfItsSwiftVocabulary() throws {

@@ -2,7 +2,7 @@
 import { h } from '../dom.js';
 import { formatDateTime, words } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { ACTIONS, CASE_FIELDS, CUSTOMER_REASONS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, STATES, UNLOCKS, label } from '../labels.js';
+import { ACTIONS, CASE_FIELDS, CUSTOMER_REASONS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, RISK_SIGNALS, STATES, UNLOCKS, label } from '../labels.js';
 import { verifyChain } from '../chain.js';
 import { actorWords, allPages, current, fill } from './common.js';
 
@@ -35,6 +35,8 @@ export function eventWords(event) {
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
     case 'case_erased': return d.cause === 'retention' ? 'Personal data erased: the retention period ended' : 'Personal data erased on request';
+    case 'risk_raised': return `Risk raised: ${label(RISK_SIGNALS, d.signal)}${d.detail ? ` — ${d.detail}` : ''}`;
+    case 'risk_cleared': return `Risk cleared: ${(d.signals ?? []).map((s) => label(RISK_SIGNALS, s)).join('; ') || 'signals'}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }

@@ -22,6 +22,9 @@ public enum Permission: String, CaseIterable, Sendable {
     /// Erasing a finished case's personal data, and exporting it (admins).
     case eraseCase = "case.erase"
     case exportCase = "case.export"
+    /// Flagging a case (`flagged`, tier1+) and clearing its risk signals (tier3, engineering).
+    case flagCase = "case.flag"
+    case clearRisk = "case.clear_risk"
     case addNote = "case.note"
     case readEvents = "case.events"
     case fileEvidence = "evidence.file"
@@ -68,6 +71,8 @@ public enum PermissionTable {
         .correctCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .eraseCase: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),
         .exportCase: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),
+        .flagCase: Grant(agentTier: FourEyes.flagMinimumTier, admins: false, apiClients: false, customers: false),
+        .clearRisk: Grant(agentTier: FourEyes.clearMinimumTier, admins: false, apiClients: false, customers: false),
         .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),

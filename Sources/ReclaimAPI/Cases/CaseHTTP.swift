@@ -54,7 +54,9 @@ enum CaseHTTP {
     }
 
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).
-    static func representation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date) -> JSONValue {
+    static func representation(
+        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil
+    ) -> JSONValue {
         let s = record.snapshot
         let erased = record.erasedAt != nil
         let facts: JSONValue = [
@@ -69,7 +71,7 @@ enum CaseHTTP {
                 "tier": .optional(record.assigneeTier?.rawValue),
             ]
         }
-        return [
+        var members: [String: JSONValue] = [
             "case_number": .string(record.number),
             "kind": .string(s.kind.rawValue),
             "language": .optional(record.language?.rawValue),
@@ -98,12 +100,17 @@ enum CaseHTTP {
             "unreviewed_documents": .int(Int64(record.unreviewedDocuments)),
             "updated_at": Timestamp.json(record.updatedAt),
             "version": .int(Int64(record.version)),
+            "risk": .bool(record.risk),
         ]
+        if let riskSignals { members["risk_signals"] = .array(riskSignals.map(\.json)) }
+        return .object(members)
     }
 
     /// The same bytes as `representation(...).canonical`, written directly with the keys in JCS order: a queue page
     /// renders fifty of these, and building and sorting dictionaries (then String appends) cost most of its CPU.
-    static func writeRepresentation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, to out: inout [UInt8]) {
+    static func writeRepresentation(
+        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil, to out: inout [UInt8]
+    ) {
         let s = record.snapshot
         // Erased fields read null (the columns hold empty values).
         let erased = record.erasedAt != nil
@@ -184,6 +191,12 @@ enum CaseHTTP {
         bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":")
         quoted(s.path.rawValue)
+        raw(",\"risk\":")
+        bool(record.risk)
+        if let riskSignals {
+            raw(",\"risk_signals\":")
+            out.append(contentsOf: JSONValue.array(riskSignals.map(\.json)).canonical.utf8)
+        }
         raw(",\"state\":")
         quoted(s.state.rawValue)
         raw(",\"summary\":")

@@ -1,4 +1,4 @@
--- 0018: personal data has an end, history cannot be rewritten (api.md v1.2; docs/privacy.md).
+-- 0020: personal data has an end, history cannot be rewritten (api.md v1.2; docs/privacy.md).
 --
 -- A timeline event's personal members (an address, an agent's free-text reason, how a caller was verified) are hashed
 -- only as salted commitments: `case_events.data` holds {"commitment": hex SHA-256(salt hex ‖ JCS(value))} in their
