@@ -416,6 +416,10 @@ function describe(event) {
     case 'account_replaced': return `Replaced the account on file for ${d.email}${d.new_email !== d.email ? ` (now ${d.new_email})` : ''}`;
     case 'webhook_retried': return `Queued a webhook delivery to ${clientNames.get(d.client_id) ?? d.client_id} again (delivery ${d.delivery_id})`;
     case 'passkey_sign_count_regressed': return `Refused a passkey sign-in: its sign count went back from ${d.stored_sign_count} to ${d.received_sign_count} (a copied key?)`;
+    case 'case_erased': return d.cause === 'retention'
+      ? `Erased the personal data of case ${d.case_number}: its retention period ended`
+      : `Erased the personal data of case ${d.case_number}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'case_exported': return `Exported the personal data of case ${d.case_number} (${d.documents} document${d.documents === 1 ? '' : 's'})`;
     default: return event.type;
   }
 }

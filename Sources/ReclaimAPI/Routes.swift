@@ -193,6 +193,23 @@ struct Routes {
                 bodyLimit: 4096, handler: cases.freeze
             ).requiringIfMatch(),
             APIRoute(
+                .POST, "/api/v1/cases/{case_number}/erasure", operationID: "eraseCase",
+                summary:
+                    "Erase what identifies the customer of a finished case (admins): name, contact, account and rescue addresses, devices, summary, notes, evidence details and summaries, documents' content, the addresses and bodies of its messages, the personal values on its timeline, its search terms. The case keeps its number, kind, path, states, times and actors; erased fields read null and erased_at is set; the timeline, the admin log and the checkpoints still verify. One transaction; an admin-log entry. 409 case_open while the case is open, already_erased the second time.",
+                tag: "cases", authentication: .agent, requestSchema: "Erasure", responses: changing,
+                bodyLimit: 8192, handler: cases.erase
+            ),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/export", operationID: "exportCase",
+                summary:
+                    "Everything held about the customer on a case, for a data-subject request (admins): a ZIP of case.json (the case, timeline, notes, evidence, messages) and each document as documents/<evidence id>.<ext>. Each export is an admin-log entry (case_exported).",
+                tag: "cases", authentication: .agent,
+                responses: [
+                    200: .other("A ZIP archive (stored entries).", mediaTypes: ["application/zip"]), 401: .problem("Not authenticated."),
+                    403: .problem("Not an admin: recorded as a `denied` event on the case."), 404: caseNumber404,
+                ],
+                handler: cases.export),
+            APIRoute(
                 .POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
                 summary:
                     "Merge this duplicate into another open case on the same account email (tier2+, If-Match of this case): state merged with merged_into; its evidence and notes count and show on the target (from_case); both timelines record it. 409 not_same_account, case_not_open; 409 different_customer (with `differing`) when the customers' names or contact addresses differ, unless same_customer_confirmed. The merged number's own access code then sees the target's status and only the notes and evidence its own case brought.",
@@ -408,6 +425,7 @@ struct Routes {
                 responses: [
                     200: .json("Where the case stands, in plain words.", "Status"), 400: .problem("Malformed JSON."),
                     404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                    410: .problem("case_erased: the right code, but the customer's data on this finished case was erased."),
                     429: .problem("locked_out: too many failures for this case number or address; see Retry-After."),
                 ],
                 bodyLimit: 4096, handler: status.status),
@@ -434,6 +452,7 @@ struct Routes {
                     201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
                     400: .problem("Malformed form."),
                     404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                    410: .problem("case_erased: the right code, but the customer's data on this finished case was erased."),
                     409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
                     413: .problem("payload_too_large: more than 10 MiB of file."),
                     415: .problem(

@@ -106,6 +106,11 @@ public struct ServiceConfiguration: Sendable {
     public var unlockDelay: TimeInterval = 86400
     /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
     public var unlockPollSeconds: TimeInterval = 1
+    /// Days after a case finished that the retention worker erases it (`RECLAIM_RETENTION_DAYS`, default 365, decimals
+    /// allowed).
+    public var retentionDays: Double = 365
+    /// Seconds between two passes of the retention worker (`RECLAIM_RETENTION_POLL_SECONDS`, default 60).
+    public var retentionPollSeconds: Double = 60
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -172,6 +177,8 @@ public struct ServiceConfiguration: Sendable {
             "RECLAIM_UNLOCK_DELAY",
             "seconds a recorded unlock step waits (the cooling-off) before the service does it; decimals allowed (default 86400)"
         ),
+        ("RECLAIM_RETENTION_DAYS", "days after a case finished that its customer's data is erased by the worker (default 365; decimals allowed)"),
+        ("RECLAIM_RETENTION_POLL_SECONDS", "seconds between two passes of the retention worker (default 60; decimals allowed)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -322,13 +329,16 @@ public struct ServiceConfiguration: Sendable {
                 problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
         }
         let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
-        var unlockDelay: TimeInterval = 86400
-        if let raw = value("RECLAIM_UNLOCK_DELAY") {
-            guard let seconds = Double(raw), seconds.isFinite, (0...2_592_000).contains(seconds) else {
-                throw ConfigurationError(variable: "RECLAIM_UNLOCK_DELAY", problem: "must be seconds from 0 to 2592000 (30 days), got \"\(raw)\"")
+        func decimal(_ name: String, default fallback: Double, range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
+            guard let raw = value(name) else { return fallback }
+            guard let number = Double(raw), number.isFinite, range.contains(number) else {
+                throw ConfigurationError(variable: name, problem: "must be a number from \(range.lowerBound) to \(range.upperBound), got \"\(raw)\"")
             }
-            unlockDelay = seconds
+            return number
         }
+        let retentionDays = try decimal("RECLAIM_RETENTION_DAYS", default: 365, range: 0...36_500)
+        let retentionPoll = try decimal("RECLAIM_RETENTION_POLL_SECONDS", default: 60, range: 0.01...86_400)
+        let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: 86400, range: 0...2_592_000)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -355,6 +365,8 @@ public struct ServiceConfiguration: Sendable {
         configuration.logOrigin = logOrigin
         configuration.checkpointSeconds = checkpointSeconds
         configuration.unlockDelay = unlockDelay
+        configuration.retentionDays = retentionDays
+        configuration.retentionPollSeconds = retentionPoll
         return configuration
     }
 

@@ -589,7 +589,7 @@ extension CaseRecord {
         assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, risk: Bool? = nil,
         unlocksScheduled: [ScheduledStep]? = nil, updatedAt: Date, version: Int
     ) -> CaseRecord {
-        CaseRecord(
+        var record = CaseRecord(
             id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
             snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
             customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
@@ -599,6 +599,8 @@ extension CaseRecord {
             unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
             mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState,
             risk: risk ?? self.risk, unlocksScheduled: unlocksScheduled ?? self.unlocksScheduled)
+        record.erasedAt = erasedAt
+        return record
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).

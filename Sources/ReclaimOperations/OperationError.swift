@@ -34,6 +34,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case tooLarge(limit: Int)
     /// The case is finished: nobody would see what is filed on it.
     case caseNotOpen
+    /// The case is still open: only a finished case is erased.
+    case caseOpen
+    /// The case was erased already.
+    case alreadyErased
     /// An account with this e-mail is already on file.
     case accountExists
     /// No account with this e-mail is on file.

@@ -87,6 +87,8 @@ public struct CaseRecord: Sendable {
     public let answerProgress: AnswerProgress
     /// The state of the case it was merged into (nil unless merged).
     public let mergedIntoState: CaseState?
+    /// When what identified the customer was erased (`CaseErasure`); the erased fields then read null.
+    public var erasedAt: Date? = nil
     /// A risk signal of the case stands uncleared (`cases.risk`, kept by `RiskSignalStore`).
     public let risk: Bool
     /// The unlock steps recorded and waiting for their time (the cooling-off), soonest first.

@@ -99,7 +99,7 @@ public struct EvidenceRecord: Sendable, Equatable {
     public let status: EvidenceStatus
     /// For typed evidence: whether it matched what is on file.
     public let matched: Bool?
-    /// Never a secret.
+    /// Never a secret; "" once erased (it then reads null).
     public let summary: String
     /// SHA-256 of the clear bytes (transcripts and documents).
     public let sha256: [UInt8]?
@@ -120,7 +120,8 @@ public struct EvidenceRecord: Sendable, Equatable {
             "id": .string(id.uuidString.lowercased()), "type": .string(kind.rawValue), "status": .string(status.rawValue),
             "customer_reason": .optional(customerReason?.rawValue),
             "sha256": .optional(sha256.map { Hex.encode($0) }), "size": size.map { .int(Int64($0)) } ?? .null,
-            "media_type": .optional(mediaType), "summary": .string(summary), "filed_by": .string(filedBy), "filed_at": Timestamp.json(filedAt),
+            "media_type": .optional(mediaType), "summary": summary.isEmpty ? .null : .string(summary), "filed_by": .string(filedBy),
+            "filed_at": Timestamp.json(filedAt),
         ]
     }
 

@@ -153,6 +153,7 @@ func migrate(arguments: [String]) -> Never {
         let connection = try PostgresConnection(connectionString: ownerURL)
         defer { connection.close() }
         let applied = try migrator.migrate(connection, logger: logger)
+        try ReclaimService.carryOverTimelines(connection, logger: logger)
         print(
             applied.isEmpty
                 ? "schema is up to date at version \(migrator.latestVersion)"

@@ -95,8 +95,22 @@ private indirect enum TestJSON: Decodable {
             }
             #expect(seq == Int64(index + 1))
             if case .string(let prev)? = event["prev_hash"] { #expect(prev == previous) } else { #expect(previous == nil) }
-            // Exactly {seq, at, actor, type, data}: the leaf index (given once the event is in the tree) is not hashed.
-            let body = event.filter { ["seq", "at", "actor", "type", "data"].contains($0.key) }
+            // Exactly {seq, at, actor, type, data}: the leaf index (given once the event is in the tree) is not hashed, and
+            // each committed member (a free-text reason) is hashed as {"commitment": hex SHA-256(salt ‖ JCS(value))}.
+            var body = event.filter { ["seq", "at", "actor", "type", "data"].contains($0.key) }
+            if case .object(let commitments)? = event["commitments"], case .object(var data)? = body["data"] {
+                for (key, member) in commitments {
+                    guard case .object(let parts) = member, case .string(let commitment)? = parts["commitment"],
+                        case .string(let salt)? = parts["salt"], let value = data[key]
+                    else {
+                        Issue.record("event \(seq): commitment of \(key) without its salt or value")
+                        continue
+                    }
+                    #expect(Hex.encode(SHA256.hash(salt + value.jcs)) == commitment, "event \(seq): \(key)")
+                    data[key] = .object(["commitment": .string(commitment)])
+                }
+                body["data"] = .object(data)
+            }
             let expected = Hex.encode(SHA256.hash((previous ?? "") + TestJSON.object(body).jcs))
             #expect(hash == expected, "event \(seq)")
             #expect(hash == hash.lowercased() && hash.count == 64)

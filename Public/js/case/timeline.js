@@ -37,6 +37,7 @@ export function eventWords(event) {
     case 'document_arrived': return `Document arrived: ${evidenceName(d.type, event.actor)} (${d.unreviewed_documents} to review)`;
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
+    case 'case_erased': return d.cause === 'retention' ? 'Personal data erased: the retention period ended' : 'Personal data erased on request';
     case 'risk_raised': return `Risk raised: ${label(RISK_SIGNALS, d.signal)}${d.detail ? ` — ${d.detail}` : ''}`;
     case 'risk_cleared': return `Risk cleared: ${(d.signals ?? []).map((s) => label(RISK_SIGNALS, s)).join('; ') || 'signals'}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;

@@ -52,10 +52,17 @@ extension OpenAPIDocument {
         "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
         "path": ["type": "string", "enum": RecoveryPath.allCases.map(\.rawValue)],
         "facts": facts,
-        "account_email": string,
-        "customer": ["type": "object", "properties": ["name": string, "contact_email": string]],
-        "devices": ["type": "array", "items": device],
-        "summary": string,
+        "account_email": ["type": ["string", "null"], "description": "null once erased."],
+        "customer": [
+            "type": "object", "description": "Its members null once erased.",
+            "properties": ["name": ["type": ["string", "null"]], "contact_email": ["type": ["string", "null"]]],
+        ],
+        "devices": ["type": ["array", "null"], "items": device, "description": "null once erased."],
+        "summary": ["type": ["string", "null"], "description": "null once erased."],
+        "erased_at": [
+            "type": ["string", "null"], "format": "date-time",
+            "description": "When what identified the customer was erased (POST …/erasure, or retention); null until then.",
+        ],
         "assignee": ["type": ["object", "null"], "properties": ["id": ["type": "string", "format": "uuid"], "name": string, "tier": string]],
         "frozen": ["type": "boolean"],
         "due_at": dateTime,
@@ -206,6 +213,15 @@ extension OpenAPIDocument {
                 ]
             ],
         ],
+        "Erasure": [
+            "type": "object", "required": ["reason"],
+            "properties": [
+                "reason": [
+                    "type": "string", "minLength": 1, "maxLength": 2000,
+                    "description": "Why (a data-subject request, its reference): recorded in the admin log, never erased.",
+                ]
+            ],
+        ],
         "Merge": [
             "type": "object", "required": ["into"],
             "properties": [
@@ -277,7 +293,23 @@ extension OpenAPIDocument {
                 "seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
                 "prev_hash": ["type": ["string", "null"]],
                 "hash": [
-                    "type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}.",
+                    "type": "string",
+                    "description":
+                        "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}, each member named in commitments replaced by {\"commitment\": <hex>}.",
+                ],
+                "commitments": [
+                    "type": "object",
+                    "description":
+                        "The personal members of data (addresses, free-text reasons) the hash covers only as commitments: {member: {commitment, salt}}; commitment = hex SHA-256 of the salt (hex) followed by the value's JCS form. Once erased the value reads null and the salt is gone.",
+                    "additionalProperties": [
+                        "type": "object", "required": ["commitment"],
+                        "properties": ["commitment": string, "salt": string],
+                    ],
+                ],
+                "legacy_hash": [
+                    "type": "string",
+                    "description":
+                        "Only for an event written before commitments and carried over: its hash then, which its leaf in the transparency log hashes.",
                 ],
                 "leaf_index": [
                     "type": ["integer", "null"], "minimum": 0,

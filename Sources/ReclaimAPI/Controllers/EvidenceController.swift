@@ -185,18 +185,22 @@ final class EvidenceController: Sendable {
         }
     }
 
+    /// The file name extension of stored content of `mediaType`.
+    static func fileExtension(_ mediaType: String) -> String {
+        switch mediaType {
+        case MediaType.pdf.rawValue: "pdf"
+        case MediaType.jpeg.rawValue: "jpg"
+        case MediaType.png.rawValue: "png"
+        case MediaType.heic.rawValue: "heic"
+        case TranscriptMediaType.email.rawValue: "eml"
+        default: "txt"
+        }
+    }
+
     /// The decrypted bytes as a download (or shown in the page), never sniffed by the browser.
     static func content(_ record: EvidenceRecord, _ bytes: [UInt8], id: UUID, inline: Bool) -> HTTPResponse {
         let mediaType = record.mediaType ?? "application/octet-stream"
-        let ext =
-            switch mediaType {
-            case MediaType.pdf.rawValue: "pdf"
-            case MediaType.jpeg.rawValue: "jpg"
-            case MediaType.png.rawValue: "png"
-            case MediaType.heic.rawValue: "heic"
-            case TranscriptMediaType.email.rawValue: "eml"
-            default: "txt"
-            }
+        let ext = fileExtension(mediaType)
         let showable = [MediaType.pdf.rawValue, MediaType.jpeg.rawValue, MediaType.png.rawValue].contains(mediaType)
         let disposition = inline && showable ? "inline" : "attachment"
         return HTTPResponse(

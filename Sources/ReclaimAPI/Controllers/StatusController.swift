@@ -295,6 +295,12 @@ final class StatusController: Sendable {
             }
             throw Problem.notFound(detail: CustomerText.problemNotFound.text(Self.refusalLanguage(body, request), contact: ""))
         }
+        // Only after the right code: an erased case's number alone says nothing.
+        if record.erasedAt != nil {
+            throw Problem(
+                ErrorCode.caseErased,
+                detail: CustomerText.problemErased.text(Self.refusalLanguage(body, request), contact: context.configuration.supportContact))
+        }
         return (record, notes)
     }
 
