@@ -144,7 +144,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/cases", operationID: "caseQueue",
                 summary:
-                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases), tier, overdue, unreviewed (cases with a document pending review), q (case number, account email, serial or IMEI); keyset cursor.",
+                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases), tier, overdue, unreviewed (cases with a document pending review), awaiting_reply (the customer's message is the newest), q (case number, account email, serial or IMEI); keyset cursor.",
                 tag: "cases", authentication: .agent,
                 responses: [
                     200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),

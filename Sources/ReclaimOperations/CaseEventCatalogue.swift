@@ -26,6 +26,7 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
     case caseCorrected = "case_corrected"
+    case messageReceived = "message_received"
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -68,6 +69,9 @@ public enum CaseEventEntry: Sendable {
     case mailRefused(kind: String, reason: String)
     /// An agent corrected the case's details (`PATCH`): see `CaseCorrectionEvent`.
     case caseCorrected(CaseCorrectionEvent)
+    /// A mail from the customer (or anyone) reached the case: the stored message's id and how it matched, never its
+    /// sender or text (the timeline cannot be erased; the message can).
+    case messageReceived(messageID: UUID, matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -93,6 +97,7 @@ public enum CaseEventEntry: Sendable {
         case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
         case .caseCorrected: .caseCorrected
+        case .messageReceived: .messageReceived
         }
     }
 
@@ -165,6 +170,11 @@ public enum CaseEventEntry: Sendable {
             return ["mail": .string(kind), "reason": .string(reason)]
         case .caseCorrected(let correction):
             return correction.data
+        case .messageReceived(let messageID, let matchedBy, let auto, let fromRescueAddress):
+            return [
+                "message_id": .string(messageID.lowercased), "matched_by": .string(matchedBy.rawValue), "auto": .bool(auto),
+                "from_rescue_address": .bool(fromRescueAddress),
+            ]
         }
     }
 }

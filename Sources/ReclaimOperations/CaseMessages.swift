@@ -82,6 +82,8 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case noteAdded = "note.added"
     /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
     case auditCheckpoint = "audit.checkpoint"
+    /// A reply from the customer reached the case: the case number and the time only (no text, no address).
+    case messageReceived = "message.received"
 }
 
 /// Writes the messages a change causes into the outbox, in the operation's transaction: commit and message are one.
@@ -150,7 +152,18 @@ public enum CaseMessages {
             NewOutboxMessage(
                 id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                 payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
+        // The newest human message on the case is now ours: it no longer waits for an answer.
+        try InboundMessageStore.setAwaitingReply(false, caseID: record.id, on: connection)
         return true
+    }
+
+    /// `message.received` for the partners who opened the case or filed into it: the case number and the time, nothing
+    /// of the message (no text, no address).
+    static func messageReceived(_ record: CaseRecord, at now: Date, on connection: PostgresConnection) throws {
+        let data: JSONValue = ["case_number": .string(record.number), "received_at": Timestamp.json(now)]
+        let body: JSONValue = ["type": .string(WebhookEvent.messageReceived.rawValue), "timestamp": Timestamp.json(now), "data": data]
+        try OutboxStore.insertWebhooks(
+            event: WebhookEvent.messageReceived.rawValue, caseID: record.id, body: body.canonical, now: now, on: connection)
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.

@@ -597,7 +597,8 @@ extension CaseRecord {
             assigneeTier: assigneeTier ?? self.assigneeTier, frozen: frozen ?? self.frozen, createdAt: createdAt,
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
             unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
-            mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState)
+            mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState,
+            awaitingReply: awaitingReply)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -608,7 +609,8 @@ extension CaseRecord {
             summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
             unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
-            answerProgress: answerProgress, mergedIntoState: mergedIntoState)
+            answerProgress: answerProgress, mergedIntoState: mergedIntoState,
+            awaitingReply: awaitingReply)
     }
 }
 

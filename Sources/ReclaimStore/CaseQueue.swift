@@ -19,6 +19,8 @@ public struct CaseQueueFilter: Sendable {
     public var openOnly: Bool
     /// Only cases held by this agent.
     public var assignee: UUID?
+    /// Only cases whose newest human message is (true) or is not (false) the customer's.
+    public var awaitingReply: Bool?
 
     /// A filter; nil fields do not filter.
     public init(
@@ -138,6 +140,8 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        // A maintained column (0018): one comparison, `cases_awaiting_reply` serving the dated section when selective.
+        if let awaitingReply { conditions.append("c.awaiting_reply = \(awaitingReply)") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }

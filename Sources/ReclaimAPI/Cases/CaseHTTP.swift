@@ -82,6 +82,7 @@ enum CaseHTTP {
             "devices": .array(record.devices.map(\.json)),
             "summary": .string(record.summary),
             "assignee": assignee,
+            "awaiting_reply": .bool(record.awaitingReply),
             "frozen": .bool(record.frozen),
             "due_at": Timestamp.json(record.dueAt),
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
@@ -131,6 +132,8 @@ enum CaseHTTP {
         } else {
             raw("null")
         }
+        raw(",\"awaiting_reply\":")
+        bool(record.awaitingReply)
         raw(",\"case_number\":")
         quoted(record.number)
         raw(",\"created_at\":")

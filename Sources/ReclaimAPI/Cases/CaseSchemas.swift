@@ -77,12 +77,15 @@ extension OpenAPIDocument {
             "properties": ["required": ["type": "array", "items": unlockStep], "done": ["type": "array", "items": unlockStep]],
         ],
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
+        "awaiting_reply": [
+            "type": "boolean", "description": "The newest human message on the case is the customer's (no customer note or mail after it).",
+        ],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
     ]
     nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
     private static let caseRequired = [
         "case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents",
+        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "awaiting_reply",
     ]
 
     /// The schemas, by name.

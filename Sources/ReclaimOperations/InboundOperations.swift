@@ -1,0 +1,183 @@
+import Crypto
+import Foundation
+import InboundMail
+import Postgres
+import ReclaimCore
+import ReclaimStore
+
+/// What the inbound rules need beyond the keys: the reply address the tokens are on, and the per-sender limit.
+public struct InboundRules: Sendable {
+    /// `RECLAIM_REPLY_ADDRESS` (default `RECLAIM_MAIL_FROM`): the local part the `+token` follows.
+    public var replyAddress: String
+    /// Most messages an hour from one sender before the rest are kept unmatched (`RECLAIM_INBOUND_SENDER_LIMIT`).
+    public var senderLimit: Int
+    /// The parser's limits (25 MB, depth, parts).
+    public var limits: MailLimits
+
+    public init(replyAddress: String, senderLimit: Int = 30, limits: MailLimits = MailLimits()) {
+        self.replyAddress = replyAddress
+        self.senderLimit = senderLimit
+        self.limits = limits
+    }
+}
+
+/// What storing one received message came to.
+public enum InboundOutcome: Sendable, Equatable {
+    /// Stored: on a case (its number and how it matched) or unmatched (`reason`).
+    case stored(id: UUID, caseNumber: String?, matchedBy: InboundMatch?, reason: String?)
+    /// Its Message-ID (or digest) is already stored: nothing written; the mailbox's copy may go.
+    case duplicate
+}
+
+/// Why an unmatched message is unmatched (`unmatched_reason`): the parser's refusals (`MailParseError.reason`) and these.
+public enum InboundUnmatchedReason {
+    /// No rule of the matching order found a case.
+    public static let noMatch = "no_match"
+    /// More than the hourly limit from this sender.
+    public static let senderLimit = "sender_limit"
+    /// Larger than the limit (read only up to it).
+    public static let tooLarge = "too_large"
+}
+
+extension CaseOperations {
+    /// Associated data of a sealed raw message: its id, so sealed bytes cannot be moved to another row.
+    public static func inboundAssociatedData(_ id: UUID) -> [UInt8] { Array("inbound:\(id.lowercased)".utf8) }
+
+    /// Stores one message read from the mailbox, in the caller's transaction (the mailbox's copy is removed only after
+    /// it commits): parsed (a refusal kept unmatched with its reason), matched in the contract's order, sealed, recorded
+    /// on its case. `truncated`: the mailbox's copy is larger than `raw` (read up to the limit). Never throws for the
+    /// message's content; only the database's or the keys' failures throw.
+    public func receive(
+        raw: [UInt8], truncated: Bool, rules: InboundRules, at now: Date, on connection: PostgresConnection
+    ) throws -> InboundOutcome {
+        let keys = try requireKeys()
+        let parser = MailParser(limits: rules.limits)
+        let digest = SHA256.hash(raw)
+        var reason: String?
+        var parsed: InboundMessage?
+        if truncated {
+            reason = InboundUnmatchedReason.tooLarge
+            parsed = try? parser.parseHeader(raw)
+        } else {
+            do {
+                parsed = try parser.parse(raw)
+            } catch {
+                reason = error.reason
+                parsed = try? parser.parseHeader(raw)
+            }
+        }
+        let messageID = parsed?.messageID
+        if try InboundMessageStore.exists(messageID: messageID, digest: digest, on: connection) { return .duplicate }
+        let from = parsed?.from?.address
+        if reason == nil, let from,
+            try InboundMessageStore.count(from: from, since: now.addingTimeInterval(-3600), on: connection) >= rules.senderLimit
+        {
+            reason = InboundUnmatchedReason.senderLimit
+        }
+        var match: (record: CaseRecord, by: InboundMatch)?
+        if reason == nil, let parsed {
+            match = try Self.match(parsed, rules: rules, keys: keys, on: connection)
+            if match == nil { reason = InboundUnmatchedReason.noMatch }
+        }
+        if let record = match?.record { try CaseStore.lock(id: record.id, on: connection) }
+        var fromRescue = false
+        if let record = match?.record, let from { fromRescue = CaseMessages.isRescueAddress(from, of: record) }
+        let id = UUID()
+        let key = keys.activeKey(for: .documents)
+        let inserted = try InboundMessageStore.insert(
+            NewInboundMessage(
+                id: id, caseID: match?.record.id, matchedBy: match?.by, messageID: messageID, digest: digest, from: from,
+                subject: parsed?.subject.map { String($0.prefix(998)) }, text: parsed?.text ?? "", receivedAt: now,
+                auto: parsed?.isAutomatic ?? false, fromRescueAddress: fromRescue, unmatchedReason: reason,
+                sealedRaw: SecretBox.seal(raw, key: key.key, associatedData: Self.inboundAssociatedData(id)), rawKeyID: key.id,
+                rawSize: raw.count), on: connection)
+        guard inserted else { return .duplicate }
+        if let match, let parsed {
+            try received(
+                id, on: match.record, by: match.by, auto: parsed.isAutomatic, fromRescueAddress: fromRescue,
+                at: now, on: connection)
+        }
+        return .stored(id: id, caseNumber: match?.record.number, matchedBy: match?.by, reason: reason)
+    }
+
+    /// What a message on a case causes (the caller holds the case's lock): the `message_received` event; from the rescue
+    /// address, the risk signal and nothing else; automatic, nothing else; otherwise the case marked `awaiting_reply`, and `message.received` for the partners.
+    func received(
+        _ id: UUID, on record: CaseRecord, by matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool,
+        at now: Date, on connection: PostgresConnection
+    ) throws {
+        try CaseTimeline.append(
+            .messageReceived(messageID: id, matchedBy: matchedBy, auto: auto, fromRescueAddress: fromRescueAddress), caseID: record.id,
+            actor: Self.systemActor, at: now, on: connection)
+        if fromRescueAddress {
+            // merge: raise .mailFromRescueAddress here
+            return
+        }
+        if auto { return }
+        // Not yet: attachments as `mail_attachment` documents (issue 22.7); they stay in the sealed raw message.
+        try InboundMessageStore.setAwaitingReply(true, caseID: record.id, on: connection)
+        try CaseMessages.messageReceived(record, at: now, on: connection)
+    }
+
+    /// The case a message belongs to, in the contract's order: a valid reply token in any recipient header; then
+    /// `In-Reply-To` or `References` naming a mail the service sent (the newest reference first); then a case number
+    /// (check digit valid) in the subject from the case's contact address. A merged case's messages go to the case it
+    /// went into, whose conversation it is now.
+    static func match(_ message: InboundMessage, rules: InboundRules, keys: KeyFile, on connection: PostgresConnection) throws -> (
+        record: CaseRecord, by: InboundMatch
+    )? {
+        func followingMerge(_ record: CaseRecord?) throws -> CaseRecord? {
+            guard let record, record.snapshot.state == .merged, let into = record.mergedInto else { return record }
+            return try CaseStore.find(number: into, on: connection) ?? record
+        }
+        for address in message.recipientAddresses {
+            if let number = ReplyToken.caseNumber(in: address, base: rules.replyAddress, keys: keys),
+                let record = try followingMerge(CaseStore.find(number: number.digits, on: connection))
+            {
+                return (record, .replyToken)
+            }
+        }
+        for reference in message.inReplyTo + message.references.reversed() {
+            guard let at = reference.firstIndex(of: "@"), let outboxID = UUID(uuidString: String(reference[..<at])) else { continue }
+            if let caseID = try InboundMessageStore.caseOfSentMail(outboxID: outboxID, on: connection),
+                let record = try followingMerge(CaseStore.find(id: caseID, on: connection))
+            {
+                return (record, .references)
+            }
+        }
+        guard let sender = message.from?.address, let subject = message.subject else { return nil }
+        for number in caseNumbers(in: subject) {
+            guard let record = try CaseStore.find(number: number.digits, on: connection),
+                EmailAddress.sameMailbox(sender, record.customerContactEmail)
+            else { continue }
+            return (try followingMerge(record) ?? record, .subject)
+        }
+        return nil
+    }
+
+    /// The case numbers a subject holds: 12 digits, written together or in groups (`4821 0937 5512`, `4821-0937-5512`),
+    /// check digit valid; each once, in order.
+    public static func caseNumbers(in subject: String) -> [CaseNumber] {
+        let folded = subject.utf8.allSatisfy { $0 < 0x80 } ? subject : subject.precomposedStringWithCompatibilityMapping
+        var found: [CaseNumber] = []
+        var run = ""
+        var digits = 0
+        func flush() {
+            if digits == 12, let number = try? CaseNumber(parsing: run), !found.contains(number) { found.append(number) }
+            run = ""
+            digits = 0
+        }
+        for character in folded {
+            if character.isASCII && character.isNumber {
+                run.append(character)
+                digits += 1
+            } else if (character == " " || character == "-") && digits > 0 && digits < 12 {
+                run.append(character)
+            } else {
+                flush()
+            }
+        }
+        flush()
+        return found
+    }
+}
