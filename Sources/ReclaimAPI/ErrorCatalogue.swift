@@ -225,6 +225,8 @@ extension OperationError: Refusal {
                 ErrorCode.accessCodeJustIssued,
                 detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
                 extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
+        case .inboundNotFound: Problem.notFound(detail: "No received mail has this id.")
+        case .inboundHandled: Problem(ErrorCode.alreadyDone, detail: "This mail is no longer unmatched: it was attached to a case or discarded.")
         }
     }
 
@@ -234,7 +236,7 @@ extension OperationError: Refusal {
         .invalid(field: "reason", "A reason has at most 2000 characters."), .answersLocked(until: .distantFuture, now: .distantPast),
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
         .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .keysUnavailable,
-        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)),
+        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .inboundNotFound, .inboundHandled,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.

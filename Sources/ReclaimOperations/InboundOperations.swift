@@ -104,11 +104,11 @@ extension CaseOperations {
     /// address, the risk signal and nothing else; automatic, nothing else; otherwise the case marked `awaiting_reply`, and `message.received` for the partners.
     func received(
         _ id: UUID, on record: CaseRecord, by matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool,
-        at now: Date, on connection: PostgresConnection
+        actor: String = CaseOperations.systemActor, at now: Date, on connection: PostgresConnection
     ) throws {
         try CaseTimeline.append(
             .messageReceived(messageID: id, matchedBy: matchedBy, auto: auto, fromRescueAddress: fromRescueAddress), caseID: record.id,
-            actor: Self.systemActor, at: now, on: connection)
+            actor: actor, at: now, on: connection)
         if fromRescueAddress {
             // merge: raise .mailFromRescueAddress here
             return
@@ -117,6 +117,34 @@ extension CaseOperations {
         // Not yet: attachments as `mail_attachment` documents (issue 22.7); they stay in the sealed raw message.
         try InboundMessageStore.setAwaitingReply(true, caseID: record.id, on: connection)
         try CaseMessages.messageReceived(record, at: now, on: connection)
+    }
+
+    /// An agent attaches an unmatched mail to a case (`matched_by: agent`): it becomes that case's message with what
+    /// a matched one causes (the event, the rescue-address rule, `awaiting_reply`, `message.received`).
+    public func attachInbound(_ id: UUID, to number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws
+        -> InboundMessageRecord
+    {
+        guard let message = try InboundMessageStore.find(id: id, lock: true, on: connection) else { throw OperationError.inboundNotFound }
+        guard message.caseID == nil, message.discardedAt == nil else { throw OperationError.inboundHandled }
+        let record = try load(number, on: connection)
+        try CaseStore.lock(id: record.id, on: connection)
+        let fromRescue = message.from.map { CaseMessages.isRescueAddress($0, of: record) } ?? false
+        guard try InboundMessageStore.attach(id: id, caseID: record.id, fromRescueAddress: fromRescue, on: connection) else {
+            throw OperationError.inboundHandled
+        }
+        try received(id, on: record, by: .agent, auto: message.auto, fromRescueAddress: fromRescue, actor: actor, at: now, on: connection)
+        guard let attached = try InboundMessageStore.find(id: id, on: connection) else { throw OperationError.inboundNotFound }
+        return attached
+    }
+
+    /// An agent discards an unmatched mail from the list (kept, with who and why; never deleted).
+    public func discardInbound(_ id: UUID, reason: String, by actor: String, at now: Date, on connection: PostgresConnection) throws {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        if reason.isEmpty || reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has 1 to 2000 characters.") }
+        guard let message = try InboundMessageStore.find(id: id, lock: true, on: connection) else { throw OperationError.inboundNotFound }
+        guard message.caseID == nil, message.discardedAt == nil,
+            try InboundMessageStore.discard(id: id, by: actor, reason: reason, at: now, on: connection)
+        else { throw OperationError.inboundHandled }
     }
 
     /// The case a message belongs to, in the contract's order: a valid reply token in any recipient header; then

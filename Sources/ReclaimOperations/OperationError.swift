@@ -40,6 +40,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case keysUnavailable
     /// A new access code was issued moments ago; another may be issued from `until`.
     case accessCodeJustIssued(until: Date, now: Date)
+    /// No received mail has this id.
+    case inboundNotFound
+    /// The received mail is no longer unmatched (attached to a case or discarded already).
+    case inboundHandled
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

@@ -64,6 +64,30 @@ extension OpenAPIDocument {
                 ]
             ],
         ],
+        "InboundList": [
+            "type": "object", "required": ["items"],
+            "properties": [
+                "items": [
+                    "type": "array",
+                    "items": [
+                        "type": "object", "required": ["id", "from", "subject", "received_at", "reason"],
+                        "properties": [
+                            "id": ["type": "string", "format": "uuid"], "from": ["type": ["string", "null"]],
+                            "subject": ["type": ["string", "null"]], "received_at": ["type": "string", "format": "date-time"],
+                            "reason": ["type": ["string", "null"], "description": "Why no rule matched it."],
+                        ],
+                    ],
+                ]
+            ],
+        ],
+        "InboundAttach": [
+            "type": "object", "required": ["case_number"],
+            "properties": ["case_number": ["type": "string", "description": "The case it belongs to."]],
+        ],
+        "InboundDiscard": [
+            "type": "object", "required": ["reason"],
+            "properties": ["reason": ["type": "string", "minLength": 1, "maxLength": 2000]],
+        ],
         "CaseMessageIn": [
             "type": "object",
             "required": ["direction", "id", "from", "subject", "received_at", "text", "matched_by", "auto", "from_rescue_address", "attachments"],
