@@ -16,7 +16,11 @@ final class InboundController: Sendable {
     static let listLimit = 200
 
     struct AttachBody: Decodable {
-        var case_number: String
+        var caseNumber: String
+
+        enum CodingKeys: String, CodingKey {
+            case caseNumber = "case_number"
+        }
     }
 
     struct DiscardBody: Decodable {
@@ -35,7 +39,7 @@ final class InboundController: Sendable {
         let principal = try context.authorize(.handleInboundMail, request)
         let id = try Self.id(request)
         let input = try request.decodeJSON(AttachBody.self)
-        guard let number = try? CaseNumber(parsing: input.case_number) else {
+        guard let number = try? CaseNumber(parsing: input.caseNumber) else {
             throw Problem.unprocessable(errors: [FieldError(field: "case_number", message: "Not a valid case number: check it for a typo.")])
         }
         let now = context.now
