@@ -48,6 +48,13 @@ CREATE INDEX inbound_messages_case ON inbound_messages (case_id, received_at) WH
 CREATE INDEX inbound_messages_unmatched ON inbound_messages (received_at) WHERE case_id IS NULL AND discarded_at IS NULL;
 CREATE INDEX inbound_messages_sender ON inbound_messages (lower(from_address), received_at);
 
+-- Attachments of a received mail become documents of their own kind, unreviewed; accepting one names what it proves
+-- (`accepted_as`, a document kind one may upload), and it then counts for the documents gate as that kind.
+INSERT INTO evidence_kinds (kind, document) VALUES ('mail_attachment', true);
+ALTER TABLE evidence_reviews
+    ADD COLUMN accepted_as text CONSTRAINT evidence_reviews_accepted_as_fkey REFERENCES evidence_kinds (kind),
+    ADD CONSTRAINT evidence_reviews_accepted_as_accepted CHECK (accepted_as IS NULL OR (decision = 'accepted' AND accepted_as <> 'mail_attachment'));
+
 -- Whether the newest human message on the case is the customer's (no customer mail queued after it): maintained by the
 -- inbound worker (true) and by every queued customer mail (false), so the queue filters on a column.
 ALTER TABLE cases ADD COLUMN awaiting_reply boolean NOT NULL DEFAULT false;

@@ -69,6 +69,7 @@ export const EVIDENCE_TYPES = {
   security_answers: 'Security answers', card: 'Payment card', device: 'Device serial or IMEI', transcript: 'Call transcript',
   invoice: 'Invoice', warranty_card: 'Warranty card', box_photo: 'Photo of the box', carrier_contract: 'Carrier contract',
   police_report: 'Police report', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
+  mail_attachment: 'Mail attachment',
 };
 
 /** What agents may upload as a document, in the service's order. */

@@ -139,7 +139,7 @@ public enum CaseMessages {
         var snapshot = shown.snapshot
         if status == nil { snapshot.state = state }
         let evidence = try EvidenceStore.list(caseID: shown.id, on: connection).map {
-            FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason)
+            FiledEvidence(kind: $0.countsAs, status: $0.status, customerReason: $0.customerReason)
         }
         let guidance = CustomerGuidance(state: snapshot.state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence)
         var payload: [String: JSONValue] = [

@@ -215,7 +215,7 @@ public struct CaseOperations: Sendable {
         }
         if transition.action == .approve {
             context.documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument)
-                .map { TransitionContext.DocumentStatus(kind: $0.kind, status: $0.status) }
+                .map { TransitionContext.DocumentStatus(kind: $0.countsAs, status: $0.status) }
         }
         let decision: TransitionDecision
         switch workflow.decide(transition.action, on: record.snapshot, actorTier: actorTier, context: context, now: now) {

@@ -94,16 +94,16 @@ extension CaseOperations {
         guard inserted else { return .duplicate }
         if let match, let parsed {
             try received(
-                id, on: match.record, by: match.by, auto: parsed.isAutomatic, fromRescueAddress: fromRescue,
+                id, on: match.record, by: match.by, auto: parsed.isAutomatic, fromRescueAddress: fromRescue, attachments: parsed.attachments,
                 at: now, on: connection)
         }
         return .stored(id: id, caseNumber: match?.record.number, matchedBy: match?.by, reason: reason)
     }
 
     /// What a message on a case causes (the caller holds the case's lock): the `message_received` event; from the rescue
-    /// address, the risk signal and nothing else; automatic, nothing else; otherwise the case marked `awaiting_reply`, and `message.received` for the partners.
+    /// address, the risk signal and nothing else; automatic, nothing else; otherwise its attachments filed, the case marked `awaiting_reply`, and `message.received` for the partners.
     func received(
-        _ id: UUID, on record: CaseRecord, by matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool,
+        _ id: UUID, on record: CaseRecord, by matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool, attachments: [MailAttachment],
         actor: String = CaseOperations.systemActor, at now: Date, on connection: PostgresConnection
     ) throws {
         try CaseTimeline.append(
@@ -114,9 +114,31 @@ extension CaseOperations {
             return
         }
         if auto { return }
-        // Not yet: attachments as `mail_attachment` documents (issue 22.7); they stay in the sealed raw message.
+        try fileAttachments(attachments, message: id, on: record, at: now, on: connection)
         try InboundMessageStore.setAwaitingReply(true, caseID: record.id, on: connection)
         try CaseMessages.messageReceived(record, at: now, on: connection)
+    }
+
+    /// Files each attachment of an accepted media type (sniffed as uploads are: PDF, JPEG, PNG, HEIC, at most 10 MiB) as
+    /// an unreviewed `mail_attachment` document naming the message (`details.inbound_message_id`); the rest stay in the
+    /// sealed raw message. A finished case files none (`case_not_open` would refuse it).
+    func fileAttachments(_ attachments: [MailAttachment], message id: UUID, on record: CaseRecord, at now: Date, on connection: PostgresConnection)
+        throws
+    {
+        guard record.snapshot.state.isOpen, record.snapshot.state != .merged else { return }
+        let keys = try requireKeys()
+        for attachment in attachments where !attachment.bytes.isEmpty && attachment.bytes.count <= DocumentUpload.maximumBytes {
+            guard let type = sniffMediaType(Array(attachment.bytes.prefix(TranscriptTextCheck.headLength))) else { continue }
+            let evidenceID = UUID()
+            let name = attachment.fileName.map { " " + String($0.prefix(100)) } ?? ""
+            _ = try insert(
+                NewEvidence(
+                    id: evidenceID, caseID: record.id, kind: .mailAttachment, matched: nil,
+                    summary: "Mail attachment\(name), \(type.label), \(Self.size(attachment.bytes.count))",
+                    details: ["inbound_message_id": .string(id.lowercased)],
+                    sealedContent: EvidenceSealing.seal(attachment.bytes, id: evidenceID, keys: keys), sha256: SHA256.hash(attachment.bytes),
+                    size: attachment.bytes.count, mediaType: type.rawValue, filedBy: Self.systemActor, filedAt: now), on: connection)
+        }
     }
 
     /// An agent attaches an unmatched mail to a case (`matched_by: agent`): it becomes that case's message with what
@@ -132,7 +154,16 @@ extension CaseOperations {
         guard try InboundMessageStore.attach(id: id, caseID: record.id, fromRescueAddress: fromRescue, on: connection) else {
             throw OperationError.inboundHandled
         }
-        try received(id, on: record, by: .agent, auto: message.auto, fromRescueAddress: fromRescue, actor: actor, at: now, on: connection)
+        // Its attachments: from the sealed raw message, parsed again (what was stored is its text).
+        var attachments: [MailAttachment] = []
+        if let raw = try InboundMessageStore.raw(id: id, on: connection), let key = try requireKeys().key(id: raw.keyID, purpose: .documents),
+            let bytes = try? SecretBox.open(raw.sealed, key: key, associatedData: Self.inboundAssociatedData(id))
+        {
+            attachments = (try? MailParser().parse(bytes))?.attachments ?? []
+        }
+        try received(
+            id, on: record, by: .agent, auto: message.auto, fromRescueAddress: fromRescue, attachments: attachments, actor: actor, at: now,
+            on: connection)
         guard let attached = try InboundMessageStore.find(id: id, on: connection) else { throw OperationError.inboundNotFound }
         return attached
     }

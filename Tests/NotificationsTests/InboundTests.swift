@@ -285,6 +285,34 @@ import Testing
         let rows = try stored()
         #expect(rows.count == 1 && rows[0].caseID == opened.record.id && rows[0].matchedBy == "reply_token")
         #expect(rows[0].text.contains("附件是购买手机的发票扫描件，请查收。"))
+        // Its PDF is a document of its own kind: sniffed, sealed, unreviewed, naming the message.
+        let evidence = try pool.withConnection { try EvidenceStore.list(caseID: opened.record.id, on: $0) }
+        let attachment = try #require(evidence.first { $0.kind == .mailAttachment })
+        #expect(attachment.status == .pending && attachment.mediaType == "application/pdf" && attachment.countsAs == .mailAttachment)
+        #expect(try pool.withConnection { try InboundMessageStore.list(caseID: opened.record.id, on: $0) }.first?.attachments == [attachment.id])
+        #expect(try pool.withConnection { try CaseStore.find(id: opened.record.id, on: $0) }?.unreviewedDocuments == 1)
+        // Accepting it names what it proves, and then it counts as that.
+        let reviewer = "agent:00000000-0000-0000-0000-000000000003"
+        #expect(throws: OperationError.self) {
+            try self.pool.withTransaction {
+                _ = try self.operations.review(
+                    evidence: attachment.id, decision: .accepted, reason: "Invoice", actorTier: .tier3, by: reviewer, at: Date(), on: $0)
+            }
+        }
+        let reviewed = try pool.withTransaction {
+            try operations.review(
+                evidence: attachment.id, decision: .accepted, reason: "The invoice for the phone", acceptedAs: .invoice, actorTier: .tier3,
+                by: reviewer, at: Date(), on: $0)
+        }
+        #expect(reviewed.acceptedAs == .invoice && reviewed.countsAs == .invoice && reviewed.json.canonical.contains("\"accepted_as\":\"invoice\""))
+        // accepted_as only for an accepted mail attachment.
+        #expect(throws: OperationError.self) {
+            try self.pool.withTransaction {
+                _ = try self.operations.review(
+                    evidence: attachment.id, decision: .rejected, reason: "No", customerReason: .unreadable, acceptedAs: .invoice,
+                    actorTier: .tier3, by: reviewer, at: Date(), on: $0)
+            }
+        }
     }
 
     @Test func twoWorkersOnOneMailboxStoreEachMessageOnce() throws {
