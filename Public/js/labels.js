@@ -109,7 +109,7 @@ export const MESSAGE_KINDS = {
   merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
   document_rejected: 'a document rejected (with the customer reason)',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
-  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint',
+  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint', 'message.received': 'message.received',
 };
 
 /** Each customer language named in English, for agents. */

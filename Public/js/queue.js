@@ -6,6 +6,7 @@ import { formatSpan, timeLeft } from './format.js';
 import { FINISHED_STATES, label, STATES, TIERS } from './labels.js';
 import { groupCaseNumber } from './identifiers.js';
 import { VOCABULARY } from './vocabulary.js';
+import { loadInbound } from './inbound.js';
 
 const PAGE = 50;
 const filtersForm = byId('queue-filters');
@@ -27,6 +28,7 @@ function filtersFromForm() {
   if (byId('filter-mine').checked) params.set('assignee', 'me');
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
   if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
+  if (byId('filter-awaiting-reply').checked) params.set('awaiting_reply', 'true');
   return params;
 }
 
@@ -37,6 +39,7 @@ function formFromFilters(params) {
   byId('filter-mine').checked = params.get('assignee') === 'me';
   byId('filter-overdue').checked = params.get('overdue') === 'true';
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
+  byId('filter-awaiting-reply').checked = params.get('awaiting_reply') === 'true';
 }
 
 filtersForm.addEventListener('submit', (event) => {
@@ -66,6 +69,7 @@ function row(item) {
     h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),
     h('td', { 'data-label': 'Summary' }, item.summary, h('span', { class: 'muted block' }, item.account_email)),
     h('td', { 'data-label': 'State' }, label(STATES, item.state),
+      item.awaiting_reply ? h('span', { class: 'badge awaiting-reply block-badge' }, 'Customer replied') : null,
       item.unreviewed_documents ? h('span', { class: 'badge unreviewed block-badge' },
         `${item.unreviewed_documents} unreviewed document${item.unreviewed_documents === 1 ? '' : 's'}`) : null),
     h('td', { 'data-label': 'Tier' }, label(TIERS, item.tier)),
@@ -150,5 +154,6 @@ export async function showQueue(app, params) {
   show(byId('queue'));
   byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : 'Queue';
   document.title = 'Reclaim — queue';
+  loadInbound(app);
   await load(true);
 }

@@ -69,6 +69,11 @@ import Testing
         #expect(text.contains("Here is the invoice.") && !text.contains("<") && !text.contains("alert"))
         #expect((received["attachments"] as? [Any])?.isEmpty == true)
 
+        // The customer's page says the reply arrived (the time only).
+        let status = try world.status(opened.caseNumber, try #require(opened.accessCode)).json()
+        #expect(status["reply_received_at"] is String)
+        #expect(!String(describing: status).contains("Here is the invoice"))
+
         let detail = try world.get("/api/v1/cases/\(opened.caseNumber)", as: agent).json()
         #expect(detail["awaiting_reply"] as? Bool == true)
         let waiting = try items(try world.get("/api/v1/cases?awaiting_reply=true", as: agent))

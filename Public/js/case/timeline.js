@@ -34,6 +34,11 @@ export function eventWords(event) {
     case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
+    case 'message_received': {
+      const how = { reply_token: 'by its reply address', references: 'by the mail it answers', subject: 'by the case number from the contact address', agent: 'attached by an agent' };
+      const kind = d.from_rescue_address ? 'A mail from the rescue address the thief added' : d.auto ? 'An automatic reply' : 'A reply from the customer';
+      return `${kind} arrived (${how[d.matched_by] ?? d.matched_by})`;
+    }
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;
     default: return words(event.type);
   }

@@ -332,7 +332,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": [
                 "case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
-                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes",
+                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "reply_received_at",
             ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
@@ -348,6 +348,10 @@ extension OpenAPIDocument {
                     "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]],
                 ],
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
+                "reply_received_at": [
+                    "type": ["string", "null"], "format": "date-time",
+                    "description": "When the customer's latest mail reached the case (null: none).",
+                ],
                 "progress": [
                     "type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
                     "items": [
