@@ -13,6 +13,7 @@ import { actionsPanel } from './case/actions.js';
 import { loadAnswers } from './case/answers.js';
 import { agentNames, allows, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
 import { openEdit } from './case/edit.js';
+import { riskPanel } from './case/risk.js';
 import { loadEvidence } from './case/evidence.js';
 import { loadMessages } from './case/messages.js';
 import { draftNotes, loadNotes } from './case/notes.js';
@@ -67,13 +68,15 @@ function render() {
         c.overdue ? h('span', { class: 'badge overdue' }, 'Overdue') : null, ' ',
         c.frozen ? h('span', { class: 'badge frozen', id: 'case-frozen' }, 'Account frozen') : null, ' ',
         c.unreviewed_documents ? h('span', { class: 'badge unreviewed', id: 'case-unreviewed' },
-          `${c.unreviewed_documents} unreviewed document${c.unreviewed_documents === 1 ? '' : 's'}`) : null),
+          `${c.unreviewed_documents} unreviewed document${c.unreviewed_documents === 1 ? '' : 's'}`) : null, ' ',
+        c.risk ? h('span', { class: 'badge risk', id: 'case-risk' }, 'At risk') : null),
       // Correcting the case's details: any agent, while the case is open (the service checks both again).
       open && app.can('case.correct') ? h('div', { class: 'actions' },
         h('button', { type: 'button', class: 'secondary', id: 'edit-case', onclick: openEdit }, 'Edit case…')) : null,
       h('div', { id: 'edit-form-slot' })),
     h('div', { class: 'case-grid' },
       h('div', { class: 'case-main' },
+        c.risk || c.risk_signals?.length || app.can('case.flag') ? section('Risk', 'risk', riskPanel(c)) : null,
         section('Actions', 'actions', actionsPanel(c)),
         c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
         answersTaken(c) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,

@@ -110,6 +110,16 @@ export const MESSAGE_KINDS = {
   document_rejected: 'a document rejected (with the customer reason)',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint', 'message.received': 'message.received',
+  'case.risk_raised': 'case.risk_raised',
+};
+
+/** The risk signals (RiskSignal): what agents read on the case's risk panel; the customer never sees one. */
+export const RISK_SIGNALS = {
+  device_claimed_elsewhere: 'Device claimed by another account',
+  document_reused: 'Document reused from another account’s case',
+  mail_from_rescue_address: 'Mail from the rescue address the thief added',
+  repudiated: 'Someone said “this wasn’t me”',
+  flagged: 'Flagged by an agent',
 };
 
 /** Each customer language named in English, for agents. */
@@ -119,7 +129,7 @@ export const LANGUAGES = { en: 'English', 'zh-Hans': 'Chinese (Simplified)', 'zh
 export const WORDS = {
   case_kinds: CASE_KINDS, case_states: STATES, tiers: TIERS, recovery_paths: PATHS, case_actions: ACTIONS, unlock_steps: UNLOCKS,
   evidence_kinds: EVIDENCE_TYPES, requirements: REQUIREMENTS, factors: FACTORS, mail_kinds: MESSAGE_KINDS, webhook_events: MESSAGE_KINDS,
-  languages: LANGUAGES, customer_reasons: CUSTOMER_REASONS,
+  languages: LANGUAGES, customer_reasons: CUSTOMER_REASONS, risk_signals: RISK_SIGNALS,
 };
 
 /** A label for any machine word, falling back to the word with spaces. */

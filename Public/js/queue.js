@@ -29,6 +29,7 @@ function filtersFromForm() {
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
   if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
   if (byId('filter-awaiting-reply').checked) params.set('awaiting_reply', 'true');
+  if (byId('filter-risk').checked) params.set('risk', 'true');
   return params;
 }
 
@@ -40,7 +41,14 @@ function formFromFilters(params) {
   byId('filter-overdue').checked = params.get('overdue') === 'true';
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
   byId('filter-awaiting-reply').checked = params.get('awaiting_reply') === 'true';
+  byId('filter-risk').checked = params.get('risk') === 'true';
 }
+
+// True while the tier shown is the one the page chose (the agent's own), not one the agent picked.
+let tierIsDefault = false;
+byId('filter-tier').addEventListener('change', () => {
+  tierIsDefault = false;
+});
 
 filtersForm.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -48,6 +56,8 @@ filtersForm.addEventListener('submit', (event) => {
   const q = byId('filter-q').value.trim();
   if (/^[0-9][0-9\s-]{10,}$/.test(q)) byId('filter-q').value = q.replace(/[\s-]/g, '');
   const params = filtersFromForm();
+  // A search looks in every tier unless the agent chose one: the caller's case may sit with another tier.
+  if (params.has('q') && tierIsDefault) params.delete('tier');
   // An explicit "any tier" is kept in the hash so it is not replaced by the agent's own tier.
   if (!params.has('tier')) params.set('tier', 'any');
   window.location.hash = `#/?${params}`;
@@ -67,7 +77,8 @@ function row(item) {
     : h('span', { class: 'due' }, left.text);
   return h('tr', { dataset: { case: item.case_number }, class: item.overdue ? 'overdue' : null },
     h('td', { 'data-label': 'Case' }, h('a', { href: `#/cases/${item.case_number}`, class: 'mono case-link' }, groupCaseNumber(item.case_number))),
-    h('td', { 'data-label': 'Summary' }, item.summary, h('span', { class: 'muted block' }, item.account_email)),
+    h('td', { 'data-label': 'Summary' }, item.risk ? [h('span', { class: 'badge risk queue-risk' }, 'At risk'), ' '] : null, item.summary,
+      h('span', { class: 'muted block' }, item.account_email)),
     h('td', { 'data-label': 'State' }, label(STATES, item.state),
       item.awaiting_reply ? h('span', { class: 'badge awaiting-reply block-badge' }, 'Customer replied') : null,
       item.unreviewed_documents ? h('span', { class: 'badge unreviewed block-badge' },
@@ -140,7 +151,8 @@ document.addEventListener('visibilitychange', refreshIfIdle);
 export async function showQueue(app, params) {
   appRef = app;
   const query = new URLSearchParams(params);
-  if (!query.has('tier') && !query.has('q') && !query.has('assignee')) query.set('tier', app.agent.tier);
+  tierIsDefault = !query.has('tier') && !query.has('q') && !query.has('assignee');
+  if (tierIsDefault) query.set('tier', app.agent.tier);
   // The service lists open cases only unless asked; a search looks for finished cases too (a caller's old case number).
   if (query.has('q') && !query.has('state')) query.set('state', 'any');
   if (query.get('tier') === 'any') query.delete('tier');

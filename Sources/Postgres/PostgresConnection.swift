@@ -25,13 +25,13 @@ final class ConnectionCounters: Sendable {
     let reconnects = Atomic<Int>(0)
     /// Idle connections found dead before a statement was sent on them (and replaced).
     let deadOnCheckout = Atomic<Int>(0)
-    /// While true, every statement's text is appended to `statements` (`PostgresPool.recordingStatements`).
+    /// While true, every statement (text and binds) is appended to `statements` (`PostgresPool.recordingStatements`).
     let recording = Atomic<Bool>(false)
-    let statements = Mutex<[String]>([])
+    let statements = Mutex<[PostgresQuery]>([])
 
-    func record(_ sql: String) {
+    func record(_ query: PostgresQuery) {
         guard recording.load(ordering: .relaxed) else { return }
-        statements.withLock { $0.append(sql) }
+        statements.withLock { $0.append(query) }
     }
 }
 
@@ -107,7 +107,7 @@ public final class PostgresConnection {
 
     /// Runs a statement (prepared on first use) and returns its rows.
     public func query(_ query: PostgresQuery) throws -> PostgresRows {
-        counters?.record(query.sql)
+        counters?.record(query)
         let handle = try ensureOpen()
         let statement = try prepared(query, handle)
         do {
@@ -132,7 +132,7 @@ public final class PostgresConnection {
     /// Runs one or more statements through the simple protocol, without binds (migrations, DDL).
     public func executeScript(_ script: PostgresQuery) throws {
         precondition(script.binds.isEmpty, "a script runs without binds: interpolate identifiers with identifier:")
-        counters?.record(script.sql)
+        counters?.record(script)
         let handle = try ensureOpen()
         _ = try finish(PQexec(handle, script.sql), handle)
     }

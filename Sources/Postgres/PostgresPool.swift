@@ -96,6 +96,12 @@ public final class PostgresPool: @unchecked Sendable {
     /// Runs `body` and returns the text of every statement the pool's connections ran meanwhile, in order (for tests
     /// that compare what the service sends, e.g. with the benchmark's pgbench scripts). Calls do not nest.
     public func recordingStatements(_ body: () throws -> Void) rethrows -> [String] {
+        try recordingQueries(body).map(\.sql)
+    }
+
+    /// The statements, with their binds, that this pool's connections ran while `body` ran (for tests that
+    /// `EXPLAIN` what the service sends).
+    public func recordingQueries(_ body: () throws -> Void) rethrows -> [PostgresQuery] {
         let counters = core.counters
         counters.statements.withLock { $0.removeAll() }
         counters.recording.store(true, ordering: .sequentiallyConsistent)

@@ -174,6 +174,10 @@ public struct DemoSeed: Sendable {
         case unlock(UnlockKind)
         /// Tier 2 merges this duplicate into an earlier open case on the same account.
         case mergeIntoEarlier
+        /// Tier 1 flags the case (risk signal `flagged`).
+        case flag(String)
+        /// The customer uploads the one demo file every such step uploads (another account's case holds it too).
+        case sharedDocument(EvidenceKind)
     }
 
     struct Plan {
@@ -182,6 +186,10 @@ public struct DemoSeed: Sendable {
         let facts: CaseFacts
         let summary: String
         let steps: [Step]
+        /// An account of its own instead of one on file (the risk cases' second claimants).
+        var accountEmail: String? = nil
+        /// The one device it claims instead of its account's.
+        var serial: String? = nil
     }
 
     static let takeover = CaseFacts(rescueEmailAdded: true, securityQuestionsChanged: true)
@@ -296,11 +304,32 @@ public struct DemoSeed: Sendable {
                 .answers, .act(.sendReset), .act(.reopen, reason: "Customer reports the thief changed the password again."),
                 .note("Reopened: the reset did not hold.", .internal),
             ]),
+        // The thief on the phone (api.md v1.2): two accounts claim one phone, two accounts send one invoice, and an
+        // agent's flag. Left before approval, so each stays at risk (approve and unlock are refused until cleared).
+        Plan(
+            count: 1, kind: .activationLock, facts: locked, summary: "Bought the phone second-hand; it is locked to the seller.",
+            steps: [], accountEmail: "resale.buyer@example.com", serial: "F17XK9ZJH3QD"),
+        Plan(
+            count: 1, kind: .activationLock, facts: locked, summary: "Says the phone is theirs and lost; wants the lock removed.",
+            steps: [.note("Caller insisted on speed and would not give the number on file.", .internal)],
+            accountEmail: "second.claimant@example.net", serial: "F17XK9ZJH3QD"),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Sent an invoice as proof of purchase.",
+            steps: [.act(.escalate), .act(.requestDocuments, reason: "Proof of ownership needed."), .sharedDocument(.invoice)],
+            accountEmail: "invoice.one@example.com", serial: "H4KXK9ZJH3QA"),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Sent the same invoice for another account.",
+            steps: [.act(.escalate), .act(.requestDocuments, reason: "Proof of ownership needed."), .sharedDocument(.invoice)],
+            accountEmail: "invoice.two@example.org", serial: "H4KXK9ZJH3QB"),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Caller pressed to have the security questions changed at once.",
+            steps: [.flag("The caller read the answers from a script and hung up when asked for the device model.")],
+            accountEmail: "pressed.caller@example.com", serial: "J8MXK9ZJH3QC"),
     ]
 
     static let customers = [
         "Amara Nwosu", "Lucas Ferreira", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
-        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker",
+        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker", "王小明", "陳美玲", "李志强",
     ]
 
     private func seedCase(_ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date) throws -> DemoCase {
@@ -313,9 +342,12 @@ public struct DemoSeed: Sendable {
         func current() -> Date { Timestamp.truncated(clock.now()) }
 
         let opening = CaseOperations.Opening(
-            kind: plan.kind, accountEmail: account.email, customerName: customer,
+            kind: plan.kind, accountEmail: plan.accountEmail ?? account.email, customerName: customer,
             customerContactEmail: "contact.\(index + 1)@example.org",
-            devices: [.init(serial: account.serial, imei: account.imei, model: "Phone 14")],
+            devices: [
+                plan.serial.map { .init(serial: $0, imei: nil, model: "Phone 13") }
+                    ?? .init(serial: account.serial, imei: account.imei, model: "Phone 14")
+            ],
             facts: plan.facts, summary: plan.summary,
             // Every other case whose thief added a rescue address knows which: the case page shows it.
             rescueEmail: plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil)
@@ -362,6 +394,15 @@ public struct DemoSeed: Sendable {
                         type: type, bytes: Self.demoPDF(type, number: number.digits), declaredType: "application/pdf",
                         number: number, by: "customer", at: at, on: connection)
                 }
+            case .sharedDocument(let kind):
+                guard let type = DocumentType(kind) else { preconditionFailure("The demo uploads documents only, not \(kind).") }
+                _ = try pool.withTransaction { connection in
+                    try operations.fileDocument(
+                        type: type, bytes: Self.demoPDF(type, number: "000000000000"), declaredType: "application/pdf", number: number,
+                        by: "customer", at: at, on: connection)
+                }
+            case .flag(let reason):
+                _ = try pool.withTransaction { try operations.flag(number, reason: reason, by: agents.actor(.tier1), at: at, on: $0) }
             case .assign(let tier):
                 _ = try pool.withTransaction { connection in
                     try operations.assign(
@@ -406,7 +447,7 @@ public struct DemoSeed: Sendable {
         let final = try pool.withConnection { try operations.load(number, on: $0) }
         return DemoCase(
             number: number.digits, accessCode: opened.accessCode.display, kind: plan.kind, state: final.snapshot.state,
-            path: final.snapshot.path, accountEmail: account.email)
+            path: final.snapshot.path, accountEmail: plan.accountEmail ?? account.email)
     }
 
     static func valid<T>(_ result: Result<T, ValidationFailure>) throws -> T {

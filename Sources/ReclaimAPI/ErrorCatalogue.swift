@@ -51,6 +51,8 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case differentCustomer = "different_customer"
     case accessCodeJustIssued = "access_code_just_issued"
     case pathDecided = "path_decided"
+    case riskUncleared = "risk_uncleared"
+    case fourEyes = "four_eyes"
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
@@ -81,7 +83,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
             .notFrozen, .notSameAccount, .endpointDisabled:
             409
-        case .accessCodeJustIssued, .pathDecided, .differentCustomer: 409
+        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes: 409
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -227,6 +229,13 @@ extension OperationError: Refusal {
                 extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
         case .inboundNotFound: Problem.notFound(detail: "No received mail has this id.")
         case .inboundHandled: Problem(ErrorCode.alreadyDone, detail: "This mail is no longer unmatched: it was attached to a case or discarded.")
+        case .riskUncleared(let signals):
+            Problem(
+                ErrorCode.riskUncleared,
+                detail: "This case has risk signals nobody has cleared; a tier 3 or engineering agent clears them first.",
+                extraMembers: ["signals": signals.map(\.rawValue)])
+        case .fourEyes:
+            Problem(ErrorCode.fourEyes, detail: "You cleared this case's risk signals: a second agent approves it and records its unlock steps.")
         }
     }
 
@@ -236,11 +245,12 @@ extension OperationError: Refusal {
         .invalid(field: "reason", "A reason has at most 2000 characters."), .answersLocked(until: .distantFuture, now: .distantPast),
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
         .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .keysUnavailable,
-        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .inboundNotFound, .inboundHandled,
+        .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)),
+        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .inboundNotFound, .inboundHandled,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.
-    static let caseChanges: [OperationError] = [.alreadyFrozen, .notFrozen]
+    static let caseChanges: [OperationError] = [.alreadyFrozen, .notFrozen, .riskUncleared([.flagged]), .fourEyes]
 }
 
 // MARK: Administration errors

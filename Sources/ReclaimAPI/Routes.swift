@@ -146,7 +146,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/cases", operationID: "caseQueue",
                 summary:
-                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases), tier, overdue, unreviewed (cases with a document pending review), awaiting_reply (the customer's message is the newest), q (case number, account email, serial or IMEI); keyset cursor.",
+                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), awaiting_reply (the customer's message is the newest), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
                 tag: "cases", authentication: .agent,
                 responses: [
                     200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),
@@ -253,6 +253,18 @@ struct Routes {
                 tag: "cases", authentication: .agent, responses: changing,
                 bodyLimit: 4096, handler: cases.unfreeze
             ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/flags", operationID: "flagCase",
+                summary:
+                    "Flag the case (tier1+): raises the risk signal flagged with the reason (suspected impersonation, coercion, a story that does not hold); approve and unlock steps are then refused (risk_uncleared) until a tier3 or engineering agent clears it. The case with risk_signals.",
+                tag: "cases", authentication: .agent, requestSchema: "RiskReason", responses: changing,
+                bodyLimit: 8192, handler: cases.flag),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/risk/clear", operationID: "clearRisk",
+                summary:
+                    "Clear every uncleared risk signal of the case with a reason (tier3, engineering): a risk_cleared event naming them. The agent who cleared may not then approve the case or record its unlock steps (four_eyes): a second agent does. Nothing to clear changes nothing.",
+                tag: "cases", authentication: .agent, requestSchema: "RiskReason", responses: changing,
+                bodyLimit: 8192, handler: cases.clearRisk),
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/unlocks", operationID: "recordUnlock",
                 summary:

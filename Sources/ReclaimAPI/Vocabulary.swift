@@ -23,6 +23,7 @@ enum Vocabulary {
         ("evidence_statuses", EvidenceStatus.allCases.map(\.rawValue)),
         ("shown_evidence_statuses", ShownEvidenceStatus.allCases.map(\.rawValue)),
         ("customer_reasons", CustomerReason.allCases.map(\.rawValue)),
+        ("risk_signals", RiskSignal.allCases.map(\.rawValue)),
         ("factors", Factor.allCases.map(\.rawValue)),
         ("requirements", Requirement.allCases.map(\.rawValue)),
         ("note_visibilities", NoteVisibility.allCases.map(\.rawValue)),

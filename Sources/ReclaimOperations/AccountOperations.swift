@@ -47,5 +47,7 @@ public enum AccountOperations {
         } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
             throw OperationError.accountExists
         }
+        // A device now on file for this account puts another account's open case holding it at risk.
+        try RiskSignals.checkAccountDevices(prepared.devices, accountEmail: prepared.email.value, at: now, on: connection)
     }
 }

@@ -154,6 +154,11 @@ extension CaseOperations {
         }
         try CaseTimeline.append(.caseCorrected(event), caseID: record.id, actor: actor, at: now, on: connection)
         var updated = try load(number, on: connection)
+        // A device added by the correction may be another account's claim (the row is locked by the update).
+        let addedDevices = devices.filter { !record.devices.contains($0) }
+        if !addedDevices.isEmpty, try RiskSignals.checkDevices(addedDevices, of: updated, at: now, on: connection) {
+            updated = try load(number, on: connection)
+        }
         if contact != record.customerContactEmail {
             try CaseMessages.contactChanged(
                 updated, previous: record.customerContactEmail, previousRescue: record.rescueEmail, keys: keys, at: now,

@@ -26,6 +26,8 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
     case caseCorrected = "case_corrected"
+    case riskRaised = "risk_raised"
+    case riskCleared = "risk_cleared"
     case messageReceived = "message_received"
 }
 
@@ -69,6 +71,10 @@ public enum CaseEventEntry: Sendable {
     case mailRefused(kind: String, reason: String)
     /// An agent corrected the case's details (`PATCH`): see `CaseCorrectionEvent`.
     case caseCorrected(CaseCorrectionEvent)
+    /// A risk signal was raised (`RiskSignals.raise`); `detail` and `otherCases` are for agents (the timeline is theirs).
+    case riskRaised(signal: RiskSignal, detail: String, otherCases: [String])
+    /// A tier-3 or engineering agent cleared these signals, with a reason.
+    case riskCleared(signals: [RiskSignal], reason: String)
     /// A mail from the customer (or anyone) reached the case: the stored message's id and how it matched, never its
     /// sender or text (the timeline cannot be erased; the message can).
     case messageReceived(messageID: UUID, matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool)
@@ -97,6 +103,8 @@ public enum CaseEventEntry: Sendable {
         case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
         case .caseCorrected: .caseCorrected
+        case .riskRaised: .riskRaised
+        case .riskCleared: .riskCleared
         case .messageReceived: .messageReceived
         }
     }
@@ -170,6 +178,10 @@ public enum CaseEventEntry: Sendable {
             return ["mail": .string(kind), "reason": .string(reason)]
         case .caseCorrected(let correction):
             return correction.data
+        case .riskRaised(let signal, let detail, let otherCases):
+            return ["signal": .string(signal.rawValue), "detail": .string(detail), "other_cases": .array(otherCases.map(JSONValue.string))]
+        case .riskCleared(let signals, let reason):
+            return ["signals": .array(signals.map { .string($0.rawValue) }), "reason": .string(reason)]
         case .messageReceived(let messageID, let matchedBy, let auto, let fromRescueAddress):
             return [
                 "message_id": .string(messageID.lowercased), "matched_by": .string(matchedBy.rawValue), "auto": .bool(auto),

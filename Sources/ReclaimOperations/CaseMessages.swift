@@ -80,6 +80,8 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case evidenceFiled = "evidence.filed"
     case evidenceReviewed = "evidence.reviewed"
     case noteAdded = "note.added"
+    /// A risk signal was raised on the case: its name only (`data.signal`), never the detail.
+    case caseRiskRaised = "case.risk_raised"
     /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
     case auditCheckpoint = "audit.checkpoint"
     /// A reply from the customer reached the case: the case number and the time only (no text, no address).

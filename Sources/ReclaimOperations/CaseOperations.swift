@@ -140,12 +140,15 @@ public struct CaseOperations: Sendable {
             } catch let error as PostgresError where error.constraint == "cases_case_number_unique" && attempt < 5 {
                 continue
             }
-            let record = CaseRecord(
+            var record = CaseRecord(
                 id: new.id, number: new.number.digits, accessCodeHash: new.accessCodeHash, accessCodeKeyID: codeKey.id,
                 snapshot: snapshot, dueAt: dueAt, accountEmail: new.accountEmail, customerName: name,
                 customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
                 assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
                 rescueEmail: new.rescueEmail, language: new.language, createdBy: actor)
+            if try RiskSignals.checkDevices(devices, of: record, at: now, on: connection) {
+                record = record.with(risk: true, updatedAt: now, version: 1)
+            }
             var terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: devices)
             terms.remove(new.number.digits)
             let duplicates = try CaseStore.openCases(matching: terms.sorted(), except: new.id, on: connection)
@@ -228,6 +231,7 @@ public struct CaseOperations: Sendable {
             return TransitionOutcome(record: record, refusal: .refusedAfterRecording(.unlocksOutstanding(outstanding), version: record.version))
         case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
         }
+        if decision.action == .approve { try RiskSignals.checkFourEyes(caseID: record.id, actor: actor, on: connection) }
         if decision.action == .complete, let step = decision.unlock,
             UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts).contains(step), !record.unlocksDone.contains(step)
         {
@@ -297,6 +301,7 @@ public struct CaseOperations: Sendable {
         _ step: UnlockKind, on record: CaseRecord, reason: String?, by actor: String, at now: Date,
         on connection: PostgresConnection
     ) throws -> CaseRecord {
+        try RiskSignals.checkFourEyes(caseID: record.id, actor: actor, on: connection)
         guard try CaseStore.recordUnlock(step, id: record.id, expectedVersion: record.version, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
@@ -587,7 +592,7 @@ extension CaseRecord {
     /// The record after a change an operation made (saves re-reading the row).
     public func with(
         snapshot: CaseSnapshot? = nil, dueAt: Date?? = nil, assigneeID: UUID? = nil, assigneeName: String? = nil,
-        assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, updatedAt: Date, version: Int
+        assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, risk: Bool? = nil, updatedAt: Date, version: Int
     ) -> CaseRecord {
         CaseRecord(
             id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
@@ -598,7 +603,7 @@ extension CaseRecord {
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
             unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
             mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState,
-            awaitingReply: awaitingReply)
+            risk: risk ?? self.risk, awaitingReply: awaitingReply)
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -609,8 +614,7 @@ extension CaseRecord {
             summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
             unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
-            answerProgress: answerProgress, mergedIntoState: mergedIntoState,
-            awaitingReply: awaitingReply)
+            answerProgress: answerProgress, mergedIntoState: mergedIntoState, risk: risk, awaitingReply: awaitingReply)
     }
 }
 

@@ -202,8 +202,22 @@ extension CaseOperations {
         try CaseMessages.webhook(
             .evidenceFiled, for: record, state: record.snapshot.state,
             data: ["evidence_id": .string(new.id.lowercased), "type": .string(new.kind.rawValue)], at: new.filedAt, on: connection)
+        try Self.checkRisk(new, on: record, on: connection)
         if new.kind.isDocument { try documentArrived(new, on: connection) }
         return new.record
+    }
+
+    /// The risk a new piece of evidence reveals, in its transaction: a device claimed by another account
+    /// (`device_claimed_elsewhere`), a document filed on another account's case (`document_reused`).
+    static func checkRisk(_ new: NewEvidence, on record: CaseRecord, on connection: PostgresConnection) throws {
+        if new.kind == .device, case .object(let details) = new.details {
+            func text(_ key: String) -> String? { if case .string(let value)? = details[key] { value } else { nil } }
+            let device = CaseDevice(serial: text("serial"), imei: text("imei"), model: nil)
+            try RiskSignals.checkDevices([device], of: record, at: new.filedAt, on: connection)
+        }
+        if new.kind.isDocument, let sha256 = new.sha256 {
+            try RiskSignals.checkDocument(sha256: sha256, of: record, at: new.filedAt, on: connection)
+        }
     }
 
     /// `case_not_open` unless the case takes evidence now.

@@ -110,7 +110,9 @@ extension CaseOperations {
             .messageReceived(messageID: id, matchedBy: matchedBy, auto: auto, fromRescueAddress: fromRescueAddress), caseID: record.id,
             actor: actor, at: now, on: connection)
         if fromRescueAddress {
-            // merge: raise .mailFromRescueAddress here
+            try RiskSignals.raise(
+                .mailFromRescueAddress, on: record, detail: "A mail from the case's rescue address arrived (message \(id.lowercased)).", by: actor,
+                at: now, on: connection)
             return
         }
         if auto { return }

@@ -44,6 +44,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case inboundNotFound
     /// The received mail is no longer unmatched (attached to a case or discarded already).
     case inboundHandled
+    /// Approving or recording an unlock step while these risk signals stand uncleared.
+    case riskUncleared([RiskSignal])
+    /// The agent cleared the case's risk signals, so a second person approves it and records its unlock steps.
+    case fourEyes
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

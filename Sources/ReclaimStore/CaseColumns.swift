@@ -10,7 +10,7 @@ extension CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, awaitingReply: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, awaitingReply: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
 
@@ -53,6 +53,7 @@ extension CaseStore {
             createdBy = try c("created_by")
             mergedInto = try c("merged_into_number")
             mergedFromState = try c("merged_from_state")
+            risk = try c("risk")
             awaitingReply = try c("awaiting_reply")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
@@ -88,7 +89,7 @@ extension CaseStore {
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
-                awaitingReply: try row.decode(awaitingReply))
+                risk: try row.decode(risk, as: Bool.self), awaitingReply: try row.decode(awaitingReply))
         }
 
         private func progress(_ row: PostgresRow) throws -> AnswerProgress {

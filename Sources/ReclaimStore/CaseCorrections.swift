@@ -39,7 +39,7 @@ public struct CorrectedCase: Sendable {
 
 extension CaseStore {
     /// Stores a case's corrected details if it is still at `expectedVersion`; false when someone changed it first.
-    /// The row stays locked until the transaction ends. The search terms follow the devices.
+    /// The row stays locked until the transaction ends. The search terms follow the devices, the name and the contact address.
     public static func correct(id: UUID, expectedVersion: Int, to corrected: CorrectedCase, now: Date, on connection: PostgresConnection) throws
         -> Bool
     {
@@ -57,11 +57,11 @@ extension CaseStore {
             RETURNING case_number, account_email
             """)
         guard let row = updated.first else { return false }
-        let terms = CaseSearch.terms(
+        let terms = CaseSearch.indexTerms(
             number: try row.decode("case_number", as: String.self), accountEmail: try row.decode("account_email", as: String.self),
-            devices: corrected.devices
+            contactEmail: corrected.customerContactEmail, name: corrected.customerName, devices: corrected.devices
         ).sorted()
-        // The terms of the devices removed go; those of the devices added come (one statement each, one text[] parameter).
+        // The terms of what was removed go; those of what was added come (one statement each, one text[] parameter).
         try connection.execute("DELETE FROM case_search WHERE case_id = \(id) AND NOT (term = ANY(\(terms)))")
         try connection.execute("INSERT INTO case_search (term, case_id) SELECT unnest(\(terms)), \(id) ON CONFLICT DO NOTHING")
         return true

@@ -11,8 +11,8 @@ public struct CaseQueueFilter: Sendable {
     public var tier: Tier?
     /// Only overdue (true) or not overdue (false) cases.
     public var overdue: Bool?
-    /// A normalised search term (see `CaseSearch.term`).
-    public var term: String?
+    /// What `q` asked for (see `CaseSearch.query`).
+    public var search: CaseSearchQuery?
     /// Only cases with (true) or without (false) an unreviewed document.
     public var unreviewed: Bool?
     /// Only open cases (`CaseState.isOpen`): the API's default when no state is asked for.
@@ -21,19 +21,22 @@ public struct CaseQueueFilter: Sendable {
     public var assignee: UUID?
     /// Only cases whose newest human message is (true) or is not (false) the customer's.
     public var awaitingReply: Bool?
+    /// Only cases with (true) or without (false) an uncleared risk signal (`cases.risk`; `cases_queue_risk` serves true).
+    public var risk: Bool?
 
     /// A filter; nil fields do not filter.
     public init(
-        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, term: String? = nil, unreviewed: Bool? = nil,
-        openOnly: Bool = false, assignee: UUID? = nil
+        state: CaseState? = nil, tier: Tier? = nil, overdue: Bool? = nil, search: CaseSearchQuery? = nil, unreviewed: Bool? = nil,
+        openOnly: Bool = false, assignee: UUID? = nil, risk: Bool? = nil
     ) {
+        self.risk = risk
         self.unreviewed = unreviewed
         self.openOnly = openOnly
         self.assignee = assignee
         self.state = state
         self.tier = tier
         self.overdue = overdue
-        self.term = term
+        self.search = search
     }
 }
 
@@ -140,8 +143,9 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
-        // A maintained column (0018): one comparison, `cases_awaiting_reply` serving the dated section when selective.
+        // A maintained column (0020): one comparison, `cases_awaiting_reply` serving the dated section when selective.
         if let awaitingReply { conditions.append("c.awaiting_reply = \(awaitingReply)") }
+        if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
@@ -189,10 +193,18 @@ extension CaseStore {
         if let keyset = section.keyset(after: cursor) { conditions.append(keyset) }
         conditions += filters
         let source: PostgresQuery
-        if let term = filter.term {
+        if let search = filter.search {
             // A search drives from its few matching terms; otherwise the planner may walk the whole queue index looking for them.
+            // A name matches when the case holds every one of its tokens (each a key of case_search_pkey).
+            let byName: PostgresQuery =
+                search.nameTokens.isEmpty
+                ? ""
+                : """
+                 UNION SELECT s.case_id FROM case_search s WHERE s.term = ANY(\(search.nameTokens)) \
+                GROUP BY s.case_id HAVING count(*) = \(search.nameTokens.count)
+                """
             source = """
-                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(term)) \
+                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(search.term)\(byName)) \
                 SELECT \(columns) FROM hits JOIN cases c ON c.id = hits.case_id LEFT JOIN agents a ON a.id = c.assignee_id
                 """
         } else {

@@ -87,8 +87,10 @@ public struct CaseRecord: Sendable {
     public let answerProgress: AnswerProgress
     /// The state of the case it was merged into (nil unless merged).
     public let mergedIntoState: CaseState?
-    /// The newest human message on the case is the customer's (no customer mail after it): 0018's maintained column.
+    /// The newest human message on the case is the customer's (no customer mail after it): 0020's maintained column.
     public let awaitingReply: Bool
+    /// A risk signal of the case stands uncleared (`cases.risk`, kept by `RiskSignalStore`).
+    public let risk: Bool
 
     /// What, beside the workflow columns, decides the work and actions the case offers now.
     public var standing: CaseStanding {
@@ -102,9 +104,10 @@ public struct CaseRecord: Sendable {
         assigneeID: UUID?, assigneeName: String?, assigneeTier: Tier?, frozen: Bool, createdAt: Date, updatedAt: Date, version: Int,
         rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
         createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
-        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil,
+        answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil, risk: Bool = false,
         awaitingReply: Bool = false
     ) {
+        self.risk = risk
         self.awaitingReply = awaitingReply
         self.answerProgress = answerProgress
         self.mergedIntoState = mergedIntoState

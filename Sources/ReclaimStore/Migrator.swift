@@ -161,7 +161,17 @@ public struct Migrator: Sendable {
                     "duration_ms": .int(Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)),
                 ])
         }
+        try Migrator.runDataSteps(connection, logger: logger)
         return pending
+    }
+
+    /// What a migration's SQL cannot do: the data steps in Swift, each draining the work list its migration made (and
+    /// doing nothing once it is empty or when the list's table does not exist, as in a schema of other migrations).
+    static func runDataSteps(_ connection: PostgresConnection, logger: Logger) throws {
+        let exists = try connection.query("SELECT to_regclass('case_search_backfill') IS NOT NULL AS present").first
+        guard try exists?.decode("present", as: Bool.self) == true else { return }
+        let done = try CaseStore.backfillSearchTerms(on: connection)
+        if done > 0 { logger.info("search_terms_backfilled", ["cases": .int(done)]) }
     }
 
     /// The checksum recorded for migration `version`, nil when it is not applied or there is no schema yet.

@@ -25,6 +25,8 @@ public final class TestDatabase: Sendable {
         case service
         /// The schema's owner: migrations, and tests that play an owner who switches a guard off.
         case owner
+        /// The throwaway cluster's superuser: tests that set what the planner believes (`pg_class` statistics).
+        case superuser
     }
 
     /// The database's name (reclaim_test_<pid>_<n>).
@@ -100,6 +102,7 @@ public final class TestDatabase: Sendable {
         switch role {
         case .service: connectionString
         case .owner: ownerConnectionString
+        case .superuser: (try? PostgresConnection.connectionString(TestDatabase.adminConnectionString, replacingDatabase: name)) ?? ""
         }
     }
 

@@ -1,4 +1,6 @@
 """The agents' dashboard in real headless Chromium against the real service and database."""
+from urllib.parse import quote
+
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -49,6 +51,30 @@ class DashboardTests(BrowserTestCase):
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % case['case_number']), 'identity_check')
         self.assertEqual(browser.unlabelled_controls(), [])
         self.assert_accessible(browser)
+
+    def test_a_caller_without_a_case_number_is_found_by_two_characters_of_a_chinese_name_or_a_word(self):
+        wanted = set(self.service.psql("SELECT string_agg(case_number, ',') FROM cases WHERE customer_name = '王小明'").split(','))
+        self.assertTrue(wanted, 'the demo has a customer named 王小明')
+        browser = self.browser()
+        self.sign_in(browser, 'tier1')
+        browser.wait_for('#queue-rows tr')
+        for query in ('小明', 'wang xiao', 'NWOSU'):
+            browser.fill('#filter-q', query)
+            if query == 'wang xiao':  # no such words: an empty queue that says so
+                browser.click('#filter-apply')
+                self.wait_for_queue(browser, 'q=wang')
+                self.assertEqual(browser.find_all('#queue-rows tr[data-case]'), [])
+                continue
+            browser.click('#filter-apply')
+            self.wait_for_queue(browser, 'q=' + quote(query))
+            browser.wait_for('#queue-rows tr[data-case]')
+            numbers = {r.get_attribute('data-case') for r in browser.find_all('#queue-rows tr[data-case]')}
+            column = "customer_name = '王小明'" if query == '小明' else "customer_name ILIKE '%nwosu%'"
+            # A search looks in every tier and state: the caller's case may sit with another tier, or be finished.
+            expected = set(self.service.psql("SELECT string_agg(case_number, ',') FROM cases WHERE %s" % column).split(','))
+            self.assertEqual(numbers, expected, query)
+            self.assertEqual(browser.find('#filter-tier').get_attribute('value'), '')
+        self.assertEqual(browser.unlabelled_controls(), [])
 
     def test_tier1_does_not_see_engineering_actions_or_document_previews(self):
         case = self.service.case(state='engineering')

@@ -238,6 +238,11 @@ import Testing
         var rows = try stored()
         #expect(rows.count == 1 && rows[0].rescue && rows[0].caseID == opened.record.id)
         #expect(try !awaitingReply(opened))
+        // It raises the mail_from_rescue_address risk signal, and files nothing.
+        let record = try #require(try pool.withConnection { try CaseStore.find(id: opened.record.id, on: $0) })
+        #expect(record.risk)
+        let raised = try pool.withConnection { try CaseEventStore.list(caseID: opened.record.id, type: "risk_raised", on: $0) }
+        #expect(raised.contains { $0.data.canonical.contains("\"signal\":\"mail_from_rescue_address\"") })
         // RFC 3834: an out-of-office answer, and a list's bulk mail: recorded, nothing else.
         try deliver(
             mail(from: "ada@example.net", to: sent.replyTo, subject: "Out of office", id: "t2@example.net", ["Auto-Submitted: auto-replied"]))

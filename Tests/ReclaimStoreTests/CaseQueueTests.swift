@@ -88,6 +88,9 @@ import Testing
         let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try Self.seed(20_000, on: connection)
+        // About one case in 256 at risk (`cases.risk`, 0019), as a desk would see it.
+        try connection.execute("UPDATE cases SET risk = true WHERE right(id::text, 2) = '00'")
+        try connection.execute("ANALYZE cases")
         let now = Self.t0.addingTimeInterval(3000)
         let deep = try connection.query("SELECT id, due_at FROM cases WHERE due_at IS NOT NULL ORDER BY due_at, id OFFSET 12000 LIMIT 1").first
         let dated = CaseQueueOrder.Cursor(dueAt: try deep?.decode("due_at", as: Date.self), id: try #require(try deep?.decode("id", as: UUID.self)))
@@ -103,6 +106,9 @@ import Testing
             ("reviewed", .undated, CaseQueueFilter(unreviewed: false), undated),
             ("open only, undated", .undated, CaseQueueFilter(openOnly: true), undated),
             ("open only, dated", .dated, CaseQueueFilter(openOnly: true), dated),
+            ("at risk", .dated, CaseQueueFilter(openOnly: true, risk: true), nil),
+            ("at risk, deep", .dated, CaseQueueFilter(openOnly: true, risk: true), dated),
+            ("at risk, undated", .undated, CaseQueueFilter(openOnly: true, risk: true), undated),
             ("mine", .dated, CaseQueueFilter(openOnly: true, assignee: UUID(uuidString: "00000000-0000-0000-0000-000000000077")!), nil),
         ]
         var costs: [String: Double] = [:]
@@ -131,9 +137,17 @@ import Testing
             let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
             #expect(plan.contains { $0.contains("Index Scan using cases_queue on cases c") }, "\(name)")
         }
+        // The risk filter reads its own partial index (0019), so a page of the few cases at risk never walks the queue.
+        for name in ["at risk", "at risk, deep", "at risk, undated"] {
+            let (_, section, filter, cursor) = try #require(pages.first { $0.0 == name })
+            let statement = try #require(CaseStore.queueStatement(section, filter: filter, after: cursor, limit: 51, now: now))
+            let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
+            #expect(plan.contains { $0.contains("Index Scan using cases_queue_risk on cases c") }, "\(name): \(plan.joined(separator: "\n"))")
+        }
         // A search drives from case_search's primary key, never walking the queue index.
         let search = try #require(
-            CaseStore.queueStatement(.dated, filter: CaseQueueFilter(term: "user77@example.com"), after: nil, limit: 51, now: now))
+            CaseStore.queueStatement(
+                .dated, filter: CaseQueueFilter(search: CaseSearchQuery(term: "user77@example.com")), after: nil, limit: 51, now: now))
         let plan = try connection.query("EXPLAIN \(search)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
         #expect(
             !plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains("case_search_pkey")

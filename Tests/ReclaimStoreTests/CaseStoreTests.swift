@@ -31,9 +31,14 @@ import Testing
         let terms = try connection.query("SELECT term FROM case_search WHERE case_id = \(new.id) ORDER BY term").map {
             try $0.decode("term", as: String.self)
         }
-        #expect(terms == CaseSearch.terms(number: new.number.digits, accountEmail: email, devices: new.devices).sorted())
+        #expect(
+            terms
+                == CaseSearch.indexTerms(
+                    number: new.number.digits, accountEmail: email, contactEmail: new.customerContactEmail, name: new.customerName,
+                    devices: new.devices
+                ).sorted())
         let found = try CaseStore.queue(
-            filter: CaseQueueFilter(term: CaseSearch.term(for: email)), after: nil, limit: 10, now: Self.t0, on: connection)
+            filter: CaseQueueFilter(search: CaseSearch.query(for: email)), after: nil, limit: 10, now: Self.t0, on: connection)
         #expect(found.map(\.id) == [new.id])
     }
 

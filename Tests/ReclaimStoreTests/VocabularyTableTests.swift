@@ -24,6 +24,7 @@ import Testing
         ),
         ("inbound_matches", "SELECT matched_by AS word FROM inbound_matches", InboundMatch.allCases.map(\.rawValue)),
         ("customer_reasons", "SELECT reason AS word FROM customer_reasons", CustomerReason.allCases.map(\.rawValue)),
+        ("risk_signal_kinds", "SELECT signal AS word FROM risk_signal_kinds", RiskSignal.allCases.map(\.rawValue)),
     ]
 
     @Test func eachLookupTableHoldsTheWordsOfItsSwiftVocabulary() throws {

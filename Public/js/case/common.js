@@ -45,6 +45,10 @@ export function problemWords(error) {
       return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete was recorded.`;
     case 'different_customer':
       return 'These cases name different customers (their name or contact address differs). Merge them only if they are one person, with the confirmation ticked.';
+    case 'risk_uncleared':
+      return 'Not while this case is at risk: a tier 3 or engineering agent looks at the risk signals and clears them first (see Risk).';
+    case 'four_eyes':
+      return 'You cleared this case’s risk signals, so a second agent approves it and records its unlock steps.';
     case 'insufficient_tier':
     case 'forbidden':
       return `Not allowed for your tier. ${error.message}`;

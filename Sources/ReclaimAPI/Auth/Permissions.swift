@@ -19,6 +19,9 @@ public enum Permission: String, CaseIterable, Sendable {
     case mergeCases = "case.merge"
     /// Correcting an open case's details (`PATCH /api/v1/cases/{n}`).
     case correctCase = "case.correct"
+    /// Flagging a case (`flagged`, tier1+) and clearing its risk signals (tier3, engineering).
+    case flagCase = "case.flag"
+    case clearRisk = "case.clear_risk"
     case addNote = "case.note"
     case readEvents = "case.events"
     /// The unmatched received mail: list, attach to a case, discard.
@@ -65,6 +68,8 @@ public enum PermissionTable {
         .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
         .correctCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .flagCase: Grant(agentTier: FourEyes.flagMinimumTier, admins: false, apiClients: false, customers: false),
+        .clearRisk: Grant(agentTier: FourEyes.clearMinimumTier, admins: false, apiClients: false, customers: false),
         .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),

@@ -54,7 +54,9 @@ enum CaseHTTP {
     }
 
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).
-    static func representation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date) -> JSONValue {
+    static func representation(
+        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil
+    ) -> JSONValue {
         let s = record.snapshot
         let facts: JSONValue = [
             "rescue_email": .optional(record.rescueEmail),
@@ -68,7 +70,7 @@ enum CaseHTTP {
                 "tier": .optional(record.assigneeTier?.rawValue),
             ]
         }
-        return [
+        var members: [String: JSONValue] = [
             "case_number": .string(record.number),
             "kind": .string(s.kind.rawValue),
             "language": .optional(record.language?.rawValue),
@@ -95,12 +97,17 @@ enum CaseHTTP {
             "unreviewed_documents": .int(Int64(record.unreviewedDocuments)),
             "updated_at": Timestamp.json(record.updatedAt),
             "version": .int(Int64(record.version)),
+            "risk": .bool(record.risk),
         ]
+        if let riskSignals { members["risk_signals"] = .array(riskSignals.map(\.json)) }
+        return .object(members)
     }
 
     /// The same bytes as `representation(...).canonical`, written directly with the keys in JCS order: a queue page
     /// renders fifty of these, and building and sorting dictionaries (then String appends) cost most of its CPU.
-    static func writeRepresentation(_ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, to out: inout [UInt8]) {
+    static func writeRepresentation(
+        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil, to out: inout [UInt8]
+    ) {
         let s = record.snapshot
         func raw(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
         func plain(_ text: String) { out.append(contentsOf: text.utf8) }  // known not to need escaping
@@ -177,6 +184,12 @@ enum CaseHTTP {
         bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":")
         quoted(s.path.rawValue)
+        raw(",\"risk\":")
+        bool(record.risk)
+        if let riskSignals {
+            raw(",\"risk_signals\":")
+            out.append(contentsOf: JSONValue.array(riskSignals.map(\.json)).canonical.utf8)
+        }
         raw(",\"state\":")
         quoted(s.state.rawValue)
         raw(",\"summary\":")

@@ -81,11 +81,27 @@ extension OpenAPIDocument {
             "type": "boolean", "description": "The newest human message on the case is the customer's (no customer note or mail after it).",
         ],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
+        "risk": ["type": "boolean", "description": "A risk signal stands uncleared: approve and unlock steps are refused (risk_uncleared)."],
+        "risk_signals": [
+            "type": "array",
+            "description":
+                "Agents only, on the case's own GET and the flag and clear answers: every signal raised on the case, oldest first (the customer never sees one).",
+            "items": [
+                "type": "object",
+                "required": ["signal", "detail", "other_cases", "raised_at", "raised_by", "cleared_at", "cleared_by", "clear_reason"],
+                "properties": [
+                    "signal": ["type": "string", "enum": RiskSignal.allCases.map(\.rawValue)], "detail": string,
+                    "other_cases": ["type": "array", "items": caseNumber], "raised_at": dateTime, "raised_by": string,
+                    "cleared_at": ["type": ["string", "null"], "format": "date-time"], "cleared_by": ["type": ["string", "null"]],
+                    "clear_reason": ["type": ["string", "null"]],
+                ],
+            ],
+        ],
     ]
     nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
     private static let caseRequired = [
         "case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "awaiting_reply",
+        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "risk", "awaiting_reply",
     ]
 
     /// The schemas, by name.
@@ -195,6 +211,7 @@ extension OpenAPIDocument {
             ],
         ],
         "Unmerge": ["type": "object", "properties": ["reason": string]],
+        "RiskReason": ["type": "object", "required": ["reason"], "properties": ["reason": string]],
         "UnlockStep": [
             "type": "object", "required": ["step"],
             "properties": ["step": unlockStep, "reason": string],

@@ -94,16 +94,18 @@ final class CasesController: Sendable {
     @Sendable func get(_ request: HTTPRequest) throws -> HTTPResponse {
         let principal = try context.authorize(.readCase, request)
         let number = try CaseHTTP.caseNumber(request)
-        guard let record = try context.pool.withConnection({ try CaseStore.find(number: number.digits, on: $0) }) else {
-            throw CaseHTTP.caseNotFound
+        let found = try context.pool.withConnection { connection -> (CaseRecord, [RiskSignalRecord])? in
+            guard let record = try CaseStore.find(number: number.digits, on: connection) else { return nil }
+            return (record, try RiskSignalStore.list(caseID: record.id, on: connection))
         }
-        return respond(record, principal: principal)
+        guard let (record, signals) = found else { throw CaseHTTP.caseNotFound }
+        return respond(record, principal: principal, riskSignals: signals)
     }
 
-    func respond(_ record: CaseRecord, principal: Principal, status: Int = 200) -> HTTPResponse {
+    func respond(_ record: CaseRecord, principal: Principal, status: Int = 200, riskSignals: [RiskSignalRecord]? = nil) -> HTTPResponse {
         var body: [UInt8] = []
         body.reserveCapacity(1024)
-        CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, to: &body)
+        CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, riskSignals: riskSignals, to: &body)
         var response = HTTPResponse.json(status, body: body)
         response.addHeader("ETag", "\"\(record.version)\"")
         return response
@@ -155,8 +157,15 @@ final class CasesController: Sendable {
             default: errors.append(FieldError(field: "unreviewed", message: "true or false"))
             }
         }
+        if let text = request.query("risk"), !text.isEmpty {
+            switch text {
+            case "true": filter.risk = true
+            case "false": filter.risk = false
+            default: errors.append(FieldError(field: "risk", message: "true or false"))
+            }
+        }
         if let text = request.query("q"), !text.isEmpty {
-            if let term = CaseSearch.term(for: text) { filter.term = term } else { errors.append(FieldError(field: "q", message: "too long")) }
+            if let search = CaseSearch.query(for: text) { filter.search = search } else { errors.append(FieldError(field: "q", message: "too long")) }
         }
         var cursor: CaseQueueOrder.Cursor?
         if let text = request.query("cursor"), !text.isEmpty {
@@ -301,6 +310,36 @@ final class CasesController: Sendable {
                 try operations.recordUnlock(
                     number, expectedVersion: expected, step: body.step, reason: body.reason, actorTier: agent.tier,
                     by: principal.actor, at: now, on: connection), principal: principal)
+        }
+    }
+
+    // MARK: Risk
+
+    struct RiskBody: Decodable {
+        var reason: String
+    }
+
+    /// `POST /api/v1/cases/{n}/flags` `{"reason"}` (tier1+): raises `flagged`; the case with its `risk_signals`.
+    @Sendable func flag(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, _) = try authorizeOnCase(.flagCase, request, number: number, attempted: "flag")
+        let body = try request.decodeJSON(RiskBody.self)
+        let now = self.now
+        return try context.transaction(for: request, attempting: "flag") { connection in
+            let record = try operations.flag(number, reason: body.reason, by: principal.actor, at: now, on: connection)
+            return respond(record, principal: principal, riskSignals: try RiskSignalStore.list(caseID: record.id, on: connection))
+        }
+    }
+
+    /// `POST /api/v1/cases/{n}/risk/clear` `{"reason"}` (tier3, engineering): clears every uncleared signal.
+    @Sendable func clearRisk(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, _) = try authorizeOnCase(.clearRisk, request, number: number, attempted: "clear_risk")
+        let body = try request.decodeJSON(RiskBody.self)
+        let now = self.now
+        return try context.transaction(for: request, attempting: "clear_risk") { connection in
+            let record = try operations.clearRisk(number, reason: body.reason, by: principal.actor, at: now, on: connection)
+            return respond(record, principal: principal, riskSignals: try RiskSignalStore.list(caseID: record.id, on: connection))
         }
     }
 

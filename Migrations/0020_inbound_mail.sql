@@ -1,4 +1,4 @@
--- 0018: the conversation (api.md v1.2, issue 22). The customer's replies are read from a mailbox and kept: matched to
+-- 0020: the conversation (api.md v1.2, issue 22). The customer's replies are read from a mailbox and kept: matched to
 -- a case (by the reply token, the threading headers or the subject's number from the contact address) or unmatched
 -- with the reason, for an agent to attach or discard. Each message once: by its Message-ID, or by the digest of its
 -- bytes when it has none. The raw message is sealed like a document (the `documents` key, associated data its id).
