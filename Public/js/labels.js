@@ -69,6 +69,7 @@ export const EVIDENCE_TYPES = {
   security_answers: 'Security answers', card: 'Payment card', device: 'Device serial or IMEI', transcript: 'Call transcript',
   invoice: 'Invoice', warranty_card: 'Warranty card', box_photo: 'Photo of the box', carrier_contract: 'Carrier contract',
   police_report: 'Police report', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
+  mail_attachment: 'Mail attachment',
 };
 
 /** An item of evidence as agents name it: a transcript the customer uploaded is their conversation with whoever locked
@@ -122,7 +123,7 @@ export const MESSAGE_KINDS = {
   unlock_scheduled: 'an unlock scheduled (the notice with the stop link, to every address on file)',
   'case.unlock_scheduled': 'case.unlock_scheduled', 'case.unlock_cancelled': 'case.unlock_cancelled', 'case.unlock_done': 'case.unlock_done',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
-  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint',
+  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint', 'message.received': 'message.received',
   'case.risk_raised': 'case.risk_raised',
 };
 

@@ -6,6 +6,7 @@ import { formatDateTime, formatSpan, timeLeft } from './format.js';
 import { FINISHED_STATES, label, STATES, TIERS } from './labels.js';
 import { groupCaseNumber } from './identifiers.js';
 import { VOCABULARY } from './vocabulary.js';
+import { loadInbound } from './inbound.js';
 
 const PAGE = 50;
 const filtersForm = byId('queue-filters');
@@ -27,6 +28,7 @@ function filtersFromForm() {
   if (byId('filter-mine').checked) params.set('assignee', 'me');
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
   if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
+  if (byId('filter-awaiting-reply').checked) params.set('awaiting_reply', 'true');
   if (byId('filter-risk').checked) params.set('risk', 'true');
   return params;
 }
@@ -38,6 +40,7 @@ function formFromFilters(params) {
   byId('filter-mine').checked = params.get('assignee') === 'me';
   byId('filter-overdue').checked = params.get('overdue') === 'true';
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
+  byId('filter-awaiting-reply').checked = params.get('awaiting_reply') === 'true';
   byId('filter-risk').checked = params.get('risk') === 'true';
 }
 
@@ -77,6 +80,7 @@ function row(item) {
     h('td', { 'data-label': 'Summary' }, item.risk ? [h('span', { class: 'badge risk queue-risk' }, 'At risk'), ' '] : null, item.summary,
       h('span', { class: 'muted block' }, item.account_email)),
     h('td', { 'data-label': 'State' }, label(STATES, item.state),
+      item.awaiting_reply ? h('span', { class: 'badge awaiting-reply block-badge' }, 'Customer replied') : null,
       item.unreviewed_documents ? h('span', { class: 'badge unreviewed block-badge' },
         `${item.unreviewed_documents} unreviewed document${item.unreviewed_documents === 1 ? '' : 's'}`) : null),
     h('td', { 'data-label': 'Tier' }, label(TIERS, item.tier)),
@@ -173,5 +177,6 @@ export async function showQueue(app, params) {
   const extra = extraFilterWords(query);
   byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : extra.length ? `Queue: cases ${extra.join(', ')}` : 'Queue';
   document.title = 'Reclaim — queue';
+  loadInbound(app);
   await load(true);
 }

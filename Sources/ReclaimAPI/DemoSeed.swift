@@ -447,12 +447,14 @@ public struct DemoSeed: Sendable {
                 if case .unlockElapsed = step { elapsed = true } else { elapsed = false }
                 // A running cooling-off ends a day after the real now, whatever the case's own clock says.
                 let delay = elapsed ? 0 : now.addingTimeInterval(86_400).timeIntervalSince(at)
+                // An elapsed one is done in the same transaction, at the case's own time: committed apart, a running
+                // service's scheduler could do it first, at the real now, ahead of the case's later demo steps.
                 _ = try pool.withTransaction { connection in
-                    try operations.recordUnlock(
+                    _ = try operations.recordUnlock(
                         number, expectedVersion: record.version, step: kind, reason: nil, actorTier: .engineering,
                         by: agents.actor(.engineering), delay: delay, at: at, on: connection)
+                    if elapsed { _ = try operations.doDueUnlock(at: at, on: connection) }
                 }
-                if elapsed { _ = try pool.withTransaction { try operations.doDueUnlock(at: at, on: $0) } }
             case .repudiate:
                 // The demo cannot read the sealed token back; it issues one as the notice did and uses it.
                 let token = "demo-stop-\(record.number)"

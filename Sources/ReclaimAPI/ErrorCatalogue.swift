@@ -243,6 +243,8 @@ extension OperationError: Refusal {
                 ErrorCode.accessCodeJustIssued,
                 detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
                 extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
+        case .inboundNotFound: Problem.notFound(detail: "No received mail has this id.")
+        case .inboundHandled: Problem(ErrorCode.alreadyDone, detail: "This mail is no longer unmatched: it was attached to a case or discarded.")
         case .riskUncleared(let signals):
             Problem(
                 ErrorCode.riskUncleared,
@@ -261,7 +263,7 @@ extension OperationError: Refusal {
         .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .caseOpen, .alreadyErased, .accountExists,
         .accountNotFound, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
-        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown,
+        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown, .inboundNotFound, .inboundHandled,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.

@@ -22,6 +22,8 @@ public final class ReclaimService: Sendable {
     public let routes: [APIRoute]
     /// The outbox's delivery worker (nil when neither lane has a thread); its threads start with the server.
     public let deliveryWorker: DeliveryWorker?
+    /// The inbound worker: reads replies from `RECLAIM_INBOUND` (nothing when unset); its thread starts with the server.
+    public let inboundWorker: InboundWorker
     /// The transparency log's sequencer (one pass at a time across instances); its thread starts with the server.
     public let sequencer: TransparencyLogWorker
     /// The cooling-off's scheduler (each due unlock step done once across instances); its thread starts with the server.
@@ -82,6 +84,7 @@ public final class ReclaimService: Sendable {
             configuration.mailThreads + configuration.webhookThreads > 0
             ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
             : nil
+        inboundWorker = InboundWorker(settings: configuration.inboundSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
         sequencer = TransparencyLogWorker(
             settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
         unlockScheduler = UnlockScheduler(
@@ -191,6 +194,7 @@ public final class ReclaimService: Sendable {
     public func start() throws {
         try server.start()
         deliveryWorker?.start()
+        inboundWorker.start()
         sequencer.start()
         unlockScheduler.start()
         retention.start()
@@ -208,6 +212,7 @@ public final class ReclaimService: Sendable {
         logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
         server.shutdown()
         deliveryWorker?.stop()
+        inboundWorker.stop()
         sequencer.stop()
         unlockScheduler.stop()
         retention.stop()

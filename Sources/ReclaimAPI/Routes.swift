@@ -20,6 +20,7 @@ struct Routes {
     let passkeys: PasskeyController
     let webhooks: WebhooksController  // Notifications
     let caseMessages: CaseMessagesController  // Notifications
+    let inbound: InboundController  // the conversation: unmatched mail
     let adminWebhooks: AdminWebhooksController  // Notifications
     let audit: AuditController  // the transparency log
 
@@ -37,6 +38,7 @@ struct Routes {
         self.reports = ReportsController(context: context)
         self.webhooks = WebhooksController(context: context)  // Notifications
         self.caseMessages = CaseMessagesController(context: context)  // Notifications
+        self.inbound = InboundController(context: context)  // the conversation: unmatched mail
         self.adminWebhooks = AdminWebhooksController(context: context)  // Notifications
         self.audit = AuditController(context: context)
     }
@@ -144,7 +146,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/cases", operationID: "caseQueue",
                 summary:
-                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases, or an agent's id), opened_after and opened_before (RFC 3339 times: an age of the backlog), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
+                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases, or an agent's id), opened_after and opened_before (RFC 3339 times: an age of the backlog), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), awaiting_reply (the customer's message is the newest), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
                 tag: "cases", authentication: .agent,
                 responses: [
                     200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),
@@ -724,6 +726,36 @@ struct Routes {
                     404: .problem("invalid_case_number (mistyped, no database query) or not_found."),
                 ],
                 handler: caseMessages.list),
+            // The conversation: received mail no rule matched, for agents to attach or discard.
+            APIRoute(
+                .GET, "/api/v1/inbound", operationID: "inboundList",
+                summary:
+                    "Received mail no rule matched to a case, newest first (at most 200; tier 1 and up): id, sender, subject, time and why it is unmatched (no_match, sender_limit, too_large, not_a_message, ...).",
+                tag: "cases", authentication: .agent,
+                responses: [200: .json("The unmatched mail.", "InboundList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed.")],
+                handler: inbound.list),
+            APIRoute(
+                .POST, "/api/v1/inbound/{id}/attach", operationID: "inboundAttach",
+                summary:
+                    "Attach an unmatched mail to a case (tier 1 and up): it becomes that case's message (matched_by agent), with the message_received event, awaiting_reply and message.received as a matched one.",
+                tag: "cases", authentication: .agent, requestSchema: "InboundAttach",
+                responses: [
+                    200: .json("The message as the case lists it.", "CaseMessageIn"), 401: .problem("Not authenticated."),
+                    403: .problem("Not allowed."),
+                    404: .problem("No such mail, or no case has this number."), 409: .refusal(OperationError.inboundHandled),
+                    422: .problem("validation_failed: case_number."),
+                ],
+                bodyLimit: 4096, handler: inbound.attach),
+            APIRoute(
+                .POST, "/api/v1/inbound/{id}/discard", operationID: "inboundDiscard",
+                summary: "Discard an unmatched mail from the list (tier 1 and up): kept, with who discarded it, when and why.",
+                tag: "cases", authentication: .agent, requestSchema: "InboundDiscard",
+                responses: [
+                    204: .empty("Discarded."), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                    404: .refusal(OperationError.inboundNotFound), 409: .refusal(OperationError.inboundHandled),
+                    422: .problem("validation_failed: reason."),
+                ],
+                bodyLimit: 4096, handler: inbound.discard),
             APIRoute(
                 .GET, "/api/v1/admin/clients/{id}/webhooks", operationID: "adminClientWebhooks",
                 summary:

@@ -78,6 +78,15 @@ public struct ServiceConfiguration: Sendable {
     public var smtpURL: String?
     /// The sender of customer mail (`RECLAIM_MAIL_FROM`, default `reclaim@localhost`).
     public var mailFrom: String = "reclaim@localhost"
+    /// Where customers' replies go (`RECLAIM_REPLY_ADDRESS`, default `mailFrom`): each mail's `Reply-To` is it with the
+    /// case's `+token`.
+    public var replyAddress: String? = nil
+    /// Where replies are read (`RECLAIM_INBOUND`: `imap://…`, `imaps://…` or `maildir:PATH`); nil reads none.
+    public var inbound: InboundSource? = nil
+    /// Seconds between two passes over the inbound mailbox (`RECLAIM_INBOUND_POLL_SECONDS`, default 30).
+    public var inboundPollSeconds: Double = 30
+    /// Most mails an hour from one sender before the rest are kept unmatched (`RECLAIM_INBOUND_SENDER_LIMIT`, default 30).
+    public var inboundSenderLimit: Int = 30
     /// The public base URL for links in mail (`RECLAIM_PUBLIC_URL`, default `http://<RECLAIM_ADDRESS>`).
     public var publicURL: String = "http://127.0.0.1:8080"
     /// Seconds between mail attempts (`RECLAIM_MAIL_RETRY_SCHEDULE`).
@@ -153,6 +162,13 @@ public struct ServiceConfiguration: Sendable {
         ),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
+        ("RECLAIM_REPLY_ADDRESS", "address customers reply to; each mail's Reply-To is it with the case's +token (default RECLAIM_MAIL_FROM)"),
+        (
+            "RECLAIM_INBOUND",
+            "where replies are read: imap://user:password@host:port/MAILBOX, imaps://... or maildir:PATH (default: none; deploy/run: maildir: in the data directory)"
+        ),
+        ("RECLAIM_INBOUND_POLL_SECONDS", "seconds between two reads of the inbound mailbox (default 30)"),
+        ("RECLAIM_INBOUND_SENDER_LIMIT", "most mails an hour from one sender; the rest are kept unmatched (default 30)"),
         ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
         ("RECLAIM_MAIL_RETRY_SCHEDULE", "seconds between mail attempts, comma-separated (default 5,30,60,300,1800,7200,18000,36000)"),
         (
@@ -298,6 +314,19 @@ public struct ServiceConfiguration: Sendable {
         if mailFrom.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" || $0 == " " }) || !mailFrom.contains("@") {
             throw ConfigurationError(variable: "RECLAIM_MAIL_FROM", problem: "must be a bare address such as reclaim@example.org")
         }
+        let replyAddress = value("RECLAIM_REPLY_ADDRESS")
+        if let replyAddress,
+            replyAddress.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" || $0 == " " || $0 == "+" })
+                || !replyAddress.contains("@")
+        {
+            throw ConfigurationError(variable: "RECLAIM_REPLY_ADDRESS", problem: "must be a bare address without a +tag, such as cases@example.org")
+        }
+        var inbound: InboundSource?
+        if let text = value("RECLAIM_INBOUND") {
+            do { inbound = try InboundSource(parsing: text) } catch { throw ConfigurationError(variable: "RECLAIM_INBOUND", problem: error.reason) }
+        }
+        let inboundPoll = try integer("RECLAIM_INBOUND_POLL_SECONDS", default: 30, range: 1...86400)
+        let inboundSenderLimit = try integer("RECLAIM_INBOUND_SENDER_LIMIT", default: 30, range: 1...100_000)
         let publicURL = value("RECLAIM_PUBLIC_URL") ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
         guard let publicComponents = URLComponents(string: publicURL), ["http", "https"].contains(publicComponents.scheme?.lowercased() ?? ""),
             publicComponents.host?.isEmpty == false
@@ -355,6 +384,10 @@ public struct ServiceConfiguration: Sendable {
         configuration.smtpURL = smtpURL
         configuration.mailFrom = mailFrom
         configuration.publicURL = publicURL
+        configuration.replyAddress = replyAddress
+        configuration.inbound = inbound
+        configuration.inboundPollSeconds = Double(inboundPoll)
+        configuration.inboundSenderLimit = inboundSenderLimit
         configuration.mailRetrySchedule = mailSchedule
         configuration.webhookRetrySchedule = webhookSchedule
         configuration.webhookAllow = value("RECLAIM_WEBHOOK_ALLOW") ?? ""
@@ -418,6 +451,14 @@ extension ServiceConfiguration {
         settings.webhookThreads = webhookThreads
         settings.webhookPerEndpoint = webhookPerEndpoint
         settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)
+        settings.replyAddress = replyAddress
+        return settings
+    }
+
+    /// What the inbound worker needs, from this configuration.
+    public var inboundSettings: InboundSettings {
+        var settings = InboundSettings(source: inbound, rules: InboundRules(replyAddress: replyAddress ?? mailFrom, senderLimit: inboundSenderLimit))
+        settings.pollSeconds = inboundPollSeconds
         return settings
     }
 }

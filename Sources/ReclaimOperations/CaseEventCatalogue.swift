@@ -32,6 +32,7 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unlockScheduled = "unlock_scheduled"
     case unlockCancelled = "unlock_cancelled"
     case handedBack = "handed_back"
+    case messageReceived = "message_received"
 
     /// The members of this event's data that identify the customer or may (an address, an agent's free-text reason, how
     /// a caller was verified): the hash chain covers them only as salted commitments, so erasure can delete the values
@@ -49,7 +50,9 @@ public enum CaseEventType: String, Sendable, CaseIterable {
         case .caseOpened, .noteAdded, .assigned, .evidenceFiled, .evidenceContentRead, .denied, .unassigned, .documentArrived,
             .mailRefused, .caseCorrected, .caseErased,
             // The service's own words: why it handed the case back.
-            .handedBack:
+            .handedBack,
+            // Its id and how it matched: the sender and the text are the stored message's, which erasure clears.
+            .messageReceived:
             []
         }
     }
@@ -109,6 +112,9 @@ public enum CaseEventEntry: Sendable {
     case unlockCancelled(step: UnlockKind, reason: String)
     /// The service handed the case back to an earlier desk (`from` → `to`) for a reason no agent gave: a repudiation.
     case handedBack(from: CaseState, to: CaseState, reason: String)
+    /// A mail from the customer (or anyone) reached the case: the stored message's id and how it matched, never its
+    /// sender or text (the timeline cannot be erased; the message can).
+    case messageReceived(messageID: UUID, matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -140,6 +146,7 @@ public enum CaseEventEntry: Sendable {
         case .unlockScheduled: .unlockScheduled
         case .unlockCancelled: .unlockCancelled
         case .handedBack: .handedBack
+        case .messageReceived: .messageReceived
         }
     }
 
@@ -227,6 +234,11 @@ public enum CaseEventEntry: Sendable {
             return ["signal": .string(signal.rawValue), "detail": .string(detail), "other_cases": .array(otherCases.map(JSONValue.string))]
         case .riskCleared(let signals, let reason):
             return ["signals": .array(signals.map { .string($0.rawValue) }), "reason": .string(reason)]
+        case .messageReceived(let messageID, let matchedBy, let auto, let fromRescueAddress):
+            return [
+                "message_id": .string(messageID.lowercased), "matched_by": .string(matchedBy.rawValue), "auto": .bool(auto),
+                "from_rescue_address": .bool(fromRescueAddress),
+            ]
         }
     }
 }

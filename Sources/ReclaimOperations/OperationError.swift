@@ -46,6 +46,10 @@ public enum OperationError: Error, Sendable, Equatable {
     case keysUnavailable
     /// A new access code was issued moments ago; another may be issued from `until`.
     case accessCodeJustIssued(until: Date, now: Date)
+    /// No received mail has this id.
+    case inboundNotFound
+    /// The received mail is no longer unmatched (attached to a case or discarded already).
+    case inboundHandled
     /// Approving or recording an unlock step while these risk signals stand uncleared.
     case riskUncleared([RiskSignal])
     /// The agent cleared the case's risk signals, so a second person approves it and records its unlock steps.

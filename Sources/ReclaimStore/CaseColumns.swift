@@ -10,7 +10,8 @@ extension CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, erasedAt: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, erasedAt,
+            awaitingReply: PostgresColumn
         let unlocksScheduled: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
@@ -57,6 +58,7 @@ extension CaseStore {
             erasedAt = try c("erased_at")
             risk = try c("risk")
             unlocksScheduled = try c("unlocks_scheduled")
+            awaitingReply = try c("awaiting_reply")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
         }
@@ -91,7 +93,7 @@ extension CaseStore {
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
-                risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row))
+                risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row), awaitingReply: try row.decode(awaitingReply))
             record.erasedAt = try row.decode(erasedAt, as: Date?.self)
             return record
         }

@@ -53,7 +53,15 @@ public enum CaseErasure {
             WHERE case_id = \(id)
             """
         },
-        // Received mail (the inbound table) adds its step here.
+        // Received mail: its sender, subject, text and sealed raw message (its attachments are evidence, above). The
+        // Message-ID and the digest stay: they keep a mailbox's copy from being stored again, and name no one.
+        Step(table: "inbound_messages") { id, _ in
+            """
+            UPDATE inbound_messages SET from_address = NULL, subject = NULL, text = '', raw = '\\x'::bytea, raw_size = 0,
+                discard_reason = NULL
+            WHERE case_id = \(id)
+            """
+        },
         // Its search terms but the case number: the case is still found by its number.
         // The engineers' reasons for unlock steps and for cancelling them (the stop tokens are hashes of random bytes).
         Step(table: "scheduled_unlocks") { id, _ in

@@ -19,6 +19,8 @@ public struct CaseQueueFilter: Sendable {
     public var openOnly: Bool
     /// Only cases held by this agent.
     public var assignee: UUID?
+    /// Only cases whose newest human message is (true) or is not (false) the customer's.
+    public var awaitingReply: Bool?
     /// Only cases with (true) or without (false) an uncleared risk signal (`cases.risk`; `cases_queue_risk` serves true).
     public var risk: Bool?
     /// Only cases opened at or after this time (the reports' backlog by age).
@@ -145,6 +147,8 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        // A maintained column (0020): one comparison, `cases_awaiting_reply` serving the dated section when selective.
+        if let awaitingReply { conditions.append("c.awaiting_reply = \(awaitingReply)") }
         if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
         if let openedAfter { conditions.append("c.opened_at >= \(openedAfter)") }
         if let openedBefore { conditions.append("c.opened_at < \(openedBefore)") }

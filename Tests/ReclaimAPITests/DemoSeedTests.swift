@@ -52,7 +52,13 @@ import Testing
             SELECT count(*)::int FROM case_events e JOIN case_events p ON p.case_id = e.case_id AND p.seq = e.seq - 1 WHERE e.at < p.at
             """
         ).map { try $0.decode(0, as: Int.self) }
-        #expect(outOfOrder == [0], "a timeline whose events go back in time")
+        let backwards = try connection.query(
+            """
+            SELECT c.case_number || ' ' || p.type || ' → ' || e.type AS pair FROM case_events e
+            JOIN case_events p ON p.case_id = e.case_id AND p.seq = e.seq - 1 JOIN cases c ON c.id = e.case_id WHERE e.at < p.at
+            """
+        ).map { try $0.decode(0, as: String.self) }
+        #expect(outOfOrder == [0], "a timeline whose events go back in time: \(backwards)")
 
         // A printed code opens the customer status page, as a person trying the demo would use it.
         let client = service.client()

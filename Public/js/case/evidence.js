@@ -108,7 +108,13 @@ function reviewForm(item, slot) {
   const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
   // Rejecting a document tells the customer why, in their language: the service takes one of its fixed reasons. Typed
   // details and transcripts are shown to the customer only as received, so they take none.
-  const isDocument = DOCUMENT_TYPES.includes(item.type);
+  const isDocument = DOCUMENT_TYPES.includes(item.type) || item.type === 'mail_attachment';
+  // A mail attachment is accepted as what it proves (an invoice, say): it then counts for the documents gate as that.
+  const acceptedAs = item.type === 'mail_attachment' ? h('div', { class: 'accepted-as-field' },
+    h('label', { for: `review-accepted-as-${item.id}` }, 'Accept as (required to accept)'),
+    h('select', { id: `review-accepted-as-${item.id}`, name: 'accepted_as' },
+      h('option', { value: '' }, 'Choose…'),
+      DOCUMENT_TYPES.map((word) => h('option', { value: word }, label(EVIDENCE_TYPES, word))))) : null;
   const customerReason = isDocument ? h('div', { class: 'customer-reason-field', hidden: true },
     h('label', { for: `review-customer-reason-${item.id}` }, 'What the customer reads (required to reject)'),
     h('select', { id: `review-customer-reason-${item.id}`, name: 'customer_reason' },
@@ -121,12 +127,17 @@ function reviewForm(item, slot) {
       h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'decision', value: 'rejected' }), 'Reject')),
     h('label', { for: `review-reason-${item.id}` }, 'Reason (required)'),
     h('textarea', { id: `review-reason-${item.id}`, rows: 2, maxlength: 2000, required: true }),
+    acceptedAs,
     customerReason,
     error,
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save review'),
       h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
-  if (customerReason) {
-    form.addEventListener('change', () => show(customerReason, form.querySelector('input[name="decision"]:checked').value === 'rejected'));
+  if (customerReason || acceptedAs) {
+    form.addEventListener('change', () => {
+      const rejected = form.querySelector('input[name="decision"]:checked').value === 'rejected';
+      if (customerReason) show(customerReason, rejected);
+      if (acceptedAs) show(acceptedAs, !rejected);
+    });
   }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -134,6 +145,10 @@ function reviewForm(item, slot) {
     if (!reason) { error.textContent = 'Give a reason for the decision.'; show(error); return; }
     const decision = form.querySelector('input[name="decision"]:checked').value;
     const json = { decision, reason };
+    if (acceptedAs && decision === 'accepted') {
+      json.accepted_as = acceptedAs.querySelector('select').value;
+      if (!json.accepted_as) { error.textContent = 'Choose what the attachment proves.'; show(error); return; }
+    }
     if (customerReason && decision === 'rejected') {
       json.customer_reason = customerReason.querySelector('select').value;
       if (!json.customer_reason) { error.textContent = 'Choose what the customer reads: why the document was not accepted.'; show(error); return; }

@@ -38,6 +38,11 @@ export function eventWords(event) {
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
     case 'case_erased': return d.cause === 'retention' ? 'Personal data erased: the retention period ended' : 'Personal data erased on request';
+    case 'message_received': {
+      const how = { reply_token: 'by its reply address', references: 'by the mail it answers', subject: 'by the case number from the contact address', agent: 'attached by an agent' };
+      const kind = d.from_rescue_address ? 'A mail from the rescue address the thief added' : d.auto ? 'An automatic reply' : 'A reply from the customer';
+      return `${kind} arrived (${how[d.matched_by] ?? d.matched_by})`;
+    }
     case 'risk_raised': return `Risk raised: ${label(RISK_SIGNALS, d.signal)}${d.detail ? ` — ${d.detail}` : ''}`;
     case 'risk_cleared': return `Risk cleared: ${(d.signals ?? []).map((s) => label(RISK_SIGNALS, s)).join('; ') || 'signals'}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;

@@ -27,6 +27,8 @@ public enum Permission: String, CaseIterable, Sendable {
     case clearRisk = "case.clear_risk"
     case addNote = "case.note"
     case readEvents = "case.events"
+    /// The unmatched received mail: list, attach to a case, discard.
+    case handleInboundMail = "inbound.handle"
     case fileEvidence = "evidence.file"
     case listEvidence = "evidence.list"
     case readEvidenceContent = "evidence.content"
@@ -76,6 +78,7 @@ public enum PermissionTable {
         .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .handleInboundMail: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),
         .listEvidence: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvidenceContent: Grant(agentTier: Workflow.contentReadMinimumTier, admins: false, apiClients: false, customers: false),

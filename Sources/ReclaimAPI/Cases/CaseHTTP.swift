@@ -88,6 +88,7 @@ enum CaseHTTP {
             "summary": erased ? .null : .string(record.summary),
             "erased_at": Timestamp.json(record.erasedAt),
             "assignee": assignee,
+            "awaiting_reply": .bool(record.awaitingReply),
             "frozen": .bool(record.frozen),
             "due_at": Timestamp.json(record.dueAt),
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
@@ -151,6 +152,8 @@ enum CaseHTTP {
         } else {
             raw("null")
         }
+        raw(",\"awaiting_reply\":")
+        bool(record.awaitingReply)
         raw(",\"case_number\":")
         quoted(record.number)
         raw(",\"created_at\":")

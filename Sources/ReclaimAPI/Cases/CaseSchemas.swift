@@ -94,6 +94,9 @@ extension OpenAPIDocument {
             ],
         ],
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
+        "awaiting_reply": [
+            "type": "boolean", "description": "The newest human message on the case is the customer's (no customer note or mail after it).",
+        ],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
         "risk": ["type": "boolean", "description": "A risk signal stands uncleared: approve and unlock steps are refused (risk_uncleared)."],
         "risk_signals": [
@@ -115,7 +118,7 @@ extension OpenAPIDocument {
     nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
     private static let caseRequired = [
         "case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "risk",
+        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "risk", "awaiting_reply",
     ]
 
     /// The schemas, by name.
@@ -408,7 +411,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": [
                 "case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
-                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "unlocks_scheduled",
+                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "unlocks_scheduled", "reply_received_at",
             ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
@@ -431,6 +434,10 @@ extension OpenAPIDocument {
                     "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]],
                 ],
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
+                "reply_received_at": [
+                    "type": ["string", "null"], "format": "date-time",
+                    "description": "When the customer's latest mail reached the case (null: none).",
+                ],
                 "progress": [
                     "type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
                     "items": [

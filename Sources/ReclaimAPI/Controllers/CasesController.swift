@@ -154,6 +154,13 @@ final class CasesController: Sendable {
             default: errors.append(FieldError(field: "overdue", message: "true or false"))
             }
         }
+        if let text = request.query("awaiting_reply"), !text.isEmpty {
+            switch text {
+            case "true": filter.awaitingReply = true
+            case "false": filter.awaitingReply = false
+            default: errors.append(FieldError(field: "awaiting_reply", message: "true or false"))
+            }
+        }
         if let text = request.query("unreviewed"), !text.isEmpty {
             switch text {
             case "true": filter.unreviewed = true

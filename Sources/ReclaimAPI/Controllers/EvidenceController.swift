@@ -243,12 +243,20 @@ final class EvidenceController: Sendable {
         if customerReason != nil, decision == .accepted {
             errors.append(FieldError(field: "customer_reason", message: "Only a rejection names a customer reason."))
         }
+        // What an accepted mail attachment proves (a document kind one may upload); whether one is needed is the operation's.
+        var acceptedAs: EvidenceKind?
+        switch members["accepted_as"] {
+        case nil, .null?: break
+        case .string(let word)? where DocumentType(rawValue: word) != nil: acceptedAs = DocumentType(rawValue: word)?.evidenceKind
+        default: errors.append(FieldError(field: "accepted_as", message: DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))
+        }
         guard errors.isEmpty, let decision else { throw Problem.unprocessable(errors: errors) }
         let now = context.now
         return try context.transaction(for: request, attempting: "evidence.review") { connection in
             CaseHTTP.json(
                 try operations.review(
-                    evidence: id, decision: decision, reason: reason, customerReason: customerReason, actorTier: agent.tier,
+                    evidence: id, decision: decision, reason: reason, customerReason: customerReason, acceptedAs: acceptedAs,
+                    actorTier: agent.tier,
                     by: principal.actor, at: now, on: connection
                 ).json)
         }
