@@ -207,15 +207,22 @@ public final class ReclaimService: Sendable {
     /// HTTP connections open right now (slow-client tests, metrics).
     public var openConnections: Int { server.openConnections }
 
-    /// Stops accepting, lets in-flight requests finish within the grace period, then closes the database.
-    public func shutdown() {
-        logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
-        server.shutdown()
+    /// Stops the threads that poll the database on their own (the delivery and inbound workers, the sequencer, the
+    /// unlock scheduler, retention), each after its pass; requests are still served (tests that record what a request
+    /// sends stop them first).
+    public func stopPollingThreads() {
         deliveryWorker?.stop()
         inboundWorker.stop()
         sequencer.stop()
         unlockScheduler.stop()
         retention.stop()
+    }
+
+    /// Stops accepting, lets in-flight requests finish within the grace period, then closes the database.
+    public func shutdown() {
+        logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
+        server.shutdown()
+        stopPollingThreads()
         pool.close()
         logger.info("stopped")
     }

@@ -4,7 +4,6 @@ import Logging
 import Postgres
 import ReclaimCore
 import ReclaimStore
-import Synchronization
 
 extension CaseOperations {
     /// The admin-log types of erasure and export.
@@ -90,8 +89,7 @@ public final class RetentionWorker: Sendable {
     let logger: Logger
     let pollInterval: TimeInterval
     let now: @Sendable () -> Date
-    private let state = Mutex((running: false, stopping: false))
-    private let finished = DispatchGroup()
+    private let thread: PollingThread
 
     /// A worker erasing cases finished `retention` seconds ago.
     public init(
@@ -104,49 +102,24 @@ public final class RetentionWorker: Sendable {
         self.logger = logger
         self.pollInterval = pollInterval
         self.now = now
+        // A pass after each interval, not at start: a starting instance adds no work to the database at once.
+        thread = PollingThread(name: "reclaim-retention", interval: pollInterval, waitsFirst: true)
     }
 
-    /// Starts the thread; returns at once.
+    /// Starts the thread; returns at once. Each erased case passes again at once, until none is left.
     public func start() {
-        let start = state.withLock { state -> Bool in
-            guard !state.running else { return false }
-            state = (true, false)
-            return true
-        }
-        guard start else { return }
-        finished.enter()
-        let thread = Thread { [self] in
-            loop()
-            finished.leave()
-        }
-        thread.name = "reclaim-retention"
-        thread.start()
-    }
-
-    /// Asks the thread to stop and waits for its pass to end.
-    public func stop() {
-        let wasRunning = state.withLock { state -> Bool in
-            let was = state.running
-            state = (false, true)
-            return was
-        }
-        if wasRunning { finished.wait() }
-    }
-
-    private var stopping: Bool { state.withLock { $0.stopping } }
-
-    private func loop() {
-        while !stopping {
-            // A pass after each interval, not at start: a starting instance adds no work to the database at once.
-            let end = Date().addingTimeInterval(pollInterval)
-            while !stopping && Date() < end { Thread.sleep(forTimeInterval: min(0.05, pollInterval)) }
+        thread.start { [self] in
             do {
-                while !stopping, try runOnce() {}
+                return try runOnce()
             } catch {
                 logger.warning("retention_failed", ["error": .string(String(describing: error))])
+                return false
             }
         }
     }
+
+    /// Asks the thread to stop and waits for its pass to end.
+    public func stop() { thread.stop() }
 
     /// Erases one expired case in a transaction of its own; false when none is left (or every one is being erased by
     /// another instance).

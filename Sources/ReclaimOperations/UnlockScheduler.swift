@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import Postgres
 import ReclaimStore
-import Synchronization
 
 /// The cooling-off's scheduler: a thread of its own in every `reclaim serve`, beside the delivery worker and the
 /// sequencer, that does each due unlock step when its `effective_at` passes. Each step is claimed with
@@ -16,8 +15,7 @@ public final class UnlockScheduler: Sendable {
     let now: @Sendable () -> Date
     /// Seconds an idle scheduler waits before looking again: the most a due step waits past its time.
     let pollInterval: TimeInterval
-    private let state = Mutex((running: false, stopping: false))
-    private let finished = DispatchGroup()
+    private let thread: PollingThread
 
     public init(
         keys: KeyFile?, pool: PostgresPool, logger: Logger, pollInterval: TimeInterval = 1,
@@ -28,48 +26,25 @@ public final class UnlockScheduler: Sendable {
         self.logger = logger
         self.pollInterval = pollInterval
         self.now = now
+        thread = PollingThread(name: "reclaim-unlocks", interval: pollInterval)
     }
 
     /// Starts the thread; returns at once.
     public func start() {
-        let start = state.withLock { state -> Bool in
-            guard !state.running else { return false }
-            state = (true, false)
-            return true
-        }
-        guard start else { return }
-        finished.enter()
-        let thread = Thread { [self] in
-            loop()
-            finished.leave()
-        }
-        thread.name = "reclaim-unlocks"
-        thread.start()
-    }
-
-    /// Asks the thread to stop and waits for its current step to commit.
-    public func stop() {
-        let wasRunning = state.withLock { state -> Bool in
-            let was = state.running
-            state = (false, true)
-            return was
-        }
-        if wasRunning { finished.wait() }
-    }
-
-    private var stopping: Bool { state.withLock { $0.stopping } }
-
-    private func loop() {
-        while !stopping {
+        thread.start { [self] in
             do {
                 try runOnce()
             } catch {
                 logger.warning("unlock_scheduler_failed", ["error": .string(String(describing: error))])
             }
-            let end = Date().addingTimeInterval(pollInterval)
-            while !stopping && Date() < end { Thread.sleep(forTimeInterval: min(0.05, pollInterval)) }
+            return false
         }
     }
+
+    /// Asks the thread to stop and waits for its current step to commit.
+    public func stop() { thread.stop() }
+
+    private var stopping: Bool { thread.stopping }
 
     /// Does every step due now, each in a transaction of its own; how many were handled (done or cancelled).
     @discardableResult

@@ -14,8 +14,8 @@ import Testing
             $0.mailThreads = 0
             $0.webhookThreads = 0
         }  // no worker polling the outbox meanwhile
-        // Nor the transparency log's sequencer, which polls the same pool every half second.
-        world.service.service.sequencer.stop()
+        // Nor the service's own threads that poll the same pool (the sequencer, the unlock scheduler, retention).
+        world.service.service.stopPollingThreads()
         let agent = try world.agent(.tier1)
         let opened = try world.openCase(as: agent)
         let number = opened.caseNumber

@@ -57,7 +57,8 @@ extension CaseWorld {
         now = try world.mustPatch(
             number, as: tier1, json: ["facts": ["security_questions_changed": true, "rescue_email": "thief@evil.test"]], ifMatch: 4)
         #expect(now.facts["security_questions_changed"] == true && now.rescueEmail == "thief@evil.test" && now.facts["rescue_email_added"] == true)
-        #expect(now["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email", "reset_security_questions"], "done": []])
+        #expect(
+            now["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email", "reset_security_questions"], "done": [], "scheduled": []])
 
         now = try world.mustPatch(
             number, as: tier1,
@@ -191,12 +192,12 @@ extension CaseWorld {
         let number = try world.openCase(as: tier1).caseNumber
         let deviceOnly = try world.mustPatch(number, as: tier1, json: ["facts": ["two_step_enabled": true]], ifMatch: 1)
         #expect(deviceOnly.path == "activation_lock")
-        #expect(deviceOnly["unlocks"] as? [String: [String]] == ["required": ["remove_activation_lock"], "done": []])
+        #expect(deviceOnly["unlocks"] as? [String: [String]] == ["required": ["remove_activation_lock"], "done": [], "scheduled": []])
         #expect(!deviceOnly.allowedActions.contains("send_reset"))
         #expect(try world.corrections(number, as: tier1).last?["path"] == ["from": "undetermined", "to": "activation_lock"])
         let back = try world.mustPatch(number, as: tier1, json: ["facts": ["two_step_enabled": false]], ifMatch: 2)
         #expect(back.path == "undetermined" && back.allowedActions.contains("escalate"))
-        #expect(back["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email"], "done": []])
+        #expect(back["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email"], "done": [], "scheduled": []])
     }
 
     @Test func whileDocumentsAreAwaitedThePathFollowsAndWhatArrivedMayAlreadyMeetIt() throws {
@@ -235,7 +236,8 @@ extension CaseWorld {
         #expect(try decided.problem().code == "path_decided")
         let more = try world.mustPatch(number, as: tier1, json: ["facts": ["security_questions_changed": true]], ifMatch: 5)
         #expect(more.path == "documents")
-        #expect(more["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email", "reset_security_questions"], "done": []])
+        #expect(
+            more["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email", "reset_security_questions"], "done": [], "scheduled": []])
     }
 
     /// The rescue rule from the attacker's side: the thief's own mailbox, spelt another way, as the contact address.

@@ -16,7 +16,7 @@ import Testing
             $0.mailThreads = 0
             $0.webhookThreads = 0
         }
-        world.service.service.sequencer.stop()  // its polls are not a request's statements
+        world.service.service.stopPollingThreads()  // their polls are not a request's statements
         let database = world.service.database
         try Self.seed(database)
         let tier1 = try world.agent(.tier1)
