@@ -103,7 +103,7 @@ public struct ServiceConfiguration: Sendable {
     public var checkpointSeconds: Int = 3600
     /// Seconds a recorded unlock step waits before the service does it (`RECLAIM_UNLOCK_DELAY`, default 86400; decimals
     /// allowed): the victim's time to say "this wasn't me".
-    public var unlockDelay: TimeInterval = 86400
+    public var unlockDelay: TimeInterval = CaseOperations.defaultUnlockDelay
     /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
     public var unlockPollSeconds: TimeInterval = 1
 
@@ -322,7 +322,7 @@ public struct ServiceConfiguration: Sendable {
                 problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
         }
         let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
-        var unlockDelay: TimeInterval = 86400
+        var unlockDelay = CaseOperations.defaultUnlockDelay
         if let raw = value("RECLAIM_UNLOCK_DELAY") {
             guard let seconds = Double(raw), seconds.isFinite, (0...2_592_000).contains(seconds) else {
                 throw ConfigurationError(variable: "RECLAIM_UNLOCK_DELAY", problem: "must be seconds from 0 to 2592000 (30 days), got \"\(raw)\"")
