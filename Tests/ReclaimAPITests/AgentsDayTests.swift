@@ -221,7 +221,7 @@ extension CaseWorld {
         // The only step, given with complete: scheduled, not done (the cooling-off); complete once the service did it.
         let (number, version) = try engineeringCase(w, facts: ["rescue_email_added": true])
         let waiting = try w.world.act(number, "complete", as: engineer, version: version, extra: ["unlock": "remove_rescue_email"])
-        #expect(waiting.status == 409 && (try waiting.json()["code"] as? String) == "unlocks_outstanding", "\(waiting.text)")
+        #expect(try waiting.status == 409 && (waiting.json()["code"] as? String) == "unlocks_outstanding", "\(waiting.text)")
         w.world.service.clock.advance(by: 86_401)
         let later = try w.world.agent(.engineering)  // a day later: the first one's session has expired
         #expect(
