@@ -461,6 +461,7 @@ class VerifiedIdentityTests(BrowserTestCase):
         engineer.wait_for('#unlock-list li[data-step="remove_rescue_email"][data-done="true"]')
         # The last step given with Complete is scheduled like any other (the cooling-off): the case resolves only
         # with a second Complete, once the service has done it.
+        self.expect_http_errors(409)
         engineer.click('button[data-action="complete"]')
         Select(engineer.find('#action-unlock')).select_by_value('reset_security_questions')
         engineer.click('#action-confirm')
