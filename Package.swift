@@ -32,9 +32,9 @@ let package = Package(
         .target(name: "ReclaimCore"),
         .target(name: "ReclaimStore", dependencies: ["Postgres", "ReclaimCore", "Crypto", "Logging"]),
         // One function per case operation (load, decide with ReclaimCore, store, append typed events); domain errors only.
-        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "Crypto", "Postgres", "Logging"]),
+        .target(name: "ReclaimOperations", dependencies: ["ReclaimCore", "ReclaimStore", "InboundMail", "Crypto", "Postgres", "Logging"]),
         // The outbox's delivery worker: mail (MIME over SMTP, or .eml files) and Standard Webhooks, over Curl.
-        .target(name: "Notifications", dependencies: ["Curl", "HTTPServer", "ReclaimCore", "ReclaimStore", "ReclaimOperations", "Crypto", "Postgres", "Logging"]),
+        .target(name: "Notifications", dependencies: ["Curl", "InboundMail", "HTTPServer", "ReclaimCore", "ReclaimStore", "ReclaimOperations", "Crypto", "Postgres", "Logging"]),
         .target(name: "ReclaimAPI", dependencies: ["ReclaimCore", "ReclaimStore", "ReclaimOperations", "Notifications", "HTTPServer", "Crypto", "Postgres", "Logging"]),
         .executableTarget(name: "reclaim", dependencies: ["ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "HTTPServer", "Postgres", "Logging"]),
 
@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "ReclaimCoreTests", dependencies: ["ReclaimCore"]),
         .testTarget(name: "ReclaimStoreTests", dependencies: ["ReclaimStore", "ReclaimTestSupport", "Crypto", "Postgres", "ReclaimCore"]),
         .testTarget(name: "ReclaimOperationsTests", dependencies: ["ReclaimOperations", "ReclaimTestSupport", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres"]),
-        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "Curl", "ReclaimTestSupport", "ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres", "Logging"]),
+        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "Curl", "InboundMail", "ReclaimTestSupport", "ReclaimAPI", "ReclaimOperations", "ReclaimStore", "ReclaimCore", "Crypto", "Postgres", "Logging"]),
         .testTarget(name: "InboundMailTests", dependencies: ["InboundMail", "Curl", "ReclaimTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ReclaimAPITests", dependencies: ["ReclaimAPI", "ReclaimTestSupport", "HTTPServer", "Postgres", "Crypto"]),
     ],

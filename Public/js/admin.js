@@ -146,6 +146,21 @@ function clientRow(client) {
         [['Signing secret', result.data.signing_secret]]);
     }
   });
+  // A new API key ends the old one at once (unlike a signing secret): the first press asks, the second rotates.
+  const rotateKey = h('button', { type: 'button', class: 'secondary', dataset: { action: 'rotate-key' }, 'aria-label': `New API key for ${client.name}`, text: 'New API key' });
+  rotateKey.addEventListener('click', async () => {
+    if (rotateKey.dataset.confirm !== 'yes') {
+      rotateKey.dataset.confirm = 'yes';
+      rotateKey.textContent = 'Press again: the old key stops at once';
+      rotateKey.setAttribute('aria-label', `Press again for a new API key for ${client.name}: its current key stops working at once`);
+      return;
+    }
+    const result = await change(region, () => api.call('POST', `/api/v1/admin/clients/${client.id}/rotate-key`));
+    if (result) {
+      showSecret(`A new API key for ${client.name}. The previous key no longer works; the signing secret is unchanged.`,
+        [['API key', result.data.api_key]]);
+    }
+  });
   // Revoking cannot be undone: the first press asks, the second revokes.
   const revoke = h('button', { type: 'button', class: 'danger', dataset: { action: 'revoke' }, 'aria-label': `Revoke ${client.name}`, text: 'Revoke' });
   revoke.addEventListener('click', () => {
@@ -165,7 +180,7 @@ function clientRow(client) {
       h('span', { class: 'block small mono', text: client.id })),
     h('td', {}, h('span', { class: client.active ? 'state-on' : 'state-off', text: client.active ? 'Active' : `Revoked ${formatDateTime(client.revoked_at)}` })),
     h('td', { class: 'small', text: secret }),
-    h('td', {}, h('div', { class: 'actions' }, client.active ? [rotate, revoke] : null, webhooksButton(client))));
+    h('td', {}, h('div', { class: 'actions' }, client.active ? [rotate, rotateKey, revoke] : null, webhooksButton(client))));
 }
 
 // MARK: A client's webhooks
@@ -201,6 +216,25 @@ function deliveryStateWords(delivery) {
   return 'Failed (no more retries)';
 }
 
+/** A delivery that gave up (dead-lettered) or keeps failing may be sent again now, to an endpoint still receiving. */
+function retryable(endpoint, delivery) {
+  return endpoint.active && (delivery.state === 'failed' || (delivery.state === 'queued' && delivery.attempts.length > 0));
+}
+
+function retryButton(client, endpoint, delivery) {
+  const button = h('button', { type: 'button', class: 'secondary', dataset: { action: 'retry' },
+    'aria-label': `Send the ${delivery.event} delivery of ${formatDateTime(delivery.created_at)} again now`, text: 'Retry now' });
+  button.addEventListener('click', async () => {
+    const region = byId('clients-message');
+    button.disabled = true;
+    await change(region,
+      () => api.call('POST', `/api/v1/admin/clients/${client.id}/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`),
+      `The ${delivery.event} delivery to ${endpoint.url} is queued again, due now.`);
+    button.disabled = false;
+  });
+  return button;
+}
+
 function endpointPanel(client, endpoint) {
   const deliveries = endpoint.recent_deliveries;
   return h('div', { class: 'endpoint', dataset: { endpoint: endpoint.id } },
@@ -216,7 +250,7 @@ function endpointPanel(client, endpoint) {
         h('tbody', {}, deliveries.map((delivery) => h('tr', { dataset: { delivery: delivery.id, state: delivery.state } },
           h('td', { text: formatDateTime(delivery.created_at) }),
           h('td', { class: 'mono', text: delivery.event }),
-          h('td', { text: deliveryStateWords(delivery) }),
+          h('td', {}, deliveryStateWords(delivery), retryable(endpoint, delivery) ? [' ', retryButton(client, endpoint, delivery)] : null),
           h('td', {}, delivery.attempts.length === 0 ? '—'
             : h('ol', { class: 'attempts' }, delivery.attempts.map((attempt) => h('li', { class: 'small', text: attemptWords(attempt) })))))))));
 }
@@ -266,6 +300,98 @@ byId('client-form').addEventListener('submit', async (event) => {
   });
 });
 
+// MARK: Accounts on file
+
+/** The account the form describes, in the shape of `POST /api/v1/accounts`; throws words for a missing part. */
+function accountFromForm() {
+  const value = (id) => byId(id).value.trim();
+  const email = value('account-email');
+  if (!email) throw new Error('Enter the account\'s email.');
+  const questions = [1, 2].map((n) => ({ id: `q${n}`, question: value(`account-q${n}`), answer: value(`account-a${n}`) }))
+    .filter((q) => q.question || q.answer);
+  if (questions.some((q) => !q.question || !q.answer)) throw new Error('Give each security question its answer.');
+  const account = { email, security_questions: questions, cards: [], devices: [] };
+  const notice = byId('account-notice').value.split(/[\s,;]+/).filter(Boolean);
+  if (notice.length) account.notice_addresses = notice;
+  const number = value('account-card').replace(/[\s-]/g, '');
+  if (number) account.cards.push({ number, exp_month: Number(value('account-card-month')), exp_year: Number(value('account-card-year')) });
+  const device = { serial: value('account-serial'), imei: value('account-imei').replace(/[\s-]/g, ''), model: value('account-model') };
+  if (device.serial || device.imei) {
+    account.devices.push(Object.fromEntries(Object.entries(device).filter(([, v]) => v)));
+  }
+  return account;
+}
+
+/** What went wrong with one account, in words (the service names the fields, never echoes a value). */
+function accountRefusal(error) {
+  if (error.code === 'account_exists') return 'this account is already on file';
+  if (error.status === 404) return 'no account with this address is on file';
+  return [error.message, error.fieldMessages].filter(Boolean).join(' ');
+}
+
+byId('account-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const region = byId('account-form-message');
+  let json;
+  try {
+    json = accountFromForm();
+  } catch (problem) {
+    announce(region, problem.message, 'error');
+    return;
+  }
+  // With an address to correct, what is on file for it is replaced (admins only; an audit-log entry).
+  const replacing = byId('account-replace').value.trim();
+  await whileBusy(form, async () => {
+    try {
+      if (replacing) await api.call('PUT', `/api/v1/accounts/${encodeURIComponent(replacing)}`, { json });
+      else await api.call('POST', '/api/v1/accounts', { json });
+      form.reset();
+      announce(region, '');
+      announce(byId('flash'), replacing ? `The account on file for ${replacing} is replaced: ${json.email}.` : `${json.email} is on file.`, 'ok');
+      if (replacing) await loadAudit();
+    } catch (error) {
+      if (error.status === 401 || (error.status === 403 && error.code !== 'csrf_failed')) refuse(error);
+      else announce(region, `Not put on file: ${accountRefusal(error)}.`, 'error');
+    }
+  });
+});
+
+// A file of accounts, one a line, put on file one by one as `reclaim accounts import` does: each line's outcome listed,
+// the good ones stored whatever the others do.
+byId('account-import-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const region = byId('account-import-message');
+  const results = byId('account-import-results');
+  const file = byId('account-file').files[0];
+  if (!file) { announce(region, 'Choose a file of accounts, one JSON object a line.', 'error'); return; }
+  const lines = (await file.text()).split(/\r?\n/).map((text, index) => ({ text: text.trim(), number: index + 1 })).filter((l) => l.text);
+  if (!lines.length) { announce(region, 'The file holds no account.', 'error'); return; }
+  replace(results);
+  let stored = 0;
+  await whileBusy(form, async () => {
+    for (const line of lines) {
+      let json;
+      try {
+        json = JSON.parse(line.text);
+      } catch {
+        results.append(h('li', { dataset: { line: line.number, outcome: 'refused' }, text: `Line ${line.number}: not JSON.` }));
+        continue;
+      }
+      try {
+        await api.call('POST', '/api/v1/accounts', { json });
+        stored += 1;
+        results.append(h('li', { dataset: { line: line.number, outcome: 'stored' }, text: `Line ${line.number}: ${json.email} is on file.` }));
+      } catch (error) {
+        if (error.status === 401 || (error.status === 403 && error.code !== 'csrf_failed')) { refuse(error); return; }
+        results.append(h('li', { dataset: { line: line.number, outcome: 'refused' }, text: `Line ${line.number}: ${accountRefusal(error)}.` }));
+      }
+    }
+  });
+  announce(region, `${stored} of ${lines.length} accounts put on file.`, stored === lines.length ? 'ok' : 'warn');
+});
+
 // MARK: Audit
 
 function describe(event) {
@@ -286,7 +412,14 @@ function describe(event) {
     case 'client_added': return `Added API client ${d.name}`;
     case 'client_rotated': return `Rotated the signing secret of ${clientNames.get(d.client_id) ?? d.client_id}`;
     case 'client_revoked': return `Revoked API client ${clientNames.get(d.client_id) ?? d.client_id}`;
+    case 'client_key_rotated': return `Gave API client ${clientNames.get(d.client_id) ?? d.client_id} a new API key (the old one stopped)`;
+    case 'account_replaced': return `Replaced the account on file for ${d.email}${d.new_email !== d.email ? ` (now ${d.new_email})` : ''}`;
+    case 'webhook_retried': return `Queued a webhook delivery to ${clientNames.get(d.client_id) ?? d.client_id} again (delivery ${d.delivery_id})`;
     case 'passkey_sign_count_regressed': return `Refused a passkey sign-in: its sign count went back from ${d.stored_sign_count} to ${d.received_sign_count} (a copied key?)`;
+    case 'case_erased': return d.cause === 'retention'
+      ? `Erased the personal data of case ${d.case_number}: its retention period ended`
+      : `Erased the personal data of case ${d.case_number}${d.reason ? ` — “${d.reason}”` : ''}`;
+    case 'case_exported': return `Exported the personal data of case ${d.case_number} (${d.documents} document${d.documents === 1 ? '' : 's'})`;
     default: return event.type;
   }
 }
@@ -330,11 +463,22 @@ async function loadCheckpoint() {
   byId('checkpoint-note').textContent = checkpoint ? checkpoint.note : '';
 }
 
+// Signing out here ends the session as on the cases page, then goes there (to sign in again).
+byId('signout').addEventListener('click', async () => {
+  try {
+    await api.call('DELETE', '/api/v1/session');
+  } catch (error) {
+    if (error.status !== 401) { announce(byId('flash'), error.message, 'error'); return; }
+  }
+  window.location.assign('/');
+});
+
 async function boot() {
   try {
     const { data } = await request('GET', '/api/v1/session');
     api.csrf = data.csrf_token;
     byId('agent-name').textContent = data.agent.name;
+    show(byId('signout'));
     if (!data.permissions.includes('admin.manage')) throw new ApiError(403, { code: 'forbidden', detail: 'Only administrators may use this page.' });
     await Promise.all([loadAgents(), loadClients()]);
     await Promise.all([loadAudit(), loadCheckpoint()]);

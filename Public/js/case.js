@@ -13,6 +13,7 @@ import { actionsPanel } from './case/actions.js';
 import { loadAnswers } from './case/answers.js';
 import { agentNames, allows, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
 import { openEdit } from './case/edit.js';
+import { privacyPanel } from './case/privacy.js';
 import { riskPanel } from './case/risk.js';
 import { loadEvidence } from './case/evidence.js';
 import { loadMessages } from './case/messages.js';
@@ -56,10 +57,11 @@ function render() {
   const c = current.data;
   const left = timeLeft(c.due_at);
   const open = !FINISHED_STATES.includes(c.state);
+  const privacy = privacyPanel(c);
   replace(byId('case-body'),
     h('div', { class: 'case-head' },
       h('h1', { id: 'case-title', tabindex: -1 }, 'Case ', h('span', { class: 'mono' }, groupCaseNumber(c.case_number))),
-      h('p', { class: 'summary' }, c.summary),
+      h('p', { class: 'summary' }, c.summary ?? ''),
       c.state === 'merged' ? h('p', { class: 'message', dataset: { kind: 'info' }, id: 'merged-banner' }, 'Merged into case ',
         h('a', { href: `#/cases/${c.merged_into}`, class: 'mono', id: 'merged-link' }, groupCaseNumber(c.merged_into)),
         ': its evidence and notes count there.') : null,
@@ -78,6 +80,7 @@ function render() {
       h('div', { class: 'case-main' },
         c.risk || c.risk_signals?.length || app.can('case.flag') ? section('Risk', 'risk', riskPanel(c)) : null,
         section('Actions', 'actions', actionsPanel(c)),
+        privacy ? section('Personal data', 'privacy', privacy) : null,
         c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
         answersTaken(c) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
@@ -99,13 +102,13 @@ function render() {
           ['Name', c.customer?.name ?? '—'],
           ['Contact', c.customer?.contact_email ?? '—'],
           ['Language', h('span', { id: 'case-language' }, c.language ? label(LANGUAGES, c.language) : 'Not known')],
-          ['Account', c.account_email],
+          ['Account', c.account_email ?? '—'],
         ])),
         section('What the thief changed', 'thief', h('ul', { class: 'plain' },
           Object.entries(FACTS).map(([key, words]) => h('li', { dataset: { fact: key } },
             h('span', { class: c.facts?.[key] ? 'yes' : 'no' }, c.facts?.[key] ? 'Yes' : 'No'), ' ', words,
             key === 'rescue_email_added' && c.facts?.[key] ? rescueWords(c.facts.rescue_email) : null)))),
-        section('Devices', 'devices', c.devices.length === 0 ? h('p', { class: 'muted' }, 'None given.') : h('ul', { class: 'plain devices' },
+        section('Devices', 'devices', !c.devices?.length ? h('p', { class: 'muted' }, c.erased_at ? 'Erased.' : 'None given.') : h('ul', { class: 'plain devices' },
           c.devices.map((d) => h('li', {}, h('strong', {}, d.model ?? 'Device'), d.serial ? [h('br'), 'Serial ', h('span', { class: 'mono' }, d.serial)] : null,
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),
         app.can('case.verification') ? section('Verification', 'verification', h('div', { id: 'verification-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null)));

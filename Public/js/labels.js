@@ -69,6 +69,19 @@ export const EVIDENCE_TYPES = {
   security_answers: 'Security answers', card: 'Payment card', device: 'Device serial or IMEI', transcript: 'Call transcript',
   invoice: 'Invoice', warranty_card: 'Warranty card', box_photo: 'Photo of the box', carrier_contract: 'Carrier contract',
   police_report: 'Police report', imei_photo: 'Photo of the IMEI', lock_screen_photo: 'Photo of the lock screen',
+  mail_attachment: 'Mail attachment',
+};
+
+/** An item of evidence as agents name it: a transcript the customer uploaded is their conversation with whoever locked
+ *  the device (the status page's `transcript` upload), one an agent typed is a call transcript. */
+export function evidenceName(type, filedBy) {
+  return type === 'transcript' && filedBy === 'customer' ? 'Ransom conversation' : label(EVIDENCE_TYPES, type);
+}
+
+/** An upload's file type, as agents read it beside its kind (the service's `media_type`, parameters left out). */
+export const MEDIA_TYPES = {
+  'application/pdf': 'PDF', 'image/jpeg': 'JPEG image', 'image/png': 'PNG image', 'image/heic': 'HEIC image',
+  'text/plain': 'text', 'message/rfc822': 'saved e-mail',
 };
 
 /** What agents may upload as a document, in the service's order. */
@@ -110,7 +123,7 @@ export const MESSAGE_KINDS = {
   unlock_scheduled: 'an unlock scheduled (the notice with the stop link, to every address on file)',
   'case.unlock_scheduled': 'case.unlock_scheduled', 'case.unlock_cancelled': 'case.unlock_cancelled', 'case.unlock_done': 'case.unlock_done',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
-  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint',
+  'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint', 'message.received': 'message.received',
   'case.risk_raised': 'case.risk_raised',
 };
 

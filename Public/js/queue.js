@@ -2,10 +2,11 @@
 // (case number, account email, serial, IMEI) and "Show more" over the keyset cursor. Filters live in the
 // hash (#/?state=new&overdue=true), so the back button and a reload keep them.
 import { announce, byId, h, replace, show } from './dom.js';
-import { formatSpan, timeLeft } from './format.js';
+import { formatDateTime, formatSpan, timeLeft } from './format.js';
 import { FINISHED_STATES, label, STATES, TIERS } from './labels.js';
 import { groupCaseNumber } from './identifiers.js';
 import { VOCABULARY } from './vocabulary.js';
+import { loadInbound } from './inbound.js';
 
 const PAGE = 50;
 const filtersForm = byId('queue-filters');
@@ -27,6 +28,7 @@ function filtersFromForm() {
   if (byId('filter-mine').checked) params.set('assignee', 'me');
   if (byId('filter-overdue').checked) params.set('overdue', 'true');
   if (byId('filter-unreviewed').checked) params.set('unreviewed', 'true');
+  if (byId('filter-awaiting-reply').checked) params.set('awaiting_reply', 'true');
   if (byId('filter-risk').checked) params.set('risk', 'true');
   return params;
 }
@@ -38,6 +40,7 @@ function formFromFilters(params) {
   byId('filter-mine').checked = params.get('assignee') === 'me';
   byId('filter-overdue').checked = params.get('overdue') === 'true';
   byId('filter-unreviewed').checked = params.get('unreviewed') === 'true';
+  byId('filter-awaiting-reply').checked = params.get('awaiting_reply') === 'true';
   byId('filter-risk').checked = params.get('risk') === 'true';
 }
 
@@ -77,6 +80,7 @@ function row(item) {
     h('td', { 'data-label': 'Summary' }, item.risk ? [h('span', { class: 'badge risk queue-risk' }, 'At risk'), ' '] : null, item.summary,
       h('span', { class: 'muted block' }, item.account_email)),
     h('td', { 'data-label': 'State' }, label(STATES, item.state),
+      item.awaiting_reply ? h('span', { class: 'badge awaiting-reply block-badge' }, 'Customer replied') : null,
       item.unreviewed_documents ? h('span', { class: 'badge unreviewed block-badge' },
         `${item.unreviewed_documents} unreviewed document${item.unreviewed_documents === 1 ? '' : 's'}`) : null),
     h('td', { 'data-label': 'Tier' }, label(TIERS, item.tier)),
@@ -143,6 +147,16 @@ function refreshIfIdle() {
 setInterval(refreshIfIdle, REFRESH_MS);
 document.addEventListener('visibilitychange', refreshIfIdle);
 
+/** The filters a link from the reports may carry that the form has no control for: one agent's cases, an age. */
+function extraFilterWords(query) {
+  const parts = [];
+  const assignee = query.get('assignee');
+  if (assignee && assignee !== 'me') parts.push('held by one agent');
+  if (query.get('opened_after')) parts.push(`opened since ${formatDateTime(query.get('opened_after'))}`);
+  if (query.get('opened_before')) parts.push(`opened before ${formatDateTime(query.get('opened_before'))}`);
+  return parts;
+}
+
 /** Shows the queue for the filters in `params`; with none, the agent's own tier. */
 export async function showQueue(app, params) {
   appRef = app;
@@ -160,7 +174,9 @@ export async function showQueue(app, params) {
   byId('queue').dataset.query = currentQuery;
   nextCursor = null;
   show(byId('queue'));
-  byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : 'Queue';
+  const extra = extraFilterWords(query);
+  byId('queue-title').textContent = query.get('q') ? `Search: ${query.get('q')}` : extra.length ? `Queue: cases ${extra.join(', ')}` : 'Queue';
   document.title = 'Reclaim — queue';
+  loadInbound(app);
   await load(true);
 }

@@ -66,10 +66,43 @@ function trendChart(trend) {
 
 const seconds = (value) => (value === null || value === undefined ? '—' : formatSpan(value * 1000));
 
+/** The dashboard's queue with these filters (`tier=any` unless a tier is given: the queue would start at the reader's). */
+export function queueLink(filters) {
+  const params = new URLSearchParams(filters);
+  if (!params.has('tier')) params.set('tier', 'any');
+  return `/#/?${params}`;
+}
+
+/** A count that opens the queue listing exactly those cases. */
+function countLink(value, filters, description) {
+  return h('a', { href: queueLink(filters), text: String(value), 'aria-label': `${value} ${description}: show them in the queue` });
+}
+
+/** "Opened 1 to 3 days ago" for a bucket of the backlog by age. */
+function ageWords(bucket) {
+  const days = (n) => `${n} ${n === 1 ? 'day' : 'days'}`;
+  if (bucket.from_days === 0) return `Less than ${days(bucket.to_days)} ago`;
+  if (bucket.to_days === null) return `More than ${days(bucket.from_days)} ago`;
+  return `${bucket.from_days} to ${days(bucket.to_days)} ago`;
+}
+
+function ageFilters(bucket) {
+  const filters = {};
+  if (bucket.opened_after) filters.opened_after = bucket.opened_after;
+  if (bucket.opened_before) filters.opened_before = bucket.opened_before;
+  return filters;
+}
+
 function render(report) {
   byId('report-range').textContent = `${formatDateTime(report.from)} to ${formatDateTime(report.to)} (${report.days} days, whole UTC days).`;
   byId('figure-open').textContent = String(report.open.total);
+  byId('figure-open').setAttribute('aria-label', `${report.open.total} open cases: show them in the queue`);
   byId('figure-overdue').textContent = String(report.overdue);
+  byId('figure-overdue').setAttribute('aria-label', `${report.overdue} overdue cases: show them in the queue`);
+  const first = report.first_response;
+  byId('figure-first-response').textContent = first.answered
+    ? `median ${seconds(first.p50_seconds)}, 90th percentile ${seconds(first.p90_seconds)} (${first.answered} of ${first.cases} cases opened${first.sampled ? ', the newest' : ''} in the window)`
+    : first.cases ? `no agent has acted yet on the ${first.cases} cases opened in the window` : 'no case opened in the window';
   byId('figure-resolved').textContent = String(report.time_to_resolve.resolved);
   byId('figure-times').textContent = report.time_to_resolve.resolved
     ? `median ${seconds(report.time_to_resolve.p50_seconds)}, 90th percentile ${seconds(report.time_to_resolve.p90_seconds)}` : 'nothing resolved';
@@ -80,9 +113,27 @@ function render(report) {
   const total = (state) => VOCABULARY.tiers.reduce((sum, tier) => sum + count(state, tier), 0);
   replace(byId('backlog-head'), h('tr', {}, h('th', { scope: 'col', text: 'State' }), VOCABULARY.tiers.map((tier) => h('th', { scope: 'col', text: label(TIERS, tier) })),
     h('th', { scope: 'col', text: 'All tiers' })));
+  const stateWords = (state) => (STATES[state] ?? state).toLowerCase();
   replace(byId('backlog-rows'), states.length ? states.map((state) => h('tr', { dataset: { state } },
-    h('th', { scope: 'row', text: STATES[state] ?? state }), VOCABULARY.tiers.map((tier) => h('td', { text: count(state, tier) })),
-    h('td', { text: total(state) }))) : h('tr', {}, h('td', { colspan: 6, text: 'No open cases.' })));
+    h('th', { scope: 'row', text: STATES[state] ?? state }),
+    VOCABULARY.tiers.map((tier) => h('td', {}, count(state, tier)
+      ? countLink(count(state, tier), { state, tier }, `cases in ${stateWords(state)} at ${label(TIERS, tier)}`) : '0')),
+    h('td', {}, countLink(total(state), { state }, `cases in ${stateWords(state)}`)))) : h('tr', {}, h('td', { colspan: 6, text: 'No open cases.' })));
+
+  // Per agent: what each holds now (and how much of it is overdue), and what they resolved in the window.
+  replace(byId('agents-rows'), report.agents.length ? report.agents.map((agent) => h('tr', { dataset: { agent: agent.agent_id } },
+    h('th', { scope: 'row', text: agent.name }),
+    h('td', { text: label(TIERS, agent.tier) }),
+    h('td', {}, countLink(agent.open, { assignee: agent.agent_id }, `open cases held by ${agent.name}`)),
+    h('td', {}, agent.overdue ? countLink(agent.overdue, { assignee: agent.agent_id, overdue: 'true' }, `overdue cases held by ${agent.name}`) : '0'),
+    h('td', {}, agent.resolved ? countLink(agent.resolved, { assignee: agent.agent_id, state: 'resolved' }, `cases resolved by ${agent.name}`) : '0')))
+    : h('tr', {}, h('td', { colspan: 5, text: 'No case is assigned to anyone.' })));
+
+  replace(byId('age-rows'), report.backlog_by_age.map((bucket) => h('tr', { dataset: { fromDays: bucket.from_days } },
+    h('th', { scope: 'row', text: ageWords(bucket) }),
+    h('td', {}, countLink(bucket.count, ageFilters(bucket), `open cases opened ${ageWords(bucket).toLowerCase()}`)))));
+  replace(byId('age-chart'), barChart(report.backlog_by_age.map((bucket) => ({ label: ageWords(bucket), value: bucket.count,
+    kind: bucket.from_days >= 7 ? 'miss' : '' })), Math.max(0, ...report.backlog_by_age.map((bucket) => bucket.count))));
   replace(byId('backlog-chart'), barChart(states.map((state) => ({ label: STATES[state] ?? state, value: total(state) })),
     Math.max(0, ...states.map(total))));
 

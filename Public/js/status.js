@@ -210,6 +210,9 @@ function renderStatus(status) {
     h('p', { class: 'note-body', text: note.body }),
     h('p', { class: 'muted note-date', text: formatWhen(note.created_at) }))));
   show(byId('notes-block'), notes.length > 0);
+  // The customer's reply by mail reached the case: the time only, in their language.
+  byId('reply-received').textContent = status.reply_received_at ? t('result.reply_received', { date: formatWhen(status.reply_received_at) }) : '';
+  show(byId('reply-received'), Boolean(status.reply_received_at));
 
   // A finished case takes no more files (nobody would see them); its notices say how to reach support.
   show(uploadForm, Boolean(status.can_upload));

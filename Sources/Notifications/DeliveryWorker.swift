@@ -14,6 +14,8 @@ public struct NotificationSettings: Sendable {
     public var smtpURL: String?
     /// The sender (`RECLAIM_MAIL_FROM`).
     public var mailFrom: String
+    /// The address replies go to, with the case's `+token` (`RECLAIM_REPLY_ADDRESS`, default the sender).
+    public var replyAddress: String?
     /// How a customer reaches support (`RECLAIM_SUPPORT_CONTACT`): the page's sentences that mails repeat, and the mail
     /// that says "call us if this was not you".
     public var supportContact = NotificationSettings.defaultSupportContact
@@ -350,12 +352,17 @@ public final class DeliveryWorker: Sendable {
         let link = "\(base)/status?case=\(number)"
         var newAddress = ""
         if case .string(let masked)? = payload["new_address"] { newAddress = masked }
-        return MIMEMessage(
+        var mail = MIMEMessage(
             from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
             body: MailText.body(
                 kind, caseNumber: display, status: status, accessCode: code, statusURL: link, language: language,
                 contact: settings.supportContact, newAddress: newAddress, customerReason: customerReason),
             messageID: message.id, date: message.createdAt)
+        // The reply reaches the case: the token names it and cannot be forged (ReplyToken).
+        if let keys, let parsed = try? CaseNumber(parsing: number) {
+            mail.replyTo = ReplyToken.address(settings.replyAddress ?? settings.mailFrom, for: parsed, keys: keys)
+        }
+        return mail
     }
 
     /// `2026-12-03T07:15:00.000Z` as `2026-12-03 07:15`.

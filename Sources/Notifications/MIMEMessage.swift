@@ -13,6 +13,8 @@ public struct MIMEMessage: Sendable {
     public var date: Date
     /// The domain of the Message-ID (the sender's).
     public var domain: String
+    /// Where the customer's reply goes (the case's `+token` address); nil writes no `Reply-To`.
+    public var replyTo: String?
 
     public init(from: String, to: String, subject: String, body: String, messageID: UUID, date: Date) {
         self.from = from
@@ -62,17 +64,19 @@ public struct MIMEMessage: Sendable {
         let encodedBody = Data(normalizedBody.utf8).base64EncodedString(options: [
             .lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed,
         ])
-        let headers = [
-            "From: \(clean(from))",
-            "To: \(clean(to))",
-            "Subject: \(Self.encodedWord(clean(subject)))",
-            "Date: \(Self.rfc5322Date(date))",
-            "Message-ID: \(messageIDHeader)",
-            "MIME-Version: 1.0",
-            "Content-Type: text/plain; charset=UTF-8",
-            "Content-Transfer-Encoding: base64",
-            "Auto-Submitted: auto-generated",
-        ]
+        let headers =
+            [
+                "From: \(clean(from))",
+                "To: \(clean(to))",
+            ] + (replyTo.map { ["Reply-To: \(clean($0))"] } ?? []) + [
+                "Subject: \(Self.encodedWord(clean(subject)))",
+                "Date: \(Self.rfc5322Date(date))",
+                "Message-ID: \(messageIDHeader)",
+                "MIME-Version: 1.0",
+                "Content-Type: text/plain; charset=UTF-8",
+                "Content-Transfer-Encoding: base64",
+                "Auto-Submitted: auto-generated",
+            ]
         return Array((headers.joined(separator: "\r\n") + "\r\n\r\n" + encodedBody + "\r\n").utf8)
     }
 }

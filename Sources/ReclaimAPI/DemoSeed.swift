@@ -61,9 +61,12 @@ public struct DemoSeed: Sendable {
         let accounts = try seedAccounts(now: now)
         var cases: [DemoCase] = []
         var index = 0
+        // The risk cases claim what an earlier one holds: each opens after the one before it has finished, in the last
+        // hours, so the signal it raises on the other lands after that case's history (timelines read forwards).
+        var nextClaim = now.addingTimeInterval(-12 * 3_600)
         for plan in Self.plans {
             for _ in 0..<plan.count {
-                cases.append(try seedCase(plan, index: index, accounts: accounts, agents: agents, now: now))
+                cases.append(try seedCase(plan, index: index, accounts: accounts, agents: agents, now: now, claimAt: &nextClaim))
                 index += 1
             }
         }
@@ -346,11 +349,17 @@ public struct DemoSeed: Sendable {
         "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker", "王小明", "陳美玲", "李志强",
     ]
 
-    private func seedCase(_ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date) throws -> DemoCase {
+    private func seedCase(
+        _ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date, claimAt nextClaim: inout Date
+    ) throws -> DemoCase {
         let account = accounts[index % accounts.count]
         // Each case gets its own clock, set back so its history spans the past days (some are overdue, as in real life).
         let clock = ServiceClock()
-        clock.advance(by: -Double((index % 9) + 1) * 86_400 - 3_600 * Double(index % 7) - 24 * 3_600)
+        if plan.accountEmail != nil {
+            clock.advance(by: nextClaim.timeIntervalSince(clock.now()))
+        } else {
+            clock.advance(by: -Double((index % 9) + 1) * 86_400 - 3_600 * Double(index % 7) - 24 * 3_600)
+        }
         let creator = agents.actor(.tier1)
         let customer = Self.customers[index % Self.customers.count]
         func current() -> Date { Timestamp.truncated(clock.now()) }
@@ -439,12 +448,14 @@ public struct DemoSeed: Sendable {
                 if case .unlockElapsed = step { elapsed = true } else { elapsed = false }
                 // A running cooling-off ends a day after the real now, whatever the case's own clock says.
                 let delay = elapsed ? 0 : now.addingTimeInterval(86_400).timeIntervalSince(at)
+                // An elapsed one is done in the same transaction, at the case's own time: committed apart, a running
+                // service's scheduler could do it first, at the real now, ahead of the case's later demo steps.
                 _ = try pool.withTransaction { connection in
-                    try operations.recordUnlock(
+                    _ = try operations.recordUnlock(
                         number, expectedVersion: record.version, step: kind, reason: nil, actorTier: .engineering,
                         by: agents.actor(.engineering), delay: delay, at: at, on: connection)
+                    if elapsed { _ = try operations.doDueUnlock(at: at, on: connection) }
                 }
-                if elapsed { _ = try pool.withTransaction { try operations.doDueUnlock(at: at, on: $0) } }
             case .repudiate:
                 // The demo cannot read the sealed token back; it issues one as the notice did and uses it.
                 let token = "demo-stop-\(record.number)"
@@ -457,11 +468,18 @@ public struct DemoSeed: Sendable {
                     try CaseStore.openCases(matching: [account.email], except: record.id, on: connection).first
                 }
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
+                let targetNumber = try CaseNumber(parsing: target.number)
+                // Each case runs on its own clock: the merge lands on both timelines, so it comes after the later of
+                // the two cases' histories, never before the target was opened.
+                let targetRecord = try pool.withConnection { try operations.load(targetNumber, on: $0) }
+                let latest = max(targetRecord.createdAt, targetRecord.updatedAt)
+                if latest >= at { clock.advance(by: latest.timeIntervalSince(at) + 3_600) }
+                let mergedAt = current()
                 _ = try pool.withTransaction { connection in
                     try operations.merge(
-                        number, expectedVersion: record.version, into: try CaseNumber(parsing: target.number),
+                        number, expectedVersion: record.version, into: targetNumber,
                         reason: "Same caller, second channel.", sameCustomerConfirmed: true,  // a second contact address, one person
-                        actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                        actorTier: .tier2, by: agents.actor(.tier2), at: mergedAt, on: connection)
                 }
             case .freeze:
                 let tier = holder.isAtLeast(Workflow.freezeMinimumTier) ? holder : Workflow.freezeMinimumTier
@@ -471,6 +489,7 @@ public struct DemoSeed: Sendable {
             }
         }
         let final = try pool.withConnection { try operations.load(number, on: $0) }
+        if plan.accountEmail != nil { nextClaim = max(nextClaim, final.updatedAt).addingTimeInterval(600) }
         return DemoCase(
             number: number.digits, accessCode: opened.accessCode.display, kind: plan.kind, state: final.snapshot.state,
             path: final.snapshot.path, accountEmail: plan.accountEmail ?? account.email)

@@ -53,6 +53,10 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case differentCustomer = "different_customer"
     case accessCodeJustIssued = "access_code_just_issued"
     case pathDecided = "path_decided"
+    // Personal data
+    case caseOpen = "case_open"
+    case caseErased = "case_erased"
+    case alreadyErased = "already_erased"
     case riskUncleared = "risk_uncleared"
     case fourEyes = "four_eyes"
     // Administration
@@ -85,7 +89,10 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
             .notFrozen, .notSameAccount, .endpointDisabled:
             409
-        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled: 409
+        case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled, .caseOpen,
+            .alreadyErased:
+            409
+        case .caseErased: 410
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
@@ -224,13 +231,20 @@ extension OperationError: Refusal {
         case .tooLarge(let limit): Problem.payloadTooLarge(limit: limit)
         case .caseNotOpen:
             Problem(ErrorCode.caseNotOpen, detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
+        case .caseOpen:
+            Problem(ErrorCode.caseOpen, detail: "The case is still open: only a resolved, rejected, closed or merged case can be erased.")
+        case .alreadyErased:
+            Problem(ErrorCode.alreadyErased, detail: "The case was erased already: nothing identifying the customer is left to erase or export.")
         case .accountExists: Problem(ErrorCode.accountExists, detail: "An account with this e-mail is already on file.")
+        case .accountNotFound: Problem.notFound(detail: "No account with this e-mail is on file.")
         case .keysUnavailable: Problem.unavailable(retryAfter: 60, code: ErrorCode.notConfigured, detail: "The service has no key file.")
         case .accessCodeJustIssued(let until, let now):
             Problem(
                 ErrorCode.accessCodeJustIssued,
                 detail: "A new access code was sent to the customer moments ago; another would make that one useless.",
                 extraHeaders: [("Retry-After", String(max(1, Int(until.timeIntervalSince(now).rounded(.up)))))])
+        case .inboundNotFound: Problem.notFound(detail: "No received mail has this id.")
+        case .inboundHandled: Problem(ErrorCode.alreadyDone, detail: "This mail is no longer unmatched: it was attached to a case or discarded.")
         case .riskUncleared(let signals):
             Problem(
                 ErrorCode.riskUncleared,
@@ -246,9 +260,10 @@ extension OperationError: Refusal {
         .refusedAfterRecording(.unlocksOutstanding([.resetSecurityQuestions]), version: 4),
         .invalid(field: "reason", "A reason has at most 2000 characters."), .answersLocked(until: .distantFuture, now: .distantPast),
         .alreadyFrozen, .notFrozen, .noAccountOnFile, .reviewNeedsTier(.tier3), .unsupportedMedia(declaredMismatch: true),
-        .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .accountExists, .keysUnavailable,
+        .unsupportedMedia(declaredMismatch: false), .tooLarge(limit: 1024), .caseNotOpen, .caseOpen, .alreadyErased, .accountExists,
+        .accountNotFound, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
-        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown,
+        .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown, .inboundNotFound, .inboundHandled,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.

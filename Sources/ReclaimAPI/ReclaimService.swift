@@ -22,10 +22,14 @@ public final class ReclaimService: Sendable {
     public let routes: [APIRoute]
     /// The outbox's delivery worker (nil when neither lane has a thread); its threads start with the server.
     public let deliveryWorker: DeliveryWorker?
+    /// The inbound worker: reads replies from `RECLAIM_INBOUND` (nothing when unset); its thread starts with the server.
+    public let inboundWorker: InboundWorker
     /// The transparency log's sequencer (one pass at a time across instances); its thread starts with the server.
     public let sequencer: TransparencyLogWorker
     /// The cooling-off's scheduler (each due unlock step done once across instances); its thread starts with the server.
     public let unlockScheduler: UnlockScheduler
+    /// The retention worker (erases cases finished `RECLAIM_RETENTION_DAYS` ago); its thread starts with the server.
+    public let retention: RetentionWorker
     let logger: Logger
 
     /// What every controller shares.
@@ -80,10 +84,14 @@ public final class ReclaimService: Sendable {
             configuration.mailThreads + configuration.webhookThreads > 0
             ? DeliveryWorker(settings: configuration.notificationSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
             : nil
+        inboundWorker = InboundWorker(settings: configuration.inboundSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
         sequencer = TransparencyLogWorker(
             settings: configuration.transparencyLogSettings, pool: pool, keys: keys, logger: logger, now: { clock.now() })
         unlockScheduler = UnlockScheduler(
             keys: keys, pool: pool, logger: logger, pollInterval: configuration.unlockPollSeconds, now: { clock.now() })
+        retention = RetentionWorker(
+            retention: configuration.retentionDays * 86_400, pool: pool, operations: CaseOperations(keys: keys), logger: logger,
+            pollInterval: configuration.retentionPollSeconds, now: { clock.now() })
         let routes = Routes(context: context, operations: operations).all
         self.routes = routes
         documentBox.bytes = OpenAPIDocument.render(routes: routes)
@@ -156,8 +164,16 @@ public final class ReclaimService: Sendable {
             let owner = try PostgresConnection(connectionString: ownerURL)
             defer { owner.close() }
             try migrator.migrate(owner, logger: logger)
+            try carryOverTimelines(owner, logger: logger)
         }
-        guard case .pending(let pending) = try migrator.check(connection) else { return }
+        guard case .pending(let pending) = try migrator.check(connection) else {
+            // Events in the form before commitments cannot be erased: the carry-over (owner only) must have run.
+            let uncarried = try CaseEventStore.uncarriedCount(on: connection)
+            if uncarried > 0 {
+                throw StartupError("\(uncarried) timeline event(s) are not carried over to commitments (migration 0020): run `reclaim migrate`")
+            }
+            return
+        }
         let remedy =
             configuration.migrationDatabaseURL == nil
             ? "set RECLAIM_MIGRATION_DATABASE_URL (the schema owner's) so that serve applies them, or run `reclaim migrate` with it"
@@ -165,12 +181,23 @@ public final class ReclaimService: Sendable {
         throw StartupError("the database lacks \(pending.count) migration(s) starting at \(pending[0].version)_\(pending[0].name): \(remedy)")
     }
 
+    /// Carries timelines written before migration 0020 over to commitments (after the SQL, as the schema's owner), in
+    /// one transaction: `EventCommitments`.
+    public static func carryOverTimelines(_ owner: PostgresConnection, logger: Logger) throws {
+        let carried = try owner.withTransaction { try EventCommitments.carryOver(on: $0) }
+        if carried.cases > 0 {
+            logger.info("timelines_carried_over", ["cases": .int(carried.cases), "events": .int(carried.events)])
+        }
+    }
+
     /// Starts listening; returns at once.
     public func start() throws {
         try server.start()
         deliveryWorker?.start()
+        inboundWorker.start()
         sequencer.start()
         unlockScheduler.start()
+        retention.start()
         logger.info("listening", ["address": .string(configuration.host), "port": .int(server.boundPort), "tls": .bool(configuration.servesTLS)])
     }
 
@@ -185,8 +212,10 @@ public final class ReclaimService: Sendable {
         logger.info("shutting_down", ["grace_seconds": .int(configuration.shutdownGraceSeconds)])
         server.shutdown()
         deliveryWorker?.stop()
+        inboundWorker.stop()
         sequencer.stop()
         unlockScheduler.stop()
+        retention.stop()
         pool.close()
         logger.info("stopped")
     }

@@ -20,6 +20,7 @@ struct Routes {
     let passkeys: PasskeyController
     let webhooks: WebhooksController  // Notifications
     let caseMessages: CaseMessagesController  // Notifications
+    let inbound: InboundController  // the conversation: unmatched mail
     let adminWebhooks: AdminWebhooksController  // Notifications
     let audit: AuditController  // the transparency log
 
@@ -37,6 +38,7 @@ struct Routes {
         self.reports = ReportsController(context: context)
         self.webhooks = WebhooksController(context: context)  // Notifications
         self.caseMessages = CaseMessagesController(context: context)  // Notifications
+        self.inbound = InboundController(context: context)  // the conversation: unmatched mail
         self.adminWebhooks = AdminWebhooksController(context: context)  // Notifications
         self.audit = AuditController(context: context)
     }
@@ -144,7 +146,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/cases", operationID: "caseQueue",
                 summary:
-                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
+                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases, or an agent's id), opened_after and opened_before (RFC 3339 times: an age of the backlog), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), awaiting_reply (the customer's message is the newest), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
                 tag: "cases", authentication: .agent,
                 responses: [
                     200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),
@@ -192,6 +194,23 @@ struct Routes {
                 tag: "cases", authentication: .agent, responses: changing,
                 bodyLimit: 4096, handler: cases.freeze
             ).requiringIfMatch(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/erasure", operationID: "eraseCase",
+                summary:
+                    "Erase what identifies the customer of a finished case (admins): name, contact, account and rescue addresses, devices, summary, notes, evidence details and summaries, documents' content, the addresses and bodies of its messages, the personal values on its timeline, its search terms. The case keeps its number, kind, path, states, times and actors; erased fields read null and erased_at is set; the timeline, the admin log and the checkpoints still verify. One transaction; an admin-log entry. 409 case_open while the case is open, already_erased the second time.",
+                tag: "cases", authentication: .agent, requestSchema: "Erasure", responses: changing,
+                bodyLimit: 8192, handler: cases.erase
+            ),
+            APIRoute(
+                .GET, "/api/v1/cases/{case_number}/export", operationID: "exportCase",
+                summary:
+                    "Everything held about the customer on a case, for a data-subject request (admins): a ZIP of case.json (the case, timeline, notes, evidence, messages) and each document as documents/<evidence id>.<ext>. Each export is an admin-log entry (case_exported).",
+                tag: "cases", authentication: .agent,
+                responses: [
+                    200: .other("A ZIP archive (stored entries).", mediaTypes: ["application/zip"]), 401: .problem("Not authenticated."),
+                    403: .problem("Not an admin: recorded as a `denied` event on the case."), 404: caseNumber404,
+                ],
+                handler: cases.export),
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/merge", operationID: "mergeCase",
                 summary:
@@ -382,7 +401,19 @@ struct Routes {
                     403: .problem("Not allowed."), 409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
                     503: .problem("busy: too many hashes queued; see Retry-After."),
                 ],
-                bodyLimit: 64 * 1024, deferred: accounts.create)
+                bodyLimit: 64 * 1024, deferred: accounts.create),
+            APIRoute(
+                .PUT, "/api/v1/accounts/{email}", operationID: "replaceAccount",
+                summary:
+                    "Replace the account on file for an e-mail (admin agents): the body as for createAccount (its email the new address); answers re-hashed, cards re-fingerprinted. Recorded in the audit log.",
+                tag: "accounts", authentication: .agent, requestSchema: "NewAccount",
+                responses: [
+                    200: .json("The account, without secrets.", "Account"), 400: .problem("Malformed JSON."), 401: .problem("Not authenticated."),
+                    403: .problem("Not an admin agent."), 404: .refusal(OperationError.accountNotFound),
+                    409: .refusal(OperationError.accountExists), 422: .problem("validation_failed."),
+                    503: .problem("busy: too many hashes queued; see Retry-After."),
+                ],
+                bodyLimit: 64 * 1024, deferred: accounts.replace),
         ]
     }
 
@@ -396,6 +427,7 @@ struct Routes {
                 responses: [
                     200: .json("Where the case stands, in plain words.", "Status"), 400: .problem("Malformed JSON."),
                     404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                    410: .problem("case_erased: the right code, but the customer's data on this finished case was erased."),
                     429: .problem("locked_out: too many failures for this case number or address; see Retry-After."),
                 ],
                 bodyLimit: 4096, handler: status.status),
@@ -422,6 +454,7 @@ struct Routes {
                     201: .json("What was filed (type, status, size, sha256, media type).", "CustomerUploadReceipt"),
                     400: .problem("Malformed form."),
                     404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
+                    410: .problem("case_erased: the right code, but the customer's data on this finished case was erased."),
                     409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
                     413: .problem("payload_too_large: more than 10 MiB of file."),
                     415: .problem(
@@ -503,6 +536,13 @@ struct Routes {
                 responses: [200: .json("The client and its new secret.", "AdminRotatedClient"), 403: notAdmin, 404: noClient],
                 bodyLimit: 4096, handler: admin.rotateClient),
             APIRoute(
+                .POST, "/api/v1/admin/clients/{id}/rotate-key", operationID: "adminRotateClientKey",
+                summary:
+                    "A new API key, shown this once; the previous key is refused at once (the signing secret stays) (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("The client and its new key.", "AdminRotatedClientKey"), 403: notAdmin, 404: noClient],
+                bodyLimit: 4096, handler: admin.rotateClientKey),
+            APIRoute(
                 .DELETE, "/api/v1/admin/clients/{id}", operationID: "adminRevokeClient",
                 summary: "Revoke an API client: its key is refused from now on (admins). Recorded in the audit log.",
                 tag: "administration", authentication: .agent,
@@ -564,7 +604,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/reports/summary", operationID: "reportSummary",
                 summary:
-                    "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90) and the daily trend over ?days= (1-366, default 30, whole UTC days); ?format=csv for a spreadsheet (tier2+ and admins).",
+                    "Open cases by state and tier, overdue cases, each path's share resolved within its target, time to resolve (p50, p90), the daily trend over ?days= (1-366, default 30, whole UTC days), open, overdue and resolved cases per agent, time to first response and open cases by age (JSON only); ?format=csv for a spreadsheet (tier2+ and admins).",
                 tag: "reports", authentication: .agent,
                 responses: [
                     200: ResponseDoc(
@@ -686,6 +726,36 @@ struct Routes {
                     404: .problem("invalid_case_number (mistyped, no database query) or not_found."),
                 ],
                 handler: caseMessages.list),
+            // The conversation: received mail no rule matched, for agents to attach or discard.
+            APIRoute(
+                .GET, "/api/v1/inbound", operationID: "inboundList",
+                summary:
+                    "Received mail no rule matched to a case, newest first (at most 200; tier 1 and up): id, sender, subject, time and why it is unmatched (no_match, sender_limit, too_large, not_a_message, ...).",
+                tag: "cases", authentication: .agent,
+                responses: [200: .json("The unmatched mail.", "InboundList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed.")],
+                handler: inbound.list),
+            APIRoute(
+                .POST, "/api/v1/inbound/{id}/attach", operationID: "inboundAttach",
+                summary:
+                    "Attach an unmatched mail to a case (tier 1 and up): it becomes that case's message (matched_by agent), with the message_received event, awaiting_reply and message.received as a matched one.",
+                tag: "cases", authentication: .agent, requestSchema: "InboundAttach",
+                responses: [
+                    200: .json("The message as the case lists it.", "CaseMessageIn"), 401: .problem("Not authenticated."),
+                    403: .problem("Not allowed."),
+                    404: .problem("No such mail, or no case has this number."), 409: .refusal(OperationError.inboundHandled),
+                    422: .problem("validation_failed: case_number."),
+                ],
+                bodyLimit: 4096, handler: inbound.attach),
+            APIRoute(
+                .POST, "/api/v1/inbound/{id}/discard", operationID: "inboundDiscard",
+                summary: "Discard an unmatched mail from the list (tier 1 and up): kept, with who discarded it, when and why.",
+                tag: "cases", authentication: .agent, requestSchema: "InboundDiscard",
+                responses: [
+                    204: .empty("Discarded."), 401: .problem("Not authenticated."), 403: .problem("Not allowed."),
+                    404: .refusal(OperationError.inboundNotFound), 409: .refusal(OperationError.inboundHandled),
+                    422: .problem("validation_failed: reason."),
+                ],
+                bodyLimit: 4096, handler: inbound.discard),
             APIRoute(
                 .GET, "/api/v1/admin/clients/{id}/webhooks", operationID: "adminClientWebhooks",
                 summary:
@@ -696,6 +766,17 @@ struct Routes {
                     403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such agent or client."),
                 ],
                 handler: adminWebhooks.list),
+            APIRoute(
+                .POST, "/api/v1/admin/clients/{id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/retry", operationID: "adminRetryWebhookDelivery",
+                summary:
+                    "Queue one of the client's deliveries again (a failed or dead-lettered one), due now, with the same webhook-id (admins). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    202: .json("Queued.", "WebhookRetry"), 401: .problem("Not authenticated."),
+                    403: .problem("forbidden: only admin agents may administer."), 404: .problem("No such client, endpoint or delivery."),
+                    409: .problem("endpoint_disabled: the receiver answered 410 Gone."),
+                ],
+                bodyLimit: 4096, handler: adminWebhooks.retry),
         ]
     }
 }

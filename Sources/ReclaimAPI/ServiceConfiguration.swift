@@ -78,6 +78,15 @@ public struct ServiceConfiguration: Sendable {
     public var smtpURL: String?
     /// The sender of customer mail (`RECLAIM_MAIL_FROM`, default `reclaim@localhost`).
     public var mailFrom: String = "reclaim@localhost"
+    /// Where customers' replies go (`RECLAIM_REPLY_ADDRESS`, default `mailFrom`): each mail's `Reply-To` is it with the
+    /// case's `+token`.
+    public var replyAddress: String? = nil
+    /// Where replies are read (`RECLAIM_INBOUND`: `imap://…`, `imaps://…` or `maildir:PATH`); nil reads none.
+    public var inbound: InboundSource? = nil
+    /// Seconds between two passes over the inbound mailbox (`RECLAIM_INBOUND_POLL_SECONDS`, default 30).
+    public var inboundPollSeconds: Double = 30
+    /// Most mails an hour from one sender before the rest are kept unmatched (`RECLAIM_INBOUND_SENDER_LIMIT`, default 30).
+    public var inboundSenderLimit: Int = 30
     /// The public base URL for links in mail (`RECLAIM_PUBLIC_URL`, default `http://<RECLAIM_ADDRESS>`).
     public var publicURL: String = "http://127.0.0.1:8080"
     /// Seconds between mail attempts (`RECLAIM_MAIL_RETRY_SCHEDULE`).
@@ -106,6 +115,11 @@ public struct ServiceConfiguration: Sendable {
     public var unlockDelay: TimeInterval = CaseOperations.defaultUnlockDelay
     /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
     public var unlockPollSeconds: TimeInterval = 1
+    /// Days after a case finished that the retention worker erases it (`RECLAIM_RETENTION_DAYS`, default 365, decimals
+    /// allowed).
+    public var retentionDays: Double = 365
+    /// Seconds between two passes of the retention worker (`RECLAIM_RETENTION_POLL_SECONDS`, default 60).
+    public var retentionPollSeconds: Double = 60
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -148,6 +162,13 @@ public struct ServiceConfiguration: Sendable {
         ),
         ("RECLAIM_SMTP_URL", "SMTP server for customer mail: smtp://host:port or smtps://user:pass@host (default: .eml files)"),
         ("RECLAIM_MAIL_FROM", "sender address of customer mail (default reclaim@localhost)"),
+        ("RECLAIM_REPLY_ADDRESS", "address customers reply to; each mail's Reply-To is it with the case's +token (default RECLAIM_MAIL_FROM)"),
+        (
+            "RECLAIM_INBOUND",
+            "where replies are read: imap://user:password@host:port/MAILBOX, imaps://... or maildir:PATH (default: none; deploy/run: maildir: in the data directory)"
+        ),
+        ("RECLAIM_INBOUND_POLL_SECONDS", "seconds between two reads of the inbound mailbox (default 30)"),
+        ("RECLAIM_INBOUND_SENDER_LIMIT", "most mails an hour from one sender; the rest are kept unmatched (default 30)"),
         ("RECLAIM_PUBLIC_URL", "public base URL for the status link in mail (default http://RECLAIM_ADDRESS)"),
         ("RECLAIM_MAIL_RETRY_SCHEDULE", "seconds between mail attempts, comma-separated (default 5,30,60,300,1800,7200,18000,36000)"),
         (
@@ -172,6 +193,8 @@ public struct ServiceConfiguration: Sendable {
             "RECLAIM_UNLOCK_DELAY",
             "seconds a recorded unlock step waits (the cooling-off) before the service does it; decimals allowed (default 86400)"
         ),
+        ("RECLAIM_RETENTION_DAYS", "days after a case finished that its customer's data is erased by the worker (default 365; decimals allowed)"),
+        ("RECLAIM_RETENTION_POLL_SECONDS", "seconds between two passes of the retention worker (default 60; decimals allowed)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -291,6 +314,19 @@ public struct ServiceConfiguration: Sendable {
         if mailFrom.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" || $0 == " " }) || !mailFrom.contains("@") {
             throw ConfigurationError(variable: "RECLAIM_MAIL_FROM", problem: "must be a bare address such as reclaim@example.org")
         }
+        let replyAddress = value("RECLAIM_REPLY_ADDRESS")
+        if let replyAddress,
+            replyAddress.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" || $0 == " " || $0 == "+" })
+                || !replyAddress.contains("@")
+        {
+            throw ConfigurationError(variable: "RECLAIM_REPLY_ADDRESS", problem: "must be a bare address without a +tag, such as cases@example.org")
+        }
+        var inbound: InboundSource?
+        if let text = value("RECLAIM_INBOUND") {
+            do { inbound = try InboundSource(parsing: text) } catch { throw ConfigurationError(variable: "RECLAIM_INBOUND", problem: error.reason) }
+        }
+        let inboundPoll = try integer("RECLAIM_INBOUND_POLL_SECONDS", default: 30, range: 1...86400)
+        let inboundSenderLimit = try integer("RECLAIM_INBOUND_SENDER_LIMIT", default: 30, range: 1...100_000)
         let publicURL = value("RECLAIM_PUBLIC_URL") ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
         guard let publicComponents = URLComponents(string: publicURL), ["http", "https"].contains(publicComponents.scheme?.lowercased() ?? ""),
             publicComponents.host?.isEmpty == false
@@ -322,13 +358,16 @@ public struct ServiceConfiguration: Sendable {
                 problem: "must be one word of at most 200 characters without spaces or +, such as reclaim.example.org/reclaim")
         }
         let checkpointSeconds = try integer("RECLAIM_CHECKPOINT_SECONDS", default: 3600, range: 1...604_800)
-        var unlockDelay = CaseOperations.defaultUnlockDelay
-        if let raw = value("RECLAIM_UNLOCK_DELAY") {
-            guard let seconds = Double(raw), seconds.isFinite, (0...2_592_000).contains(seconds) else {
-                throw ConfigurationError(variable: "RECLAIM_UNLOCK_DELAY", problem: "must be seconds from 0 to 2592000 (30 days), got \"\(raw)\"")
+        func decimal(_ name: String, default fallback: Double, range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
+            guard let raw = value(name) else { return fallback }
+            guard let number = Double(raw), number.isFinite, range.contains(number) else {
+                throw ConfigurationError(variable: name, problem: "must be a number from \(range.lowerBound) to \(range.upperBound), got \"\(raw)\"")
             }
-            unlockDelay = seconds
+            return number
         }
+        let retentionDays = try decimal("RECLAIM_RETENTION_DAYS", default: 365, range: 0...36_500)
+        let retentionPoll = try decimal("RECLAIM_RETENTION_POLL_SECONDS", default: 60, range: 0.01...86_400)
+        let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: CaseOperations.defaultUnlockDelay, range: 0...2_592_000)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -345,6 +384,10 @@ public struct ServiceConfiguration: Sendable {
         configuration.smtpURL = smtpURL
         configuration.mailFrom = mailFrom
         configuration.publicURL = publicURL
+        configuration.replyAddress = replyAddress
+        configuration.inbound = inbound
+        configuration.inboundPollSeconds = Double(inboundPoll)
+        configuration.inboundSenderLimit = inboundSenderLimit
         configuration.mailRetrySchedule = mailSchedule
         configuration.webhookRetrySchedule = webhookSchedule
         configuration.webhookAllow = value("RECLAIM_WEBHOOK_ALLOW") ?? ""
@@ -355,6 +398,8 @@ public struct ServiceConfiguration: Sendable {
         configuration.logOrigin = logOrigin
         configuration.checkpointSeconds = checkpointSeconds
         configuration.unlockDelay = unlockDelay
+        configuration.retentionDays = retentionDays
+        configuration.retentionPollSeconds = retentionPoll
         return configuration
     }
 
@@ -406,6 +451,14 @@ extension ServiceConfiguration {
         settings.webhookThreads = webhookThreads
         settings.webhookPerEndpoint = webhookPerEndpoint
         settings.endpointBackoff = RetrySchedule(delays: webhookBackoff)
+        settings.replyAddress = replyAddress
+        return settings
+    }
+
+    /// What the inbound worker needs, from this configuration.
+    public var inboundSettings: InboundSettings {
+        var settings = InboundSettings(source: inbound, rules: InboundRules(replyAddress: replyAddress ?? mailFrom, senderLimit: inboundSenderLimit))
+        settings.pollSeconds = inboundPollSeconds
         return settings
     }
 }

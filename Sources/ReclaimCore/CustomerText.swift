@@ -83,10 +83,14 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case stopDone = "stop.done"
     case stopAgain = "stop.again"
 
+    // Erasure (api.md v1.2): the customer's look-up of an erased case.
+    case problemErased = "problem.case_erased"
+
     /// The placeholders every language's template for this key must hold (and no others).
     public var placeholders: Set<String> {
         switch self {
-        case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen, .problemStopUnknown, .stopDone, .stopAgain:
+        case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen, .problemStopUnknown, .stopDone, .stopAgain,
+            .problemErased:
             ["contact"]
         default: []
         }

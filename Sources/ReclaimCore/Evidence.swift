@@ -22,6 +22,9 @@ public enum EvidenceKind: String, Sendable, Codable, CaseIterable {
     case imeiPhoto = "imei_photo"
     /// A photo of the activation-lock or lost-mode screen.
     case lockScreenPhoto = "lock_screen_photo"
+    /// A file attached to a mail the customer sent (api.md v1.2): unreviewed until accepted as what it proves
+    /// (`accepted_as`); never uploaded as such.
+    case mailAttachment = "mail_attachment"
 
     /// The identity factor typed evidence speaks to; nil for transcripts and documents.
     public var factor: Factor? {
@@ -37,7 +40,7 @@ public enum EvidenceKind: String, Sendable, Codable, CaseIterable {
     public var isDocument: Bool {
         switch self {
         case .securityAnswers, .card, .device, .transcript: false
-        case .invoice, .warrantyCard, .boxPhoto, .carrierContract, .policeReport, .imeiPhoto, .lockScreenPhoto: true
+        case .invoice, .warrantyCard, .boxPhoto, .carrierContract, .policeReport, .imeiPhoto, .lockScreenPhoto, .mailAttachment: true
         }
     }
 
@@ -60,17 +63,18 @@ public struct DocumentType: RawRepresentable, Sendable, Hashable, Codable, CaseI
         evidenceKind = kind
     }
 
-    /// The document type named `rawValue` (`invoice`, …); nil for anything else, typed evidence included.
+    /// The document type named `rawValue` (`invoice`, …); nil for anything else, typed evidence and mail attachments
+    /// (which only mail files) included: what an upload or an `accepted_as` may name.
     public init?(rawValue: String) {
-        guard let kind = EvidenceKind(rawValue: rawValue) else { return nil }
+        guard let kind = EvidenceKind(rawValue: rawValue), kind != .mailAttachment else { return nil }
         self.init(kind)
     }
 
     /// The evidence kind's name.
     public var rawValue: String { evidenceKind.rawValue }
 
-    /// Every document type, in `EvidenceKind`'s order.
-    public static let allCases: [DocumentType] = EvidenceKind.allCases.compactMap(DocumentType.init)
+    /// Every document type one uploads, in `EvidenceKind`'s order (a mail attachment is filed by the mail, not uploaded).
+    public static let allCases: [DocumentType] = EvidenceKind.allCases.filter { $0 != .mailAttachment }.compactMap(DocumentType.init)
 }
 
 /// The media types accepted for documents, named by their MIME type.

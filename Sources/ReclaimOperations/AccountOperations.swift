@@ -40,6 +40,18 @@ public enum AccountOperations {
         return try PreparedAccount(account, hasher: hasher, cardKey: keys.activeKey(for: .cardFingerprint))
     }
 
+    /// Replaces the account on file for `email` with `prepared` (its address, notice addresses, questions, cards and
+    /// devices), in the caller's transaction: `accountNotFound` when none is on file, `accountExists` when the new address
+    /// is another account's. Its devices are checked as a new account's are (`store`).
+    public static func replace(email: String, with prepared: PreparedAccount, at now: Date, on connection: PostgresConnection) throws {
+        do {
+            guard try AccountStore.replace(email: email, with: prepared, on: connection) else { throw OperationError.accountNotFound }
+        } catch let error as PostgresError where error.constraint == "accounts_email_unique" {
+            throw OperationError.accountExists
+        }
+        try RiskSignals.checkAccountDevices(prepared.devices, accountEmail: prepared.email.value, at: now, on: connection)
+    }
+
     /// The storing half of `putOnFile`, in the caller's transaction.
     public static func store(_ prepared: PreparedAccount, at now: Date, on connection: PostgresConnection) throws {
         do {

@@ -167,7 +167,7 @@ extension CaseOperations {
         // A path with fewer document requirements may be met by what already arrived: the case moves itself, as on arrival.
         if snapshot.path != record.snapshot.path, updated.snapshot.state == .awaitingDocuments {
             let documents = try EvidenceStore.list(caseID: updated.id, on: connection).filter(\.kind.isDocument).map {
-                (kind: $0.kind, status: $0.status)
+                (kind: $0.countsAs, status: $0.status)
             }
             if let decision = workflow.documentsArrived(on: updated.snapshot, documents: documents, now: now) {
                 updated = try apply(decision, to: updated, by: Self.systemActor, at: now, on: connection)

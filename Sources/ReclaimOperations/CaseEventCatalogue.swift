@@ -26,11 +26,36 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unmergeLeft = "unmerge_left"
     case mailRefused = "mail_refused"
     case caseCorrected = "case_corrected"
+    case caseErased = "case_erased"
     case riskRaised = "risk_raised"
     case riskCleared = "risk_cleared"
     case unlockScheduled = "unlock_scheduled"
     case unlockCancelled = "unlock_cancelled"
     case handedBack = "handed_back"
+    case messageReceived = "message_received"
+
+    /// The members of this event's data that identify the customer or may (an address, an agent's free-text reason, how
+    /// a caller was verified): the hash chain covers them only as salted commitments, so erasure can delete the values
+    /// and the timeline still verifies (api.md v1.2, "Personal data has an end").
+    public var personalFields: Set<String> {
+        switch self {
+        case .resetSent: ["to"]
+        case .frozen, .unfrozen: ["account_email"]
+        case .transition, .evidenceReviewed, .unlockDone, .merged, .mergeReceived, .unmerged, .unmergeLeft, .riskCleared,
+            .unlockScheduled, .unlockCancelled:
+            ["reason"]
+        case .accessCodeReissued: ["caller_check"]
+        // A flag's detail is the agent's own words.
+        case .riskRaised: ["detail"]
+        case .caseOpened, .noteAdded, .assigned, .evidenceFiled, .evidenceContentRead, .denied, .unassigned, .documentArrived,
+            .mailRefused, .caseCorrected, .caseErased,
+            // The service's own words: why it handed the case back.
+            .handedBack,
+            // Its id and how it matched: the sender and the text are the stored message's, which erasure clears.
+            .messageReceived:
+            []
+        }
+    }
 }
 
 /// One timeline event with its data: the only way operations write to a case's timeline, so each event's
@@ -73,6 +98,8 @@ public enum CaseEventEntry: Sendable {
     case mailRefused(kind: String, reason: String)
     /// An agent corrected the case's details (`PATCH`): see `CaseCorrectionEvent`.
     case caseCorrected(CaseCorrectionEvent)
+    /// What identified the customer was erased (by an admin, or by the retention worker as `system`); never a value.
+    case caseErased(byRetention: Bool)
     /// A risk signal was raised (`RiskSignals.raise`); `detail` and `otherCases` are for agents (the timeline is theirs).
     case riskRaised(signal: RiskSignal, detail: String, otherCases: [String])
     /// A tier-3 or engineering agent cleared these signals, with a reason.
@@ -85,6 +112,9 @@ public enum CaseEventEntry: Sendable {
     case unlockCancelled(step: UnlockKind, reason: String)
     /// The service handed the case back to an earlier desk (`from` → `to`) for a reason no agent gave: a repudiation.
     case handedBack(from: CaseState, to: CaseState, reason: String)
+    /// A mail from the customer (or anyone) reached the case: the stored message's id and how it matched, never its
+    /// sender or text (the timeline cannot be erased; the message can).
+    case messageReceived(messageID: UUID, matchedBy: InboundMatch, auto: Bool, fromRescueAddress: Bool)
 
     /// The stored type name.
     public var type: CaseEventType {
@@ -110,11 +140,13 @@ public enum CaseEventEntry: Sendable {
         case .unmergeLeft: .unmergeLeft
         case .mailRefused: .mailRefused
         case .caseCorrected: .caseCorrected
+        case .caseErased: .caseErased
         case .riskRaised: .riskRaised
         case .riskCleared: .riskCleared
         case .unlockScheduled: .unlockScheduled
         case .unlockCancelled: .unlockCancelled
         case .handedBack: .handedBack
+        case .messageReceived: .messageReceived
         }
     }
 
@@ -196,10 +228,17 @@ public enum CaseEventEntry: Sendable {
             return ["mail": .string(kind), "reason": .string(reason)]
         case .caseCorrected(let correction):
             return correction.data
+        case .caseErased(let byRetention):
+            return ["cause": byRetention ? "retention" : "request"]
         case .riskRaised(let signal, let detail, let otherCases):
             return ["signal": .string(signal.rawValue), "detail": .string(detail), "other_cases": .array(otherCases.map(JSONValue.string))]
         case .riskCleared(let signals, let reason):
             return ["signals": .array(signals.map { .string($0.rawValue) }), "reason": .string(reason)]
+        case .messageReceived(let messageID, let matchedBy, let auto, let fromRescueAddress):
+            return [
+                "message_id": .string(messageID.lowercased), "matched_by": .string(matchedBy.rawValue), "auto": .bool(auto),
+                "from_rescue_address": .bool(fromRescueAddress),
+            ]
         }
     }
 }
@@ -248,7 +287,8 @@ public enum CaseTimeline {
     public static func append(_ entry: CaseEventEntry, caseID: UUID, actor: String, at now: Date, on connection: PostgresConnection) throws
         -> CaseEvent
     {
-        try CaseEventStore.append(caseID: caseID, at: now, actor: actor, type: entry.type.rawValue, data: entry.data, on: connection)
+        try CaseEventStore.append(
+            caseID: caseID, at: now, actor: actor, type: entry.type.rawValue, data: entry.data, personal: entry.type.personalFields, on: connection)
     }
 
     /// The agent a case was handed to by an `assigned` event, as an actor (`agent:<uuid>`), for naming on the timeline.

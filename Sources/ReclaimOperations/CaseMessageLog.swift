@@ -35,7 +35,8 @@ public enum CaseMessageLog {
             }
             let kind = text("mail")
             return .refused(
-                kind: kind, reason: text("reason"), to: kind == CustomerMailKind.contactChanged.rawValue ? nil : record.customerContactEmail,
+                kind: kind, reason: text("reason"),
+                to: kind == CustomerMailKind.contactChanged.rawValue || record.erasedAt != nil ? nil : record.customerContactEmail,
                 at: event.at, seq: event.seq)
         }
         // Both lists are already in time order: a stable merge keeps each one's own order for equal times.

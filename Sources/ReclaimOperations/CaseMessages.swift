@@ -95,6 +95,8 @@ public enum WebhookEvent: String, Sendable, CaseIterable {
     case caseUnlockDone = "case.unlock_done"
     /// A new signed checkpoint of the transparency log, sent to every subscribed endpoint of any client.
     case auditCheckpoint = "audit.checkpoint"
+    /// A reply from the customer reached the case: the case number and the time only (no text, no address).
+    case messageReceived = "message.received"
 }
 
 /// Writes the messages a change causes into the outbox, in the operation's transaction: commit and message are one.
@@ -154,7 +156,7 @@ public enum CaseMessages {
         var snapshot = shown.snapshot
         if status == nil { snapshot.state = state }
         let evidence = try EvidenceStore.list(caseID: shown.id, on: connection).map {
-            FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason)
+            FiledEvidence(kind: $0.countsAs, status: $0.status, customerReason: $0.customerReason)
         }
         let guidance = CustomerGuidance(state: snapshot.state, path: snapshot.path, kind: snapshot.kind, facts: snapshot.facts, evidence: evidence)
         var payload: [String: JSONValue] = [
@@ -167,7 +169,18 @@ public enum CaseMessages {
             NewOutboxMessage(
                 id: id, channel: .mail, caseID: record.id, recipient: recipient, kind: kind.rawValue,
                 payload: .object(payload), sealedSecret: sealed), now: now, on: connection)
+        // The newest human message on the case is now ours: it no longer waits for an answer.
+        try InboundMessageStore.setAwaitingReply(false, caseID: record.id, on: connection)
         return true
+    }
+
+    /// `message.received` for the partners who opened the case or filed into it: the case number and the time, nothing
+    /// of the message (no text, no address).
+    static func messageReceived(_ record: CaseRecord, at now: Date, on connection: PostgresConnection) throws {
+        let data: JSONValue = ["case_number": .string(record.number), "received_at": Timestamp.json(now)]
+        let body: JSONValue = ["type": .string(WebhookEvent.messageReceived.rawValue), "timestamp": Timestamp.json(now), "data": data]
+        try OutboxStore.insertWebhooks(
+            event: WebhookEvent.messageReceived.rawValue, caseID: record.id, body: body.canonical, now: now, on: connection)
     }
 
     /// Queues `event` for every subscribed endpoint of the API clients that opened the case or filed into it.

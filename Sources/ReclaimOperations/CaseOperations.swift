@@ -249,7 +249,7 @@ public struct CaseOperations: Sendable {
         }
         if transition.action == .approve {
             context.documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument)
-                .map { TransitionContext.DocumentStatus(kind: $0.kind, status: $0.status) }
+                .map { TransitionContext.DocumentStatus(kind: $0.countsAs, status: $0.status) }
         }
         let decision: TransitionDecision
         switch workflow.decide(transition.action, on: record.snapshot, actorTier: actorTier, context: context, now: now) {
@@ -600,7 +600,7 @@ extension CaseRecord {
         assigneeTier: Tier? = nil, frozen: Bool? = nil, unlocksDone: [UnlockKind]? = nil, risk: Bool? = nil,
         unlocksScheduled: [ScheduledStep]? = nil, updatedAt: Date, version: Int
     ) -> CaseRecord {
-        CaseRecord(
+        var record = CaseRecord(
             id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID,
             snapshot: snapshot ?? self.snapshot, dueAt: dueAt ?? self.dueAt, accountEmail: accountEmail,
             customerName: customerName, customerContactEmail: customerContactEmail, devices: devices, summary: summary,
@@ -609,7 +609,9 @@ extension CaseRecord {
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language,
             unlocksDone: unlocksDone ?? self.unlocksDone, unreviewedDocuments: unreviewedDocuments, createdBy: createdBy,
             mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState,
-            risk: risk ?? self.risk, unlocksScheduled: unlocksScheduled ?? self.unlocksScheduled)
+            risk: risk ?? self.risk, unlocksScheduled: unlocksScheduled ?? self.unlocksScheduled, awaitingReply: awaitingReply)
+        record.erasedAt = erasedAt
+        return record
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
@@ -620,7 +622,8 @@ extension CaseRecord {
             summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
             updatedAt: updatedAt, version: version, rescueEmail: rescueEmail, language: language, unlocksDone: unlocksDone,
             unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
-            answerProgress: answerProgress, mergedIntoState: mergedIntoState, risk: risk, unlocksScheduled: unlocksScheduled)
+            answerProgress: answerProgress, mergedIntoState: mergedIntoState, risk: risk, unlocksScheduled: unlocksScheduled,
+            awaitingReply: awaitingReply)
     }
 }
 

@@ -236,9 +236,24 @@ extension CaseOperations {
         try CaseTimeline.append(
             .documentArrived(evidenceID: new.id, kind: new.kind, unreviewed: record.unreviewedDocuments),
             caseID: record.id, actor: new.filedBy, at: new.filedAt, on: connection)
-        let documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+        let documents = try EvidenceStore.list(caseID: record.id, on: connection).filter(\.kind.isDocument).map {
+            (kind: $0.countsAs, status: $0.status)
+        }
         guard let decision = workflow.documentsArrived(on: record.snapshot, documents: documents, now: new.filedAt) else { return }
         _ = try apply(decision, to: record, by: Self.systemActor, at: new.filedAt, on: connection)
+    }
+
+    /// A mail attachment is accepted as what it proves, and only it names that (`accepted_as`, a document kind one
+    /// uploads): it then counts for the gate as that kind.
+    static func checkAcceptedAs(_ acceptedAs: EvidenceKind?, decision: EvidenceStatus, kind: EvidenceKind) throws {
+        let words = DocumentType.allCases.map(\.rawValue).joined(separator: ", ")
+        switch (acceptedAs, kind == .mailAttachment && decision == .accepted) {
+        case (nil, true):
+            throw OperationError.invalid(field: "accepted_as", "Accepting a mail attachment names what it proves: \(words).")
+        case (_?, false):
+            throw OperationError.invalid(field: "accepted_as", "Only accepting a mail attachment names what it proves.")
+        default: return
+        }
     }
 
     /// Whether a declared media type agrees with the sniffed one (`application/octet-stream` declares nothing).
@@ -263,7 +278,8 @@ extension CaseOperations {
     /// Rejecting a document names the `customerReason` the customer reads (and only then may one be given); the
     /// customer is mailed, and a case under review left short of a requirement returns to `awaiting_documents`.
     public func review(
-        evidence id: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil, actorTier: Tier,
+        evidence id: UUID, decision: EvidenceStatus, reason: String, customerReason: CustomerReason? = nil, acceptedAs: EvidenceKind? = nil,
+        actorTier: Tier,
         by actor: String, at now: Date, on connection: PostgresConnection
     ) throws -> EvidenceRecord {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -272,16 +288,17 @@ extension CaseOperations {
         guard let (record, _) = try EvidenceStore.find(id: id, on: connection) else { throw OperationError.evidenceNotFound }
         guard actorTier.isAtLeast(record.kind.reviewMinimumTier) else { throw OperationError.reviewNeedsTier(record.kind.reviewMinimumTier) }
         try Self.checkCustomerReason(customerReason, decision: decision, kind: record.kind)
+        try Self.checkAcceptedAs(acceptedAs, decision: decision, kind: record.kind)
         try CaseStore.lock(id: record.caseID, on: connection)
         // Evidence a merged case brought counts, and is reviewed, on the case it went into: that case must take the review.
         guard let filedOn = try CaseStore.find(id: record.caseID, on: connection) else { throw OperationError.evidenceNotFound }
         do { try CaseWork.review.check(in: filedOn.mergedIntoState ?? filedOn.snapshot.state) } catch {
             throw OperationError.refused(error, caseID: nil)
         }
-        try EvidenceStore.insertReview(
-            EvidenceReview(
-                evidenceID: id, decision: decision, reason: reason, customerReason: customerReason,
-                reviewedBy: actor, reviewedAt: now), on: connection)
+        var review = EvidenceReview(
+            evidenceID: id, decision: decision, reason: reason, customerReason: customerReason, reviewedBy: actor, reviewedAt: now)
+        review.acceptedAs = acceptedAs
+        try EvidenceStore.insertReview(review, on: connection)
         try CaseTimeline.append(
             .evidenceReviewed(evidenceID: id, kind: record.kind, decision: decision, reason: reason, customerReason: customerReason),
             caseID: record.caseID, actor: actor, at: now, on: connection)
@@ -324,7 +341,7 @@ extension CaseOperations {
             record = target
         }
         let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
-        let documents = evidence.filter(\.kind.isDocument).map { (kind: $0.kind, status: $0.status) }
+        let documents = evidence.filter(\.kind.isDocument).map { (kind: $0.countsAs, status: $0.status) }
         var current = record
         if let decision = workflow.documentRejected(on: record.snapshot, documents: documents, now: now) {
             current = try apply(decision, to: record, by: Self.systemActor, at: now, on: connection, messages: false)
@@ -359,7 +376,7 @@ public enum EvidenceRequirements {
         let s = record.snapshot
         return CustomerGuidance(
             state: s.state, path: s.path, kind: s.kind, facts: s.facts,
-            evidence: items.map { FiledEvidence(kind: $0.kind, status: $0.status, customerReason: $0.customerReason) })
+            evidence: items.map { FiledEvidence(kind: $0.countsAs, status: $0.status, customerReason: $0.customerReason) })
     }
 
     /// The `missing` words (see `CustomerGuidance.missing`).

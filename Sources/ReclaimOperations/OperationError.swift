@@ -34,12 +34,22 @@ public enum OperationError: Error, Sendable, Equatable {
     case tooLarge(limit: Int)
     /// The case is finished: nobody would see what is filed on it.
     case caseNotOpen
+    /// The case is still open: only a finished case is erased.
+    case caseOpen
+    /// The case was erased already.
+    case alreadyErased
     /// An account with this e-mail is already on file.
     case accountExists
+    /// No account with this e-mail is on file.
+    case accountNotFound
     /// The secret keys are not loaded (the service was started without them).
     case keysUnavailable
     /// A new access code was issued moments ago; another may be issued from `until`.
     case accessCodeJustIssued(until: Date, now: Date)
+    /// No received mail has this id.
+    case inboundNotFound
+    /// The received mail is no longer unmatched (attached to a case or discarded already).
+    case inboundHandled
     /// Approving or recording an unlock step while these risk signals stand uncleared.
     case riskUncleared([RiskSignal])
     /// The agent cleared the case's risk signals, so a second person approves it and records its unlock steps.

@@ -126,6 +126,13 @@ public enum APIClientStore {
             """) == 1
     }
 
+    /// Installs a new API key (its hash): the previous key is refused from now on, at once (a key is rotated because it may
+    /// have leaked). False when there is no such unrevoked client.
+    @discardableResult
+    public static func rotateKey(id: UUID, keyHash: [UInt8], on connection: PostgresConnection) throws -> Bool {
+        try connection.execute("UPDATE api_clients SET key_hash = \(keyHash) WHERE id = \(id) AND revoked_at IS NULL") == 1
+    }
+
     /// Revokes a client: its key is refused from now on. False when there is no such (unrevoked) client.
     @discardableResult
     public static func revoke(id: UUID, now: Date, on connection: PostgresConnection) throws -> Bool {

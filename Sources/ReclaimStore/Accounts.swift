@@ -227,18 +227,23 @@ public enum AccountStore {
             INSERT INTO accounts (id, email, email_key, notice_addresses, created_at)
             VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(account.noticeAddresses.map(\.value)), \(now))
             """)
+        try insertDetails(of: account, id: account.id, on: connection)
+    }
+
+    /// The questions, cards and devices of `account`, under the account row `id`.
+    static func insertDetails(of account: PreparedAccount, id: UUID, on connection: PostgresConnection) throws {
         for question in account.questions {
             try connection.execute(
                 """
                 INSERT INTO account_security_questions (account_id, question_id, question, answer_hash)
-                VALUES (\(account.id), \(question.id), \(question.question), \(question.answerHash))
+                VALUES (\(id), \(question.id), \(question.question), \(question.answerHash))
                 """)
         }
         for card in account.cards {
             try connection.execute(
                 """
                 INSERT INTO account_cards (id, account_id, first_six, last_four, number_length, fingerprint, fingerprint_key_id, exp_month, exp_year)
-                VALUES (\(UUID()), \(account.id), \(card.summary.firstSix), \(card.summary.lastFour), \(card.summary.length),
+                VALUES (\(UUID()), \(id), \(card.summary.firstSix), \(card.summary.lastFour), \(card.summary.length),
                         \(card.fingerprint), \(card.keyID), \(card.expMonth), \(card.expYear))
                 """)
         }
@@ -246,7 +251,7 @@ public enum AccountStore {
             try connection.execute(
                 """
                 INSERT INTO account_devices (id, account_id, serial, imei, model)
-                VALUES (\(UUID()), \(account.id), \(device.serial), \(device.imei), \(device.model))
+                VALUES (\(UUID()), \(id), \(device.serial), \(device.imei), \(device.model))
                 """)
         }
     }
@@ -261,6 +266,24 @@ public enum AccountStore {
         else { return [] }
         let notice = try row.decode("notice", as: String.self).split(separator: ",").map(String.init)
         return [try row.decode("email", as: String.self)] + notice
+    }
+
+    /// Replaces what is on file for `email` (case-insensitive) with `account`: its address, notice addresses, questions, cards and devices,
+    /// in the caller's transaction; the account keeps its id (and cases find it as before). False when nothing is on file.
+    public static func replace(email: String, with account: PreparedAccount, on connection: PostgresConnection) throws -> Bool {
+        guard
+            let id = try connection.query("SELECT id FROM accounts WHERE email_key = lower(\(email)) FOR UPDATE").first?.decode(0, as: UUID.self)
+        else { return false }
+        try connection.execute("DELETE FROM account_security_questions WHERE account_id = \(id)")
+        try connection.execute("DELETE FROM account_cards WHERE account_id = \(id)")
+        try connection.execute("DELETE FROM account_devices WHERE account_id = \(id)")
+        try connection.execute(
+            """
+            UPDATE accounts SET email = \(account.email.value), email_key = \(account.email.lookupKey),
+                notice_addresses = \(account.noticeAddresses.map(\.value)) WHERE id = \(id)
+            """)
+        try insertDetails(of: account, id: id, on: connection)
+        return true
     }
 
     /// The account on file for an e-mail (case-insensitive): its primary address and answer hashes by question id.

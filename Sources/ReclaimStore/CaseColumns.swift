@@ -10,7 +10,8 @@ extension CaseStore {
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
         let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
-        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk: PostgresColumn
+        let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, erasedAt,
+            awaitingReply: PostgresColumn
         let unlocksScheduled: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
@@ -54,8 +55,10 @@ extension CaseStore {
             createdBy = try c("created_by")
             mergedInto = try c("merged_into_number")
             mergedFromState = try c("merged_from_state")
+            erasedAt = try c("erased_at")
             risk = try c("risk")
             unlocksScheduled = try c("unlocks_scheduled")
+            awaitingReply = try c("awaiting_reply")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
         }
@@ -75,7 +78,7 @@ extension CaseStore {
             var deviceList: [CaseDevice] = []
             if case .array(let items)? = try? JSONValue.parse(devicesText) { deviceList = items.map(CaseDevice.init(json:)) }
             let assigneeTierText: String? = try row.decode(assigneeTier)
-            return CaseRecord(
+            var record = CaseRecord(
                 id: try row.decode(id), number: try row.decode(number), accessCodeHash: try row.decode(accessCodeHash),
                 accessCodeKeyID: try row.decode(accessCodeKeyID), snapshot: snapshot, dueAt: try row.decode(dueAt),
                 accountEmail: try row.decode(accountEmail), customerName: try row.decode(customerName),
@@ -90,7 +93,9 @@ extension CaseStore {
                 mergedFromState: try row.decode(mergedFromState, as: String?.self).flatMap(CaseState.init(rawValue:)),
                 answerProgress: try progress(row),
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
-                risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row))
+                risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row), awaitingReply: try row.decode(awaitingReply))
+            record.erasedAt = try row.decode(erasedAt, as: Date?.self)
+            return record
         }
 
         /// "<step> <microseconds>,…": the steps waiting for their time, soonest first.

@@ -12,21 +12,92 @@ public struct CaseEvent: Sendable, Equatable {
     public let actor: String
     /// What happened (`transition`, `denied`, ...).
     public let type: String
-    /// Details, as canonical JSON.
-    public let data: JSONValue
+    /// Details, as canonical JSON: committed members show their value (null once erased).
+    public var data: JSONValue
     /// The previous event's hash (nil for the first).
     public let prevHash: String?
     /// Lower-case hex SHA-256 of the chain link.
     public let hash: String
     /// Its leaf in the transparency log's tree; nil until the sequencer has appended it (and on a fresh append).
     public var leafIndex: Int? = nil
+    /// The personal members of `data` that the hash covers only as commitments, by member name (empty for most events).
+    public var commitments: [String: CaseEventCommitment] = [:]
+    /// For an event written before commitments (migration 0020) and carried over: its hash then, which its leaf in the
+    /// transparency log hashes (the tree is append-only). Nil for every event written since.
+    public var legacyHash: String? = nil
 
-    /// `{seq, at, actor, type, data, prev_hash, hash, leaf_index}` as in api.md.
+    /// `{seq, at, actor, type, data, prev_hash, hash, leaf_index}` as in api.md, with `commitments` when the event has
+    /// personal members and `legacy_hash` when it was carried over.
     public var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "seq": .int(Int64(seq)), "at": Timestamp.json(at), "actor": .string(actor), "type": .string(type), "data": data,
             "prev_hash": .optional(prevHash), "hash": .string(hash), "leaf_index": leafIndex.map { .int(Int64($0)) } ?? .null,
         ]
+        if !commitments.isEmpty { members["commitments"] = .object(commitments.mapValues(\.json)) }
+        if let legacyHash { members["legacy_hash"] = .string(legacyHash) }
+        return .object(members)
+    }
+
+    /// `data` as the hash covers it: each committed member replaced by `{"commitment": <hex>}`.
+    public var hashedData: JSONValue {
+        guard !commitments.isEmpty, case .object(var members) = data else { return data }
+        for (key, commitment) in commitments { members[key] = CaseEventCommitment.marker(commitment.commitment) }
+        return .object(members)
+    }
+}
+
+/// A personal value of an event, committed: the hash chain covers `commitment` = hex SHA-256 of (the salt's hex followed
+/// by the value's JCS form), never the value. The value and its salt are kept apart (`case_event_values`), so erasure
+/// deletes both and the chain still verifies; a random salt per value keeps an IMEI or an address from being found by
+/// hashing candidates.
+public struct CaseEventCommitment: Sendable, Equatable {
+    /// Lower-case hex SHA-256 of salt hex ‖ JCS(value).
+    public let commitment: String
+    /// 16 random bytes in hex; nil once the value is erased.
+    public let salt: String?
+
+    /// A commitment and its salt (nil: erased).
+    public init(commitment: String, salt: String?) {
+        self.commitment = commitment
+        self.salt = salt
+    }
+
+    /// The commitment to `value` under `salt`.
+    public static func commit(_ value: JSONValue, salt: String) -> String { SHA256.hexDigest(salt + value.canonical) }
+
+    /// What the hashed data holds in the value's place.
+    public static func marker(_ commitment: String) -> JSONValue { ["commitment": .string(commitment)] }
+
+    /// The commitment in a stored member, when the member is a marker.
+    static func commitment(in member: JSONValue) -> String? {
+        guard case .object(let object) = member, object.count == 1, case .string(let commitment)? = object["commitment"],
+            commitment.utf8.count == 64
+        else { return nil }
+        return commitment
+    }
+
+    /// `{"commitment", "salt"}`, the salt absent once erased.
+    var json: JSONValue {
+        var members: [String: JSONValue] = ["commitment": .string(commitment)]
+        if let salt { members["salt"] = .string(salt) }
+        return .object(members)
+    }
+
+    /// `data` with each member named in `personal` (and not null) committed under a fresh salt: the data as hashed and
+    /// stored, and each value with its salt (to keep apart).
+    public static func commit(_ data: JSONValue, personal: Set<String>) -> (
+        hashed: JSONValue, values: [(field: String, value: JSONValue, salt: String, commitment: String)]
+    ) {
+        guard !personal.isEmpty, case .object(var members) = data else { return (data, []) }
+        var values: [(field: String, value: JSONValue, salt: String, commitment: String)] = []
+        for key in personal.sorted() {
+            guard let value = members[key], value != .null else { continue }
+            let salt = Hex.encode(SecureRandom.bytes(16))
+            let commitment = commit(value, salt: salt)
+            members[key] = marker(commitment)
+            values.append((key, value, salt, commitment))
+        }
+        return (.object(members), values)
     }
 }
 
@@ -61,7 +132,18 @@ public enum CaseEventChain {
             if event.prevHash != previous {
                 return Break(caseNumber: caseNumber, seq: event.seq, reason: "prev_hash does not match the previous event's hash")
             }
-            let expected = hash(previous: previous, seq: event.seq, at: event.at, actor: event.actor, type: event.type, data: event.data)
+            for (key, commitment) in event.commitments.sorted(by: { $0.key < $1.key }) {
+                let value: JSONValue = if case .object(let members) = event.data, let value = members[key] { value } else { .null }
+                if let salt = commitment.salt {
+                    if CaseEventCommitment.commit(value, salt: salt) != commitment.commitment {
+                        return Break(caseNumber: caseNumber, seq: event.seq, reason: "data.\(key) does not match its commitment")
+                    }
+                } else if value != .null {
+                    return Break(caseNumber: caseNumber, seq: event.seq, reason: "data.\(key) is shown although its value was erased")
+                }
+            }
+            let expected = hash(
+                previous: previous, seq: event.seq, at: event.at, actor: event.actor, type: event.type, data: event.hashedData)
             if expected != event.hash {
                 return Break(caseNumber: caseNumber, seq: event.seq, reason: "hash does not match the event's content (expected \(expected))")
             }
@@ -75,29 +157,58 @@ public enum CaseEventChain {
 public enum CaseEventStore {
     /// Appends an event to the case's chain. The caller must hold the case row's lock (an UPDATE of the
     /// row or `CaseStore.find(lock: true)`) in the same transaction, so appends to one case are serial.
+    /// The members of `data` named in `personal` are committed (`CaseEventCommitment`): the stored and hashed data
+    /// holds their commitments, `case_event_values` their values and salts.
     @discardableResult
     public static func append(
-        caseID: UUID, at: Date, actor: String, type: String, data: JSONValue,
+        caseID: UUID, at: Date, actor: String, type: String, data: JSONValue, personal: Set<String> = [],
         on connection: PostgresConnection
     ) throws -> CaseEvent {
         let at = Timestamp.truncated(at)
         let last = try connection.query("SELECT seq, hash FROM case_events WHERE case_id = \(caseID) ORDER BY seq DESC LIMIT 1").first
         let seq = (try last?.decode("seq", as: Int.self) ?? 0) + 1
         let previous: String? = try last?.decode("hash", as: String.self)
-        let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: data)
+        let (hashed, values) = CaseEventCommitment.commit(data, personal: personal)
+        let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: hashed)
         try connection.execute(
             """
             INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
-            VALUES (\(caseID), \(seq), \(at), \(actor), \(type), \(data.canonical), \(previous), \(hash))
+            VALUES (\(caseID), \(seq), \(at), \(actor), \(type), \(hashed.canonical), \(previous), \(hash))
             """)
-        return CaseEvent(seq: seq, at: at, actor: actor, type: type, data: data, prevHash: previous, hash: hash)
+        try insertValues(caseID: caseID, seq: seq, values.map { ($0.field, $0.value, $0.salt) }, on: connection)
+        var event = CaseEvent(seq: seq, at: at, actor: actor, type: type, data: data, prevHash: previous, hash: hash)
+        for value in values { event.commitments[value.field] = CaseEventCommitment(commitment: value.commitment, salt: value.salt) }
+        return event
     }
+
+    /// Keeps committed values and their salts apart from the event (what erasure deletes).
+    static func insertValues(caseID: UUID, seq: Int, _ values: [(field: String, value: JSONValue, salt: String)], on connection: PostgresConnection)
+        throws
+    {
+        guard !values.isEmpty else { return }
+        try connection.execute(
+            """
+            INSERT INTO case_event_values (case_id, seq, field, value, salt)
+            SELECT \(caseID), \(seq), f, v, s FROM unnest(\(values.map(\.field)), \(values.map(\.value.canonical)), \(values.map(\.salt))) AS u(f, v, s)
+            """)
+    }
+
+    /// Deletes the committed values and salts of a case's events: the events keep their commitments and still verify.
+    public static func eraseValues(caseID: UUID, on connection: PostgresConnection) throws {
+        try connection.execute("DELETE FROM case_event_values WHERE case_id = \(caseID)")
+    }
+
+    // The committed values of event `e`, as `{field: [value JCS text, salt]}` (null when it has none).
+    static let revealed: PostgresQuery = """
+        (SELECT json_object_agg(v.field, json_build_array(v.value, v.salt))::text FROM case_event_values v
+         WHERE v.case_id = e.case_id AND v.seq = e.seq) AS revealed, e.legacy_hash
+        """
 
     /// Events of a case in seq order, those after `afterSeq`, at most `limit`, each with its leaf index once sequenced.
     public static func list(caseID: UUID, afterSeq: Int = 0, limit: Int = Int(Int32.max), on connection: PostgresConnection) throws -> [CaseEvent] {
         try connection.query(
             """
-            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM case_events e
+            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index, \(revealed) FROM case_events e
             LEFT JOIN log_leaves l ON l.case_id = e.case_id AND l.seq = e.seq
             WHERE e.case_id = \(caseID) AND e.seq > \(afterSeq) ORDER BY e.seq LIMIT \(limit)
             """
@@ -108,7 +219,7 @@ public enum CaseEventStore {
     public static func list(caseID: UUID, type: String, on connection: PostgresConnection) throws -> [CaseEvent] {
         try connection.query(
             """
-            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index FROM case_events e
+            SELECT e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, l.leaf_index, \(revealed) FROM case_events e
             LEFT JOIN log_leaves l ON l.case_id = e.case_id AND l.seq = e.seq
             WHERE e.case_id = \(caseID) AND e.type = \(type) ORDER BY e.seq
             """
@@ -124,13 +235,13 @@ public enum CaseEventStore {
             if let caseNumber {
                 try connection.query(
                     """
-                    SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
+                    SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, \(revealed)
                     FROM cases c LEFT JOIN case_events e ON e.case_id = c.id WHERE c.case_number = \(caseNumber) ORDER BY e.seq
                     """)
             } else {
                 try connection.query(
                     """
-                    SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash
+                    SELECT c.case_number, e.seq, e.at, e.actor, e.type, e.data, e.prev_hash, e.hash, \(revealed)
                     FROM cases c LEFT JOIN case_events e ON e.case_id = c.id ORDER BY c.case_number, e.seq
                     """)
             }
@@ -181,6 +292,8 @@ public enum CaseEventStore {
     struct EventColumns {
         let seq, at, actor, type, data, prevHash, hash: PostgresColumn
         let leafIndex: PostgresColumn?
+        /// `{field: [value, salt]}` of committed values, and the carried-over hash, where selected (not for the admin log).
+        let revealed, legacyHash: PostgresColumn?
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
@@ -192,13 +305,35 @@ public enum CaseEventStore {
             prevHash = try columns("prev_hash")
             hash = try columns("hash")
             leafIndex = try? columns("leaf_index")
+            revealed = try? columns("revealed")
+            legacyHash = try? columns("legacy_hash")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseEvent {
-            CaseEvent(
+            let text: String = try row.decode(data)
+            var event = CaseEvent(
                 seq: try row.decode(seq), at: try row.decode(at), actor: try row.decode(actor), type: try row.decode(type),
-                data: try JSONValue.parse(try row.decode(data)), prevHash: try row.decode(prevHash), hash: try row.decode(hash),
-                leafIndex: try leafIndex.flatMap { try row.decode($0, as: Int?.self) })
+                data: try JSONValue.parse(text), prevHash: try row.decode(prevHash), hash: try row.decode(hash),
+                leafIndex: try leafIndex.flatMap { try row.decode($0, as: Int?.self) },
+                legacyHash: try legacyHash.flatMap { try row.decode($0, as: String?.self) })
+            // Committed members: the value and salt when kept, else null (erased).
+            guard text.contains("\"commitment\""), case .object(var members) = event.data else { return event }
+            var kept: [String: JSONValue] = [:]
+            if let revealed, let json = try row.decode(revealed, as: String?.self), case .object(let object) = try JSONValue.parse(json) {
+                kept = object
+            }
+            for (key, member) in members {
+                guard let commitment = CaseEventCommitment.commitment(in: member) else { continue }
+                if case .array(let pair)? = kept[key], pair.count == 2, case .string(let value) = pair[0], case .string(let salt) = pair[1] {
+                    members[key] = try JSONValue.parse(value)
+                    event.commitments[key] = CaseEventCommitment(commitment: commitment, salt: salt)
+                } else {
+                    members[key] = .null
+                    event.commitments[key] = CaseEventCommitment(commitment: commitment, salt: nil)
+                }
+            }
+            event.data = .object(members)
+            return event
         }
     }
 }
@@ -208,5 +343,63 @@ extension PostgresRows {
     func decodeEvents() throws -> [CaseEvent] {
         let columns = try CaseEventStore.EventColumns(self)
         return try map(columns.decode)
+    }
+}
+
+// MARK: Carrying events written before commitments over (migration 0020)
+
+extension CaseEventStore {
+    /// Cases with events still in the form before commitments (hashing their personal values in clear).
+    public static func casesToCarryOver(on connection: PostgresConnection) throws -> [UUID] {
+        try connection.query("SELECT DISTINCT case_id FROM case_events WHERE NOT committed ORDER BY case_id").map { try $0.decode("case_id") }
+    }
+
+    /// One event rewritten into the committed form: its new data (as hashed), link and hash, the values kept apart.
+    public struct CarriedEvent: Sendable {
+        /// The event.
+        public let seq: Int
+        /// The data as hashed (commitments in place of personal values).
+        public let hashedData: JSONValue
+        /// The new chain's link and hash.
+        public let prevHash: String?
+        public let hash: String
+        /// The event's hash before, which its transparency-log leaf hashes.
+        public let legacyHash: String
+        /// The committed values and their salts.
+        public let values: [(field: String, value: JSONValue, salt: String)]
+
+        /// An event as carried over.
+        public init(
+            seq: Int, hashedData: JSONValue, prevHash: String?, hash: String, legacyHash: String,
+            values: [(field: String, value: JSONValue, salt: String)]
+        ) {
+            self.seq = seq
+            self.hashedData = hashedData
+            self.prevHash = prevHash
+            self.hash = hash
+            self.legacyHash = legacyHash
+            self.values = values
+        }
+    }
+
+    /// Rewrites a case's events as carried over. Only the schema's owner may: the append-only trigger is switched off for
+    /// this transaction's statements and on again before it commits (`ALTER TABLE` holds the table's lock until then).
+    public static func carryOver(caseID: UUID, events: [CarriedEvent], on connection: PostgresConnection) throws {
+        try connection.execute("ALTER TABLE case_events DISABLE TRIGGER case_events_append_only")
+        for event in events {
+            try connection.execute(
+                """
+                UPDATE case_events SET data = \(event.hashedData.canonical), prev_hash = \(event.prevHash), hash = \(event.hash),
+                    legacy_hash = \(event.legacyHash), committed = true
+                WHERE case_id = \(caseID) AND seq = \(event.seq)
+                """)
+            try insertValues(caseID: caseID, seq: event.seq, event.values, on: connection)
+        }
+        try connection.execute("ALTER TABLE case_events ENABLE TRIGGER case_events_append_only")
+    }
+
+    /// Events not yet carried over, anywhere.
+    public static func uncarriedCount(on connection: PostgresConnection) throws -> Int {
+        try connection.query("SELECT count(*) AS n FROM case_events WHERE NOT committed").first?.decode("n", as: Int.self) ?? 0
     }
 }

@@ -192,6 +192,15 @@ public enum Timestamp {
 
     /// The text, or JSON null.
     public static func json(_ date: Date?) -> JSONValue { date.map { .string(format($0)) } ?? .null }
+
+    /// An RFC 3339 time, with or without a fraction, `Z` or an offset (a query parameter's); nil for anything else.
+    public static func parse(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
 }
 
 /// The parser behind `JSONValue.parse`: RFC 8259 without fractions or exponents (the service never writes them).

@@ -19,8 +19,14 @@ public struct CaseQueueFilter: Sendable {
     public var openOnly: Bool
     /// Only cases held by this agent.
     public var assignee: UUID?
+    /// Only cases whose newest human message is (true) or is not (false) the customer's.
+    public var awaitingReply: Bool?
     /// Only cases with (true) or without (false) an uncleared risk signal (`cases.risk`; `cases_queue_risk` serves true).
     public var risk: Bool?
+    /// Only cases opened at or after this time (the reports' backlog by age).
+    public var openedAfter: Date?
+    /// Only cases opened before this time.
+    public var openedBefore: Date?
 
     /// A filter; nil fields do not filter.
     public init(
@@ -141,7 +147,11 @@ extension CaseQueueFilter {
         if let state { conditions.append("c.state = \(state.rawValue)") }
         if let tier { conditions.append("c.tier = \(tier.rawValue)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
+        // A maintained column (0020): one comparison, `cases_awaiting_reply` serving the dated section when selective.
+        if let awaitingReply { conditions.append("c.awaiting_reply = \(awaitingReply)") }
         if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
+        if let openedAfter { conditions.append("c.opened_at >= \(openedAfter)") }
+        if let openedBefore { conditions.append("c.opened_at < \(openedBefore)") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones.
             let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }

@@ -87,6 +87,10 @@ public struct CaseRecord: Sendable {
     public let answerProgress: AnswerProgress
     /// The state of the case it was merged into (nil unless merged).
     public let mergedIntoState: CaseState?
+    /// When what identified the customer was erased (`CaseErasure`); the erased fields then read null.
+    public var erasedAt: Date? = nil
+    /// The newest human message on the case is the customer's (no customer mail after it): 0020's maintained column.
+    public let awaitingReply: Bool
     /// A risk signal of the case stands uncleared (`cases.risk`, kept by `RiskSignalStore`).
     public let risk: Bool
     /// The unlock steps recorded and waiting for their time (the cooling-off), soonest first.
@@ -105,10 +109,11 @@ public struct CaseRecord: Sendable {
         rescueEmail: String? = nil, language: CustomerLanguage? = nil, unlocksDone: [UnlockKind] = [], unreviewedDocuments: Int = 0,
         createdBy: String = "", mergedInto: String? = nil, mergedFromState: CaseState? = nil,
         answerProgress: AnswerProgress = AnswerProgress(onFile: 0, matched: 0), mergedIntoState: CaseState? = nil, risk: Bool = false,
-        unlocksScheduled: [ScheduledStep] = []
+        unlocksScheduled: [ScheduledStep] = [], awaitingReply: Bool = false
     ) {
         self.risk = risk
         self.unlocksScheduled = unlocksScheduled
+        self.awaitingReply = awaitingReply
         self.answerProgress = answerProgress
         self.mergedIntoState = mergedIntoState
         self.createdBy = createdBy

@@ -99,7 +99,7 @@ public struct EvidenceRecord: Sendable, Equatable {
     public let status: EvidenceStatus
     /// For typed evidence: whether it matched what is on file.
     public let matched: Bool?
-    /// Never a secret.
+    /// Never a secret; "" once erased (it then reads null).
     public let summary: String
     /// SHA-256 of the clear bytes (transcripts and documents).
     public let sha256: [UInt8]?
@@ -113,14 +113,19 @@ public struct EvidenceRecord: Sendable, Equatable {
     public let filedAt: Date
     /// The customer's reason of its latest review, when that rejected it and named one.
     public var customerReason: CustomerReason? = nil
+    /// What its latest review accepted it as (a mail attachment accepted as an invoice, say).
+    public var acceptedAs: EvidenceKind? = nil
+    /// The kind it counts as for the documents gate: what it was accepted as, else its own.
+    public var countsAs: EvidenceKind { acceptedAs ?? kind }
 
     /// `{"id", "type", "status", "customer_reason", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"}` (api.md).
     public var json: JSONValue {
         [
             "id": .string(id.uuidString.lowercased()), "type": .string(kind.rawValue), "status": .string(status.rawValue),
-            "customer_reason": .optional(customerReason?.rawValue),
+            "customer_reason": .optional(customerReason?.rawValue), "accepted_as": .optional(acceptedAs?.rawValue),
             "sha256": .optional(sha256.map { Hex.encode($0) }), "size": size.map { .int(Int64($0)) } ?? .null,
-            "media_type": .optional(mediaType), "summary": .string(summary), "filed_by": .string(filedBy), "filed_at": Timestamp.json(filedAt),
+            "media_type": .optional(mediaType), "summary": summary.isEmpty ? .null : .string(summary), "filed_by": .string(filedBy),
+            "filed_at": Timestamp.json(filedAt),
         ]
     }
 
@@ -143,6 +148,8 @@ public struct EvidenceReview: Sendable, Equatable {
     public let reason: String
     /// Why, in the customer's words (rejections of documents only).
     public let customerReason: CustomerReason?
+    /// What an accepted mail attachment proves (the kind it then counts as).
+    public var acceptedAs: EvidenceKind? = nil
     /// Who reviewed.
     public let reviewedBy: String
     /// When.
@@ -168,7 +175,8 @@ public enum EvidenceStore {
     // The listed columns, with the status of the latest review; `e` is evidence. `Columns` reads them by these names.
     private static let columns: PostgresQuery = """
         e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at, \(status(ofEvidence: "e.id")) AS status,
-        (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
+        (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason,
+        (SELECT r.accepted_as FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS accepted_as
         """
 
     /// The status of the evidence whose id is `id` (a column of the outer query): its latest review's decision,
@@ -233,9 +241,9 @@ public enum EvidenceStore {
     public static func insertReview(_ review: EvidenceReview, on connection: PostgresConnection) throws {
         try connection.execute(
             """
-            INSERT INTO evidence_reviews (id, evidence_id, decision, reason, customer_reason, reviewed_by, reviewed_at)
+            INSERT INTO evidence_reviews (id, evidence_id, decision, reason, customer_reason, accepted_as, reviewed_by, reviewed_at)
             VALUES (\(review.id), \(review.evidenceID), \(review.decision.rawValue), \(review.reason), \(review.customerReason?.rawValue),
-                    \(review.reviewedBy), \(review.reviewedAt))
+                    \(review.acceptedAs?.rawValue), \(review.reviewedBy), \(review.reviewedAt))
             """)
     }
 
@@ -265,7 +273,7 @@ public enum EvidenceStore {
 
     /// The columns of `columns` in a result, found by name once.
     struct Columns {
-        let id, caseID, kind, matched, summary, sha256, size, mediaType, filedBy, filedAt, status, customerReason: PostgresColumn
+        let id, caseID, kind, matched, summary, sha256, size, mediaType, filedBy, filedAt, status, customerReason, acceptedAs: PostgresColumn
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
@@ -281,6 +289,7 @@ public enum EvidenceStore {
             filedAt = try columns("filed_at")
             status = try columns("status")
             customerReason = try columns("customer_reason")
+            acceptedAs = try columns("accepted_as")
         }
 
         func decode(_ row: PostgresRow) throws -> EvidenceRecord {
@@ -289,13 +298,15 @@ public enum EvidenceStore {
             else {
                 throw PostgresError(.decoding, message: "unknown evidence kind or status")
             }
-            return EvidenceRecord(
+            var record = EvidenceRecord(
                 id: try row.decode(id, as: UUID.self), caseID: try row.decode(caseID, as: UUID.self), kind: kind, status: status,
                 matched: try row.decode(matched, as: Bool?.self), summary: try row.decode(summary, as: String.self),
                 sha256: try row.decode(sha256, as: [UInt8]?.self), size: try row.decode(size, as: Int?.self),
                 mediaType: try row.decode(mediaType, as: String?.self), filedBy: try row.decode(filedBy, as: String.self),
                 filedAt: try row.decode(filedAt, as: Date.self),
                 customerReason: try row.decode(customerReason, as: String?.self).flatMap(CustomerReason.init(rawValue:)))
+            record.acceptedAs = try row.decode(acceptedAs, as: String?.self).flatMap(EvidenceKind.init(rawValue:))
+            return record
         }
     }
 }

@@ -13,7 +13,7 @@ public enum NoteVisibility: String, Sendable, CaseIterable {
 public struct CaseNote: Sendable, Equatable {
     /// Primary key.
     public let id: UUID
-    /// The text.
+    /// The text ("" once erased: a note is never empty otherwise).
     public let body: String
     /// Who may read it.
     public let visibility: NoteVisibility
@@ -36,7 +36,7 @@ public struct CaseNote: Sendable, Equatable {
     /// The agent-facing representation.
     public var json: JSONValue {
         var members: [String: JSONValue] = [
-            "id": .string(id.uuidString.lowercased()), "body": .string(body), "visibility": .string(visibility.rawValue),
+            "id": .string(id.uuidString.lowercased()), "body": body.isEmpty ? .null : .string(body), "visibility": .string(visibility.rawValue),
             "author": .string(author), "created_at": Timestamp.json(createdAt),
         ]
         if let fromCase { members["from_case"] = .string(fromCase) }
@@ -46,7 +46,7 @@ public struct CaseNote: Sendable, Equatable {
 
 /// A customer-visible note as the customer's status shows it: no author, no id.
 public struct CustomerNote: Sendable, Equatable {
-    /// The text.
+    /// The text ("" once erased: a note is never empty otherwise).
     public let body: String
     /// When it was written (milliseconds).
     public let at: Date
@@ -93,7 +93,8 @@ public enum NoteStore {
         let fromCase = try columns("from_case")
         return try rows.map { row in
             var note = CaseNote(
-                id: try row.decode(id), body: try row.decode(body), visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
+                id: try row.decode(id), body: try row.decode(body, as: String?.self) ?? "",
+                visibility: NoteVisibility(rawValue: try row.decode(visibility)) ?? .internal,
                 author: try row.decode(author), createdAt: try row.decode(createdAt))
             note.fromCase = try row.decode(fromCase, as: String?.self)
             return note

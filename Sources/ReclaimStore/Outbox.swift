@@ -298,7 +298,7 @@ public enum OutboxStore {
 
     /// The columns `decodeEntries` reads, of the outbox aliased `o`.
     static let entryColumns: PostgresQuery =
-        "o.id, o.channel, o.recipient, o.endpoint_id, o.kind, o.state, o.attempts, o.created_at, o.sent_at, o.next_attempt_at, o.last_error"
+        "o.id, o.channel, nullif(o.recipient, '') AS recipient, o.endpoint_id, o.kind, o.state, o.attempts, o.created_at, o.sent_at, o.next_attempt_at, o.last_error"
 
     /// The messages of a case, oldest first (what was sent to whom and when; no bodies).
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [OutboxEntry] {

@@ -61,7 +61,7 @@ public enum TransparencyLogStore {
             })
         let rows = try connection.query(
             """
-            SELECT p.id, p.case_id, p.seq, coalesce(c.hash, a.hash) AS hash
+            SELECT p.id, p.case_id, p.seq, coalesce(c.legacy_hash, c.hash, a.hash) AS hash
             FROM (SELECT id, case_id, seq FROM log_pending ORDER BY id LIMIT \(limit)) p
             LEFT JOIN case_events c ON p.case_id IS NOT NULL AND c.case_id = p.case_id AND c.seq = p.seq
             LEFT JOIN admin_events a ON p.case_id IS NULL AND a.seq = p.seq
@@ -184,7 +184,7 @@ public enum TransparencyLogStore {
         while true {
             let rows = try connection.query(
                 """
-                SELECT l.leaf_index, l.leaf_hash, coalesce(c.hash, a.hash) AS hash
+                SELECT l.leaf_index, l.leaf_hash, coalesce(c.legacy_hash, c.hash, a.hash) AS hash
                 FROM log_leaves l
                 LEFT JOIN case_events c ON l.case_id IS NOT NULL AND c.case_id = l.case_id AND c.seq = l.seq
                 LEFT JOIN admin_events a ON l.case_id IS NULL AND a.seq = l.seq

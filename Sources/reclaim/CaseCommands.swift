@@ -69,8 +69,8 @@ private func describe(_ error: Error) -> String {
     }
 }
 
-/// Recomputes the hash chains of every case (or one) and names the first broken link of each; with `--checkpoint FILE`,
-/// also the admin log's chain and the transparency log's tree from the events themselves, and whether today's tree
+/// Recomputes the hash chains of every case and the admin log's (or one case's) and names the first broken link of each;
+/// with `--checkpoint FILE`, also the transparency log's tree from the events themselves, and whether today's tree
 /// extends that saved checkpoint.
 func auditCommand(arguments: [String]) -> Never {
     let usage = "audit: expected `audit verify [CASE]` or `audit verify --checkpoint FILE`"
@@ -90,14 +90,23 @@ func auditCommand(arguments: [String]) -> Never {
     do {
         let connection = try PostgresConnection(connectionString: configuration.databaseURL)
         defer { connection.close() }
-        let result = try CaseEventStore.verify(caseNumber: caseNumber, on: connection)
+        // One snapshot: a running service may append to either chain meanwhile.
+        let (result, admin) = try connection.withTransaction(isolation: .repeatableRead) { connection in
+            let cases = try CaseEventStore.verify(caseNumber: caseNumber, on: connection)
+            // One case's check is about that case; the whole check includes the admin log, a chain like the timelines.
+            let admin = caseNumber == nil ? try AdminEventStore.verify(on: connection) : nil
+            return (cases, admin)
+        }
         if let caseNumber, result.cases == 0 { fail("audit verify: no case \(caseNumber)") }
         for broken in result.breaks { print("BROKEN \(broken)") }
-        if result.breaks.isEmpty {
-            print("ok: \(result.cases) case(s), \(result.events) event(s); every chain holds")
+        if let broken = admin?.firstBreak { print("BROKEN admin log: event \(broken.seq): \(broken.reason)") }
+        let adminWords = admin.map { ", \($0.events) admin-log entr\($0.events == 1 ? "y" : "ies")" } ?? ""
+        if result.breaks.isEmpty && admin?.firstBreak == nil {
+            print("ok: \(result.cases) case(s), \(result.events) event(s)\(adminWords); every chain holds")
             exit(0)
         }
-        print("\(result.breaks.count) of \(result.cases) case(s) have a broken chain")
+        if !result.breaks.isEmpty { print("\(result.breaks.count) of \(result.cases) case(s) have a broken chain") }
+        if admin?.firstBreak != nil { print("the admin log's chain is broken") }
         exit(exitDataError)
     } catch {
         fail("audit verify: \(error)")
@@ -125,7 +134,7 @@ private func verifyCheckpoint(path: String) -> Never {
             let chains = try CaseEventStore.verify(on: connection)
             problems += chains.breaks.map { "BROKEN \($0)" }
             let admin = try AdminEventStore.verify(on: connection)
-            if let broken = admin.firstBreak { problems.append("BROKEN \(broken)") }
+            if let broken = admin.firstBreak { problems.append("BROKEN admin log: event \(broken.seq): \(broken.reason)") }
             let rebuilt = try TransparencyLogStore.recompute(on: connection)
             if !rebuilt.mismatchedLeaves.isEmpty {
                 problems.append(

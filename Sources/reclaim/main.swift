@@ -27,9 +27,9 @@ let usage = """
     \(identityUsage)
       reclaim accounts import FILE.jsonl
                                         put accounts on file, one JSON object a line; bad lines are reported by number
-      reclaim audit verify [CASE]       recompute the case timelines' hash chains; name the first broken link
+      reclaim audit verify [CASE]       recompute the timelines' and the admin log's hash chains; name the first broken link
       reclaim audit verify --checkpoint FILE
-                                        also the admin log and the transparency log rebuilt from the events: fails unless
+                                        also the transparency log rebuilt from the events: fails unless
                                         today's tree extends that saved checkpoint (signature, size, consistency proof)
     \(demoUsage)
       reclaim --help | --version
@@ -153,6 +153,7 @@ func migrate(arguments: [String]) -> Never {
         let connection = try PostgresConnection(connectionString: ownerURL)
         defer { connection.close() }
         let applied = try migrator.migrate(connection, logger: logger)
+        try ReclaimService.carryOverTimelines(connection, logger: logger)
         print(
             applied.isEmpty
                 ? "schema is up to date at version \(migrator.latestVersion)"

@@ -126,6 +126,19 @@ class AdminTests(BrowserTestCase):
         self.assertEqual(self.signed_post(key, old_secret), 401)
         self.assertEqual(self.signed_post(key, new_secret), 201)
 
+        # A new API key asks once more, then the old key stops at once; the signing secret stays.
+        browser.click(row + ' button[data-action="rotate-key"]')
+        browser.wait_for_text(row + ' button[data-action="rotate-key"]', 'Press again')
+        browser.click(row + ' button[data-action="rotate-key"]')
+        new_key = self.secrets(browser)['API key']
+        self.assertNotEqual(new_key, key)
+        self.assertIn('previous key no longer works', browser.find('#secret-intro').text)
+        self.dismiss_secret(browser)
+        self.assertEqual(self.signed_post(key, new_secret), 401)
+        self.assertEqual(self.signed_post(new_key, new_secret), 201)
+        browser.wait_for_text('#audit-rows tr:first-child', 'new API key')
+        key = new_key
+
         # Revoke asks once more, then the key stops.
         browser.click(row + ' button[data-action="revoke"]')
         browser.wait_for_text(row + ' button[data-action="revoke"]', 'Press again')
@@ -133,6 +146,73 @@ class AdminTests(BrowserTestCase):
         browser.wait_for_text(row, 'Revoked')
         self.assertEqual(self.signed_post(key, new_secret), 401)
         browser.wait_for_text('#audit-rows tr:first-child', 'Revoked API client Carrier desk')
+
+    def test_an_admin_imports_a_file_of_accounts_and_puts_one_on_file_by_hand(self):
+        browser, _ = self.open_admin()
+        good = {'email': 'imported.one@example.net', 'security_questions': [{'id': 'q1', 'question': 'First pet?', 'answer': 'Biscuit'}],
+                'cards': [{'number': '4111111111111111', 'exp_month': 9, 'exp_year': 2031}],
+                'devices': [{'serial': 'C02IMPORT01QD', 'model': 'Phone 14'}]}
+        bad_card = dict(good, email='imported.two@example.net', cards=[{'number': '4111111111111112', 'exp_month': 9, 'exp_year': 2031}])
+        lines = [json.dumps(good), json.dumps(good), json.dumps(bad_card), 'not json', '']
+        self.expect_http_errors(409, 422)
+        browser.find('#account-file').send_keys(self.file_with('\n'.join(lines).encode(), '.jsonl'))
+        browser.click('#account-import')
+        browser.wait_for_text('#account-import-message', '1 of 4 accounts put on file')
+        outcomes = [(e.get_attribute('data-line'), e.get_attribute('data-outcome')) for e in browser.find_all('#account-import-results li')]
+        self.assertEqual(outcomes, [('1', 'stored'), ('2', 'refused'), ('3', 'refused'), ('4', 'refused')])
+        results = browser.find('#account-import-results').text
+        self.assertIn('already on file', results)
+        self.assertIn('not JSON', results)
+        self.assertNotIn('4111111111111112', results, 'a refusal never echoes the card')
+        self.assertEqual(self.service.psql("SELECT count(*) FROM accounts WHERE email LIKE 'imported.%'"), '1')
+        self.assert_accessible(browser)
+
+        # By hand: questions with their answers, a card, a device; the answer is stored hashed, never as typed.
+        browser.fill('#account-email', 'typed.in@example.net')
+        browser.fill('#account-q1', 'City where your parents met?')
+        browser.click('#account-add')
+        browser.wait_for_text('#account-form-message', 'answer')
+        browser.fill('#account-a1', 'Lyon')
+        browser.fill('#account-card', '5555 5555 5555 4444')
+        browser.fill('#account-card-month', '12')
+        browser.fill('#account-card-year', '2031')
+        browser.fill('#account-imei', '490154203237518')
+        # The addresses it had before the theft: each told of every unlock scheduled on its cases.
+        browser.fill('#account-notice', 'before.theft@example.org\nold.work@example.net')
+        browser.click('#account-add')
+        browser.wait_for_text('#flash', 'typed.in@example.net is on file')
+        self.assertEqual(self.service.psql("SELECT array_to_string(notice_addresses, ',') FROM accounts WHERE email = 'typed.in@example.net'"),
+                         'before.theft@example.org,old.work@example.net')
+        self.assertEqual(browser.find('#account-email').get_attribute('value'), '', 'the form is emptied')
+        self.assertEqual(self.service.psql("SELECT count(*) FROM accounts WHERE email = 'typed.in@example.net'"), '1')
+        self.assertNotIn('Lyon', self.service.psql(
+            "SELECT string_agg(q::text, ' ') FROM account_security_questions q JOIN accounts a ON a.id = q.account_id WHERE a.email = 'typed.in@example.net'"))
+        self.assert_accessible(browser)
+
+        # Corrected: what is on file for the address is replaced, and the audit log says so.
+        browser.fill('#account-replace', 'typed.in@example.net')
+        browser.fill('#account-email', 'typed.in@example.net')
+        browser.fill('#account-q1', 'Street you grew up on?')
+        browser.fill('#account-a1', 'Elm')
+        browser.click('#account-add')
+        browser.wait_for_text('#flash', 'is replaced')
+        self.assertEqual(self.service.psql(
+            "SELECT string_agg(q.question, ',') FROM account_security_questions q JOIN accounts a ON a.id = q.account_id WHERE a.email = 'typed.in@example.net'"),
+            'Street you grew up on?')
+        self.assertEqual(self.service.psql("SELECT count(*) FROM account_cards c JOIN accounts a ON a.id = c.account_id WHERE a.email = 'typed.in@example.net'"), '0')
+        browser.wait_for_text('#audit-rows tr:first-child', 'Replaced the account on file for typed.in@example.net')
+
+    def test_an_admin_signs_out_from_the_administration_page(self):
+        browser, _ = self.open_admin()
+        browser.click('#signout')
+        browser.wait_for('#signin')
+        self.assertNotIn('/admin', browser.driver.current_url)
+        # The session is over: /admin now says so.
+        self.expect_http_errors(401)
+        browser.open('/admin')
+        browser.wait_for_text('#admin-denied', 'not signed in')
+        self.assertFalse(browser.find('#signout').is_displayed())
+        self.assert_accessible(browser)
 
     def test_z_tampering_with_the_audit_log_shows_a_broken_chain(self):
         # Named to run last in the class: it leaves the chain broken for good.

@@ -221,6 +221,32 @@ class DashboardTests(BrowserTestCase):
         pdf.click()
         browser.wait_for('iframe.preview.pdf')
 
+    def test_uploads_are_named_as_agents_read_them_with_type_and_size_once(self):
+        case = self.service.case(state='document_review')
+        browser = self.browser()
+        self.sign_in(browser, 'tier3')
+        self.open_case(browser, case['case_number'])
+        photo = browser.wait_for('#evidence-list li[data-type="imei_photo"]')
+        # The kind in the page's words, never the service's summary ("Imei photo, PDF, 646 bytes").
+        self.assertIn('Photo of the IMEI', photo.text)
+        self.assertNotIn('Imei', photo.text)
+        size = self.service.psql(
+            "SELECT e.size FROM evidence e JOIN cases c ON c.id = e.case_id WHERE c.case_number = '%s' AND e.kind = 'imei_photo'"
+            % case['case_number'])
+        self.assertIn('PDF, %s bytes' % size, photo.text)
+        self.assertEqual(photo.text.count('bytes'), 1, 'the size once: %r' % photo.text)
+        self.assertNotIn('KiB', photo.text)
+        # A transcript an agent typed is a call transcript, read by its summary.
+        typed = self.service.psql(
+            "SELECT c.case_number FROM cases c JOIN evidence e ON e.case_id = c.id "
+            "WHERE e.kind = 'transcript' AND e.filed_by <> 'customer' ORDER BY c.case_number LIMIT 1")
+        self.open_case(browser, typed)
+        typed = browser.wait_for('#evidence-list li[data-type="transcript"]')
+        self.assertIn('Call transcript', typed.text)
+        self.assertIn('characters', typed.text)
+        self.assertNotIn('bytes', typed.text)
+        self.assert_accessible(browser)
+
     def test_typed_evidence_is_filed_and_the_verification_follows(self):
         case = self.service.case(state='identity_check', path='undetermined')
         imei = self.imei_of(case['case_number'])

@@ -148,6 +148,13 @@ class LanguagesTest(BrowserTestCase):
         agent.wait_for('#evidence-list li[data-type="transcript"]')
         items = agent.find_all('#evidence-list li[data-type="transcript"]')
         self.assertEqual(len(items), 3)
+        # The customer's conversation with the thief is named as such (not "Call transcript"), with its type and size once.
+        for item, kind in zip(items, ('saved e-mail', 'PNG image', 'text')):
+            self.assertIn('Ransom conversation', item.text)
+            self.assertNotIn('Call transcript', item.text)
+            self.assertIn(kind, item.text)
+            self.assertEqual(sum(item.text.count(unit) for unit in ('bytes', 'kB', 'KiB', 'MB')), 1, item.text)
+        agent.wait_for_text('#timeline-list', 'Evidence filed: Ransom conversation')
         previews = agent.find_all('#evidence-list li[data-type="transcript"] button.preview')
         self.assertEqual(len(previews), 3, 'a screenshot and two texts can each be previewed')
         for button in previews:

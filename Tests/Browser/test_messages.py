@@ -132,3 +132,20 @@ class MessagesTests(BrowserTestCase):
         browser.click(row + ' button[data-action="rotate"]')
         browser.click('#secret-done')
         browser.wait_for(detail + ' [data-endpoint="%s"]' % endpoint['id'])
+
+        # A delivery that gave up (dead-lettered) has a retry button: pressed, it is queued again, due now, and the
+        # admin log says who did it.
+        self.service.psql("UPDATE outbox SET state = 'failed', next_attempt_at = now() + interval '1 day' WHERE endpoint_id = '%s'" % endpoint['id'])
+        browser.click(row + ' button[data-action="webhooks"]')
+        browser.wait_until_gone(detail)
+        browser.click(row + ' button[data-action="webhooks"]')
+        failed = browser.wait_for(detail + ' tr[data-state="failed"]')
+        self.assertIn('Failed (no more retries)', failed.text)
+        self.assert_accessible(browser)
+        failed.find_element(By.CSS_SELECTOR, 'button[data-action="retry"]').click()
+        browser.wait_for_text('#flash', 'queued again')
+        self.assertEqual(self.service.psql(
+            "SELECT count(*) FROM outbox WHERE endpoint_id = '%s' AND (state = 'failed' OR next_attempt_at > now() + interval '1 hour')"
+            % endpoint['id']), '0')
+        browser.wait_for_text('#audit-rows tr:first-child', 'Queued a webhook delivery to Webhook partner again')
+        self.assertEqual(self.service.psql("SELECT count(*) FROM admin_events WHERE type = 'webhook_retried'"), '1')

@@ -58,3 +58,43 @@ class ReportsTests(BrowserTestCase):
         browser.open('/reports')
         browser.wait_for_text('#reports-denied', 'tier 2 and above')
         self.assert_accessible(browser)
+
+    def test_each_figure_links_to_the_queue_that_lists_it(self):
+        overdue = self.service.psql('SELECT count(*) FROM cases WHERE due_at < now()')
+        held = self.service.psql(
+            "SELECT a.id || ' ' || a.name || ' ' || count(*) FROM cases c JOIN agents a ON a.id = c.assignee_id "
+            "WHERE c.state NOT IN ('resolved', 'rejected', 'closed', 'merged') GROUP BY a.id, a.name ORDER BY count(*) DESC, a.name LIMIT 1")
+        agent_id, held_count = held.split(' ')[0], held.split(' ')[-1]
+        week_old = self.service.psql(
+            "SELECT count(*) FROM cases WHERE state NOT IN ('resolved', 'rejected', 'closed', 'merged') "
+            "AND opened_at < now() - interval '3 days' AND opened_at >= now() - interval '7 days'")
+        browser = self.browser()
+        self.sign_in(browser, 'tier2')
+        browser.open('/reports')
+        browser.wait_for('#reports-body')
+        browser.wait_for_text('#figure-overdue', overdue)
+        # Per agent: workload now and throughput in the window; by age; the first response.
+        row = browser.wait_for('#agents-rows tr[data-agent="%s"]' % agent_id)
+        self.assertEqual(row.find_elements('css selector', 'td')[1].text, held_count)
+        self.assertEqual(browser.find('#age-rows tr[data-from-days="3"] td').text, week_old)
+        self.assertIn('median', browser.find('#figure-first-response').text)
+        self.assert_accessible(browser)
+
+        # "Overdue 9" opens the queue filtered to overdue cases, all tiers: as many rows as the figure.
+        browser.click('#figure-overdue')
+        self.wait_for_queue(browser, 'overdue=true')
+        self.assertTrue(browser.find('#filter-overdue').is_selected())
+        self.assertEqual(str(len(browser.find_all('#queue-rows tr[data-case]'))), overdue)
+        # An agent's open cases: the queue of that agent.
+        browser.open('/reports')
+        browser.wait_for('#agents-rows tr[data-agent="%s"] td a' % agent_id).click()
+        self.wait_for_queue(browser, 'assignee=' + agent_id)
+        browser.wait_for_text('#queue-title', 'held by one agent')
+        self.assertEqual(str(len(browser.find_all('#queue-rows tr[data-case]'))), held_count)
+        # A bucket of the backlog by age: the cases opened 3 to 7 days ago.
+        browser.open('/reports')
+        browser.wait_for('#age-rows tr[data-from-days="3"] td a').click()
+        self.wait_for_queue(browser, 'opened_before=')
+        browser.wait_for_text('#queue-title', 'opened since')
+        self.assertEqual(str(len(browser.find_all('#queue-rows tr[data-case]'))), week_old)
+        self.assert_accessible(browser)

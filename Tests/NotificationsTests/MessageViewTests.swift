@@ -185,6 +185,45 @@ import Testing
         #expect(try items(try get(target, as: admin)).isEmpty)
     }
 
+    /// An admin queues a dead-lettered delivery again (`POST …/deliveries/{id}/retry`): due now, an admin-log entry; a
+    /// non-admin, an API client (even the owner) and another client's path are refused, and nothing changes.
+    @Test func anAdminRetriesADeadLetteredDeliveryAndItIsOnTheAdminLog() throws {
+        let (client, endpoint, _, _, _) = try clientWithCase(events: ["case.opened"])
+        let other = try service.addClient(name: "Someone else")
+        let database = try service.database.connect()
+        defer { database.close() }
+        let endpointID = try #require(UUID(uuidString: endpoint))
+        let delivery = try #require(
+            try database.query("SELECT id FROM outbox WHERE endpoint_id = \(endpointID)").first?.decode(0, as: UUID.self))
+        try database.execute("UPDATE outbox SET state = 'failed', next_attempt_at = now() + interval '1 day' WHERE id = \(delivery)")
+        let clientText = client.id.uuidString.lowercased()
+        let target = "/api/v1/admin/clients/\(clientText)/webhooks/\(endpoint)/deliveries/\(delivery.uuidString.lowercased())/retry"
+        func post(_ target: String, as agent: AgentSession) throws -> TestHTTPResponse {
+            try service.client().request("POST", target, headers: agent.headers, body: [])
+        }
+        #expect(try post(target, as: try service.signIn(tier: .tier3)).status == 403)
+        #expect(try send("POST", target, as: client).status == 403)
+        let admin = try service.signIn(tier: .tier1, admin: true)
+        let wrongClient = target.replacingOccurrences(of: clientText, with: other.id.uuidString.lowercased())
+        #expect(try post(wrongClient, as: admin).status == 404)
+        #expect(try database.query("SELECT state FROM outbox WHERE id = \(delivery)").first?.decode(0, as: String.self) == "failed")
+        #expect(try database.query("SELECT 1 FROM admin_events WHERE type = 'webhook_retried'").count == 0)
+
+        let retried = try post(target, as: admin)
+        #expect(retried.status == 202, "\(retried.text)")
+        #expect(try retried.json()["state"] as? String == "queued")
+        let row = try #require(
+            try database.query("SELECT state, next_attempt_at <= now() + interval '1 minute' AS due FROM outbox WHERE id = \(delivery)").first)
+        #expect(try row.decode("state", as: String.self) == "queued" && row.decode("due", as: Bool.self))
+        let logged = try database.query("SELECT actor, data FROM admin_events WHERE type = 'webhook_retried'")
+        #expect(logged.count == 1)
+        #expect(try logged.first?.decode("actor", as: String.self) == "agent:\(admin.agentID.uuidString.lowercased())")
+        #expect(try logged.first?.decode("data", as: String.self).contains(delivery.uuidString.lowercased()) == true)
+        // A disabled endpoint (410 Gone) takes no retry.
+        try database.execute("UPDATE webhook_endpoints SET disabled_at = now() WHERE id = \(endpointID)")
+        #expect(try post(target, as: admin).status == 409)
+    }
+
     @Test func theAdminViewIsRefusedToNonAdminsAndAPIClientsAnd404ForAnUnknownClient() throws {
         let (client, _, _, _, _) = try clientWithCase()
         let target = "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/webhooks"

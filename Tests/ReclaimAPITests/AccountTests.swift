@@ -48,6 +48,51 @@ import Testing
         #expect(viaClient.status == 201, "\(viaClient.text)")
     }
 
+    /// `PUT /api/v1/accounts/{email}`: an admin replaces what is on file (the new answer matches, the old one no longer
+    /// does), recorded in the admin log; tier agents and API clients may not; an address not on file is 404.
+    @Test func anAdminReplacesAnAccountOnFileAndItIsOnTheAdminLog() throws {
+        let world = try CaseWorld()
+        let admin = try world.agent(.tier1, admin: true)
+        #expect(try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "grace@example.com")).status == 201)
+        var replacement = Self.account(email: "grace.new@example.com", card: "5555555555554444")
+        replacement["security_questions"] = [["id": "q1", "question": "First school?", "answer": "Hillside"]]
+        func put(_ target: String, as session: AgentSession, json: Any) throws -> TestHTTPResponse {
+            try world.service.client().request("PUT", target, headers: session.headers, json: json)
+        }
+        #expect(try put("/api/v1/accounts/grace@example.com", as: try world.agent(.engineering), json: replacement).status == 403)
+        let client = try world.service.addClient()
+        let raw = Array(try JSONSerialization.data(withJSONObject: replacement))
+        let viaClient = try world.service.client().request(
+            "PUT", "/api/v1/accounts/grace@example.com",
+            headers: world.service.clientHeaders(client, method: "PUT", target: "/api/v1/accounts/grace@example.com", body: raw)
+                + [("Content-Type", "application/json")], body: raw)
+        #expect(viaClient.status == 403, "an API client may add accounts, not replace them: \(viaClient.text)")
+        #expect(try put("/api/v1/accounts/nobody@example.com", as: admin, json: replacement).status == 404)
+
+        let replaced = try put("/api/v1/accounts/GRACE@example.com", as: admin, json: replacement)
+        #expect(replaced.status == 200, "\(replaced.text)")
+        #expect(!replaced.text.contains("Hillside") && !replaced.text.contains("5555555555554444"))
+        let connection = try world.database()
+        defer { connection.close() }
+        let rows = try connection.query(
+            """
+            SELECT a.email, q.question, c.last_four FROM accounts a JOIN account_security_questions q ON q.account_id = a.id
+            JOIN account_cards c ON c.account_id = a.id
+            """)
+        #expect(rows.count == 1)
+        #expect(try rows.first?.decode("email", as: String.self) == "grace.new@example.com")
+        #expect(try rows.first?.decode("question", as: String.self) == "First school?")
+        #expect(try rows.first?.decode("last_four", as: String.self) == "4444")
+        #expect(try connection.query("SELECT count(*) FROM account_devices").first!.decode(0, as: Int.self) == 2)
+        let logged = try connection.query("SELECT data FROM admin_events WHERE type = 'account_replaced'")
+        #expect(logged.count == 1)
+        #expect(try logged.first?.decode(0, as: String.self).contains("Hillside") == false)
+        // The old address is no longer on file; another account's address cannot be taken.
+        #expect(try put("/api/v1/accounts/grace@example.com", as: admin, json: replacement).status == 404)
+        #expect(try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "other@example.com")).status == 201)
+        #expect(try put("/api/v1/accounts/other@example.com", as: admin, json: replacement).status == 409)
+    }
+
     @Test func tierAgentsMayNotAddAccounts() throws {
         let world = try CaseWorld()
         let engineer = try world.agent(.engineering)

@@ -46,6 +46,8 @@ import Testing
             ("POST", "/api/v1/admin/agents/\(someone)/reset-totp", nil), ("GET", "/api/v1/admin/clients", nil),
             ("POST", "/api/v1/admin/clients", ["name": "Mallory"]),
             ("POST", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/rotate", nil),
+            ("POST", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/rotate-key", nil),
+            ("POST", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())/webhooks/\(someone)/deliveries/\(someone)/retry", nil),
             ("DELETE", "/api/v1/admin/clients/\(client.id.uuidString.lowercased())", nil), ("GET", "/api/v1/admin/audit", nil),
         ]
         for (method, target, json) in routes {
@@ -238,6 +240,36 @@ import Testing
         #expect(
             try auditTypes(service, later).compactMap { $0["type"] as? String }.filter { $0.hasPrefix("client_") }
                 == ["client_added", "client_rotated", "client_revoked"])
+    }
+
+    /// A new API key (`POST /api/v1/admin/clients/{id}/rotate-key`): shown once, the old key refused at once, the signing
+    /// secret unchanged, an admin-log entry; a revoked client gets none.
+    @Test func aRotatedAPIKeyReplacesTheOldOneAtOnce() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        let admin = try service.signIn(tier: .tier1, admin: true)
+        let old = try service.addClient(name: "Carrier")
+        func open(_ client: NewAPIClient) throws -> Int {
+            service.clock.advance(by: 1)
+            let body = try CaseWorld.caseBody().bytes
+            let headers = service.clientHeaders(client, method: "POST", target: "/api/v1/cases", body: body) + [("Content-Type", "application/json")]
+            return try service.client().request("POST", "/api/v1/cases", headers: headers, body: body).status
+        }
+        #expect(try open(old) == 201)
+        let id = old.id.uuidString.lowercased()
+        let rotated = try send(service, "POST", "/api/v1/admin/clients/\(id)/rotate-key", admin)
+        try #require(rotated.status == 200, "\(rotated.text)")
+        #expect(rotated.header("Cache-Control") == "no-store")
+        let key = try #require(try rotated.json()["api_key"] as? String)
+        #expect(key != old.apiKey)
+        #expect(try rotated.json()["signing_secret"] == nil, "the signing secret is not rotated nor shown")
+        #expect(try open(old) == 401)
+        #expect(try open(NewAPIClient(id: old.id, name: "Carrier", apiKey: key, signingSecret: old.signingSecret)) == 201)
+        let list = try send(service, "GET", "/api/v1/admin/clients", admin)
+        #expect(!list.text.contains(key))
+        #expect(try auditTypes(service, admin).compactMap { $0["type"] as? String }.suffix(1) == ["client_key_rotated"])
+        #expect(try send(service, "DELETE", "/api/v1/admin/clients/\(id)", admin).status == 200)
+        #expect(try send(service, "POST", "/api/v1/admin/clients/\(id)/rotate-key", admin).status == 404)
     }
 
     @Test func theAuditChainHoldsAndShowsTampering() throws {

@@ -41,6 +41,24 @@ import Testing
         let audit = try CaseEventStore.verify(on: connection)
         #expect(audit.breaks.isEmpty)
         #expect(audit.cases == result.cases.count)
+        // Every timeline reads in time order from its case's opening: a merge lands on two cases, each seeded on a clock
+        // of its own, and must come after both openings.
+        let beforeOpening = try connection.query(
+            "SELECT count(*)::int FROM case_events e JOIN cases c ON c.id = e.case_id WHERE e.at < c.created_at"
+        ).map { try $0.decode(0, as: Int.self) }
+        #expect(beforeOpening == [0], "events dated before their case was opened")
+        let outOfOrder = try connection.query(
+            """
+            SELECT count(*)::int FROM case_events e JOIN case_events p ON p.case_id = e.case_id AND p.seq = e.seq - 1 WHERE e.at < p.at
+            """
+        ).map { try $0.decode(0, as: Int.self) }
+        let backwards = try connection.query(
+            """
+            SELECT c.case_number || ' ' || p.type || ' → ' || e.type AS pair FROM case_events e
+            JOIN case_events p ON p.case_id = e.case_id AND p.seq = e.seq - 1 JOIN cases c ON c.id = e.case_id WHERE e.at < p.at
+            """
+        ).map { try $0.decode(0, as: String.self) }
+        #expect(outOfOrder == [0], "a timeline whose events go back in time: \(backwards)")
 
         // A printed code opens the customer status page, as a person trying the demo would use it.
         let client = service.client()

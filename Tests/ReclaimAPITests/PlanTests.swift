@@ -41,6 +41,7 @@ import Testing
             ("queue, a state", { try world.get("/api/v1/cases?state=identity_check", as: tier1) }),
             ("queue, overdue", { try world.get("/api/v1/cases?overdue=true", as: tier1) }),
             ("queue, unreviewed", { try world.get("/api/v1/cases?unreviewed=true&tier=tier3", as: tier1) }),
+            ("queue, awaiting reply", { try world.get("/api/v1/cases?awaiting_reply=true", as: tier1) }),
             ("queue, at risk", { try world.get("/api/v1/cases?risk=true", as: tier1) }),
             ("queue, mine", { try world.get("/api/v1/cases?assignee=me", as: engineer) }),
             ("search, case number", { try world.get("/api/v1/cases?q=\(seededNumber)", as: tier1) }),

@@ -95,8 +95,22 @@ private indirect enum TestJSON: Decodable {
             }
             #expect(seq == Int64(index + 1))
             if case .string(let prev)? = event["prev_hash"] { #expect(prev == previous) } else { #expect(previous == nil) }
-            // Exactly {seq, at, actor, type, data}: the leaf index (given once the event is in the tree) is not hashed.
-            let body = event.filter { ["seq", "at", "actor", "type", "data"].contains($0.key) }
+            // Exactly {seq, at, actor, type, data}: the leaf index (given once the event is in the tree) is not hashed, and
+            // each committed member (a free-text reason) is hashed as {"commitment": hex SHA-256(salt ‖ JCS(value))}.
+            var body = event.filter { ["seq", "at", "actor", "type", "data"].contains($0.key) }
+            if case .object(let commitments)? = event["commitments"], case .object(var data)? = body["data"] {
+                for (key, member) in commitments {
+                    guard case .object(let parts) = member, case .string(let commitment)? = parts["commitment"],
+                        case .string(let salt)? = parts["salt"], let value = data[key]
+                    else {
+                        Issue.record("event \(seq): commitment of \(key) without its salt or value")
+                        continue
+                    }
+                    #expect(Hex.encode(SHA256.hash(salt + value.jcs)) == commitment, "event \(seq): \(key)")
+                    data[key] = .object(["commitment": .string(commitment)])
+                }
+                body["data"] = .object(data)
+            }
             let expected = Hex.encode(SHA256.hash((previous ?? "") + TestJSON.object(body).jcs))
             #expect(hash == expected, "event \(seq)")
             #expect(hash == hash.lowercased() && hash.count == 64)
@@ -127,6 +141,36 @@ private indirect enum TestJSON: Decodable {
             }
         }
         #expect(try connection.query("SELECT count(*) FROM case_events").first!.decode(0, as: Int.self) == 1)
+    }
+
+    /// The admin log is a chain like the timelines: `reclaim audit verify` recomputes it too, without a checkpoint, and
+    /// names its first broken link; one case's check leaves it out.
+    @Test func auditVerifyChecksTheAdminLogToo() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let number = try world.openCase(as: tier1).caseNumber
+        _ = try world.agent(.tier2)  // each agent added is an admin-log entry: two so far
+        let environment = [
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": world.service.database.connectionString,
+            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+        ]
+        let clean = try Shell.capture([RepositoryPaths.executable, "audit", "verify"], environment: environment)
+        #expect(clean.status == 0, "\(clean.output)\(clean.error)")
+        #expect(clean.output.contains("2 admin-log entries; every chain holds"), "\(clean.output)")
+
+        let connection = try world.service.database.connect(as: .owner)
+        defer { connection.close() }
+        try connection.withTransaction { transaction in
+            try transaction.execute("ALTER TABLE admin_events DISABLE TRIGGER admin_events_append_only")
+            try transaction.execute("UPDATE admin_events SET actor = 'cli:someone-else' WHERE seq = 1")
+            try transaction.execute("ALTER TABLE admin_events ENABLE TRIGGER admin_events_append_only")
+        }
+        let tampered = try Shell.capture([RepositoryPaths.executable, "audit", "verify"], environment: environment)
+        #expect(tampered.status == 65, "\(tampered.output)")
+        #expect(tampered.output.contains("BROKEN admin log: event 1: hash does not match"), "\(tampered.output)")
+        #expect(!tampered.output.contains("BROKEN case"), "\(tampered.output)")
+        let one = try Shell.capture([RepositoryPaths.executable, "audit", "verify", number], environment: environment)
+        #expect(one.status == 0, "one case's check is about that case: \(one.output)")
     }
 
     /// The owner can bypass the trigger; `reclaim audit verify` then names the first broken link.

@@ -54,14 +54,17 @@ private func ftyp(major: String, compatible: [String]) -> [UInt8] {
     }
 
     @Test func kinds() {
-        // The document types are the kinds that are documents, in the same order, found by kind and by name.
+        // The document types are the kinds that are documents, in the same order, found by kind and by name; a mail
+        // attachment is a document only the mail files (no upload or accepted_as names it).
         #expect(!DocumentType.allCases.isEmpty)
-        #expect(EvidenceKind.allCases.filter(\.isDocument).compactMap(\.documentType) == DocumentType.allCases)
+        #expect(EvidenceKind.allCases.filter { $0.isDocument && $0 != .mailAttachment }.compactMap(\.documentType) == DocumentType.allCases)
+        #expect(EvidenceKind.mailAttachment.isDocument && EvidenceKind.mailAttachment.documentType != nil)
+        #expect(DocumentType(rawValue: "mail_attachment") == nil)
         #expect(DocumentType.allCases.allSatisfy { $0.evidenceKind.documentType == $0 && DocumentType(rawValue: $0.rawValue) == $0 })
         // Typed evidence (a factor) and the transcript are the kinds that are no document, by kind or by name.
         #expect(EvidenceKind.allCases.allSatisfy { $0.isDocument == ($0.factor == nil && $0 != .transcript) })
         #expect(
-            EvidenceKind.allCases.allSatisfy {
+            EvidenceKind.allCases.filter { $0 != .mailAttachment }.allSatisfy {
                 ($0.documentType == nil) != $0.isDocument && (DocumentType(rawValue: $0.rawValue) == nil) != $0.isDocument
             })
         #expect(DocumentType(rawValue: "receipt") == nil)

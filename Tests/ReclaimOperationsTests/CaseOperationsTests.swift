@@ -161,8 +161,8 @@ import Testing
                 "case_opened", "transition", "reset_sent", "note_added", "assigned", "frozen", "evidence_filed", "evidence_reviewed",
                 "evidence_content_read", "denied", "unlock_done", "unfrozen", "unassigned", "document_arrived", "access_code_reissued", "merged",
                 "merge_received", "unmerged", "unmerge_left",
-                "mail_refused", "case_corrected", "risk_raised", "risk_cleared", "unlock_scheduled", "unlock_cancelled",
-                "handed_back",
+                "mail_refused", "case_corrected", "case_erased", "risk_raised", "risk_cleared", "unlock_scheduled",
+                "unlock_cancelled", "handed_back", "message_received",
             ])
     }
 }

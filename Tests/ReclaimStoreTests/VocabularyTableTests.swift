@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import ReclaimCore
+import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
@@ -17,7 +18,11 @@ import Testing
         ("unlock_steps", "SELECT step AS word FROM unlock_steps", UnlockKind.allCases.map(\.rawValue)),
         ("factors", "SELECT factor AS word FROM factors", Factor.allCases.map(\.rawValue)),
         ("evidence_kinds", "SELECT kind AS word FROM evidence_kinds", EvidenceKind.allCases.map(\.rawValue)),
-        ("evidence_kinds (documents)", "SELECT kind AS word FROM evidence_kinds WHERE document", DocumentType.allCases.map(\.rawValue)),
+        (
+            "evidence_kinds (documents)", "SELECT kind AS word FROM evidence_kinds WHERE document",
+            EvidenceKind.allCases.filter(\.isDocument).map(\.rawValue)
+        ),
+        ("inbound_matches", "SELECT matched_by AS word FROM inbound_matches", InboundMatch.allCases.map(\.rawValue)),
         ("customer_reasons", "SELECT reason AS word FROM customer_reasons", CustomerReason.allCases.map(\.rawValue)),
         ("risk_signal_kinds", "SELECT signal AS word FROM risk_signal_kinds", RiskSignal.allCases.map(\.rawValue)),
         ("unlock_statuses", "SELECT status AS word FROM unlock_statuses", UnlockStatus.allCases.map(\.rawValue)),

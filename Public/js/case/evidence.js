@@ -3,7 +3,7 @@ import { MAX_UPLOAD_BYTES } from '../api.js';
 import { h, replace, show } from '../dom.js';
 import { formatBytes, formatDateTime } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { CUSTOMER_REASONS, DOCUMENT_TYPES, EVIDENCE_TYPES, REQUIREMENTS, label } from '../labels.js';
+import { CUSTOMER_REASONS, DOCUMENT_TYPES, EVIDENCE_TYPES, MEDIA_TYPES, REQUIREMENTS, evidenceName, label } from '../labels.js';
 import { VOCABULARY } from '../vocabulary.js';
 import { reload } from '../case.js';
 import { actorWords, allows, app, current, fill, learnNames, say, send } from './common.js';
@@ -36,11 +36,14 @@ function evidenceItem(item) {
   const reviewable = app.can('evidence.review') && allows('review') && item.status === 'pending';
   return h('li', { dataset: { evidence: item.id, type: item.type } },
     h('div', { class: 'evidence-head' },
-      h('strong', {}, label(EVIDENCE_TYPES, item.type)), ' ',
+      h('strong', {}, evidenceName(item.type, item.filed_by)), ' ',
       h('span', { class: `badge ${item.status}` }, item.status)),
-    h('p', {}, item.summary),
+    // An upload is named by its kind (above) with its file type and size, once: the service's summary repeats all
+    // three in words of its own ("Imei photo, JPEG, 106 KiB"). Typed evidence reads its summary (masked card, answers,
+    // "Transcript, 82 characters").
+    h('p', { class: 'evidence-summary' }, isUpload(item) ? uploadWords(item) : item.summary),
     item.customer_reason ? h('p', { class: 'customer-reason' }, 'The customer reads: ', h('strong', {}, label(CUSTOMER_REASONS, item.customer_reason))) : null,
-    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`, item.size ? ` · ${formatBytes(item.size)}` : '',
+    h('p', { class: 'muted small' }, `Filed ${formatDateTime(item.filed_at)} by ${actorWords(item.filed_by)}`,
       item.from_case ? [' · from case ', h('a', { href: `#/cases/${item.from_case}`, class: 'mono' }, groupCaseNumber(item.from_case))] : null),
     h('div', { class: 'actions' },
       previewable ? h('button', { type: 'button', class: 'secondary preview', onclick: (e) => preview(item, slot, e.target) }, 'Preview') : null,
@@ -48,11 +51,23 @@ function evidenceItem(item) {
     slot);
 }
 
+/** A file sent to the service (a document, a mail's attachment, the customer's conversation), not typed details: an
+ *  agent's call transcript is typed text, though it is stored as text/plain. */
+function isUpload(item) {
+  return Boolean(item.media_type) && (item.type !== 'transcript' || item.filed_by === 'customer');
+}
+
+/** "JPEG image, 106 kB": an upload's file type and size. */
+function uploadWords(item) {
+  const type = item.media_type.split(';')[0].trim();
+  return [MEDIA_TYPES[type] ?? type, formatBytes(item.size)].filter(Boolean).join(', ');
+}
+
 /** Shows a document inline. The bytes come from the content endpoint with the session cookie (same origin, so the
  *  CSP's 'self' covers it); every opening is recorded on the timeline, so it only happens on request. */
 function preview(item, slot, button) {
   const source = `/api/v1/evidence/${item.id}/content?disposition=inline`;
-  const alt = `${label(EVIDENCE_TYPES, item.type)} filed ${formatDateTime(item.filed_at)}`;
+  const alt = `${evidenceName(item.type, item.filed_by)} filed ${formatDateTime(item.filed_at)}`;
   if (isTextual(item.media_type)) {
     previewText(source, alt, slot, button);
     return;
@@ -93,7 +108,13 @@ function reviewForm(item, slot) {
   const error = h('p', { class: 'field-error', role: 'alert', hidden: true });
   // Rejecting a document tells the customer why, in their language: the service takes one of its fixed reasons. Typed
   // details and transcripts are shown to the customer only as received, so they take none.
-  const isDocument = DOCUMENT_TYPES.includes(item.type);
+  const isDocument = DOCUMENT_TYPES.includes(item.type) || item.type === 'mail_attachment';
+  // A mail attachment is accepted as what it proves (an invoice, say): it then counts for the documents gate as that.
+  const acceptedAs = item.type === 'mail_attachment' ? h('div', { class: 'accepted-as-field' },
+    h('label', { for: `review-accepted-as-${item.id}` }, 'Accept as (required to accept)'),
+    h('select', { id: `review-accepted-as-${item.id}`, name: 'accepted_as' },
+      h('option', { value: '' }, 'Choose…'),
+      DOCUMENT_TYPES.map((word) => h('option', { value: word }, label(EVIDENCE_TYPES, word))))) : null;
   const customerReason = isDocument ? h('div', { class: 'customer-reason-field', hidden: true },
     h('label', { for: `review-customer-reason-${item.id}` }, 'What the customer reads (required to reject)'),
     h('select', { id: `review-customer-reason-${item.id}`, name: 'customer_reason' },
@@ -106,12 +127,17 @@ function reviewForm(item, slot) {
       h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'decision', value: 'rejected' }), 'Reject')),
     h('label', { for: `review-reason-${item.id}` }, 'Reason (required)'),
     h('textarea', { id: `review-reason-${item.id}`, rows: 2, maxlength: 2000, required: true }),
+    acceptedAs,
     customerReason,
     error,
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save review'),
       h('button', { type: 'button', class: 'secondary', onclick: () => replace(slot) }, 'Cancel')));
-  if (customerReason) {
-    form.addEventListener('change', () => show(customerReason, form.querySelector('input[name="decision"]:checked').value === 'rejected'));
+  if (customerReason || acceptedAs) {
+    form.addEventListener('change', () => {
+      const rejected = form.querySelector('input[name="decision"]:checked').value === 'rejected';
+      if (customerReason) show(customerReason, rejected);
+      if (acceptedAs) show(acceptedAs, !rejected);
+    });
   }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -119,6 +145,10 @@ function reviewForm(item, slot) {
     if (!reason) { error.textContent = 'Give a reason for the decision.'; show(error); return; }
     const decision = form.querySelector('input[name="decision"]:checked').value;
     const json = { decision, reason };
+    if (acceptedAs && decision === 'accepted') {
+      json.accepted_as = acceptedAs.querySelector('select').value;
+      if (!json.accepted_as) { error.textContent = 'Choose what the attachment proves.'; show(error); return; }
+    }
     if (customerReason && decision === 'rejected') {
       json.customer_reason = customerReason.querySelector('select').value;
       if (!json.customer_reason) { error.textContent = 'Choose what the customer reads: why the document was not accepted.'; show(error); return; }

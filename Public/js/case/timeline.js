@@ -2,7 +2,7 @@
 import { h } from '../dom.js';
 import { formatDateTime, words } from '../format.js';
 import { groupCaseNumber } from '../identifiers.js';
-import { ACTIONS, CASE_FIELDS, CUSTOMER_REASONS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, RISK_SIGNALS, STATES, UNLOCKS, label } from '../labels.js';
+import { ACTIONS, CASE_FIELDS, CUSTOMER_REASONS, EVIDENCE_TYPES, FACTS, LANGUAGES, MESSAGE_KINDS, PATHS, RISK_SIGNALS, STATES, UNLOCKS, evidenceName, label } from '../labels.js';
 import { verifyChain } from '../chain.js';
 import { actorWords, allPages, current, fill } from './common.js';
 
@@ -17,7 +17,7 @@ export function eventWords(event) {
     case 'transition': return `${label(ACTIONS, d.action)}: ${label(STATES, d.from)} → ${label(STATES, d.to)}${d.reason ? ` — “${d.reason}”` : ''}${d.unlock ? ` (${label(UNLOCKS, d.unlock)})` : ''}`;
     case 'reset_sent': return `Reset sent to the verified primary address${d.to ? ` ${d.to}` : ''}`;
     case 'note_added': return d.visibility === 'customer' ? 'Note for the customer added' : 'Internal note added';
-    case 'evidence_filed': return `Evidence filed: ${label(EVIDENCE_TYPES, d.type)}`;
+    case 'evidence_filed': return `Evidence filed: ${evidenceName(d.type, event.actor)}`;
     case 'evidence_reviewed': return `Evidence ${d.decision ?? 'reviewed'}: ${label(EVIDENCE_TYPES, d.type)}${d.reason ? ` — “${d.reason}”` : ''}`
       + (d.customer_reason ? `; the customer reads: ${label(CUSTOMER_REASONS, d.customer_reason)}` : '');
     case 'evidence_content_read': return `Document opened: ${label(EVIDENCE_TYPES, d.type)}`;
@@ -34,9 +34,15 @@ export function eventWords(event) {
     case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
     case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
-    case 'document_arrived': return `Document arrived: ${label(EVIDENCE_TYPES, d.type)} (${d.unreviewed_documents} to review)`;
+    case 'document_arrived': return `Document arrived: ${evidenceName(d.type, event.actor)} (${d.unreviewed_documents} to review)`;
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;
+    case 'case_erased': return d.cause === 'retention' ? 'Personal data erased: the retention period ended' : 'Personal data erased on request';
+    case 'message_received': {
+      const how = { reply_token: 'by its reply address', references: 'by the mail it answers', subject: 'by the case number from the contact address', agent: 'attached by an agent' };
+      const kind = d.from_rescue_address ? 'A mail from the rescue address the thief added' : d.auto ? 'An automatic reply' : 'A reply from the customer';
+      return `${kind} arrived (${how[d.matched_by] ?? d.matched_by})`;
+    }
     case 'risk_raised': return `Risk raised: ${label(RISK_SIGNALS, d.signal)}${d.detail ? ` — ${d.detail}` : ''}`;
     case 'risk_cleared': return `Risk cleared: ${(d.signals ?? []).map((s) => label(RISK_SIGNALS, s)).join('; ') || 'signals'}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'denied': return `Refused: ${words(d.attempted ?? d.action ?? 'an action')}`;

@@ -180,6 +180,16 @@ final class AdminController: Sendable {
         return CaseHTTP.json(.object(members), headers: [("Cache-Control", "no-store")])
     }
 
+    /// `POST /api/v1/admin/clients/{id}/rotate-key`: a new API key, shown once; the previous key is refused at once.
+    @Sendable func rotateClientKey(_ request: HTTPRequest) throws -> HTTPResponse {
+        let (actor, administration) = try authorize(request)
+        let id = try Self.id(request)
+        let key = try administration.rotateClientKey(id: id, now: context.now, by: actor)
+        guard case .object(var members) = Self.json(try administration.client(id: id)) else { throw Problem.internal }
+        members["api_key"] = .string(key)
+        return CaseHTTP.json(.object(members), headers: [("Cache-Control", "no-store")])
+    }
+
     /// `DELETE /api/v1/admin/clients/{id}`: revokes the client (its key is refused from now on); 200 with the client.
     @Sendable func revokeClient(_ request: HTTPRequest) throws -> HTTPResponse {
         let (actor, administration) = try authorize(request)

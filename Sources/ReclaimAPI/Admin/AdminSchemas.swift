@@ -79,6 +79,12 @@ extension OpenAPIDocument {
                 a, _ in a
             },
         ],
+        "AdminRotatedClientKey": [
+            "type": "object", "required": clientRequired + ["api_key"],
+            "properties": clientProperties.merging(["api_key": ["type": "string", "description": "The new API key, shown this once."]]) {
+                a, _ in a
+            },
+        ],
         // Passkeys
         "PasskeyRegistrationOptions": [
             "type": "object",
@@ -123,7 +129,10 @@ extension OpenAPIDocument {
         ],
         // Supervision
         "ReportSummary": [
-            "type": "object", "required": ["days", "from", "to", "open", "overdue", "paths", "time_to_resolve", "trend"],
+            "type": "object",
+            "required": [
+                "days", "from", "to", "open", "overdue", "paths", "time_to_resolve", "trend", "agents", "first_response", "backlog_by_age",
+            ],
             "properties": [
                 "days": ["type": "integer"], "from": ["type": "string", "format": "date-time"], "to": ["type": "string", "format": "date-time"],
                 "open": [
@@ -155,6 +164,38 @@ extension OpenAPIDocument {
                     "type": "object", "required": ["resolved", "p50_seconds", "p90_seconds"],
                     "properties": [
                         "resolved": ["type": "integer"], "p50_seconds": ["type": ["integer", "null"]], "p90_seconds": ["type": ["integer", "null"]],
+                    ],
+                ],
+                "agents": [
+                    "type": "array",
+                    "description": "Each agent holding open cases or resolved ones in the window: open and overdue now, resolved in the window.",
+                    "items": [
+                        "type": "object", "required": ["agent_id", "name", "tier", "open", "overdue", "resolved"],
+                        "properties": [
+                            "agent_id": ["type": "string", "format": "uuid"], "name": ["type": "string"], "tier": tier,
+                            "open": ["type": "integer"], "overdue": ["type": "integer"], "resolved": ["type": "integer"],
+                        ],
+                    ],
+                ],
+                "first_response": [
+                    "type": "object", "required": ["cases", "answered", "p50_seconds", "p90_seconds", "sampled"],
+                    "description":
+                        "Time from opening to the first agent's event on cases opened in the window (the newest 2,000 when sampled).",
+                    "properties": [
+                        "cases": ["type": "integer"], "answered": ["type": "integer"], "p50_seconds": ["type": ["integer", "null"]],
+                        "p90_seconds": ["type": ["integer", "null"]], "sampled": ["type": "boolean"],
+                    ],
+                ],
+                "backlog_by_age": [
+                    "type": "array",
+                    "description": "Open cases by time since opening; opened_after/opened_before are the queue's filters for the bucket.",
+                    "items": [
+                        "type": "object", "required": ["from_days", "to_days", "opened_after", "opened_before", "count"],
+                        "properties": [
+                            "from_days": ["type": "integer"], "to_days": ["type": ["integer", "null"]],
+                            "opened_after": ["type": ["string", "null"], "format": "date-time"],
+                            "opened_before": ["type": ["string", "null"], "format": "date-time"], "count": ["type": "integer"],
+                        ],
                     ],
                 ],
                 "trend": [

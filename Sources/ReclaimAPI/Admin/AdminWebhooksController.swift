@@ -33,4 +33,29 @@ final class AdminWebhooksController: Sendable {
         }
         return CaseHTTP.json(["items": .array(items)])
     }
+
+    /// `POST /api/v1/admin/clients/{id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/retry` (admin agents): queues a
+    /// failed or dead-lettered delivery again, due now, with the same webhook-id, as the partner's own retry does
+    /// (`WebhooksController.retry`); recorded on the admin log in the same transaction.
+    @Sendable func retry(_ request: HTTPRequest) throws -> HTTPResponse {
+        let principal = try context.authorize(.administer, request)
+        guard case .agent = principal, let keys = context.keys else { throw Problem.forbidden(detail: "Only admin agents may do this.") }
+        let missing = Problem.notFound(detail: "No such client, endpoint or delivery.")
+        guard let clientID = request.parameter("id").flatMap(UUID.init(uuidString:)),
+            let endpointID = request.parameter("endpoint_id").flatMap(UUID.init(uuidString:)),
+            let deliveryID = request.parameter("delivery_id").flatMap(UUID.init(uuidString:))
+        else { throw missing }
+        let now = context.now
+        return try context.transaction(for: request) { connection in
+            guard let endpoint = try WebhookEndpointStore.find(id: endpointID, clientID: clientID, on: connection) else { throw missing }
+            if endpoint.disabledAt != nil {
+                throw Problem(ErrorCode.endpointDisabled, detail: "The receiver answered 410 Gone; the partner must register the endpoint again.")
+            }
+            guard try OutboxStore.requeue(id: deliveryID, endpointID: endpointID, now: now, on: connection) else { throw missing }
+            try WebhookEndpointStore.endRest(id: endpointID, on: connection)
+            try IdentityAdministration(pool: context.pool, keys: keys).recordWebhookRetry(
+                clientID: clientID, endpointID: endpointID, deliveryID: deliveryID, now: now, by: principal.actor, on: connection)
+            return CaseHTTP.json(["id": .string(deliveryID.uuidString.lowercased()), "state": "queued"], status: 202)
+        }
+    }
 }

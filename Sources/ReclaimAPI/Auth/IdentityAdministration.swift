@@ -292,6 +292,37 @@ public struct IdentityAdministration: Sendable {
         return RotatedSigningSecret(id: id, signingSecret: secret, previousValidUntil: until)
     }
 
+    /// Gives a client a new API key (shown once); the previous key is refused at once, unlike a signing secret's overlap:
+    /// a key is rotated because it may be known to someone else. The signing secret stays.
+    public func rotateClientKey(id: UUID, apiKey: String? = nil, now: Date, by actor: String = commandLineActor) throws -> String {
+        let key = apiKey ?? APIKey.newKey()
+        try pool.withTransaction { connection in
+            guard try APIClientStore.rotateKey(id: id, keyHash: APIKey.hash(key), on: connection) else {
+                throw IdentityAdministrationError.noSuchClient(activeOnly: true)
+            }
+            try audit(.clientKeyRotated, ["client_id": .string(id.lowercased)], by: actor, now: now, connection)
+        }
+        return key
+    }
+
+    /// Records that an admin queued a webhook delivery again (`AdminWebhooksController.retry`), in the caller's transaction.
+    public func recordWebhookRetry(
+        clientID: UUID, endpointID: UUID, deliveryID: UUID, now: Date, by actor: String, on connection: PostgresConnection
+    ) throws {
+        try audit(
+            .webhookRetried,
+            [
+                "client_id": .string(clientID.lowercased), "endpoint_id": .string(endpointID.lowercased),
+                "delivery_id": .string(deliveryID.lowercased),
+            ], by: actor, now: now, connection)
+    }
+
+    /// Records that an admin replaced an account on file (`AccountsController.replace`), in the caller's transaction: the
+    /// addresses only, never an answer or a card.
+    public func recordAccountReplaced(email: String, newEmail: String, now: Date, by actor: String, on connection: PostgresConnection) throws {
+        try audit(.accountReplaced, ["email": .string(email), "new_email": .string(newEmail)], by: actor, now: now, connection)
+    }
+
     /// Clients by creation, those after the cursor, at most `limit`.
     public func listClients(after cursor: (createdAt: Date, id: UUID)?, limit: Int) throws -> [APIClientSummary] {
         try pool.withConnection { try APIClientStore.list(after: cursor, limit: limit, on: $0) }
@@ -333,6 +364,9 @@ public struct IdentityAdministration: Sendable {
         case clientAdded = "client_added"
         case clientRotated = "client_rotated"
         case clientRevoked = "client_revoked"
+        case clientKeyRotated = "client_key_rotated"
+        case webhookRetried = "webhook_retried"
+        case accountReplaced = "account_replaced"
         case passkeySignCountRegressed = "passkey_sign_count_regressed"
     }
 

@@ -19,11 +19,16 @@ public enum Permission: String, CaseIterable, Sendable {
     case mergeCases = "case.merge"
     /// Correcting an open case's details (`PATCH /api/v1/cases/{n}`).
     case correctCase = "case.correct"
+    /// Erasing a finished case's personal data, and exporting it (admins).
+    case eraseCase = "case.erase"
+    case exportCase = "case.export"
     /// Flagging a case (`flagged`, tier1+) and clearing its risk signals (tier3, engineering).
     case flagCase = "case.flag"
     case clearRisk = "case.clear_risk"
     case addNote = "case.note"
     case readEvents = "case.events"
+    /// The unmatched received mail: list, attach to a case, discard.
+    case handleInboundMail = "inbound.handle"
     case fileEvidence = "evidence.file"
     case listEvidence = "evidence.list"
     case readEvidenceContent = "evidence.content"
@@ -66,11 +71,14 @@ public enum PermissionTable {
         .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
         .correctCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .eraseCase: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),
+        .exportCase: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),
         .flagCase: Grant(agentTier: FourEyes.flagMinimumTier, admins: false, apiClients: false, customers: false),
         .clearRisk: Grant(agentTier: FourEyes.clearMinimumTier, admins: false, apiClients: false, customers: false),
         .readOwnCaseStatus: Grant(agentTier: nil, admins: false, apiClients: true, customers: false),
         .addNote: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvents: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .handleInboundMail: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .fileEvidence: Grant(agentTier: .tier1, admins: false, apiClients: true, customers: false),
         .listEvidence: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .readEvidenceContent: Grant(agentTier: Workflow.contentReadMinimumTier, admins: false, apiClients: false, customers: false),

@@ -58,6 +58,7 @@ enum CaseHTTP {
         _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil
     ) -> JSONValue {
         let s = record.snapshot
+        let erased = record.erasedAt != nil
         let facts: JSONValue = [
             "rescue_email": .optional(record.rescueEmail),
             "rescue_email_added": .bool(s.facts.rescueEmailAdded), "security_questions_changed": .bool(s.facts.securityQuestionsChanged),
@@ -79,11 +80,15 @@ enum CaseHTTP {
             "tier": .string(s.tier.rawValue),
             "path": .string(s.path.rawValue),
             "facts": facts,
-            "account_email": .string(record.accountEmail),
-            "customer": ["name": .string(record.customerName), "contact_email": .string(record.customerContactEmail)],
-            "devices": .array(record.devices.map(\.json)),
-            "summary": .string(record.summary),
+            "account_email": erased ? .null : .string(record.accountEmail),
+            "customer": erased
+                ? ["name": nil, "contact_email": nil]
+                : ["name": .string(record.customerName), "contact_email": .string(record.customerContactEmail)],
+            "devices": erased ? .null : .array(record.devices.map(\.json)),
+            "summary": erased ? .null : .string(record.summary),
+            "erased_at": Timestamp.json(record.erasedAt),
             "assignee": assignee,
+            "awaiting_reply": .bool(record.awaitingReply),
             "frozen": .bool(record.frozen),
             "due_at": Timestamp.json(record.dueAt),
             "overdue": .bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now)),
@@ -115,6 +120,8 @@ enum CaseHTTP {
         _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil, to out: inout [UInt8]
     ) {
         let s = record.snapshot
+        // Erased fields read null (the columns hold empty values).
+        let erased = record.erasedAt != nil
         func raw(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
         func plain(_ text: String) { out.append(contentsOf: text.utf8) }  // known not to need escaping
         func string(_ value: String) { JSONValue.writeString(value, to: &out) }
@@ -127,7 +134,7 @@ enum CaseHTTP {
         func optional(_ value: String?) { if let value { string(value) } else { raw("null") } }
         func bool(_ value: Bool) { if value { raw("true") } else { raw("false") } }
         raw("{\"account_email\":")
-        string(record.accountEmail)
+        optional(erased ? nil : record.accountEmail)
         raw(",\"allowed_actions\":[")
         for (index, word) in allowedActions(record, actorTier: actorTier, workflow: workflow).enumerated() {
             if index > 0 { out.append(0x2C) }
@@ -145,16 +152,19 @@ enum CaseHTTP {
         } else {
             raw("null")
         }
+        raw(",\"awaiting_reply\":")
+        bool(record.awaitingReply)
         raw(",\"case_number\":")
         quoted(record.number)
         raw(",\"created_at\":")
         time(record.createdAt)
         raw(",\"customer\":{\"contact_email\":")
-        string(record.customerContactEmail)
+        optional(erased ? nil : record.customerContactEmail)
         raw(",\"name\":")
-        string(record.customerName)
-        raw("},\"devices\":[")
-        for (index, device) in record.devices.enumerated() {
+        optional(erased ? nil : record.customerName)
+        raw("},\"devices\":")
+        if erased { raw("null") } else { raw("[") }
+        for (index, device) in record.devices.enumerated() where !erased {
             if index > 0 { out.append(0x2C) }
             raw("{\"imei\":")
             optional(device.imei)
@@ -164,8 +174,11 @@ enum CaseHTTP {
             optional(device.serial)
             raw("}")
         }
-        raw("],\"due_at\":")
+        if !erased { raw("]") }
+        raw(",\"due_at\":")
         time(record.dueAt)
+        raw(",\"erased_at\":")
+        time(record.erasedAt)
         raw(",\"facts\":{\"lost_mode_enabled\":")
         bool(s.facts.lostModeEnabled)
         raw(",\"rescue_email\":")
@@ -197,7 +210,7 @@ enum CaseHTTP {
         raw(",\"state\":")
         quoted(s.state.rawValue)
         raw(",\"summary\":")
-        string(record.summary)
+        optional(erased ? nil : record.summary)
         raw(",\"tier\":")
         quoted(s.tier.rawValue)
         raw(",\"unlocks\":{\"done\":[")

@@ -52,10 +52,17 @@ extension OpenAPIDocument {
         "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
         "path": ["type": "string", "enum": RecoveryPath.allCases.map(\.rawValue)],
         "facts": facts,
-        "account_email": string,
-        "customer": ["type": "object", "properties": ["name": string, "contact_email": string]],
-        "devices": ["type": "array", "items": device],
-        "summary": string,
+        "account_email": ["type": ["string", "null"], "description": "null once erased."],
+        "customer": [
+            "type": "object", "description": "Its members null once erased.",
+            "properties": ["name": ["type": ["string", "null"]], "contact_email": ["type": ["string", "null"]]],
+        ],
+        "devices": ["type": ["array", "null"], "items": device, "description": "null once erased."],
+        "summary": ["type": ["string", "null"], "description": "null once erased."],
+        "erased_at": [
+            "type": ["string", "null"], "format": "date-time",
+            "description": "When what identified the customer was erased (POST …/erasure, or retention); null until then.",
+        ],
         "assignee": ["type": ["object", "null"], "properties": ["id": ["type": "string", "format": "uuid"], "name": string, "tier": string]],
         "frozen": ["type": "boolean"],
         "due_at": dateTime,
@@ -87,6 +94,9 @@ extension OpenAPIDocument {
             ],
         ],
         "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
+        "awaiting_reply": [
+            "type": "boolean", "description": "The newest human message on the case is the customer's (no customer note or mail after it).",
+        ],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
         "risk": ["type": "boolean", "description": "A risk signal stands uncleared: approve and unlock steps are refused (risk_uncleared)."],
         "risk_signals": [
@@ -108,7 +118,7 @@ extension OpenAPIDocument {
     nonisolated(unsafe) private static let unlockStep: [String: Any] = ["type": "string", "enum": UnlockKind.allCases.map(\.rawValue)]
     private static let caseRequired = [
         "case_number", "kind", "language", "state", "tier", "path", "facts", "customer", "devices", "assignee", "frozen",
-        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "risk",
+        "due_at", "overdue", "allowed_actions", "created_at", "updated_at", "version", "unlocks", "unreviewed_documents", "risk", "awaiting_reply",
     ]
 
     /// The schemas, by name.
@@ -206,6 +216,15 @@ extension OpenAPIDocument {
                 ]
             ],
         ],
+        "Erasure": [
+            "type": "object", "required": ["reason"],
+            "properties": [
+                "reason": [
+                    "type": "string", "minLength": 1, "maxLength": 2000,
+                    "description": "Why (a data-subject request, its reference): recorded in the admin log, never erased.",
+                ]
+            ],
+        ],
         "Merge": [
             "type": "object", "required": ["into"],
             "properties": [
@@ -277,7 +296,23 @@ extension OpenAPIDocument {
                 "seq": ["type": "integer"], "at": dateTime, "actor": string, "type": string, "data": ["type": "object"],
                 "prev_hash": ["type": ["string", "null"]],
                 "hash": [
-                    "type": "string", "description": "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}.",
+                    "type": "string",
+                    "description":
+                        "hex SHA-256 of prev_hash (or empty) followed by the JCS form of {seq, at, actor, type, data}, each member named in commitments replaced by {\"commitment\": <hex>}.",
+                ],
+                "commitments": [
+                    "type": "object",
+                    "description":
+                        "The personal members of data (addresses, free-text reasons) the hash covers only as commitments: {member: {commitment, salt}}; commitment = hex SHA-256 of the salt (hex) followed by the value's JCS form. Once erased the value reads null and the salt is gone.",
+                    "additionalProperties": [
+                        "type": "object", "required": ["commitment"],
+                        "properties": ["commitment": string, "salt": string],
+                    ],
+                ],
+                "legacy_hash": [
+                    "type": "string",
+                    "description":
+                        "Only for an event written before commitments and carried over: its hash then, which its leaf in the transparency log hashes.",
                 ],
                 "leaf_index": [
                     "type": ["integer", "null"], "minimum": 0,
@@ -376,7 +411,7 @@ extension OpenAPIDocument {
             "type": "object",
             "required": [
                 "case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
-                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "unlocks_scheduled",
+                "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "unlocks_scheduled", "reply_received_at",
             ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
@@ -399,6 +434,10 @@ extension OpenAPIDocument {
                     "items": ["type": "object", "required": ["key", "text"], "properties": ["key": string, "text": string]],
                 ],
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
+                "reply_received_at": [
+                    "type": ["string", "null"], "format": "date-time",
+                    "description": "When the customer's latest mail reached the case (null: none).",
+                ],
                 "progress": [
                     "type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",
                     "items": [

@@ -47,4 +47,44 @@ final class AccountsController: Sendable {
                 ))
         }
     }
+
+    /// `PUT /api/v1/accounts/{email}` (admin agents only: replacing the answers on file is what a thief would ask for):
+    /// the body as for `create` replaces what is on file for that address, hashed on the queue; 200 with the account, an
+    /// admin-log entry in the same transaction; 404 when nothing is on file.
+    @Sendable func replace(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
+        let account: ValidatedAccount
+        let email: String
+        let actor: String
+        let keys: KeyFile
+        do {
+            let principal = try context.authorize(.createAccount, request)
+            guard case .agent = principal else { throw Problem.forbidden(detail: "Only admin agents may replace an account on file.") }
+            guard let loaded = context.keys else { throw Problem.internal }
+            guard let text = request.parameter("email"), !text.isEmpty else { throw OperationError.accountNotFound }
+            (email, actor, keys) = (text, principal.actor, loaded)
+            account = try AccountOperations.validate(try request.decodeJSON(AccountPayload.self))
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let accepted = hashQueue.submit { [self] in
+            completion(
+                Result {
+                    let prepared = try AccountOperations.prepare(account, hasher: hasher, keys: keys)
+                    let now = context.clock.now()
+                    return try context.transaction(for: request) { connection in
+                        try AccountOperations.replace(email: email, with: prepared, at: now, on: connection)
+                        try IdentityAdministration(pool: context.pool, keys: keys).recordAccountReplaced(
+                            email: email, newEmail: prepared.email.value, now: now, by: actor, on: connection)
+                        return CaseHTTP.json(prepared.json)
+                    }
+                })
+        }
+        if !accepted {
+            completion(
+                .failure(
+                    Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many accounts being stored at once; try again in a moment.")
+                ))
+        }
+    }
 }

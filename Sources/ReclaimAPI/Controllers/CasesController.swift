@@ -111,7 +111,7 @@ final class CasesController: Sendable {
         return response
     }
 
-    /// `GET /api/v1/cases?state=&tier=&overdue=&q=&limit=&cursor=`: the queue, oldest due first, keyset-paginated.
+    /// `GET /api/v1/cases?state=&tier=&overdue=&q=&assignee=&opened_after=&opened_before=&limit=&cursor=`: the queue, oldest due first, keyset-paginated.
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         let principal = try context.authorize(.listCases, request)
         var filter = CaseQueueFilter()
@@ -129,8 +129,19 @@ final class CasesController: Sendable {
         if let text = request.query("assignee"), !text.isEmpty {
             if text == "me", case .agent(let agent) = principal {
                 filter.assignee = agent.id
+            } else if let id = UUID(uuidString: text) {
+                // One agent's cases (the reports' workload links to them).
+                filter.assignee = id
             } else {
-                errors.append(FieldError(field: "assignee", message: "me (a signed-in agent's own cases)"))
+                errors.append(FieldError(field: "assignee", message: "me (a signed-in agent's own cases) or an agent's id"))
+            }
+        }
+        for (name, keyPath) in [("opened_after", \CaseQueueFilter.openedAfter), ("opened_before", \CaseQueueFilter.openedBefore)] {
+            guard let text = request.query(name), !text.isEmpty else { continue }
+            if let date = Timestamp.parse(text) {
+                filter[keyPath: keyPath] = date
+            } else {
+                errors.append(FieldError(field: name, message: "an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"))
             }
         }
         if let text = request.query("tier"), !text.isEmpty {
@@ -141,6 +152,13 @@ final class CasesController: Sendable {
             case "true": filter.overdue = true
             case "false": filter.overdue = false
             default: errors.append(FieldError(field: "overdue", message: "true or false"))
+            }
+        }
+        if let text = request.query("awaiting_reply"), !text.isEmpty {
+            switch text {
+            case "true": filter.awaitingReply = true
+            case "false": filter.awaitingReply = false
+            default: errors.append(FieldError(field: "awaiting_reply", message: "true or false"))
             }
         }
         if let text = request.query("unreviewed"), !text.isEmpty {

@@ -185,18 +185,22 @@ final class EvidenceController: Sendable {
         }
     }
 
+    /// The file name extension of stored content of `mediaType`.
+    static func fileExtension(_ mediaType: String) -> String {
+        switch mediaType {
+        case MediaType.pdf.rawValue: "pdf"
+        case MediaType.jpeg.rawValue: "jpg"
+        case MediaType.png.rawValue: "png"
+        case MediaType.heic.rawValue: "heic"
+        case TranscriptMediaType.email.rawValue: "eml"
+        default: "txt"
+        }
+    }
+
     /// The decrypted bytes as a download (or shown in the page), never sniffed by the browser.
     static func content(_ record: EvidenceRecord, _ bytes: [UInt8], id: UUID, inline: Bool) -> HTTPResponse {
         let mediaType = record.mediaType ?? "application/octet-stream"
-        let ext =
-            switch mediaType {
-            case MediaType.pdf.rawValue: "pdf"
-            case MediaType.jpeg.rawValue: "jpg"
-            case MediaType.png.rawValue: "png"
-            case MediaType.heic.rawValue: "heic"
-            case TranscriptMediaType.email.rawValue: "eml"
-            default: "txt"
-            }
+        let ext = fileExtension(mediaType)
         let showable = [MediaType.pdf.rawValue, MediaType.jpeg.rawValue, MediaType.png.rawValue].contains(mediaType)
         let disposition = inline && showable ? "inline" : "attachment"
         return HTTPResponse(
@@ -239,12 +243,20 @@ final class EvidenceController: Sendable {
         if customerReason != nil, decision == .accepted {
             errors.append(FieldError(field: "customer_reason", message: "Only a rejection names a customer reason."))
         }
+        // What an accepted mail attachment proves (a document kind one may upload); whether one is needed is the operation's.
+        var acceptedAs: EvidenceKind?
+        switch members["accepted_as"] {
+        case nil, .null?: break
+        case .string(let word)? where DocumentType(rawValue: word) != nil: acceptedAs = DocumentType(rawValue: word)?.evidenceKind
+        default: errors.append(FieldError(field: "accepted_as", message: DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))
+        }
         guard errors.isEmpty, let decision else { throw Problem.unprocessable(errors: errors) }
         let now = context.now
         return try context.transaction(for: request, attempting: "evidence.review") { connection in
             CaseHTTP.json(
                 try operations.review(
-                    evidence: id, decision: decision, reason: reason, customerReason: customerReason, actorTier: agent.tier,
+                    evidence: id, decision: decision, reason: reason, customerReason: customerReason, acceptedAs: acceptedAs,
+                    actorTier: agent.tier,
                     by: principal.actor, at: now, on: connection
                 ).json)
         }

@@ -50,7 +50,9 @@ extension OpenAPIDocument {
         ],
         "Evidence": [
             "type": "object",
-            "required": ["id", "type", "status", "customer_reason", "sha256", "size", "media_type", "summary", "filed_by", "filed_at"],
+            "required": [
+                "id", "type", "status", "customer_reason", "accepted_as", "sha256", "size", "media_type", "summary", "filed_by", "filed_at",
+            ],
             "properties": [
                 "id": ["type": "string", "format": "uuid"],
                 "type": ["type": "string", "enum": EvidenceKind.allCases.map(\.rawValue)],
@@ -58,6 +60,10 @@ extension OpenAPIDocument {
                 "customer_reason": [
                     "type": ["string", "null"], "enum": CustomerReason.allCases.map(\.rawValue) + [NSNull()],
                     "description": "The latest review's reason for the customer, when it rejected a document.",
+                ],
+                "accepted_as": [
+                    "type": ["string", "null"], "enum": DocumentType.allCases.map(\.rawValue) + [NSNull()],
+                    "description": "What the latest review accepted a mail attachment as: it counts for the documents gate as that kind.",
                 ],
                 "sha256": ["type": ["string", "null"], "description": "Hex SHA-256 of the document or transcript bytes."],
                 "size": ["type": ["integer", "null"]],

@@ -113,10 +113,13 @@ final class StatusController: Sendable {
     ) throws -> (JSONValue, CustomerLanguage) {
         // Evidence: what the customer filed and how it is shown (never its content, summary or a match result); items a
         // merged case brought say which (`from_case`), their numbers read only when there are such items.
-        let (evidence, sources) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String]) in
+        let (evidence, sources, replyAt) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String], Date?) in
             let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
             let merged = evidence.contains { $0.caseID != record.id }
-            return (evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:])
+            return (
+                evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:],
+                try InboundMessageStore.latestReply(caseID: record.id, on: connection)
+            )
         }
         let chosen = CustomerLanguage.negotiate(
             requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
@@ -165,6 +168,8 @@ final class StatusController: Sendable {
                 }),
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
+            // The customer's reply reached the case (the time only: what it said is the agents').
+            "reply_received_at": Timestamp.json(replyAt),
             "notes": .array(
                 notes.map { note in
                     var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
@@ -294,6 +299,12 @@ final class StatusController: Sendable {
                 try ThrottleStore.recordFailure(caseNumber: number.digits, address: address, policy: policy, now: now, on: connection)
             }
             throw Problem.notFound(detail: CustomerText.problemNotFound.text(Self.refusalLanguage(body, request), contact: ""))
+        }
+        // Only after the right code: an erased case's number alone says nothing.
+        if record.erasedAt != nil {
+            throw Problem(
+                ErrorCode.caseErased,
+                detail: CustomerText.problemErased.text(Self.refusalLanguage(body, request), contact: context.configuration.supportContact))
         }
         return (record, notes)
     }

@@ -43,9 +43,13 @@ final class ReportsController: Sendable {
         let since = Date(timeIntervalSince1970: today - Double(days - 1) * SLAPolicy.day)
         let dates = (0..<days).map { Timestamp.format(since.addingTimeInterval(Double($0) * SLAPolicy.day)).prefix(10) }.map(String.init)
         let targets = RecoveryPath.allCases.map { (path: $0.rawValue, seconds: Int64(policy.resolutionTarget($0))) }
-        let figures = try context.pool.withConnection { connection in
-            try CaseReportStore.summary(
-                since: since, now: now, openStates: Self.openStates.map(\.rawValue), targets: targets, days: dates, on: connection)
+        let ageEdges = Self.ageBuckets.map { now.addingTimeInterval(-Double($0) * SLAPolicy.day) }
+        let (figures, supervision) = try context.pool.withConnection { connection in
+            (
+                try CaseReportStore.summary(
+                    since: since, now: now, openStates: Self.openStates.map(\.rawValue), targets: targets, days: dates, on: connection),
+                try CaseReportStore.supervision(since: since, now: now, ageEdges: ageEdges, on: connection)
+            )
         }
         if format == "csv" {
             var response = HTTPResponse(
@@ -58,7 +62,42 @@ final class ReportsController: Sendable {
             response.addHeader("Cache-Control", "no-store")
             return response
         }
-        return CaseHTTP.json(Self.json(figures, days: days, since: since, now: now, targets: targets))
+        guard case .object(var members) = Self.json(figures, days: days, since: since, now: now, targets: targets) else { throw Problem.internal }
+        for (key, value) in Self.json(supervision, ageEdges: ageEdges) { members[key] = value }
+        return CaseHTTP.json(.object(members))
+    }
+
+    /// The backlog's age buckets, in whole days since opening: under 1, 1 to 3, 3 to 7, 7 to 30, over 30.
+    static let ageBuckets = [1, 3, 7, 30]
+
+    /// `agents`, `first_response` and `backlog_by_age`; each age bucket carries the `opened_after`/`opened_before` times
+    /// of its queue (`GET /api/v1/cases?opened_after=&opened_before=`).
+    static func json(_ figures: SupervisionFigures, ageEdges: [Date]) -> [String: JSONValue] {
+        let seconds: (Double?) -> JSONValue = { $0.map { .int(Int64($0.rounded())) } ?? .null }
+        let buckets: [JSONValue] = figures.openByAge.enumerated().map { index, count in
+            [
+                "from_days": .int(Int64(index == 0 ? 0 : ageBuckets[index - 1])),
+                "to_days": index < ageBuckets.count ? .int(Int64(ageBuckets[index])) : .null,
+                "opened_after": index < ageEdges.count ? Timestamp.json(ageEdges[index]) : .null,
+                "opened_before": index == 0 ? .null : Timestamp.json(ageEdges[index - 1]),
+                "count": .int(Int64(count)),
+            ]
+        }
+        return [
+            "agents": .array(
+                figures.agents.map {
+                    [
+                        "agent_id": .string($0.id.uuidString.lowercased()), "name": .string($0.name), "tier": .string($0.tier),
+                        "open": .int(Int64($0.open)), "overdue": .int(Int64($0.overdue)), "resolved": .int(Int64($0.resolved)),
+                    ]
+                }),
+            "first_response": [
+                "cases": .int(Int64(figures.firstResponse.cases)), "answered": .int(Int64(figures.firstResponse.answered)),
+                "p50_seconds": seconds(figures.firstResponse.p50Seconds), "p90_seconds": seconds(figures.firstResponse.p90Seconds),
+                "sampled": .bool(figures.firstResponse.sampled),
+            ],
+            "backlog_by_age": .array(buckets),
+        ]
     }
 
     /// Percent of `part` in `whole`, rounded down (so 99.9 % never shows as 100); nil when `whole` is 0.

@@ -22,7 +22,8 @@ VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_ha
 -- The mail says what the status page says: the page's guidance needs the case's evidence (and its merged cases').
 SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
     COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
-    (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason
+    (SELECT r.customer_reason FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS customer_reason,
+    (SELECT r.accepted_as FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS accepted_as
 FROM evidence e
 WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :p_id) ORDER BY e.filed_at, e.id;
 -- A new message id each time (pgbench has no UUID variable) and no secret (NULL).
@@ -32,6 +33,10 @@ WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE 
 INSERT INTO outbox (id, channel, case_id, recipient, kind, payload, secret_sealed, secret_key_id, next_attempt_at, created_at)
 VALUES (gen_random_uuid(), :mail_channel, :p_id, :recipient, :mail_kind, :mail_payload,
         NULL, NULL, :now, :now);
+-- A mail to the customer answers them: the case no longer awaits a reply (a no-op unless it did).
+-- bind $1 = false
+-- bind $3 = false
+UPDATE cases SET awaiting_reply = false WHERE id = :p_id AND awaiting_reply <> false;
 INSERT INTO outbox (id, channel, case_id, endpoint_id, kind, payload, next_attempt_at, created_at)
 SELECT gen_random_uuid(), 'webhook', :p_id, e.id, :webhook_event, :webhook_body, :now, :now
 FROM webhook_endpoints e

@@ -1,0 +1,57 @@
+import Foundation
+import HTTPServer
+import ReclaimCore
+import ReclaimOperations
+import ReclaimStore
+
+// Personal data has an end (api.md v1.2): erasure and export of a case, for admins.
+extension CasesController {
+    /// `POST /api/v1/cases/{n}/erasure` `{"reason"}` (admins): erases what identifies the customer of a finished case;
+    /// 409 `case_open` while it is open, `already_erased` the second time. Answers the case, its erased fields null.
+    @Sendable func erase(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, _) = try authorizeOnCase(.eraseCase, request, number: number, attempted: "erasure")
+        let members = try CaseHTTP.jsonObject(request)
+        let reason = try CaseHTTP.requiredString(members, "reason")
+        let now = self.now
+        return try context.transaction(for: request, attempting: "erasure") { connection in
+            respond(try operations.erase(number, reason: reason, by: principal.actor, at: now, on: connection), principal: principal)
+        }
+    }
+
+    /// `GET /api/v1/cases/{n}/export` (admins): `application/zip` holding `case.json` (the case, its timeline, notes,
+    /// evidence and messages) and each document as `documents/<evidence id>.<ext>`; an admin-log entry.
+    @Sendable func export(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, _) = try authorizeOnCase(.exportCase, request, number: number, attempted: "export")
+        let now = self.now
+        let export = try context.pool.withTransaction { connection in
+            try operations.export(number, by: principal.actor, at: now, on: connection)
+        }
+        var zip = StoredZip(modified: now)
+        var files: [JSONValue] = []
+        for document in export.documents {
+            let mediaType = document.evidence.mediaType ?? "application/octet-stream"
+            let name = "documents/\(document.evidence.id.uuidString.lowercased()).\(EvidenceController.fileExtension(mediaType))"
+            zip.add(name, document.bytes)
+            files.append([
+                "evidence_id": .string(document.evidence.id.uuidString.lowercased()), "file": .string(name), "media_type": .string(mediaType),
+            ])
+        }
+        let body: JSONValue = [
+            "exported_at": Timestamp.json(now),
+            "case": CaseHTTP.representation(export.record, actorTier: nil, workflow: workflow, now: now),
+            "timeline": .array(export.events.map(\.json)), "notes": .array(export.notes.map(\.json)),
+            "evidence": .array(export.evidence.map(\.json)), "messages": .array(export.messages.map(CaseMessagesController.json)),
+            "documents": .array(files),
+        ]
+        zip.add("case.json", Array(body.canonical.utf8))
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "application/zip"),
+                ("Content-Disposition", "attachment; filename=\"case-\(export.record.number).zip\""),
+                ("Cache-Control", "no-store"),
+            ], body: zip.bytes)
+    }
+}

@@ -1,0 +1,166 @@
+import Crypto
+import Foundation
+import Logging
+import Postgres
+import ReclaimCore
+import ReclaimStore
+import Synchronization
+
+extension CaseOperations {
+    /// The admin-log types of erasure and export.
+    public enum PrivacyAuditType: String, Sendable, CaseIterable {
+        case caseErased = "case_erased"
+        case caseExported = "case_exported"
+    }
+
+    /// Erases what identifies a finished case's customer (`CaseErasure`'s steps), under the case's row lock in the
+    /// caller's one transaction, with `case_erased` on its timeline and an admin-log entry (case number, cause, reason:
+    /// never an erased value). `caseOpen` unless resolved, rejected, closed or merged; `alreadyErased` the second time.
+    public func erase(
+        _ number: CaseNumber, reason: String?, byRetention: Bool = false, by actor: String, at now: Date, on connection: PostgresConnection
+    ) throws -> CaseRecord {
+        let text = reason?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        if !byRetention {
+            guard !text.isEmpty else { throw OperationError.invalid(field: "reason", "say why the customer's data is erased") }
+            guard text.count <= 2000 else { throw OperationError.invalid(field: "reason", "at most 2000 characters") }
+        }
+        let id = try lockID(number, on: connection)
+        guard let record = try CaseStore.find(id: id, on: connection) else { throw OperationError.caseNotFound }
+        guard !record.snapshot.state.isOpen else { throw OperationError.caseOpen }
+        guard record.erasedAt == nil else { throw OperationError.alreadyErased }
+        try CaseErasure.erase(caseID: id, at: now, on: connection)
+        try CaseTimeline.append(.caseErased(byRetention: byRetention), caseID: id, actor: actor, at: now, on: connection)
+        var data: [String: JSONValue] = ["case_number": .string(record.number), "cause": byRetention ? "retention" : "request"]
+        if !text.isEmpty { data["reason"] = .string(text) }
+        try AdminEventStore.append(at: now, actor: actor, type: PrivacyAuditType.caseErased.rawValue, data: .object(data), on: connection)
+        guard let erased = try CaseStore.find(id: id, on: connection) else { throw OperationError.caseNotFound }
+        return erased
+    }
+}
+
+extension CaseOperations {
+    /// Everything held about the customer on a case, for a data-subject request (`GET …/export`).
+    public struct CaseExport: Sendable {
+        /// The case.
+        public let record: CaseRecord
+        /// Its timeline.
+        public let events: [CaseEvent]
+        /// Its notes (and those of cases merged into it).
+        public let notes: [CaseNote]
+        /// Its evidence.
+        public let evidence: [EvidenceRecord]
+        /// Its messages.
+        public let messages: [CaseMessageLog.Item]
+        /// Each document's and transcript's clear bytes, by evidence.
+        public let documents: [(evidence: EvidenceRecord, bytes: [UInt8])]
+    }
+
+    /// Reads what an export holds and records it in the admin log (`case_exported`, the case number and how many
+    /// documents: never a value), in the caller's transaction. The documents are decrypted here, not read through
+    /// `readContent` (no timeline event per document: the export's entry says it).
+    public func export(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseExport {
+        let keys = try requireKeys()
+        let record = try load(number, on: connection)
+        let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
+        var documents: [(evidence: EvidenceRecord, bytes: [UInt8])] = []
+        for item in evidence where item.caseID == record.id {
+            guard let sealed = try EvidenceStore.sealedContent(id: item.id, on: connection) else { continue }
+            guard let key = keys.key(id: sealed.keyID, purpose: .documents) else { throw OperationError.keysUnavailable }
+            documents.append((item, try SecretBox.open(sealed.sealed, key: key, associatedData: EvidenceSealing.associatedData(item.id))))
+        }
+        let export = CaseExport(
+            record: record, events: try CaseEventStore.list(caseID: record.id, on: connection),
+            notes: try NoteStore.list(caseID: record.id, on: connection), evidence: evidence,
+            messages: try CaseMessageLog.list(for: record, on: connection), documents: documents)
+        try AdminEventStore.append(
+            at: now, actor: actor, type: PrivacyAuditType.caseExported.rawValue,
+            data: ["case_number": .string(record.number), "documents": .int(Int64(documents.count))], on: connection)
+        return export
+    }
+}
+
+/// The retention worker: a thread of its own in every `reclaim serve` that, every `pollInterval`, erases the cases
+/// finished more than `retention` ago (actor `system`), one transaction per case, each claimed with `FOR UPDATE SKIP
+/// LOCKED` so instances never erase the same case twice and a kill -9 leaves a case whole or erased.
+public final class RetentionWorker: Sendable {
+    /// How long after a case finished it is erased.
+    public let retention: TimeInterval
+    let pool: PostgresPool
+    let operations: CaseOperations
+    let logger: Logger
+    let pollInterval: TimeInterval
+    let now: @Sendable () -> Date
+    private let state = Mutex((running: false, stopping: false))
+    private let finished = DispatchGroup()
+
+    /// A worker erasing cases finished `retention` seconds ago.
+    public init(
+        retention: TimeInterval, pool: PostgresPool, operations: CaseOperations, logger: Logger, pollInterval: TimeInterval = 60,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.retention = retention
+        self.pool = pool
+        self.operations = operations
+        self.logger = logger
+        self.pollInterval = pollInterval
+        self.now = now
+    }
+
+    /// Starts the thread; returns at once.
+    public func start() {
+        let start = state.withLock { state -> Bool in
+            guard !state.running else { return false }
+            state = (true, false)
+            return true
+        }
+        guard start else { return }
+        finished.enter()
+        let thread = Thread { [self] in
+            loop()
+            finished.leave()
+        }
+        thread.name = "reclaim-retention"
+        thread.start()
+    }
+
+    /// Asks the thread to stop and waits for its pass to end.
+    public func stop() {
+        let wasRunning = state.withLock { state -> Bool in
+            let was = state.running
+            state = (false, true)
+            return was
+        }
+        if wasRunning { finished.wait() }
+    }
+
+    private var stopping: Bool { state.withLock { $0.stopping } }
+
+    private func loop() {
+        while !stopping {
+            // A pass after each interval, not at start: a starting instance adds no work to the database at once.
+            let end = Date().addingTimeInterval(pollInterval)
+            while !stopping && Date() < end { Thread.sleep(forTimeInterval: min(0.05, pollInterval)) }
+            do {
+                while !stopping, try runOnce() {}
+            } catch {
+                logger.warning("retention_failed", ["error": .string(String(describing: error))])
+            }
+        }
+    }
+
+    /// Erases one expired case in a transaction of its own; false when none is left (or every one is being erased by
+    /// another instance).
+    @discardableResult
+    public func runOnce() throws -> Bool {
+        let now = now()
+        let erased = try pool.withTransaction { connection -> String? in
+            guard let claimed = try CaseErasure.claimExpired(before: now.addingTimeInterval(-retention), limit: 1, on: connection).first,
+                let number = try? CaseNumber(parsing: claimed.number)
+            else { return nil }
+            _ = try operations.erase(number, reason: nil, byRetention: true, by: "system", at: now, on: connection)
+            return claimed.number
+        }
+        if let erased { logger.info("case_erased_by_retention", ["case_number": .string(erased)]) }
+        return erased != nil
+    }
+}
