@@ -472,7 +472,9 @@ public struct DemoSeed: Sendable {
                 // Each case runs on its own clock: the merge lands on both timelines, so it comes after the later of
                 // the two cases' histories, never before the target was opened.
                 let targetRecord = try pool.withConnection { try operations.load(targetNumber, on: $0) }
-                let latest = max(targetRecord.createdAt, targetRecord.updatedAt)
+                // Its last event, not only its row's time: a note leaves `updated_at` as it was.
+                let lastEvent = try pool.withConnection { try CaseEventStore.list(caseID: targetRecord.id, on: $0) }.last?.at
+                let latest = max(targetRecord.createdAt, targetRecord.updatedAt, lastEvent ?? targetRecord.createdAt)
                 if latest >= at { clock.advance(by: latest.timeIntervalSince(at) + 3_600) }
                 let mergedAt = current()
                 _ = try pool.withTransaction { connection in
