@@ -161,7 +161,8 @@ public struct DemoSeed: Sendable {
     // MARK: Cases
 
     enum Step {
-        case act(CaseAction, reason: String? = nil, unlock: UnlockKind? = nil)
+        /// A workflow action (a `complete` after its steps are done: `.unlockElapsed`, never `complete` with an unlock).
+        case act(CaseAction, reason: String? = nil)
         case note(String, NoteVisibility)
         case answers
         case card(matched: Bool)
@@ -276,12 +277,12 @@ public struct DemoSeed: Sendable {
         Plan(
             count: 2, kind: .accountTakeover, facts: takeover, summary: "Rescue address and questions changed.",
             steps: toVerified + [
-                .unlockElapsed(.removeRescueEmail), .act(.complete, unlock: .resetSecurityQuestions),
+                .unlockElapsed(.removeRescueEmail), .unlockElapsed(.resetSecurityQuestions), .act(.complete),
                 .note("The added rescue address was removed and your security questions reset.", .customer),
             ]),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Questions changed; invoice supplied.",
-            steps: toApproved + [.unlockElapsed(.resetSecurityQuestions), .act(.complete, unlock: .removeRescueEmail)]),
+            steps: toApproved + [.unlockElapsed(.resetSecurityQuestions), .unlockElapsed(.removeRescueEmail), .act(.complete)]),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Caller asked for the rescue address to go; the owner says it was not them.",
             steps: toVerified + [
@@ -291,7 +292,7 @@ public struct DemoSeed: Sendable {
         Plan(
             count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
             steps: deviceToApproved + [
-                .act(.complete, unlock: .removeActivationLock),
+                .unlockElapsed(.removeActivationLock), .act(.complete),
                 .note("The lock is removed: set the device up as new.", .customer),
             ]),
         Plan(
@@ -310,7 +311,7 @@ public struct DemoSeed: Sendable {
             steps: toReview + [.act(.reject, reason: "No proof of ownership."), .act(.close, reason: "No reply within 30 days.")]),
         Plan(
             count: 1, kind: .activationLock, facts: locked, summary: "Watch locked after a trade-in.",
-            steps: deviceToApproved + [.act(.complete, unlock: .removeActivationLock), .act(.close, reason: "Done.")]),
+            steps: deviceToApproved + [.unlockElapsed(.removeActivationLock), .act(.complete), .act(.close, reason: "Done.")]),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Called again from another phone about the same account.",
             steps: [.note("Second call: same account as an open case.", .internal), .mergeIntoEarlier]),
@@ -384,11 +385,11 @@ public struct DemoSeed: Sendable {
             let actor = agents.actor(holder)
             let at = current()
             switch step {
-            case .act(let action, let reason, let unlock):
+            case .act(let action, let reason):
                 let tier = holder.isAtLeast(action.rule.minimumTier) ? holder : action.rule.minimumTier
                 _ = try pool.withTransaction { connection in
                     try operations.transition(
-                        number, expectedVersion: record.version, .init(action: action, reason: reason, unlock: unlock),
+                        number, expectedVersion: record.version, .init(action: action, reason: reason),
                         actorTier: tier, by: agents.actor(tier), at: at, on: connection
                     ).taken()
                 }
@@ -471,7 +472,9 @@ public struct DemoSeed: Sendable {
                 // Each case runs on its own clock: the merge lands on both timelines, so it comes after the later of
                 // the two cases' histories, never before the target was opened.
                 let targetRecord = try pool.withConnection { try operations.load(targetNumber, on: $0) }
-                let latest = max(targetRecord.createdAt, targetRecord.updatedAt)
+                // Its last event, not only its row's time: a note leaves `updated_at` as it was.
+                let lastEvent = try pool.withConnection { try CaseEventStore.list(caseID: targetRecord.id, on: $0) }.last?.at
+                let latest = max(targetRecord.createdAt, targetRecord.updatedAt, lastEvent ?? targetRecord.createdAt)
                 if latest >= at { clock.advance(by: latest.timeIntervalSince(at) + 3_600) }
                 let mergedAt = current()
                 _ = try pool.withTransaction { connection in

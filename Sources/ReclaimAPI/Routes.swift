@@ -167,7 +167,7 @@ struct Routes {
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/transitions", operationID: "transitionCase",
                 summary:
-                    "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete refused with unlocks_outstanding still records the unlock given (ETag: the version now).",
+                    "Take a workflow action (If-Match required); send_reset takes the customer's answers and resets to the primary address on file. A complete with an unlock that is a required step not done yet schedules it as POST /unlocks does (cooling-off, notice, stop link) and answers 409 unlocks_outstanding (ETag: the version now); complete again once the service has done it.",
                 tag: "cases", authentication: .agent, requestSchema: "Transition", responses: changing,
                 bodyLimit: 16 * 1024, deferred: cases.transitionRoute
             ).requiringIfMatch(),

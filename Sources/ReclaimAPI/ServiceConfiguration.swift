@@ -112,7 +112,7 @@ public struct ServiceConfiguration: Sendable {
     public var checkpointSeconds: Int = 3600
     /// Seconds a recorded unlock step waits before the service does it (`RECLAIM_UNLOCK_DELAY`, default 86400; decimals
     /// allowed): the victim's time to say "this wasn't me".
-    public var unlockDelay: TimeInterval = 86400
+    public var unlockDelay: TimeInterval = CaseOperations.defaultUnlockDelay
     /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
     public var unlockPollSeconds: TimeInterval = 1
     /// Days after a case finished that the retention worker erases it (`RECLAIM_RETENTION_DAYS`, default 365, decimals
@@ -367,7 +367,7 @@ public struct ServiceConfiguration: Sendable {
         }
         let retentionDays = try decimal("RECLAIM_RETENTION_DAYS", default: 365, range: 0...36_500)
         let retentionPoll = try decimal("RECLAIM_RETENTION_POLL_SECONDS", default: 60, range: 0.01...86_400)
-        let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: 86400, range: 0...2_592_000)
+        let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: CaseOperations.defaultUnlockDelay, range: 0...2_592_000)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),

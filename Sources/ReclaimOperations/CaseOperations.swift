@@ -167,17 +167,27 @@ public struct CaseOperations: Sendable {
         public var unlock: UnlockKind?
         /// For `send_reset`: the answers given with it, already checked by `AnswerChecks.check` (off the transaction).
         public var givenAnswers: AnswerCheck?
+        /// For `complete` with an `unlock` not done yet: the cooling-off the step is scheduled with (the API passes
+        /// `RECLAIM_UNLOCK_DELAY`, as for `POST /unlocks`).
+        public var unlockDelay: TimeInterval
 
-        public init(action: CaseAction, reason: String? = nil, unlock: UnlockKind? = nil, givenAnswers: AnswerCheck? = nil) {
+        public init(
+            action: CaseAction, reason: String? = nil, unlock: UnlockKind? = nil, givenAnswers: AnswerCheck? = nil,
+            unlockDelay: TimeInterval = CaseOperations.defaultUnlockDelay
+        ) {
             self.action = action
             self.reason = reason
             self.unlock = unlock
             self.givenAnswers = givenAnswers
+            self.unlockDelay = unlockDelay
         }
     }
 
-    /// What a transition did: the case after it and, when `complete` recorded the unlock given but steps remain, the
-    /// refusal to answer once that step is committed (api.md: "records its optional unlock first").
+    /// The cooling-off when nobody set one: a day (`RECLAIM_UNLOCK_DELAY`'s default).
+    public static let defaultUnlockDelay: TimeInterval = 86_400
+
+    /// What a transition did: the case after it and, when `complete` scheduled the unlock given, the refusal to answer
+    /// once that step is committed (api.md: "records its optional unlock first"; v1.2: recording schedules it).
     public struct TransitionOutcome: Sendable {
         public let record: CaseRecord
         /// `refusedAfterRecording(.unlocksOutstanding(…), version:)`; nil when the transition was taken.
@@ -192,8 +202,9 @@ public struct CaseOperations: Sendable {
     }
 
     /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its
-    /// timeline. A `complete` that leaves steps outstanding still records its own unlock and returns the refusal in the
-    /// outcome: the caller commits, then answers it (the API does), or throws it with `taken()`.
+    /// timeline. A `complete` with a required `unlock` not done yet schedules that step as `POST /unlocks` does (the
+    /// cooling-off, the notice, the stop link) and returns `unlocks_outstanding` in the outcome: the caller commits,
+    /// then answers it (the API does), or throws it with `taken()`. A later `complete`, once the step is done, completes.
     public func transition(
         _ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
         at now: Date, on connection: PostgresConnection
@@ -203,10 +214,21 @@ public struct CaseOperations: Sendable {
         }
         var record = try load(number, expectedVersion: expectedVersion, on: connection)
         if transition.action == .complete {
-            // The cooling-off: no completion while a step waits for its time (api.md v1.2), whatever unlock is given.
+            let required = UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts)
             let pending = try ScheduledUnlockStore.pending(caseID: record.id, on: connection).map(\.step)
+            // The unlock given is recorded as every step is: scheduled, never done at once (api.md v1.2 "Cooling-off").
+            // Another tier or state is left to `decide`, which refuses it as any `complete`.
+            if let step = transition.unlock, actorTier.isAtLeast(.engineering), record.snapshot.state == .engineering, required.contains(step),
+                !record.unlocksDone.contains(step), !pending.contains(step)
+            {
+                record = try checkAndSchedule(
+                    step, on: record, reason: transition.reason, actorTier: actorTier, by: actor, delay: transition.unlockDelay, at: now,
+                    on: connection)
+                let outstanding = UnlockChecklist.outstanding(required: required, done: Set(record.unlocksDone))
+                return TransitionOutcome(record: record, refusal: .refusedAfterRecording(.unlocksOutstanding(outstanding), version: record.version))
+            }
+            // No completion while a step waits for its time, whatever unlock is given.
             if !pending.isEmpty {
-                let required = UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts)
                 throw OperationError.refused(
                     .unlocksOutstanding(UnlockChecklist.outstanding(required: required, done: Set(record.unlocksDone))), caseID: record.id)
             }
@@ -232,20 +254,9 @@ public struct CaseOperations: Sendable {
         let decision: TransitionDecision
         switch workflow.decide(transition.action, on: record.snapshot, actorTier: actorTier, context: context, now: now) {
         case .success(let accepted): decision = accepted
-        case .failure(.unlocksOutstanding(let outstanding)):
-            // Engineering did this step even though others remain: it is recorded, then the completion is refused.
-            if let step = transition.unlock, !record.unlocksDone.contains(step) {
-                record = try recordStep(step, on: record, reason: transition.reason, by: actor, at: now, on: connection)
-            }
-            return TransitionOutcome(record: record, refusal: .refusedAfterRecording(.unlocksOutstanding(outstanding), version: record.version))
         case .failure(let refusal): throw OperationError.refused(refusal, caseID: record.id)
         }
         if decision.action == .approve { try RiskSignals.checkFourEyes(caseID: record.id, actor: actor, on: connection) }
-        if decision.action == .complete, let step = decision.unlock,
-            UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts).contains(step), !record.unlocksDone.contains(step)
-        {
-            record = try recordStep(step, on: record, reason: decision.reason, by: actor, at: now, on: connection)
-        }
         return TransitionOutcome(
             record: try apply(decision, to: record, by: actor, at: now, on: connection, resetDestination: resetDestination),
             refusal: nil)
@@ -289,8 +300,8 @@ public struct CaseOperations: Sendable {
 
     // MARK: Unlock checklist
 
-    /// Records one unlock step as done with `unlock_done`: the scheduler's, when its time came, and `complete`'s own.
-    /// (An agent's `POST /unlocks` schedules it: `recordUnlock` in UnlockSchedule.swift.)
+    /// Records one unlock step as done with `unlock_done`: the scheduler's, when its time came. (An agent's
+    /// `POST /unlocks`, or `complete` with an `unlock`, schedules it: `checkAndSchedule` in UnlockSchedule.swift.)
     func recordStep(
         _ step: UnlockKind, on record: CaseRecord, reason: String?, by actor: String, at now: Date,
         on connection: PostgresConnection

@@ -22,6 +22,16 @@ extension CaseOperations {
         let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
         let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        return try checkAndSchedule(step, on: record, reason: reason, actorTier: actorTier, by: actor, delay: delay, at: now, on: connection)
+    }
+
+    /// The checks of recording a step, then `schedule`: `POST /unlocks`'s and `complete`'s with an `unlock` (so the
+    /// workflow action cannot skip the cooling-off, the notice or the stop link).
+    func checkAndSchedule(
+        _ step: UnlockKind, on record: CaseRecord, reason: String?, actorTier: Tier, by actor: String, delay: TimeInterval, at now: Date,
+        on connection: PostgresConnection
+    ) throws -> CaseRecord {
+        let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
         // Four eyes: no step while a risk signal stands, nor by the agent who cleared the case's signals.
         try RiskSignals.checkFourEyes(caseID: record.id, actor: actor, on: connection)
         let pending = try ScheduledUnlockStore.pending(caseID: record.id, on: connection)

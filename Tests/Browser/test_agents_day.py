@@ -459,9 +459,16 @@ class VerifiedIdentityTests(BrowserTestCase):
         engineer.click('button[data-unlock="remove_rescue_email"]')
         engineer.click('#unlock-confirm')
         engineer.wait_for('#unlock-list li[data-step="remove_rescue_email"][data-done="true"]')
-        # The last step given with Complete is recorded first, then the case resolves.
+        # The last step given with Complete is scheduled like any other (the cooling-off): the case resolves only
+        # with a second Complete, once the service has done it.
+        self.expect_http_errors(409)
         engineer.click('button[data-action="complete"]')
         Select(engineer.find('#action-unlock')).select_by_value('reset_security_questions')
+        engineer.click('#action-confirm')
+        engineer.wait_for_text('#case-message', 'Not complete yet')
+        self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % number), 'engineering')
+        engineer.wait_for('#unlock-list li[data-step="reset_security_questions"][data-done="true"]')
+        engineer.click('button[data-action="complete"]')
         engineer.click('#action-confirm')
         engineer.wait_for_text('#case-state', 'Resolved')
         customer = self.browser().open('/status')

@@ -154,20 +154,21 @@ extension CaseWorld {
         return (number, 3)
     }
 
-    @Test func completeWaitsForEveryStepAndRecordsTheOneGiven() throws {
+    @Test func completeWaitsForEveryStepAndSchedulesTheOneGiven() throws {
         let w = try EvidenceWorld()
         let engineer = try w.world.agent(.engineering)
         let tier3 = try w.world.agent(.tier3)
         let (number, version) = try engineeringCase(w)
-        // One unlock, two changes: refused, but the step given is recorded (and the version moves on).
+        // One unlock, two changes: refused, but the step given is scheduled (the cooling-off) and the version moves on.
         let partial = try w.world.act(number, "complete", as: engineer, version: version, extra: ["unlock": "remove_rescue_email"])
         #expect(partial.status == 409)
         #expect(try partial.json()["code"] as? String == "unlocks_outstanding")
-        #expect(try partial.json()["outstanding"] as? [String] == ["reset_security_questions"])
+        #expect(try partial.json()["outstanding"] as? [String] == ["remove_rescue_email", "reset_security_questions"])
         #expect(partial.header("ETag") == "\"\(version + 1)\"")
         var body = try w.world.caseBody(number, as: engineer)
         #expect(body["state"] as? String == "engineering")
-        #expect((body["unlocks"] as? [String: [String]])?["done"] == ["remove_rescue_email"])
+        #expect((body["unlocks"] as? [String: Any])?["done"] as? [String] == [])
+        #expect(((body["unlocks"] as? [String: Any])?["scheduled"] as? [[String: Any]])?.map { $0["step"] as? String } == ["remove_rescue_email"])
         // The checklist route: a step not required, one already done, another tier, a stale version.
         let unlocks = "/api/v1/cases/\(number)/unlocks"
         let notRequired = try w.world.post(unlocks, as: engineer, json: ["step": "remove_activation_lock"], ifMatch: version + 1)
@@ -185,18 +186,19 @@ extension CaseWorld {
         #expect(second.status == 200, "\(second.text)")
         // The cooling-off (api.md v1.2): the step is scheduled, not done; the service does it when its time comes.
         let checklist = try #require(try second.json()["unlocks"] as? [String: Any])
-        #expect(checklist["done"] as? [String] == ["remove_rescue_email"])
-        #expect((checklist["scheduled"] as? [[String: Any]])?.map { $0["step"] as? String } == ["reset_security_questions"])
+        #expect(checklist["done"] as? [String] == [])
+        #expect(
+            (checklist["scheduled"] as? [[String: Any]])?.map { $0["step"] as? String } == ["remove_rescue_email", "reset_security_questions"])
         #expect(try w.world.act(number, "complete", as: engineer, version: version + 2).status == 409)
         w.world.service.clock.advance(by: 86_401)
         let later = try w.world.agent(.engineering)  // a day later: the first one's session has expired
         #expect(
             try eventually(10) {
-                (try w.world.caseBody(number, as: later)["unlocks"] as? [String: Any])?["done"] as? [String]
+                Set((try w.world.caseBody(number, as: later)["unlocks"] as? [String: Any])?["done"] as? [String] ?? [])
                     == ["remove_rescue_email", "reset_security_questions"]
             })
         // Nothing outstanding: complete needs no further unlock.
-        let done = try w.world.must(number, "complete", as: later, version: version + 3)
+        let done = try w.world.must(number, "complete", as: later, version: version + 4)
         #expect(done["state"] as? String == "resolved")
         let types = try w.world.events(number, as: later).compactMap { $0["type"] as? String }
         #expect(types.filter { $0 == "unlock_done" }.count == 2)
@@ -206,20 +208,29 @@ extension CaseWorld {
         #expect(try w.world.post(unlocks, as: later, json: ["step": "remove_rescue_email"], ifMatch: body["version"] as! Int).status == 409)
     }
 
-    @Test func completeWithEveryStepAtOnceOrNoneRequired() throws {
+    @Test func completeOnceTheStepGivenIsDoneOrWithNoneRequired() throws {
         let w = try EvidenceWorld()
         let engineer = try w.world.agent(.engineering)
-        let (number, version) = try engineeringCase(w, facts: ["rescue_email_added": true])
-        let done = try w.world.must(number, "complete", as: engineer, version: version, extra: ["unlock": "remove_rescue_email"])
-        #expect(done["state"] as? String == "resolved")
-        #expect((done["unlocks"] as? [String: [String]])?["done"] == ["remove_rescue_email"])
-        // Nothing the thief changed is known: an unlock is needed as before.
+        // Nothing the thief changed is known: an unlock is needed as before, and there is no step to wait for.
         let (plain, plainVersion) = try engineeringCase(w, facts: [:])
         let refused = try w.world.act(plain, "complete", as: engineer, version: plainVersion)
         #expect(try refused.json()["code"] as? String == "unlock_required")
         #expect(
             try w.world.must(plain, "complete", as: engineer, version: plainVersion, extra: ["unlock": "reset_security_questions"])["state"]
                 as? String == "resolved")
+        // The only step, given with complete: scheduled, not done (the cooling-off); complete once the service did it.
+        let (number, version) = try engineeringCase(w, facts: ["rescue_email_added": true])
+        let waiting = try w.world.act(number, "complete", as: engineer, version: version, extra: ["unlock": "remove_rescue_email"])
+        #expect(try waiting.status == 409 && (waiting.json()["code"] as? String) == "unlocks_outstanding", "\(waiting.text)")
+        w.world.service.clock.advance(by: 86_401)
+        let later = try w.world.agent(.engineering)  // a day later: the first one's session has expired
+        #expect(
+            try eventually(10) {
+                (try w.world.caseBody(number, as: later)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_rescue_email"]
+            })
+        let done = try w.world.must(number, "complete", as: later, version: version + 2)
+        #expect(done["state"] as? String == "resolved")
+        #expect((done["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_rescue_email"])
     }
 }
 

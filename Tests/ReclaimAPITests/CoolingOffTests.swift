@@ -118,11 +118,12 @@ final class CoolingOffWorld {
         #expect(abs(effective.timeIntervalSince(before) - 86400) < 5)
         #expect(scheduled["frozen"] as? Bool == true)
         #expect(scheduled["version"] as? Int == version + 1)
-        // The same step again, done or waiting: already_done. Completing while it waits: unlocks_outstanding, even with it.
+        // The same step again, done or waiting: already_done. Completing while it waits: unlocks_outstanding, even with it
+        // (complete with the other step schedules that one: `completeWithAnUnlockSchedulesItAndWaits`).
         let again = try w.world.post(
             "/api/v1/cases/\(number)/unlocks", as: w.engineer, json: ["step": "remove_rescue_email"], ifMatch: version + 1)
         #expect(try again.status == 409 && (again.json()["code"] as? String) == "already_done")
-        for extra: [String: Any] in [[:], ["unlock": "remove_rescue_email"], ["unlock": "reset_security_questions"]] {
+        for extra: [String: Any] in [[:], ["unlock": "remove_rescue_email"]] {
             let complete = try w.world.act(number, "complete", as: w.engineer, version: version + 1, extra: extra)
             #expect(complete.status == 409, "\(complete.text)")
             #expect(try complete.json()["code"] as? String == "unlocks_outstanding")
@@ -152,6 +153,58 @@ final class CoolingOffWorld {
         let shown = try #require((status["unlocks_scheduled"] as? [[String: Any]])?.first)
         #expect(shown["step"] as? String == "remove_rescue_email" && shown["effective_at"] as? String == waiting["effective_at"] as? String)
         #expect(shown["text"] as? String == CustomerText.unlockRemoveRescueEmail.text(.english, contact: ""))
+    }
+
+    /// The attacker's side: the thief on the phone has an engineer "complete, with the rescue address removed". The
+    /// workflow action records the step as the checklist does: scheduled, the owner told, nothing done before its time.
+    @Test func completeWithAnUnlockSchedulesItAndWaits() throws {
+        // Ten minutes: well within a session's idle limit, so the engineer can still act after the clock moves.
+        let w = try CoolingOffWorld(delay: 600)
+        let (number, _, version) = try w.engineeringCase()
+        let before = Date()
+        let complete = try w.world.act(
+            number, "complete", as: w.engineer, version: version, extra: ["unlock": "remove_rescue_email", "reason": "The caller asked."])
+        #expect(complete.status == 409, "\(complete.text)")
+        #expect(try complete.json()["code"] as? String == "unlocks_outstanding")
+        #expect(try complete.json()["outstanding"] as? [String] == ["remove_rescue_email", "reset_security_questions"])
+        #expect(complete.header("ETag") == "\"\(version + 1)\"")  // the scheduled step is committed
+        var body = try w.caseBody(number)
+        #expect(body["state"] as? String == "engineering" && body["frozen"] as? Bool == true)
+        let unlocks = try #require(body["unlocks"] as? [String: Any])
+        #expect(unlocks["done"] as? [String] == [])
+        let waiting = try #require((unlocks["scheduled"] as? [[String: Any]])?.first)
+        #expect(waiting["step"] as? String == "remove_rescue_email" && waiting["status"] as? String == "scheduled")
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let effective = try #require(formatter.date(from: waiting["effective_at"] as? String ?? ""))
+        #expect(abs(effective.timeIntervalSince(before) - 600) < 5)
+        // The notice with its stop link went to every address on file, never the rescue address.
+        let notices = try w.notices(number)
+        #expect(Set(notices.map(\.recipient)) == Set([CoolingOffWorld.contact, CoolingOffWorld.account] + CoolingOffWorld.noticeAddresses))
+        #expect(notices.count == 4 && !notices.contains { $0.recipient == CoolingOffWorld.rescue })
+        var types = try w.world.events(number, as: w.engineer).compactMap { $0["type"] as? String }
+        #expect(types.contains("unlock_scheduled") && types.contains("frozen") && !types.contains("unlock_done"))
+        // Asking again changes nothing; the other step given with complete is scheduled too; nothing resolves meanwhile.
+        let again = try w.world.act(number, "complete", as: w.engineer, version: version + 1, extra: ["unlock": "remove_rescue_email"])
+        #expect(try again.status == 409 && (again.json()["code"] as? String) == "unlocks_outstanding")
+        #expect(try w.notices(number).count == 4)
+        let other = try w.world.act(number, "complete", as: w.engineer, version: version + 1, extra: ["unlock": "reset_security_questions"])
+        #expect(try other.status == 409 && (other.json()["code"] as? String) == "unlocks_outstanding")
+        #expect(try w.world.act(number, "complete", as: w.engineer, version: version + 2).status == 409)
+        Thread.sleep(forTimeInterval: 0.3)
+        body = try w.caseBody(number)
+        #expect(body["state"] as? String == "engineering" && (body["unlocks"] as? [String: Any])?["done"] as? [String] == [])
+        // The step's time passes: the service does both, and only then does complete resolve the case.
+        w.world.service.clock.advance(by: 601)
+        #expect(
+            try eventually(10) {
+                Set((try w.caseBody(number)["unlocks"] as? [String: Any])?["done"] as? [String] ?? [])
+                    == ["remove_rescue_email", "reset_security_questions"]
+            })
+        types = try w.world.events(number, as: w.engineer).compactMap { $0["type"] as? String }
+        #expect(types.filter { $0 == "unlock_done" }.count == 2)
+        let done = try w.world.must(number, "complete", as: w.engineer, version: version + 4)
+        #expect(done["state"] as? String == "resolved")
     }
 
     @Test func theServiceDoesTheStepWhenItsTimeComesWithNobodyActing() throws {

@@ -189,7 +189,11 @@ import Testing
     }
 
     @Test func aFinishedCaseShowsTheSupportContactAndAdvice() throws {
-        let world = try CaseWorld { $0.supportContact = CustomerTests.contact }
+        let world = try CaseWorld {
+            $0.supportContact = CustomerTests.contact
+            $0.unlockDelay = 0  // the cooling-off passes at the scheduler's next look
+            $0.unlockPollSeconds = 0.05
+        }
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         let tier3 = try world.agent(.tier3)
@@ -206,7 +210,14 @@ import Testing
         for id in try world.pendingDocuments(number, as: tier3) { try world.mustReview(id, "accepted", as: tier3) }
         let reviewed = try world.caseBody(number, as: tier3)
         try world.must(number, "approve", as: tier3, version: reviewed["version"] as! Int)
-        try world.must(number, "complete", as: engineer, version: reviewed["version"] as! Int + 1, extra: ["unlock": "remove_activation_lock"])
+        let approvedVersion = reviewed["version"] as! Int + 1
+        let scheduled = try world.act(number, "complete", as: engineer, version: approvedVersion, extra: ["unlock": "remove_activation_lock"])
+        #expect(try scheduled.json()["code"] as? String == "unlocks_outstanding")
+        #expect(
+            try eventually(10) {
+                (try world.caseBody(number, as: engineer)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_activation_lock"]
+            })
+        try world.must(number, "complete", as: engineer, version: approvedVersion + 2)
         let done = try status(world, number, code, language: "zh-Hans").json()
         #expect(done["support_contact"] as? String == Self.contact)
         #expect(done["stage"] as? String == CustomerText.stageResolvedLock.text(.simplifiedChinese, contact: ""))

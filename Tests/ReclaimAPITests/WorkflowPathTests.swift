@@ -101,7 +101,11 @@ import Testing
 
     /// 3. Not verified: documents, review, approval, engineering removes the rescue address; then closed.
     @Test func documentsPathEndToEnd() throws {
-        let world = try CaseWorld()
+        // A cooling-off of nothing: the service does a recorded step at its next pass.
+        let world = try CaseWorld {
+            $0.unlockDelay = 0
+            $0.unlockPollSeconds = 0.05
+        }
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         let tier3 = try world.agent(.tier3)
@@ -133,12 +137,18 @@ import Testing
         // Only engineering completes, and only once the rescue address is removed.
         #expect(try world.act(number, "complete", as: tier3, version: 5).status == 403)
         #expect(try world.act(number, "complete", as: engineer, version: 5).json()["code"] as? String == "unlocks_outstanding")
-        let done = try world.must(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
+        // The unlock given with complete is scheduled (version 6), never done at once; the service does it (7).
+        let scheduled = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
+        #expect(try scheduled.json()["code"] as? String == "unlocks_outstanding")
+        #expect(
+            try eventually(10) {
+                (try world.caseBody(number, as: engineer)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_rescue_email"]
+            })
+        let done = try world.must(number, "complete", as: engineer, version: 7)
         #expect(done["state"] as? String == "resolved")
         #expect(done["tier"] as? String == "engineering")  // keeps the tier that held it last
-        // The unlock given with complete was recorded as its own step first (version 6), then the case resolved (7).
-        #expect(done["version"] as? Int == 7)
-        let closed = try world.must(number, "close", as: tier1, version: 7, extra: ["reason": "Customer confirmed access."])
+        #expect(done["version"] as? Int == 8)
+        let closed = try world.must(number, "close", as: tier1, version: 8, extra: ["reason": "Customer confirmed access."])
         #expect(closed["state"] as? String == "closed")
         // Finished: no transition, no work but notes and a new access code.
         #expect(closed["allowed_actions"] as? [String] == ["note_internal", "note_customer", "reissue_access_code"])
@@ -150,7 +160,10 @@ import Testing
 
     /// 4. Two-step turned on by the thief: the account cannot be recovered, only the device (activation lock).
     @Test func activationLockPathEndToEnd() throws {
-        let world = try CaseWorld()
+        let world = try CaseWorld {
+            $0.unlockDelay = 0
+            $0.unlockPollSeconds = 0.05
+        }
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         let tier3 = try world.agent(.tier3)
@@ -174,7 +187,13 @@ import Testing
         let wrongUnlock = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
         #expect(wrongUnlock.status == 422)
         #expect(try wrongUnlock.problem().code == "unlock_not_allowed")
-        let done = try world.must(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_activation_lock"])
+        let scheduled = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_activation_lock"])
+        #expect(try scheduled.json()["code"] as? String == "unlocks_outstanding")
+        #expect(
+            try eventually(10) {
+                (try world.caseBody(number, as: engineer)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_activation_lock"]
+            })
+        let done = try world.must(number, "complete", as: engineer, version: 7)
         #expect(done.state == "resolved")
         let status = try world.status(number, created.accessCode!).decode(StatusView.self)
         #expect(status.nextStep == CustomerText.nextDoneLock.text(.english, contact: ""))

@@ -54,7 +54,7 @@ export function openAction(action) {
     // With a checklist whose steps are all recorded, complete needs no further unlock.
     const optional = (current.data.unlocks?.required ?? []).length > 0;
     if (choices.length) {
-      fields.push(h('label', { for: 'action-unlock' }, optional ? 'Also record this step (optional)' : 'What was unlocked'),
+      fields.push(h('label', { for: 'action-unlock' }, optional ? 'Also record this step (optional; it is scheduled, and you complete after its cooling-off)' : 'What was unlocked'),
         h('select', { id: 'action-unlock', required: optional ? null : true },
           optional ? h('option', { value: '' }, 'No further step') : null,
           choices.map((u) => h('option', { value: u }, UNLOCKS[u]))));

@@ -42,7 +42,7 @@ export function problemWords(error) {
     case 'documents_pending':
       return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
     case 'unlocks_outstanding':
-      return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete was recorded.`;
+      return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete is scheduled: it takes effect after the cooling-off, then complete the case.`;
     case 'different_customer':
       return 'These cases name different customers (their name or contact address differs). Merge them only if they are one person, with the confirmation ticked.';
     case 'risk_uncleared':
@@ -106,7 +106,7 @@ export async function change(container, path, json, done, method = 'POST') {
         say('Someone else changed this case while you had it open. It has been reloaded: check what changed before you act again.', 'warn');
         message().focus();
       } else if (error.code === 'unlocks_outstanding') {
-        // The step given with Complete was recorded: show the checklist as it is now.
+        // The step given with Complete was scheduled: show the checklist as it is now.
         await reload();
         say(problemWords(error));
       } else {

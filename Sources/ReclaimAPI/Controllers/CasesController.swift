@@ -280,7 +280,8 @@ final class CasesController: Sendable {
         }
         return AskedTransition(
             number: number, principal: principal, agent: agent, expected: expected,
-            transition: CaseOperations.Transition(action: action, reason: body.reason, unlock: unlock), answers: answers)
+            transition: CaseOperations.Transition(
+                action: action, reason: body.reason, unlock: unlock, unlockDelay: context.configuration.unlockDelay), answers: answers)
     }
 
     func transition(_ asked: AskedTransition, _ request: HTTPRequest) throws -> HTTPResponse {
@@ -296,7 +297,7 @@ final class CasesController: Sendable {
             let outcome = try operations.transition(
                 asked.number, expectedVersion: asked.expected, transition, actorTier: asked.agent.tier,
                 by: asked.principal.actor, at: now, on: connection)
-            // A `complete` refused for outstanding steps keeps the unlock given: it commits, and the refusal is the answer.
+            // A `complete` with an unlock keeps the step it scheduled: it commits, and `unlocks_outstanding` is the answer.
             if let refusal = outcome.refusal { return ProblemMapping.response(refusal, to: request) }
             return respond(outcome.record, principal: asked.principal)
         }
