@@ -260,7 +260,8 @@ public struct Workflow: Sendable {
                 guard let given = context.unlock else { return .failure(.unlockRequired) }
                 guard Self.allowedUnlocks(kind: snapshot.kind, facts: snapshot.facts).contains(given) else { return .failure(.unlockNotAllowed) }
             } else {
-                // The unlock given with `complete` counts as recorded first; every required step must then be done.
+                // Every required step must be done. (A step given with `complete` that is not done yet never reaches
+                // here: `CaseOperations.transition` schedules it first and answers `unlocks_outstanding`, the cooling-off.)
                 if let given = context.unlock, !required.contains(given) { return .failure(.unlockNotAllowed) }
                 let done = context.unlocksDone.union(context.unlock.map { [$0] } ?? [])
                 let outstanding = UnlockChecklist.outstanding(required: required, done: done)
