@@ -222,11 +222,12 @@ public enum CaseStore {
 
 extension CaseStore {
     /// The customer status look-up in one statement: the case (or nil), the latest lock in force among `throttleKeys`,
-    /// and the case's customer-visible notes, oldest first, with the number of the merged case each came from (nil: its own).
+    /// and its thread: the customer-visible notes, oldest first, with the number of the merged case each came from (nil:
+    /// its own), and when the customer's latest reply arrived.
     public static func findForStatus(
         number: String, throttleKeys: [String], now: Date,
         on connection: PostgresConnection
-    ) throws -> (CaseRecord?, Date?, [CustomerNote]) {
+    ) throws -> (CaseRecord?, Date?, CustomerThread) {
         let rows = try connection.query(
             """
             SELECT \(columns),
@@ -234,14 +235,17 @@ extension CaseStore {
                 (SELECT json_agg(json_build_array(n.body, (extract(epoch FROM n.created_at) * 1000)::bigint,
                     CASE WHEN n.case_id = c.id THEN NULL ELSE (SELECT m.case_number FROM cases m WHERE m.id = n.case_id) END) ORDER BY n.created_at, n.id)::text
                  FROM case_notes n WHERE n.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
-                   AND n.visibility = 'customer' AND n.body IS NOT NULL) AS customer_notes
+                   AND n.visibility = 'customer' AND n.body IS NOT NULL) AS customer_notes,
+                (SELECT max(r.received_at) FROM inbound_messages r WHERE r.case_id = c.id AND NOT r.auto AND NOT r.from_rescue_address)
+                    AS reply_received_at
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
             """)
-        guard let row = rows.first else { return (nil, nil, []) }
+        guard let row = rows.first else { return (nil, nil, CustomerThread()) }
         let columns = try Columns(rows)
         var extra = rows.columns()
         let lockedColumn = try extra("locked_until")
         let notesColumn = try extra("customer_notes")
+        let replyColumn = try extra("reply_received_at")
         let locked: Date? = try row.decode(lockedColumn)
         let record = row.isNull(columns.id) ? nil : try columns.decode(row)
         var notes: [CustomerNote] = []
@@ -254,6 +258,6 @@ extension CaseStore {
                 notes.append(CustomerNote(body: body, at: Date(timeIntervalSince1970: Double(millis) / 1000), fromCase: fromCase))
             }
         }
-        return (record, locked, notes)
+        return (record, locked, CustomerThread(notes: notes, replyReceivedAt: try row.decode(replyColumn, as: Date?.self)))
     }
 }

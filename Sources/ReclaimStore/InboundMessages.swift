@@ -173,13 +173,6 @@ public enum InboundMessageStore {
             """) == 1
     }
 
-    /// When the customer's latest reply on the case arrived (automatic mail and the rescue address's left out), or nil.
-    public static func latestReply(caseID: UUID, on connection: PostgresConnection) throws -> Date? {
-        try connection.query(
-            "SELECT max(received_at) AS at FROM inbound_messages WHERE case_id = \(caseID) AND NOT auto AND NOT from_rescue_address"
-        ).first?.decode("at", as: Date?.self)
-    }
-
     /// Sets whether the case waits for the agents' answer (the newest human message is the customer's).
     public static func setAwaitingReply(_ awaiting: Bool, caseID: UUID, on connection: PostgresConnection) throws {
         try connection.execute("UPDATE cases SET awaiting_reply = \(awaiting) WHERE id = \(caseID) AND awaiting_reply <> \(awaiting)")

@@ -45,6 +45,22 @@ public struct CaseNote: Sendable, Equatable {
 }
 
 /// A customer-visible note as the customer's status shows it: no author, no id.
+/// What the customer's status page shows of the conversation, read with the status look-up (`CaseStore.findForStatus`):
+/// the customer notes, oldest first, and when the customer's latest reply arrived (automatic mail and the rescue
+/// address's left out).
+public struct CustomerThread: Sendable, Equatable {
+    /// The customer-visible notes, oldest first.
+    public let notes: [CustomerNote]
+    /// When the latest human reply reached the case, or nil.
+    public let replyReceivedAt: Date?
+
+    /// A thread of these parts.
+    public init(notes: [CustomerNote] = [], replyReceivedAt: Date? = nil) {
+        self.notes = notes
+        self.replyReceivedAt = replyReceivedAt
+    }
+}
+
 public struct CustomerNote: Sendable, Equatable {
     /// The text ("" once erased: a note is never empty otherwise).
     public let body: String

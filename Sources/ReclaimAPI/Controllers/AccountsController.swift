@@ -29,22 +29,9 @@ final class AccountsController: Sendable {
             completion(.failure(error))
             return
         }
-        let accepted = hashQueue.submit { [self] in
-            completion(
-                Result {
-                    let prepared = try AccountOperations.prepare(account, hasher: hasher, keys: context.keys)
-                    let now = context.clock.now()
-                    return try context.transaction(for: request) { connection in
-                        try AccountOperations.store(prepared, at: now, on: connection)
-                        return CaseHTTP.json(prepared.json, status: 201)
-                    }
-                })
-        }
-        if !accepted {
-            completion(
-                .failure(
-                    Problem.unavailable(retryAfter: 2, code: ErrorCode.busy, detail: "Too many accounts being stored at once; try again in a moment.")
-                ))
+        hashThenStore(account, keys: context.keys, request, completion) { prepared, now, connection in
+            try AccountOperations.store(prepared, at: now, on: connection)
+            return CaseHTTP.json(prepared.json, status: 201)
         }
     }
 
@@ -67,17 +54,26 @@ final class AccountsController: Sendable {
             completion(.failure(error))
             return
         }
+        hashThenStore(account, keys: keys, request, completion) { [context] prepared, now, connection in
+            try AccountOperations.replace(email: email, with: prepared, at: now, on: connection)
+            try IdentityAdministration(pool: context.pool, keys: keys).recordAccountReplaced(
+                email: email, newEmail: prepared.email.value, now: now, by: actor, on: connection)
+            return CaseHTTP.json(prepared.json)
+        }
+    }
+
+    /// Hashes `account`'s answers on the queue (never on the HTTP worker), then runs `store` in the request's
+    /// transaction and answers what it returns; 503 `busy` when the queue is full.
+    private func hashThenStore(
+        _ account: ValidatedAccount, keys: KeyFile?, _ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion,
+        store: @escaping @Sendable (PreparedAccount, Date, PostgresConnection) throws -> HTTPResponse
+    ) {
         let accepted = hashQueue.submit { [self] in
             completion(
                 Result {
                     let prepared = try AccountOperations.prepare(account, hasher: hasher, keys: keys)
                     let now = context.clock.now()
-                    return try context.transaction(for: request) { connection in
-                        try AccountOperations.replace(email: email, with: prepared, at: now, on: connection)
-                        try IdentityAdministration(pool: context.pool, keys: keys).recordAccountReplaced(
-                            email: email, newEmail: prepared.email.value, now: now, by: actor, on: connection)
-                        return CaseHTTP.json(prepared.json)
-                    }
+                    return try context.transaction(for: request) { connection in try store(prepared, now, connection) }
                 })
         }
         if !accepted {

@@ -59,8 +59,8 @@ final class StatusController: Sendable {
         let body = StatusBody(
             caseNumber: try CaseHTTP.requiredString(members, "case_number"), accessCode: try CaseHTTP.requiredString(members, "access_code"),
             language: try Self.requestedLanguage(language))
-        let (record, notes) = try customerCase(body, request)
-        let (view, chosen) = try customerView(record, notes: notes, requested: body.language, request)
+        let (record, thread) = try customerCase(body, request)
+        let (view, chosen) = try customerView(record, thread: thread, requested: body.language, request)
         return Self.answer(view, chosen)
     }
 
@@ -68,22 +68,22 @@ final class StatusController: Sendable {
     /// `merged_from`) showing only the notes and evidence the merged case itself brought: its code was given to its own
     /// customer, and the target's items are another customer's (api.md v1.2 "Merge knows whose case it is").
     private func customerView(
-        _ record: CaseRecord, notes: [CustomerNote], requested: CustomerLanguage?,
+        _ record: CaseRecord, thread: CustomerThread, requested: CustomerLanguage?,
         _ request: HTTPRequest
     ) throws -> (JSONValue, CustomerLanguage) {
         if record.snapshot.state == .merged, let into = record.mergedInto {
             let now = context.clock.now()
-            let (target, _, targetNotes) = try context.pool.withConnection {
+            let (target, _, targetThread) = try context.pool.withConnection {
                 try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0)
             }
             if let target {
-                let (view, chosen) = try view(target, notes: targetNotes, requested: requested, request, onlyFrom: record)
+                let (view, chosen) = try view(target, thread: targetThread, requested: requested, request, onlyFrom: record)
                 guard case .object(var members) = view else { throw Problem.internal }
                 members["merged_from"] = .string(record.number)
                 return (.object(members), chosen)
             }
         }
-        return try view(record, notes: notes, requested: requested, request)
+        return try view(record, thread: thread, requested: requested, request)
     }
 
     /// The customer's view, never stored by a cache, in the language chosen.
@@ -96,11 +96,11 @@ final class StatusController: Sendable {
         let principal = try context.authorize(.readOwnCaseStatus, request)
         let number = try CaseHTTP.caseNumber(request)
         let now = context.clock.now()
-        let (record, _, notes) = try context.pool.withConnection {
+        let (record, _, thread) = try context.pool.withConnection {
             try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0)
         }
         guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
-        let (view, chosen) = try customerView(record, notes: notes, requested: nil, request)
+        let (view, chosen) = try customerView(record, thread: thread, requested: nil, request)
         return Self.answer(view, chosen)
     }
 
@@ -108,25 +108,22 @@ final class StatusController: Sendable {
     /// `onlyFrom` (a case merged into `record`), the lists hold only that case's notes and evidence; the heading, next
     /// step and missing list stay the whole case's.
     private func view(
-        _ record: CaseRecord, notes allNotes: [CustomerNote], requested: CustomerLanguage?,
+        _ record: CaseRecord, thread: CustomerThread, requested: CustomerLanguage?,
         _ request: HTTPRequest, onlyFrom merged: CaseRecord? = nil
     ) throws -> (JSONValue, CustomerLanguage) {
         // Evidence: what the customer filed and how it is shown (never its content, summary or a match result); items a
         // merged case brought say which (`from_case`), their numbers read only when there are such items.
-        let (evidence, sources, replyAt) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String], Date?) in
+        let (evidence, sources) = try context.pool.withConnection { connection -> ([EvidenceRecord], [UUID: String]) in
             let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
             let merged = evidence.contains { $0.caseID != record.id }
-            return (
-                evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:],
-                try InboundMessageStore.latestReply(caseID: record.id, on: connection)
-            )
+            return (evidence, merged ? try CaseStore.mergedSources(into: record.id, on: connection) : [:])
         }
         let chosen = CustomerLanguage.negotiate(
             requested: requested, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
         let contact = context.configuration.supportContact
         let guidance = EvidenceRequirements.guidance(record, evidence)
         let shown = zip(evidence, zip(guidance.evidence, guidance.reasons)).filter { item, _ in merged.map { item.caseID == $0.id } ?? true }
-        let notes = allNotes.filter { note in merged.map { note.fromCase == $0.number } ?? true }
+        let notes = thread.notes.filter { note in merged.map { note.fromCase == $0.number } ?? true }
         func say(_ text: CustomerText) -> JSONValue { .string(text.text(chosen, contact: contact)) }
 
         let s = record.snapshot
@@ -169,7 +166,7 @@ final class StatusController: Sendable {
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
             // The customer's reply reached the case (the time only: what it said is the agents').
-            "reply_received_at": Timestamp.json(replyAt),
+            "reply_received_at": Timestamp.json(thread.replyReceivedAt),
             "notes": .array(
                 notes.map { note in
                     var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
@@ -265,7 +262,7 @@ final class StatusController: Sendable {
 
     /// The case behind a case number and access code, under the throttles: 404 (the same for an unknown case and a wrong
     /// code, each recorded as a failure), 404 `invalid_case_number`, 429 while locked.
-    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, [CustomerNote]) {
+    private func customerCase(_ body: StatusBody, _ request: HTTPRequest) throws -> (CaseRecord, CustomerThread) {
         guard let keys = context.keys else { throw Problem.internal }
         let now = context.clock.now()
         let address = request.clientAddress
@@ -283,7 +280,7 @@ final class StatusController: Sendable {
                 detail: CustomerText.problemInvalidCaseNumber.text(Self.refusalLanguage(body, request), contact: ""))
         }
 
-        let (record, lockedUntil, notes) = try context.pool.withConnection { connection in
+        let (record, lockedUntil, thread) = try context.pool.withConnection { connection in
             try CaseStore.findForStatus(
                 number: number.digits, throttleKeys: [ThrottleStore.caseKey(number.digits), addressKey], now: now, on: connection)
         }
@@ -306,7 +303,7 @@ final class StatusController: Sendable {
                 ErrorCode.caseErased,
                 detail: CustomerText.problemErased.text(Self.refusalLanguage(body, request), contact: context.configuration.supportContact))
         }
-        return (record, notes)
+        return (record, thread)
     }
 
     static func locked(until: Date, now: Date, language: CustomerLanguage = .english) -> Problem {
