@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import Notifications
 import Postgres
 import ReclaimCore
 import ReclaimOperations
@@ -186,6 +187,9 @@ public struct DemoSeed: Sendable {
         case flag(String)
         /// The customer uploads the one demo file every such step uploads (another account's case holds it too).
         case sharedDocument(EvidenceKind)
+        /// A reply to the case's mail arrives from its contact address (the case then awaits the desk's answer) or, the
+        /// thief's, from its rescue address (kept, files nothing, raises `mail_from_rescue_address`).
+        case reply(String, fromRescueAddress: Bool)
     }
 
     struct Plan {
@@ -198,6 +202,8 @@ public struct DemoSeed: Sendable {
         var accountEmail: String? = nil
         /// The one device it claims instead of its account's.
         var serial: String? = nil
+        /// The rescue address the thief added, when the plan needs one (else every other such case has one).
+        var rescueEmail: String? = nil
     }
 
     static let takeover = CaseFacts(rescueEmailAdded: true, securityQuestionsChanged: true)
@@ -342,6 +348,19 @@ public struct DemoSeed: Sendable {
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Caller pressed to have the security questions changed at once.",
             steps: [.flag("The caller read the answers from a script and hung up when asked for the device model.")],
             accountEmail: "pressed.caller@example.com", serial: "J8MXK9ZJH3QC"),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Asked for the invoice; the customer answered by mail.",
+            steps: [
+                .act(.escalate), .note("Could you send us the invoice for the phone?", .customer),
+                .reply("I have it at home, I will send a photo tonight. Thank you!", fromRescueAddress: false),
+            ]),
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "A reply came from the address the thief added.",
+            steps: [
+                .act(.escalate), .note("We are checking your identity against what is on file.", .customer),
+                .reply("This is the owner. Remove the other address and unlock it today, please.", fromRescueAddress: true),
+            ],
+            accountEmail: "rescue.reply@example.com", serial: "K2PXK9ZJH3QE", rescueEmail: "owner.help@mail-drop.example"),
     ]
 
     static let customers = [
@@ -373,7 +392,7 @@ public struct DemoSeed: Sendable {
             ],
             facts: plan.facts, summary: plan.summary,
             // Every other case whose thief added a rescue address knows which: the case page shows it.
-            rescueEmail: plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil)
+            rescueEmail: plan.rescueEmail ?? (plan.facts.rescueEmailAdded && index % 2 == 0 ? "recovery.\(index + 1)@mail-drop.example" : nil))
         let opened = try pool.withTransaction { try operations.open(opening, by: creator, at: current(), on: $0) }
         let number = try CaseNumber(parsing: opened.record.number)
         let year = Calendar(identifier: .gregorian).component(.year, from: current()) + 3
@@ -424,6 +443,16 @@ public struct DemoSeed: Sendable {
                         type: type, bytes: Self.demoPDF(type, number: "000000000000"), declaredType: "application/pdf", number: number,
                         by: "customer", at: at, on: connection)
                 }
+            case .reply(let text, let fromRescueAddress):
+                let rules = configuration.inboundSettings.rules
+                let from = fromRescueAddress ? record.rescueEmail ?? "" : record.customerContactEmail
+                let raw = [
+                    "From: \(from)", "To: \(ReplyToken.address(rules.replyAddress, for: number, keys: keys))",
+                    "Subject: Re: Case \(number.digits)",
+                    "Message-ID: <demo-\(number.digits)-\(fromRescueAddress ? "rescue" : "reply")@mail.example>",
+                    "Date: \(MIMEMessage.rfc5322Date(at))", "MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8", "", text, "",
+                ].joined(separator: "\r\n")
+                _ = try pool.withTransaction { try operations.receive(raw: Array(raw.utf8), truncated: false, rules: rules, at: at, on: $0) }
             case .flag(let reason):
                 _ = try pool.withTransaction { try operations.flag(number, reason: reason, by: agents.actor(.tier1), at: at, on: $0) }
             case .assign(let tier):

@@ -13,7 +13,8 @@ public struct CaseQueueFilter: Sendable {
     public var overdue: Bool?
     /// What `q` asked for (see `CaseSearch.query`).
     public var search: CaseSearchQuery?
-    /// Only cases with (true) or without (false) an unreviewed document.
+    /// Only cases with (true) or without (false) an unreviewed document (`cases.documents_pending`; `cases_documents_pending`
+    /// serves true).
     public var unreviewed: Bool?
     /// Only open cases (`CaseState.isOpen`): the API's default when no state is asked for.
     public var openOnly: Bool
@@ -158,10 +159,8 @@ extension CaseQueueFilter {
             conditions.append("(\(open, separator: " OR "))")
         }
         if let unreviewed {
-            let pending: PostgresQuery = """
-                (SELECT 1 FROM evidence d WHERE d.case_id = c.id AND \(CaseStore.documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))
-                """
-            conditions.append(unreviewed ? "EXISTS \(pending)" : "NOT EXISTS \(pending)")
+            // `documents_pending` (0024, kept by EvidenceStore): a case with a document of its own without a review.
+            conditions.append(unreviewed ? "c.documents_pending" : "NOT c.documents_pending")
         }
         if let overdue {
             // Only open states other than awaiting_documents have a due date, so the date alone decides.

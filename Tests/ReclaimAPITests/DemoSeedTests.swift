@@ -38,6 +38,14 @@ import Testing
         #expect(Set(kinds).isSuperset(of: ["security_answers", "card", "device", "transcript", "invoice"]))
         let visibilities = try connection.query("SELECT DISTINCT visibility FROM case_notes").map { try $0.decode(0, as: String.self) }
         #expect(Set(visibilities) == ["internal", "customer"])
+        // Each risk signal, and the conversation: a customer's reply awaiting the desk, and one from a rescue address.
+        let signals = try connection.query("SELECT DISTINCT signal FROM case_risk_signals").map { try $0.decode(0, as: String.self) }
+        #expect(Set(signals) == Set(RiskSignal.allCases.map(\.rawValue)))
+        let replies = try connection.query(
+            "SELECT from_rescue_address, case_id IS NOT NULL AS matched FROM inbound_messages ORDER BY from_rescue_address"
+        ).map { [try $0.decode(0, as: Bool.self), try $0.decode(1, as: Bool.self)] }
+        #expect(replies == [[false, true], [true, true]])
+        #expect(try connection.query("SELECT 1 FROM cases WHERE awaiting_reply").count == 1)
         let audit = try CaseEventStore.verify(on: connection)
         #expect(audit.breaks.isEmpty)
         #expect(audit.cases == result.cases.count)

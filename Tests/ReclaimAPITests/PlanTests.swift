@@ -105,12 +105,12 @@ import Testing
         return ["SELECT ", "WITH ", "INSERT ", "UPDATE ", "DELETE "].contains { head.hasPrefix($0) } && !query.sql.contains("pg_advisory")
     }
 
-    /// The cases benchmark's seed (deploy/bench/cases.d/seed.sql, through psql as the bench runs it), analysed.
+    /// The cases benchmark's seed (deploy/bench/cases.d/seed.sql, through psql as the bench runs it: as a superuser), analysed.
     static func seed(_ database: TestDatabase) throws {
         let psql = Process()
         psql.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
         psql.arguments = [
-            database.connectionString(as: .owner), "-q", "-v", "ON_ERROR_STOP=1", "-v", "total=\(seeded)", "-f",
+            database.connectionString(as: .superuser), "-q", "-v", "ON_ERROR_STOP=1", "-v", "total=\(seeded)", "-f",
             RepositoryPaths.root + "/deploy/bench/cases.d/seed.sql",
         ]
         try psql.run()

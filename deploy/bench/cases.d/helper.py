@@ -7,7 +7,10 @@
                                           -> prints the pgbench script NAME.sql for a case body :g in random(LOW, HIGH):
                                              \\set lines computing :num, the 12-digit case number of body
                                              10000000000 + :g (Damm check digit, client-side), then the statements
-  helper.py deep PORT COOKIE DEPTH        -> walks the queue over HTTP and prints the cursor after DEPTH cases
+  helper.py deep PORT COOKIE DEPTH...     -> walks the queue over HTTP and prints the cursor after each DEPTH cases
+  helper.py capture LOG OFFSET [--selects] [--match TEXT] -> prints, as a pgbench script, the statements one request ran: read from
+                                             PostgreSQL's log (log_statement = all) after byte OFFSET, the backend that
+                                             looked up the session, from that look-up on, binds written in as literals
 
 The pgbench scripts (status.sql, read.sql, transition.sql) hold the statements the service runs for one request, in
 order, as the stores write them, with a pgbench variable (:name) wherever the store binds a value ($1, $2...; pgbench
@@ -96,20 +99,79 @@ def script(name, low, high, *options):
             skipping = False
 
 
-def deep_cursor(port, cookie, depth):
+def deep_cursor(port, cookie, *depths):
+    """Walks the queue once, printing the cursor after each of depths (ascending), one a line."""
     connection = http.client.HTTPConnection("127.0.0.1", int(port))
     seen, cursor = 0, None
-    while seen < int(depth):
-        limit = min(200, int(depth) - seen)
-        path = "/api/v1/cases?limit=%d" % limit + ("&cursor=" + cursor if cursor else "")
-        connection.request("GET", path, headers={"Cookie": cookie, "Connection": "keep-alive"})
-        response = connection.getresponse()
-        payload = json.loads(response.read())
-        if response.status != 200 or payload["next_cursor"] is None:
-            sys.exit("queue page answered %d after %d cases" % (response.status, seen))
-        seen += len(payload["items"])
-        cursor = payload["next_cursor"]
-    print(cursor)
+    for depth in map(int, depths):
+        while seen < depth:
+            limit = min(200, depth - seen)
+            path = "/api/v1/cases?limit=%d" % limit + ("&cursor=" + cursor if cursor else "")
+            connection.request("GET", path, headers={"Cookie": cookie, "Connection": "keep-alive"})
+            response = connection.getresponse()
+            payload = json.loads(response.read())
+            if response.status != 200 or payload["next_cursor"] is None:
+                sys.exit("queue page answered %d after %d cases" % (response.status, seen))
+            seen += len(payload["items"])
+            cursor = payload["next_cursor"]
+        print(cursor)
+
+
+def capture(log, offset, *options):
+    """The statements of one request, from PostgreSQL's log (log_line_prefix '%m [%p] '), as a pgbench script."""
+    import re
+    with open(log, "rb") as handle:
+        handle.seek(int(offset))
+        text = handle.read().decode("utf-8", "replace")
+    start = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \w+ \[(\d+)\] (\w+):  ", re.M)
+    records = []  # (pid, level, text)
+    marks = list(start.finditer(text))
+    for index, mark in enumerate(marks):
+        end = marks[index + 1].start() if index + 1 < len(marks) else len(text)
+        records.append((mark.group(1), mark.group(2), text[mark.end():end].rstrip("\n")))
+    statements = []  # (pid, sql, parameters)
+    for pid, level, body in records:
+        if level == "LOG" and (body.startswith("statement: ") or body.startswith("execute ")):
+            sql = body.split(": ", 1)[1]
+            statements.append([pid, sql, {}])
+        elif level == "DETAIL" and body.startswith("parameters: ") and statements and statements[-1][0] == pid:
+            for number, value in re.findall(r"\$(\d+) = (NULL|'(?:[^']|'')*')", body[len("parameters: "):]):
+                statements[-1][2][int(number)] = value
+    # The request's backend: the one that looked up the session (a route without a session: --match TEXT it runs).
+    match = options[options.index("--match") + 1] if "--match" in options else "FROM sessions"
+    chosen = next((pid for pid, sql, _ in statements if match in sql), None)
+    if chosen is None:
+        sys.exit("capture: no statement with %r in the log" % match)
+    began = False
+    for pid, sql, parameters in statements:
+        if pid != chosen:
+            continue
+        began = began or match in sql
+        if not began:
+            continue
+        # --selects: the reads only, without the session look-up (a write's look-ups, for pgbench on their own).
+        reads = sql.lstrip().upper().startswith(("SELECT", "WITH")) and not any(w in sql.upper() for w in ("INSERT ", "UPDATE ", "DELETE "))
+        if "--selects" in options and (not reads or "FROM sessions" in sql):
+            continue
+        def literal(match):
+            value = parameters.get(int(match.group(1)), "NULL")
+            # pgbench reads ":name" as a variable: a bind holding a colon before a letter is spelt with chr(58).
+            if re.search(r":[A-Za-z]", value):
+                value = "(" + re.sub(r":(?=[A-Za-z])", "' || chr(58) || '", value) + ")"
+            # An array's type is not in the log: uuid[] when every element is one, bigint[] for integers, else text[].
+            if value.startswith("'{"):
+                elements = [e.strip('"') for e in value[2:-2].split(",") if e]
+                if elements and all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", e) for e in elements):
+                    value += "::uuid[]"
+                elif elements and all(re.fullmatch(r"-?[0-9]+", e) for e in elements):
+                    value += "::bigint[]"
+                elif elements and all(re.fullmatch(r"-?[0-9.]+(e[-+]?[0-9]+)?", e) for e in elements):
+                    value += "::float8[]"
+                else:
+                    value += "::text[]"
+            return value
+        sql = re.sub(r"\$(\d+)\b", literal, sql)
+        print(" ".join(line.strip() for line in sql.splitlines()).rstrip(";") + ";")
 
 
 if __name__ == "__main__":
@@ -121,4 +183,6 @@ if __name__ == "__main__":
     elif command == "script":
         script(*sys.argv[2:])
     elif command == "deep":
-        deep_cursor(*sys.argv[2:5])
+        deep_cursor(*sys.argv[2:])
+    elif command == "capture":
+        capture(*sys.argv[2:])
