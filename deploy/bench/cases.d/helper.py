@@ -10,7 +10,8 @@
   helper.py deep PORT COOKIE DEPTH...     -> walks the queue over HTTP and prints the cursor after each DEPTH cases
   helper.py capture LOG OFFSET [--selects] [--match TEXT] -> prints, as a pgbench script, the statements one request ran: read from
                                              PostgreSQL's log (log_statement = all) after byte OFFSET, the backend that
-                                             looked up the session, from that look-up on, binds written in as literals
+                                             looked up the session, from that look-up to its first pause (50 ms),
+                                             binds written in as literals
 
 The pgbench scripts (status.sql, read.sql, transition.sql) hold the statements the service runs for one request, in
 order, as the stores write them, with a pgbench variable (:name) wherever the store binds a value ($1, $2...; pgbench
@@ -123,32 +124,38 @@ def capture(log, offset, *options):
     with open(log, "rb") as handle:
         handle.seek(int(offset))
         text = handle.read().decode("utf-8", "replace")
-    start = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \w+ \[(\d+)\] (\w+):  ", re.M)
-    records = []  # (pid, level, text)
+    start = re.compile(r"^\d{4}-\d\d-\d\d (\d\d):(\d\d):(\d\d\.\d+) \w+ \[(\d+)\] (\w+):  ", re.M)
+    records = []  # (seconds of the day, pid, level, text)
     marks = list(start.finditer(text))
     for index, mark in enumerate(marks):
         end = marks[index + 1].start() if index + 1 < len(marks) else len(text)
-        records.append((mark.group(1), mark.group(2), text[mark.end():end].rstrip("\n")))
-    statements = []  # (pid, sql, parameters)
-    for pid, level, body in records:
+        at = int(mark.group(1)) * 3600 + int(mark.group(2)) * 60 + float(mark.group(3))
+        records.append((at, mark.group(4), mark.group(5), text[mark.end():end].rstrip("\n")))
+    statements = []  # (pid, sql, parameters, at)
+    for at, pid, level, body in records:
         if level == "LOG" and (body.startswith("statement: ") or body.startswith("execute ")):
             sql = body.split(": ", 1)[1]
-            statements.append([pid, sql, {}])
+            statements.append([pid, sql, {}, at])
         elif level == "DETAIL" and body.startswith("parameters: ") and statements and statements[-1][0] == pid:
             for number, value in re.findall(r"\$(\d+) = (NULL|'(?:[^']|'')*')", body[len("parameters: "):]):
                 statements[-1][2][int(number)] = value
     # The request's backend: the one that looked up the session (a route without a session: --match TEXT it runs).
     match = options[options.index("--match") + 1] if "--match" in options else "FROM sessions"
-    chosen = next((pid for pid, sql, _ in statements if match in sql), None)
+    chosen = next((pid for pid, sql, _, _ in statements if match in sql), None)
     if chosen is None:
         sys.exit("capture: no statement with %r in the log" % match)
-    began = False
-    for pid, sql, parameters in statements:
+    began, last = False, None
+    for pid, sql, parameters, at in statements:
         if pid != chosen:
             continue
         began = began or match in sql
         if not began:
             continue
+        # The request's statements follow each other within milliseconds; a pause means the pooled connection has
+        # gone on to other work (another request, a worker's poll): the request ended before it.
+        if last is not None and at - last > 0.05:
+            break
+        last = at
         # --selects: the reads only, without the session look-up (a write's look-ups, for pgbench on their own).
         reads = sql.lstrip().upper().startswith(("SELECT", "WITH")) and not any(w in sql.upper() for w in ("INSERT ", "UPDATE ", "DELETE "))
         if "--selects" in options and (not reads or "FROM sessions" in sql):
