@@ -23,10 +23,11 @@ appended = [line.split() for line in open(sys.argv[5]).read().splitlines() if li
 seed_tree = sys.argv[6]
 count = int(sys.argv[7]) if len(sys.argv) > 7 else 5
 random.seed(9162)
-connection = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
 
 
 def get(target):
+    # A connection per request: computing the roots takes longer than the service keeps an idle connection open.
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
     connection.request('GET', target)
     response = connection.getresponse()
     body = response.read()
