@@ -249,7 +249,8 @@ import Testing
         // The killed instance's erasure never commits: the case is whole, others are whole or erased, never between.
         let afterKill = try Self.holdings(pool)
         #expect(afterKill[held] == whole[held], "the held case after the kill: \(String(describing: afterKill[held]))")
-        #expect(halfErased(afterKill).isEmpty, "half-erased after the kill: \(halfErased(afterKill).prefix(5))")
+        let broken = halfErased(afterKill)
+        #expect(broken.count == 0, "half-erased after the kill: \(broken.prefix(5))")
         try lock.execute("ROLLBACK")
 
         // The two left erase everything, the held case included once its dead session ends; every snapshot meanwhile
@@ -260,7 +261,7 @@ import Testing
             seen.formUnion(halfErased(holdings))
             return holdings.values.allSatisfy { $0 == .erasedWhole }
         }
-        #expect(seen.isEmpty, "half-erased cases seen: \(seen.sorted().prefix(5))")
+        #expect(seen.count == 0, "half-erased cases seen: \(seen.sorted().prefix(5))")
         let unerased = try Self.holdings(pool).values.filter { !$0.erased }.count
         #expect(done, "not every case was erased within the deadline: \(unerased) left")
         #expect(erasedBeforeKill > 0 && erasedBeforeKill < Self.caseCount - 1, "\(erasedBeforeKill) erased when the instance was killed")
