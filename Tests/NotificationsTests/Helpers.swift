@@ -57,20 +57,6 @@ func temporaryDirectory() throws -> String {
     return path
 }
 
-/// A loopback port nobody listens on right now.
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// Settings for tests: fast polling, short schedules, loopback allowed, files in `directory`.
 func testSettings(directory: String, smtpURL: String? = nil, schedule: [Double] = [0.1, 0.1]) -> NotificationSettings {
     var settings = NotificationSettings(

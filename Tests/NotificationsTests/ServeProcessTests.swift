@@ -39,24 +39,13 @@ import Testing
 
     /// Starts `reclaim serve` on a free port with `extra` settings; returns once it is ready.
     func serve(_ extra: [String: String]) throws -> Process {
-        let port = freePort()
         let environment = [
-            "PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_ADDRESS": "127.0.0.1:\(port)",
-            "RECLAIM_KEY_FILE": directory + "/keys", "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public",
-            "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations", "RECLAIM_DATA_DIR": directory + "/data",
-            "RECLAIM_THREADS": "2", "RECLAIM_LOG_LEVEL": "warning",
+            "PATH": "/usr/bin:/bin", "DATABASE_URL": database.connectionString, "RECLAIM_KEY_FILE": directory + "/keys",
+            "RECLAIM_PUBLIC_DIR": RepositoryPaths.root + "/Public", "RECLAIM_MIGRATIONS_DIR": RepositoryPaths.root + "/Migrations",
+            "RECLAIM_DATA_DIR": directory + "/data", "RECLAIM_THREADS": "2", "RECLAIM_LOG_LEVEL": "warning",
         ].merging(extra) { $1 }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: RepositoryPaths.executable)
-        process.arguments = ["serve", "--no-migrate"]
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ServeProcess(environment: environment, arguments: ["serve", "--no-migrate"], logDirectory: directory).process
         processes.append(process)
-        let http = TestHTTPClient(host: "127.0.0.1", port: port, timeout: 2)
-        let ready = eventually(15) { (try? http.request("GET", "/readyz"))?.status == 200 }
-        guard ready else { throw HelperError(description: "reclaim serve did not become ready") }
         return process
     }
 

@@ -77,8 +77,11 @@ import Testing
         return (number, code)
     }
 
-    static func dump(_ world: CaseWorld) throws -> String {
-        try Shell.run(["pg_dump", "--no-owner", "--inserts", "-d", world.service.database.connectionString])
+    static func dump(_ world: CaseWorld) throws -> String { try dump(world.service.database) }
+
+    /// The whole database as `pg_dump --inserts` writes it: what a grep for an erased value reads.
+    static func dump(_ database: TestDatabase) throws -> String {
+        try Shell.run(["pg_dump", "--no-owner", "--inserts", "-d", database.connectionString])
     }
 
     @Test func anErasedCaseLeavesNoValueInADumpAndItsHistoryStillVerifies() throws {

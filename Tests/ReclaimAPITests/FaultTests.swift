@@ -39,29 +39,9 @@ import Testing
         pool.close()
 
         let port = Int.random(in: 30000...39999)
-        var serveEnvironment = environment
-        serveEnvironment["RECLAIM_ADDRESS"] = "127.0.0.1:\(port)"
         func serve() throws -> Process {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: RepositoryPaths.executable)
-            process.arguments = ["serve"]
-            process.environment = serveEnvironment
-            process.standardOutput = FileHandle.nullDevice
-            // Its log, read back when it does not come up (a loaded machine, a taken port).
-            let logPath = directory + "/serve-\(UUID().uuidString).log"
-            FileManager.default.createFile(atPath: logPath, contents: nil)
-            process.standardError = FileHandle(forWritingAtPath: logPath)
-            try process.run()
-            let http = TestHTTPClient(host: "127.0.0.1", port: port, timeout: 2)
-            // Bounded by a deadline, not a count of tries: under load a start takes longer than on a quiet machine.
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline && process.isRunning {
-                if let response = try? http.request("GET", "/readyz"), response.status == 200 { return process }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            process.terminate()
-            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            throw Shell.Failure(description: "reclaim serve did not become ready within 30 s:\n\(log.suffix(2000))")
+            // Bounded by a deadline (30 s), its log shown when it does not come up (a loaded machine, a taken port).
+            try ServeProcess(environment: environment, port: port, logDirectory: directory).process
         }
         @Sendable func post(_ key: String, _ body: String, timestamp: Int64) throws -> TestHTTPResponse {
             let signature = RequestSignature.header(

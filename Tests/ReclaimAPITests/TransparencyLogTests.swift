@@ -87,7 +87,12 @@ enum AuditVerifier {
     static func eventHashes(_ world: CaseWorld) throws -> [String] {
         let connection = try world.database()
         defer { connection.close() }
-        return try connection.query(
+        return try eventHashes(on: connection)
+    }
+
+    /// Every leaf's event hash (hex), in leaf order.
+    static func eventHashes(on connection: PostgresConnection) throws -> [String] {
+        try connection.query(
             """
             SELECT coalesce(c.hash, a.hash) AS hash FROM log_leaves l LEFT JOIN case_events c ON c.case_id = l.case_id AND c.seq = l.seq
             LEFT JOIN admin_events a ON l.case_id IS NULL AND a.seq = l.seq ORDER BY l.leaf_index

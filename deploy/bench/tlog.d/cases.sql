@@ -36,4 +36,4 @@ SELECT id, 1, at, 'agent:seed', 'case_opened', '{"kind":"account_takeover"}', NU
 FROM (SELECT id, date_trunc('milliseconds', created_at) AS at FROM cases) c;
 CREATE TABLE bench_cases AS SELECT row_number() OVER (ORDER BY id) AS n, id FROM cases;
 CREATE UNIQUE INDEX ON bench_cases (n);
-VACUUM ANALYZE;
+VACUUM ANALYZE cases, case_events, bench_cases;
