@@ -8,9 +8,10 @@
                                              \\set lines computing :num, the 12-digit case number of body
                                              10000000000 + :g (Damm check digit, client-side), then the statements
   helper.py deep PORT COOKIE DEPTH...     -> walks the queue over HTTP and prints the cursor after each DEPTH cases
-  helper.py capture LOG OFFSET [--selects] [--match TEXT] -> prints, as a pgbench script, the statements one request ran: read from
+  helper.py capture LOG OFFSET [--selects] [--match TEXT] [--until EPOCH] -> prints, as a pgbench script, the statements one request ran: read from
                                              PostgreSQL's log (log_statement = all) after byte OFFSET, the backend that
-                                             looked up the session, from that look-up to its first pause (50 ms),
+                                             looked up the session, from that look-up to its first pause (50 ms)
+                                             or EPOCH (when the answer had arrived),
                                              binds written in as literals
 
 The pgbench scripts (status.sql, read.sql, transition.sql) hold the statements the service runs for one request, in
@@ -124,13 +125,15 @@ def capture(log, offset, *options):
     with open(log, "rb") as handle:
         handle.seek(int(offset))
         text = handle.read().decode("utf-8", "replace")
-    start = re.compile(r"^\d{4}-\d\d-\d\d (\d\d):(\d\d):(\d\d\.\d+) \w+ \[(\d+)\] (\w+):  ", re.M)
+    import datetime
+    until = float(options[options.index("--until") + 1]) if "--until" in options else float("inf")
+    start = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC \[(\d+)\] (\w+):  ", re.M)
     records = []  # (seconds of the day, pid, level, text)
     marks = list(start.finditer(text))
     for index, mark in enumerate(marks):
         end = marks[index + 1].start() if index + 1 < len(marks) else len(text)
-        at = int(mark.group(1)) * 3600 + int(mark.group(2)) * 60 + float(mark.group(3))
-        records.append((at, mark.group(4), mark.group(5), text[mark.end():end].rstrip("\n")))
+        at = datetime.datetime.strptime(mark.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc).timestamp()
+        records.append((at, mark.group(2), mark.group(3), text[mark.end():end].rstrip("\n")))
     statements = []  # (pid, sql, parameters, at)
     for at, pid, level, body in records:
         if level == "LOG" and (body.startswith("statement: ") or body.startswith("execute ")):
@@ -151,9 +154,9 @@ def capture(log, offset, *options):
         began = began or match in sql
         if not began:
             continue
-        # The request's statements follow each other within milliseconds; a pause means the pooled connection has
-        # gone on to other work (another request, a worker's poll): the request ended before it.
-        if last is not None and at - last > 0.05:
+        # The request's statements follow each other within milliseconds and end before its answer (--until, the
+        # time the client had it); a pause or a later statement is the pooled connection's next work (a worker's poll).
+        if (last is not None and at - last > 0.05) or at > until:
             break
         last = at
         # --selects: the reads only, without the session look-up (a write's look-ups, for pgbench on their own).
@@ -168,11 +171,13 @@ def capture(log, offset, *options):
             # An array's type is not in the log: uuid[] when every element is one, bigint[] for integers, else text[].
             if value.startswith("'{"):
                 elements = [e.strip('"') for e in value[2:-2].split(",") if e]
-                if elements and all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", e) for e in elements):
+                if not elements:
+                    pass  # '{}' takes its type from the other side
+                elif all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", e) for e in elements):
                     value += "::uuid[]"
-                elif elements and all(re.fullmatch(r"-?[0-9]+", e) for e in elements):
+                elif all(re.fullmatch(r"-?[0-9]+", e) for e in elements):
                     value += "::bigint[]"
-                elif elements and all(re.fullmatch(r"-?[0-9.]+(e[-+]?[0-9]+)?", e) for e in elements):
+                elif all(re.fullmatch(r"-?[0-9.]+(e[-+]?[0-9]+)?", e) for e in elements):
                     value += "::float8[]"
                 else:
                     value += "::text[]"
