@@ -1,4 +1,5 @@
 import Crypto
+import Curl
 import Foundation
 import InboundMail
 import Notifications
@@ -180,12 +181,12 @@ import Testing
 
     // MARK: - The inbound mailbox (issue 22), over the Maildir
 
-    /// The processes read the Maildir (not IMAP): `reclaim serve` verifies an IMAP server's certificate against the
-    /// system's CAs only, and TestDovecot's is signed by a throwaway CA. `InboundTests.overIMAPAgainstDovecotWithTLSVerified`
-    /// covers IMAP with the worker in the test process; the worker's code after the read is the same for both.
-    func inboundSettings(_ maildir: Maildir) -> [String: String] {
+    /// The Maildir tests and the IMAP one: `reclaim serve` verifies an IMAP server's certificate against the system's
+    /// CAs only, which TestDovecot's throwaway CA is not among, so the IMAP test's Dovecot serves plain `imap://` on
+    /// loopback (`TestDovecot(tls: false)`); TLS verification is `InboundTests.overIMAPAgainstDovecotWithTLSVerified`'s.
+    func inboundSettings(_ source: String) -> [String: String] {
         [
-            "RECLAIM_INBOUND": "maildir:" + maildir.path, "RECLAIM_INBOUND_POLL_SECONDS": "1", "RECLAIM_REPLY_ADDRESS": "cases@reclaim.test",
+            "RECLAIM_INBOUND": source, "RECLAIM_INBOUND_POLL_SECONDS": "1", "RECLAIM_REPLY_ADDRESS": "cases@reclaim.test",
             "RECLAIM_INBOUND_SENDER_LIMIT": "100000",
         ]
     }
@@ -226,7 +227,7 @@ import Testing
         let opened = try open(1)[0]
         let maildir = Maildir(path: directory + "/inbound")
         try maildir.create()
-        let settings = inboundSettings(maildir)
+        let settings = inboundSettings("maildir:" + maildir.path)
         let instances = [try serve(settings), try serve(settings)]
         // Both are polling (a pass a second each) while the mail arrives in batches, so they compete for the mailbox.
         let mails = try replies(to: opened, 200, tag: "two")
@@ -251,7 +252,7 @@ import Testing
         try maildir.create()
         let total = 300
         for mail in try replies(to: opened, total, tag: "kill") { _ = try maildir.deliver(mail) }
-        let settings = inboundSettings(maildir)
+        let settings = inboundSettings("maildir:" + maildir.path)
         let first = try serve(settings)
         // Killed once some are stored, long before all are.
         #expect(try eventually(30) { try self.inboundCounts(opened.record.id).rows >= 10 })
@@ -269,5 +270,36 @@ import Testing
         #expect(counts.rows == total && counts.distinct == total, "each mail once by Message-ID: \(counts)")
         #expect(counts.onCase == total && counts.events == total, "each on its case, one event each: \(counts)")
         #expect(try maildir.entries().isEmpty)
+    }
+
+    @Test func killNineInTheMiddleOfAnIMAPFetchFromDovecotStoresEveryMailOnce() throws {
+        let dovecot = try TestDovecot(tls: false)
+        defer { dovecot.stop() }
+        let opened = try open(1)[0]
+        let total = 300
+        try dovecot.deliverToMaildir(try replies(to: opened, total, tag: "imap"))
+        // Counted on a fresh connection each time: a session kept open beside the worker's sees the mailbox as it was
+        // when it selected it.
+        func inMailbox() throws -> Int {
+            try IMAPSession(mailbox: try IMAPMailbox(url: dovecot.url(tls: false)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 30))
+                .listing().messages
+        }
+        #expect(try inMailbox() == total)
+        let settings = inboundSettings(dovecot.url(tls: false))
+        let first = try serve(settings)
+        #expect(try eventually(30) { try self.inboundCounts(opened.record.id).rows >= 10 })
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let atKill = try inboundCounts(opened.record.id).rows
+        let left = try inMailbox()
+        #expect(atKill < total, "killed in the middle of the fetch: \(atKill) of \(total) stored")
+        #expect(atKill + left >= total && left <= total - atKill + 1, "\(atKill) stored, \(left) left in the mailbox")
+        _ = try serve(settings)
+        #expect(try eventually(40) { try self.inboundCounts(opened.record.id).rows == total && (try inMailbox()) == 0 })
+        Thread.sleep(forTimeInterval: 1.5)  // another pass of the new process: it finds nothing more to store
+        let counts = try inboundCounts(opened.record.id)
+        #expect(counts.rows == total && counts.distinct == total, "each mail once by Message-ID: \(counts)")
+        #expect(counts.onCase == total && counts.events == total, "each on its case, one event each: \(counts)")
+        #expect(try inMailbox() == 0)
     }
 }

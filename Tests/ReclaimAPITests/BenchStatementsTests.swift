@@ -67,14 +67,17 @@ import Testing
             mail += "MIME-Version: 1.0\r\n"
             if kind.attachment {
                 mail += "Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nThe invoice.\r\n--b\r\n"
-                mail += "Content-Type: image/png\r\nContent-Disposition: attachment; filename=invoice.png\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                mail +=
+                    "Content-Type: image/png\r\nContent-Disposition: attachment; filename=invoice.png\r\nContent-Transfer-Encoding: base64\r\n\r\n"
                 mail += Data(png).base64EncodedString() + "\r\n--b--\r\n"
             } else {
                 mail += "Content-Type: text/plain\r\n\r\nThe photos follow.\r\n"
             }
             var outcome: InboundOutcome?
             let sent = try pool.recordingStatements {
-                outcome = try pool.withTransaction { try operations.receive(raw: Array(mail.utf8), truncated: false, rules: rules, at: Date(), on: $0) }
+                outcome = try pool.withTransaction {
+                    try operations.receive(raw: Array(mail.utf8), truncated: false, rules: rules, at: Date(), on: $0)
+                }
             }
             guard case .stored(_, let stored, .replyToken, nil) = outcome, stored == number else {
                 Issue.record("\(kind.script): not stored on its case: \(String(describing: outcome))")
@@ -88,7 +91,8 @@ import Testing
                 let expected = Self.canonical(service, substituting: command.substitutions)
                 #expect(
                     Self.canonical(command.sql) == expected,
-                    "\(kind.script).sql, statement \(index + 1), differs from the worker's:\nworker: \(expected)\nbench:  \(Self.canonical(command.sql))")
+                    "\(kind.script).sql, statement \(index + 1), differs from the worker's:\nworker: \(expected)\nbench:  \(Self.canonical(command.sql))"
+                )
             }
         }
     }
@@ -114,7 +118,8 @@ import Testing
     /// The SQL commands of `name.sql` in `folder` (default cases.d) in order, `{case_columns}` and `{standing_columns}` expanded as helper.py does; meta-commands skipped.
     static func commands(_ name: String, in folder: String = folder) throws -> [Command] {
         let columns = try String(contentsOfFile: Self.folder + "case_columns.sql", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let standing = try String(contentsOfFile: Self.folder + "standing_columns.sql", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let standing = try String(contentsOfFile: Self.folder + "standing_columns.sql", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let text = try String(contentsOfFile: folder + name + ".sql", encoding: .utf8).replacingOccurrences(of: "{case_columns}", with: columns)
             .replacingOccurrences(of: "{standing_columns}", with: standing)
         var commands: [Command] = []
