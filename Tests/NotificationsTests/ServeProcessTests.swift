@@ -302,4 +302,31 @@ import Testing
         #expect(counts.onCase == total && counts.events == total, "each on its case, one event each: \(counts)")
         #expect(try inMailbox() == 0)
     }
+
+    @Test func twoServeProcessesReadingOneIMAPMailboxStoreEachMailOnce() throws {
+        let dovecot = try TestDovecot(tls: false)
+        defer { dovecot.stop() }
+        let opened = try open(1)[0]
+        func inMailbox() throws -> Int {
+            try IMAPSession(mailbox: try IMAPMailbox(url: dovecot.url(tls: false)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 30))
+                .listing().messages
+        }
+        let settings = inboundSettings(dovecot.url(tls: false))
+        let instances = [try serve(settings), try serve(settings)]
+        // Both are polling while the mail arrives in batches: each pass, whichever holds the mailbox's lock reads it.
+        let mails = try replies(to: opened, 200, tag: "imap-two")
+        for batch in stride(from: 0, to: mails.count, by: 25) {
+            try dovecot.deliverToMaildir(Array(mails[batch..<batch + 25]))
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        #expect(try eventually(40) { try self.inboundCounts(opened.record.id).rows == 200 && (try inMailbox()) == 0 })
+        for instance in instances {
+            instance.terminate()
+            instance.waitUntilExit()
+        }
+        let counts = try inboundCounts(opened.record.id)
+        #expect(counts.rows == 200 && counts.distinct == 200, "each mail once: \(counts)")
+        #expect(counts.onCase == 200 && counts.events == 200, "each on its case, one event each: \(counts)")
+        #expect(try inMailbox() == 0)
+    }
 }
