@@ -24,7 +24,9 @@ public final class TestDovecot: @unchecked Sendable {
     /// The default user: an e-mail address as login, a password with characters a URL must encode.
     public static let defaultUsers = ["cases@reclaim.test": "s3cret p@ss/%x"]
 
-    public init(users: [String: String] = TestDovecot.defaultUsers) throws {
+    /// `tls: false` serves plain `imap://` only (`ssl = no`, no STARTTLS offered, no `imaps://` port: `imapsPort` is
+    /// 0), for a `reclaim serve` process, which verifies a server against the system's CAs, never the throwaway one.
+    public init(users: [String: String] = TestDovecot.defaultUsers, tls: Bool = true) throws {
         self.users = users
         directory = NSTemporaryDirectory() + "reclaim-dovecot-" + UUID().uuidString.prefix(8)
         let fileManager = FileManager.default
@@ -56,12 +58,13 @@ public final class TestDovecot: @unchecked Sendable {
         // A port found free may be taken before Dovecot binds it: try again with others.
         for _ in 0..<5 where started == nil {
             let imap = Self.freeLoopbackPort()
-            let imaps = Self.freeLoopbackPort()
-            try Self.configuration(directory: directory, user: runAs, group: group, uid: uid, imap: imap, imaps: imaps)
+            let imaps = tls ? Self.freeLoopbackPort() : 0
+            try Self.configuration(directory: directory, user: runAs, group: group, uid: uid, imap: imap, imaps: imaps, tls: tls)
                 .write(toFile: directory + "/dovecot.conf", atomically: true, encoding: .utf8)
             if let owner { try Self.chown(directory, owner) }
             let (status, output) = try Self.run(Self.asOwner(["/usr/sbin/dovecot", "-c", directory + "/dovecot.conf"], root: owner != nil))
-            if status == 0, let pid = Self.waitForPID(directory + "/run/master.pid"), Self.waitForListener(imap), Self.waitForListener(imaps) {
+            if status == 0, let pid = Self.waitForPID(directory + "/run/master.pid"), Self.waitForListener(imap), !tls || Self.waitForListener(imaps)
+            {
                 started = (pid, imap, imaps)
             } else {
                 lastError = output + ((try? String(contentsOfFile: directory + "/dovecot.log", encoding: .utf8)) ?? "")
@@ -127,60 +130,70 @@ public final class TestDovecot: @unchecked Sendable {
 
     // MARK: - Setting up
 
-    static func configuration(directory: String, user: String, group: String, uid: uid_t, imap: Int, imaps: Int) -> String {
-        """
-        # Throwaway Dovecot for Reclaim's tests (TestDovecot.swift): loopback only, one unprivileged user, no chroot.
-        protocols = imap
-        listen = 127.0.0.1
-        base_dir = \(directory)/run
-        state_dir = \(directory)/state
-        log_path = \(directory)/dovecot.log
-        default_internal_user = \(user)
-        default_internal_group = \(group)
-        default_login_user = \(user)
-        first_valid_uid = 1
-        first_valid_gid = 0
-        ssl = yes
-        ssl_cert = <\(directory)/server.crt
-        ssl_key = <\(directory)/server.key
-        ssl_min_protocol = TLSv1.2
-        disable_plaintext_auth = no
-        auth_mechanisms = plain login
-        mail_fsync = never
-        mail_max_userip_connections = 100
-        passdb {
-          driver = passwd-file
-          args = scheme=PLAIN username_format=%u \(directory)/users
-        }
-        userdb {
-          driver = static
-          args = uid=\(uid) gid=\(group) home=\(directory)/home/%u
-        }
-        mail_location = maildir:~/Maildir
-        lda_mailbox_autocreate = yes
-        service anvil {
-          chroot =
-        }
-        service imap-login {
-          chroot =
-          inet_listener imap {
-            address = 127.0.0.1
-            port = \(imap)
-          }
-          inet_listener imaps {
-            address = 127.0.0.1
-            port = \(imaps)
+    static func configuration(directory: String, user: String, group: String, uid: uid_t, imap: Int, imaps: Int, tls: Bool = true) -> String {
+        let ssl =
+            tls
+            ? """
             ssl = yes
-          }
-        }
-        service pop3-login {
-          chroot =
-        }
-        service submission-login {
-          chroot =
-        }
+            ssl_cert = <\(directory)/server.crt
+            ssl_key = <\(directory)/server.key
+            ssl_min_protocol = TLSv1.2
+            """ : "ssl = no"
+        let imapsListener =
+            tls
+            ? """
+              inet_listener imaps {
+                address = 127.0.0.1
+                port = \(imaps)
+                ssl = yes
+              }
+            """ : ""
+        return """
+            # Throwaway Dovecot for Reclaim's tests (TestDovecot.swift): loopback only, one unprivileged user, no chroot.
+            protocols = imap
+            listen = 127.0.0.1
+            base_dir = \(directory)/run
+            state_dir = \(directory)/state
+            log_path = \(directory)/dovecot.log
+            default_internal_user = \(user)
+            default_internal_group = \(group)
+            default_login_user = \(user)
+            first_valid_uid = 1
+            first_valid_gid = 0
+            \(ssl)
+            disable_plaintext_auth = no
+            auth_mechanisms = plain login
+            mail_fsync = never
+            mail_max_userip_connections = 100
+            passdb {
+              driver = passwd-file
+              args = scheme=PLAIN username_format=%u \(directory)/users
+            }
+            userdb {
+              driver = static
+              args = uid=\(uid) gid=\(group) home=\(directory)/home/%u
+            }
+            mail_location = maildir:~/Maildir
+            lda_mailbox_autocreate = yes
+            service anvil {
+              chroot =
+            }
+            service imap-login {
+              chroot =
+              inet_listener imap {
+                address = 127.0.0.1
+                port = \(imap)
+              }
+            \(imapsListener)
+            }
+            service pop3-login {
+              chroot =
+            }
+            service submission-login {
+              chroot =
+            }
 
-        """
+            """
     }
 
     /// A CA, a server certificate for 127.0.0.1 and localhost signed by it, and a second, unrelated CA (P-256 keys).

@@ -1,20 +1,29 @@
-"""What was sent, in real headless Chromium: the case page's Messages panel (mail to the customer, with its state)
-and, on /admin, an API client's webhook endpoints with their latest deliveries.
+"""What was sent and what came back, in real headless Chromium: the case page's Messages panel (mail to the customer,
+with its state, and the customer's replies read from the service's Maildir), and, on /admin, an API client's webhook
+endpoints with their latest deliveries.
 
 The service runs its delivery worker as in production: without RECLAIM_SMTP_URL each mail is written as an .eml file
 (so it becomes `sent`); the webhook endpoint is a loopback port nobody listens on (allowed by RECLAIM_WEBHOOK_ALLOW),
-so its delivery is refused and waits for a retry with the error recorded."""
+so its delivery is refused and waits for a retry with the error recorded. Replies are read from a Maildir of this
+class's own (RECLAIM_INBOUND=maildir:..., read every second), where the test drops the customer's answer as an MTA
+would: written in tmp/, renamed into new/."""
+import email.message
+import email.policy
+import email.utils
 import hashlib
 import hmac
 import json
 import os
+import shutil
+import tempfile
 import time
 import urllib.error
 import urllib.request
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
-from harness import WAIT, BrowserTestCase, free_port
+from harness import WAIT, BrowserTestCase, free_port, png_bytes
 
 CASE = {
     'kind': 'account_takeover', 'account_email': 'partner.victim@example.com',
@@ -29,16 +38,25 @@ class MessagesTests(BrowserTestCase):
     @classmethod
     def setUpClass(cls):
         # This class's service only: loopback webhook destinations allowed (the harness keeps the .eml files in its
-        # own scratch directory).
-        saved = os.environ.get('RECLAIM_WEBHOOK_ALLOW')
-        os.environ['RECLAIM_WEBHOOK_ALLOW'] = '127.0.0.1'
+        # own scratch directory), and replies read every second from a Maildir of its own.
+        cls.maildir = tempfile.mkdtemp(prefix='reclaim-browser-inbound-')
+        settings = {'RECLAIM_WEBHOOK_ALLOW': '127.0.0.1', 'RECLAIM_INBOUND': 'maildir:' + cls.maildir,
+                    'RECLAIM_INBOUND_POLL_SECONDS': '1', 'RECLAIM_REPLY_ADDRESS': 'cases@reclaim.test'}
+        saved = {name: os.environ.get(name) for name in settings}
+        os.environ.update(settings)
         try:
             super().setUpClass()
         finally:
-            if saved is None:
-                os.environ.pop('RECLAIM_WEBHOOK_ALLOW', None)
-            else:
-                os.environ['RECLAIM_WEBHOOK_ALLOW'] = saved
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.maildir, ignore_errors=True)
 
     def signed_post(self, key, secret, path, body):
         data = json.dumps(body).encode()
@@ -149,3 +167,83 @@ class MessagesTests(BrowserTestCase):
             % endpoint['id']), '0')
         browser.wait_for_text('#audit-rows tr:first-child', 'Queued a webhook delivery to Webhook partner again')
         self.assertEqual(self.service.psql("SELECT count(*) FROM admin_events WHERE type = 'webhook_retried'"), '1')
+
+    def drop_into_maildir(self, message):
+        """Delivers `message` (an email.message.EmailMessage) as an MTA does: written in tmp/, renamed into new/."""
+        for folder in ('tmp', 'new', 'cur'):
+            os.makedirs(os.path.join(self.maildir, folder), exist_ok=True)
+        name = '%d.%d_%s.browser-test' % (time.time(), os.getpid(), os.urandom(4).hex())
+        with open(os.path.join(self.maildir, 'tmp', name), 'wb') as file:
+            file.write(message.as_bytes(policy=email.policy.SMTP))
+        os.rename(os.path.join(self.maildir, 'tmp', name), os.path.join(self.maildir, 'new', name))
+
+    def test_a_customer_note_goes_out_the_reply_with_an_invoice_photo_comes_back_and_moves_the_documents_gate(self):
+        case = self.service.case(state='awaiting_documents', path='documents')
+        number = case['case_number']
+        contact = self.service.psql("SELECT customer_contact_email FROM cases WHERE case_number = '%s'" % number)
+        tier3 = self.browser()
+        self.sign_in(tier3, 'tier3')
+        tier3.open('/#/cases/' + number)
+        tier3.wait_for_text('#case-state', 'Awaiting documents')
+        self.assertIn('Proof of purchase', tier3.wait_for('#evidence-missing').text)
+
+        # The agent writes to the customer with the notes composer: "Also the customer" sends it by mail.
+        notes = "FROM outbox o JOIN cases c ON c.id = o.case_id WHERE c.case_number = '%s' AND o.channel = 'mail' " \
+            "AND o.kind = 'customer_note'" % number
+        before = int(self.service.psql('SELECT count(*) ' + notes))
+        tier3.fill('#note-body', 'Could you send us the invoice for the phone? A photo of it is fine.')
+        tier3.click('#note-customer')
+        tier3.click('#note-submit')
+        self.wait_for_sql("SELECT count(*) " + notes + " AND o.state = 'sent'", str(before + 1))
+        outbox_id = self.service.psql('SELECT o.id ' + notes + ' ORDER BY o.created_at DESC LIMIT 1')
+        tier3.wait_for('#messages-list li[data-kind="customer_note"]')
+
+        # The mail as the customer's client received it (the worker wrote it as an .eml file, no SMTP here).
+        with open(os.path.join(self.service.directory, 'data', 'mail', outbox_id + '.eml'), 'rb') as file:
+            sent = email.message_from_binary_file(file, policy=email.policy.default)
+        self.assertEqual(sent['To'].addresses[0].addr_spec, contact)
+        reply_to = sent['Reply-To'].addresses[0].addr_spec
+        self.assertTrue(reply_to.startswith('cases+%s-' % number), reply_to)
+
+        # Her answer as a phone's mail client writes it: threading headers, quoted text, the invoice photo attached.
+        reply = email.message.EmailMessage()
+        reply['From'] = email.utils.formataddr(('Ada Victim', contact))
+        reply['To'] = reply_to
+        reply['Subject'] = 'Re: ' + sent['Subject']
+        reply['Date'] = email.utils.formatdate(localtime=True)
+        reply['Message-ID'] = email.utils.make_msgid(domain='example.net')
+        reply['In-Reply-To'] = sent['Message-ID']
+        reply['References'] = sent['Message-ID']
+        reply.set_content('Hello,\n\nhere is the invoice, I took a photo of it.\n\nAda\n\n> Could you send us the invoice for the phone?\n')
+        reply.add_attachment(png_bytes(48, 32, (240, 236, 220)), maintype='image', subtype='png', filename='invoice.png')
+        self.drop_into_maildir(reply)
+        self.wait_for_sql("SELECT count(*) FROM inbound_messages m JOIN cases c ON c.id = m.case_id WHERE c.case_number = '%s'" % number, '1')
+        self.assertEqual(os.listdir(os.path.join(self.maildir, 'new')), [], 'removed from the Maildir once stored')
+
+        # The agent looks again (reloads the case): the reply is in the conversation, after the note, as text.
+        tier3.driver.refresh()
+        received = tier3.wait_for('#messages-list li[data-direction="in"]')
+        self.assertIn('here is the invoice, I took a photo of it.', received.find_element(By.CSS_SELECTOR, 'pre.received-text').text)
+        self.assertIn(contact, received.text)
+        self.assertIn('Matched by its reply address', received.text)
+        directions = [li.get_attribute('data-direction') for li in tier3.find_all('#messages-list li')]
+        self.assertEqual(directions[-1], 'in', 'the reply comes after the note it answers')
+        self.assertIn('Attachments filed as evidence', received.text)
+        self.assert_accessible(tier3)
+
+        # The attachment is evidence waiting for review: accepted as an invoice, it counts for proof of purchase.
+        item = tier3.wait_for('#evidence-list li[data-type="mail_attachment"]')
+        evidence = item.get_attribute('data-evidence')
+        [b for b in item.find_elements(By.CSS_SELECTOR, 'button') if b.text == 'Review'][0].click()
+        form = tier3.wait_for('#evidence-list li[data-evidence="%s"] form.review-form' % evidence)
+        form.find_element(By.CSS_SELECTOR, 'textarea').send_keys('The invoice for the phone on file, date and seller legible.')
+        Select(form.find_element(By.CSS_SELECTOR, 'select[name="accepted_as"]')).select_by_value('invoice')
+        form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+        tier3.wait_for_text('#evidence-list li[data-evidence="%s"] .badge' % evidence, 'accepted')
+        # The gate: the page's "Still missing" no longer names proof of purchase (the photo of the IMEI still missing).
+        deadline = time.time() + WAIT
+        while 'Proof of purchase' in tier3.wait_for('#evidence-missing').text and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertNotIn('Proof of purchase', tier3.find('#evidence-missing').text, 'the documents gate moved')
+        self.assertEqual(self.service.psql("SELECT accepted_as FROM evidence_reviews WHERE evidence_id = '%s'" % evidence), 'invoice')
+        self.assert_accessible(tier3)

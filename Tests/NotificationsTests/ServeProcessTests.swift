@@ -1,5 +1,7 @@
 import Crypto
+import Curl
 import Foundation
+import InboundMail
 import Notifications
 import Postgres
 import ReclaimCore
@@ -8,8 +10,9 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-/// The outbox with real `reclaim serve` processes: two on one database deliver each message once, and one killed
-/// with SIGKILL in the middle of a delivery loses nothing when it comes back. Each run is bounded (≤ 60 s).
+/// The outbox and the inbound mailbox with real `reclaim serve` processes: two on one database deliver each message
+/// once and store each received mail once, and one killed with SIGKILL in the middle of a delivery or of a fetch loses
+/// nothing and doubles nothing when another comes up. Each run is bounded (≤ 60 s).
 @Suite(.serialized) final class ServeProcessTests {
     let database: TestDatabase
     let pool: PostgresPool
@@ -163,5 +166,156 @@ import Testing
         Thread.sleep(forTimeInterval: 1.5)
         #expect(try count("SELECT count(*)::int AS n FROM case_events WHERE type = 'unlock_done' AND actor = 'system'") == 3)
         #expect(try count("SELECT count(*)::int AS n FROM cases WHERE unlocks_done = '{remove_rescue_email}'") == 3)
+    }
+
+    // MARK: - The inbound mailbox (issue 22), over the Maildir
+
+    /// The Maildir tests and the IMAP one: `reclaim serve` verifies an IMAP server's certificate against the system's
+    /// CAs only, which TestDovecot's throwaway CA is not among, so the IMAP test's Dovecot serves plain `imap://` on
+    /// loopback (`TestDovecot(tls: false)`); TLS verification is `InboundTests.overIMAPAgainstDovecotWithTLSVerified`'s.
+    func inboundSettings(_ source: String) -> [String: String] {
+        [
+            "RECLAIM_INBOUND": source, "RECLAIM_INBOUND_POLL_SECONDS": "1", "RECLAIM_REPLY_ADDRESS": "cases@reclaim.test",
+            "RECLAIM_INBOUND_SENDER_LIMIT": "100000",
+        ]
+    }
+
+    /// `count` replies from the case's contact to its reply address, each with its own Message-ID, as a client writes them.
+    func replies(to opened: CaseOperations.Opened, _ count: Int, tag: String) throws -> [[UInt8]] {
+        let address = ReplyToken.address("cases@reclaim.test", for: try CaseNumber(parsing: opened.record.number), keys: keys)
+        return (0..<count).map { index in
+            let lines = [
+                "From: Owner <\(opened.record.customerContactEmail)>", "To: \(address)", "Subject: Re: case \(opened.record.number) (\(index))",
+                "Date: Wed, 02 Dec 2026 10:00:00 +0000", "Message-ID: <\(tag)-\(index)@example.net>", "MIME-Version: 1.0",
+                "Content-Type: text/plain; charset=UTF-8",
+            ]
+            return Array((lines.joined(separator: "\r\n") + "\r\n\r\nReply number \(index), with the photos.\r\n").utf8)
+        }
+    }
+
+    /// What the mailbox left on the case: all rows, distinct Message-IDs, rows on `caseID`, its `message_received` events.
+    func inboundCounts(_ caseID: UUID) throws -> (rows: Int, distinct: Int, onCase: Int, events: Int) {
+        try pool.withConnection { connection in
+            let row = try #require(
+                try connection.query(
+                    """
+                    SELECT count(*)::int AS rows, count(DISTINCT message_id)::int AS distinct_ids,
+                        count(*) FILTER (WHERE case_id = \(caseID))::int AS on_case,
+                        (SELECT count(*)::int FROM case_events WHERE case_id = \(caseID) AND type = 'message_received') AS events
+                    FROM inbound_messages
+                    """
+                ).first)
+            return (
+                try row.decode("rows", as: Int.self), try row.decode("distinct_ids", as: Int.self), try row.decode("on_case", as: Int.self),
+                try row.decode("events", as: Int.self)
+            )
+        }
+    }
+
+    @Test func twoServeProcessesReadingOneMaildirStoreEachMailOnce() throws {
+        let opened = try open(1)[0]
+        let maildir = Maildir(path: directory + "/inbound")
+        try maildir.create()
+        let settings = inboundSettings("maildir:" + maildir.path)
+        let instances = [try serve(settings), try serve(settings)]
+        // Both are polling (a pass a second each) while the mail arrives in batches, so they compete for the mailbox.
+        let mails = try replies(to: opened, 200, tag: "two")
+        for batch in stride(from: 0, to: mails.count, by: 25) {
+            for mail in mails[batch..<batch + 25] { _ = try maildir.deliver(mail) }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        #expect(try eventually(40) { try self.inboundCounts(opened.record.id).rows == 200 && (try maildir.entries().isEmpty) })
+        for instance in instances {
+            instance.terminate()
+            instance.waitUntilExit()
+        }
+        let counts = try inboundCounts(opened.record.id)
+        #expect(counts.rows == 200 && counts.distinct == 200, "each mail once: \(counts)")
+        #expect(counts.onCase == 200 && counts.events == 200, "each on its case, one event each: \(counts)")
+        #expect(try maildir.entries().isEmpty)
+    }
+
+    @Test func killNineInTheMiddleOfAFetchStoresEveryMailOnce() throws {
+        let opened = try open(1)[0]
+        let maildir = Maildir(path: directory + "/inbound")
+        try maildir.create()
+        let total = 300
+        for mail in try replies(to: opened, total, tag: "kill") { _ = try maildir.deliver(mail) }
+        let settings = inboundSettings("maildir:" + maildir.path)
+        let first = try serve(settings)
+        // Killed once some are stored, long before all are.
+        #expect(try eventually(30) { try self.inboundCounts(opened.record.id).rows >= 10 })
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let atKill = try inboundCounts(opened.record.id).rows
+        let left = try maildir.entries().count
+        #expect(atKill < total, "killed in the middle of the fetch: \(atKill) of \(total) stored")
+        // Nothing lost: each mail is stored or still in the Maildir (one stored but not yet removed is in both).
+        #expect(atKill + left >= total && left <= total - atKill + 1, "\(atKill) stored, \(left) left")
+        _ = try serve(settings)
+        #expect(try eventually(40) { try self.inboundCounts(opened.record.id).rows == total && (try maildir.entries().isEmpty) })
+        Thread.sleep(forTimeInterval: 1.5)  // another pass of the new process: it finds nothing more to store
+        let counts = try inboundCounts(opened.record.id)
+        #expect(counts.rows == total && counts.distinct == total, "each mail once by Message-ID: \(counts)")
+        #expect(counts.onCase == total && counts.events == total, "each on its case, one event each: \(counts)")
+        #expect(try maildir.entries().isEmpty)
+    }
+
+    @Test func killNineInTheMiddleOfAnIMAPFetchFromDovecotStoresEveryMailOnce() throws {
+        let dovecot = try TestDovecot(tls: false)
+        defer { dovecot.stop() }
+        let opened = try open(1)[0]
+        let total = 300
+        try dovecot.deliverToMaildir(try replies(to: opened, total, tag: "imap"))
+        // Counted on a fresh connection each time: a session kept open beside the worker's sees the mailbox as it was
+        // when it selected it.
+        func inMailbox() throws -> Int {
+            try IMAPSession(mailbox: try IMAPMailbox(url: dovecot.url(tls: false)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 30))
+                .listing().messages
+        }
+        #expect(try inMailbox() == total)
+        let settings = inboundSettings(dovecot.url(tls: false))
+        let first = try serve(settings)
+        #expect(try eventually(30) { try self.inboundCounts(opened.record.id).rows >= 10 })
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let atKill = try inboundCounts(opened.record.id).rows
+        let left = try inMailbox()
+        #expect(atKill < total, "killed in the middle of the fetch: \(atKill) of \(total) stored")
+        #expect(atKill + left >= total && left <= total - atKill + 1, "\(atKill) stored, \(left) left in the mailbox")
+        _ = try serve(settings)
+        #expect(try eventually(40) { try self.inboundCounts(opened.record.id).rows == total && (try inMailbox()) == 0 })
+        Thread.sleep(forTimeInterval: 1.5)  // another pass of the new process: it finds nothing more to store
+        let counts = try inboundCounts(opened.record.id)
+        #expect(counts.rows == total && counts.distinct == total, "each mail once by Message-ID: \(counts)")
+        #expect(counts.onCase == total && counts.events == total, "each on its case, one event each: \(counts)")
+        #expect(try inMailbox() == 0)
+    }
+
+    @Test func twoServeProcessesReadingOneIMAPMailboxStoreEachMailOnce() throws {
+        let dovecot = try TestDovecot(tls: false)
+        defer { dovecot.stop() }
+        let opened = try open(1)[0]
+        func inMailbox() throws -> Int {
+            try IMAPSession(mailbox: try IMAPMailbox(url: dovecot.url(tls: false)), timeouts: CurlTimeouts(connectSeconds: 5, totalSeconds: 30))
+                .listing().messages
+        }
+        let settings = inboundSettings(dovecot.url(tls: false))
+        let instances = [try serve(settings), try serve(settings)]
+        // Both are polling while the mail arrives in batches: each pass, whichever holds the mailbox's lock reads it.
+        let mails = try replies(to: opened, 200, tag: "imap-two")
+        for batch in stride(from: 0, to: mails.count, by: 25) {
+            try dovecot.deliverToMaildir(Array(mails[batch..<batch + 25]))
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        #expect(try eventually(40) { try self.inboundCounts(opened.record.id).rows == 200 && (try inMailbox()) == 0 })
+        for instance in instances {
+            instance.terminate()
+            instance.waitUntilExit()
+        }
+        let counts = try inboundCounts(opened.record.id)
+        #expect(counts.rows == 200 && counts.distinct == 200, "each mail once: \(counts)")
+        #expect(counts.onCase == 200 && counts.events == 200, "each on its case, one event each: \(counts)")
+        #expect(try inMailbox() == 0)
     }
 }
