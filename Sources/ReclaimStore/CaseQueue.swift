@@ -141,6 +141,12 @@ public enum CaseQueueOrder {
 }
 
 extension CaseQueueFilter {
+    /// The states that are not `isOpen`, as the partial indexes of 0021 and 0025 list them.
+    static let finishedStates = CaseState.allCases.filter { !$0.isOpen }.map(\.rawValue)
+
+    /// Whether every case the filter admits is open (`case_search.open` then narrows a search to open cases' terms).
+    var admitsOnlyOpen: Bool { openOnly || state?.isOpen == true }
+
     /// The filter's conditions on `c` within one section (the search term is not one: it drives the statement); nil when
     /// the section holds nothing the filter admits.
     func conditions(in section: CaseQueueOrder.Section, now: Date) -> [PostgresQuery]? {
@@ -154,9 +160,9 @@ extension CaseQueueFilter {
         if let openedAfter { conditions.append("c.opened_at >= \(openedAfter)") }
         if let openedBefore { conditions.append("c.opened_at < \(openedBefore)") }
         if openOnly, section == .undated {
-            // Only open cases have a due date, so only the undated section holds finished ones.
-            let open: [PostgresQuery] = CaseState.allCases.filter(\.isOpen).map { "c.state = \($0.rawValue)" }
-            conditions.append("(\(open, separator: " OR "))")
+            // Only open cases have a due date, so only the undated section holds finished ones. Written as the predicate
+            // of `cases_queue_open_undated` (0025), which holds the paused cases apart from the history.
+            conditions.append("c.state <> ALL(\(CaseQueueFilter.finishedStates))")
         }
         if let unreviewed {
             // `documents_pending` (0024, kept by EvidenceStore): a case with a document of its own without a review.
@@ -199,18 +205,29 @@ extension CaseStore {
         conditions += filters
         let source: PostgresQuery
         if let search = filter.search {
-            // A search drives from its few matching terms; otherwise the planner may walk the whole queue index looking for them.
-            // A name matches when the case holds every one of its tokens (each a key of case_search_pkey).
-            let byName: PostgresQuery =
-                search.nameTokens.isEmpty
-                ? ""
-                : """
-                 UNION SELECT s.case_id FROM case_search s WHERE s.term = ANY(\(search.nameTokens)) \
-                GROUP BY s.case_id HAVING count(*) = \(search.nameTokens.count)
-                """
+            // A search drives from its matching terms: a stream for the exact term and one for the name's first token,
+            // each in case_id order from an index (case_search_pkey, or case_search_open when only open cases can be
+            // shown: the dated section holds nothing else). Each stream's own ORDER BY lets the planner merge them
+            // (a Merge Append; without it PostgreSQL 15 appends and sorts), so the undated section's page stops after
+            // its first matches however many cases of the history share a surname. The name's other tokens, and
+            // whether the exact term already listed the case, are checked per case as it streams: a join there would
+            // gather every match first.
+            let open: PostgresQuery = section == .dated || filter.admitsOnlyOpen ? " AND s.open" : ""
+            func stream(_ term: String) -> PostgresQuery {
+                "(SELECT s.case_id, s.term FROM case_search s WHERE s.term = \(term)\(open) ORDER BY s.case_id)"
+            }
+            var streams = [stream(search.term)]
+            if let first = search.nameTokens.first {
+                streams.append(stream(first))
+                var name: [PostgresQuery] = ["NOT EXISTS (SELECT 1 FROM case_search x WHERE x.term = \(search.term) AND x.case_id = c.id)"]
+                name += search.nameTokens.dropFirst().map {
+                    "EXISTS (SELECT 1 FROM case_search t WHERE t.term = \($0) AND t.case_id = c.id)"
+                }
+                conditions.append("(hits.term = \(search.term) OR (\(name, separator: " AND ")))")
+            }
             source = """
-                WITH hits AS MATERIALIZED (SELECT s.case_id FROM case_search s WHERE s.term = \(search.term)\(byName)) \
-                SELECT \(columns) FROM hits JOIN cases c ON c.id = hits.case_id LEFT JOIN agents a ON a.id = c.assignee_id
+                SELECT \(columns) FROM (\(streams, separator: " UNION ALL ")) hits JOIN cases c ON c.id = hits.case_id \
+                LEFT JOIN agents a ON a.id = c.assignee_id
                 """
         } else {
             source = "SELECT \(columns) FROM \(from)"

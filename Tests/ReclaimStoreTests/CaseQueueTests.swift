@@ -38,6 +38,32 @@ import Testing
         try connection.executeScript("ANALYZE cases; ANALYZE case_search; ANALYZE evidence")
     }
 
+    /// `count` finished cases after `seed`'s (every fourth resolved, rejected, closed or merged; undated), each with its
+    /// account e-mail as a term; every `nameEvery`-th finished case and `openNameEvery`-th open one also the name token
+    /// `~ashford`.
+    static func seedHistory(_ count: Int, nameEvery: Int, openNameEvery: Int, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO cases (id, case_number, access_code_hash, access_code_key_id, kind, state, tier, path, rescue_email_added,
+                security_questions_changed, two_step_enabled, lost_mode_enabled, account_email, customer_name, customer_contact_email,
+                opened_at, state_entered_at, due_at, created_by, created_at, updated_at)
+            SELECT gen_random_uuid(), (200000000000 + g)::text, '\\x00', 'k', 'account_takeover',
+                (ARRAY['resolved', 'rejected', 'closed', 'merged'])[1 + g % 4], 'tier1', 'undetermined', false, false, false, false,
+                'old' || g || '@example.com', 'n', 'c@example.com', \(t0), \(t0), NULL, 'test', \(t0), \(t0)
+            FROM generate_series(1, \(count)) g
+            """)
+        try connection.execute("INSERT INTO case_search (term, case_id) SELECT account_email, id FROM cases WHERE case_number LIKE '2%'")
+        // Inserted as the service inserts terms: 0025's trigger marks the open cases' terms.
+        try connection.execute(
+            """
+            INSERT INTO case_search (term, case_id) SELECT '~ashford', id FROM cases
+            WHERE case_number::bigint % (CASE WHEN case_number LIKE '2%' THEN \(nameEvery) ELSE \(openNameEvery) END) = 0
+            """)
+        // As autovacuum leaves a table that is mostly inserted into: its pages all-visible, so index-only scans are.
+        try connection.executeScript("VACUUM ANALYZE case_search")
+        try connection.executeScript("ANALYZE cases")
+    }
+
     /// Every case the filter admits, page by page (`limit` a page), following each page's cursor.
     static func walk(_ filter: CaseQueueFilter, limit: Int, now: Date, on connection: PostgresConnection) throws -> [UUID] {
         var seen: [UUID] = []
@@ -82,6 +108,43 @@ import Testing
         #expect(try expected("true").count == 60)
     }
 
+    @Test func aSearchFindsOpenCasesByDueDateThenTheHistoryByIdEachOnce() throws {
+        let database = try TestDatabase.create()
+        defer { database.drop() }
+        let connection = try database.connect()
+        defer { connection.close() }
+        try Self.seed(60, on: connection)
+        try Self.seedHistory(40, nameEvery: 3, openNameEvery: 3, on: connection)
+        // A case the exact term and the name both find is listed once; a case that finishes takes its terms along
+        // (0025's trigger), and one reopened brings them back.
+        try connection.execute("INSERT INTO case_search (term, case_id) SELECT 'ASHFORD', id FROM cases WHERE case_number IN ('100000000003', '200000000004')")
+        try connection.execute("UPDATE cases SET state = 'resolved', due_at = NULL WHERE case_number IN ('100000000005', '100000000008')")
+        try connection.execute("UPDATE cases SET state = 'new', due_at = \(Self.t0) WHERE case_number = '200000000007'")
+        let now = Self.t0.addingTimeInterval(10)
+        let named = "EXISTS (SELECT 1 FROM case_search s WHERE s.case_id = c.id AND s.term IN ('~ashford', 'ASHFORD'))"
+        let open = "c.state NOT IN ('resolved', 'rejected', 'closed', 'merged')"
+        func expected(_ condition: String) throws -> [UUID] {
+            try connection.query(PostgresQuery(unsafeSQL: "SELECT c.id FROM cases c WHERE \(condition) ORDER BY c.due_at ASC NULLS LAST, c.id"))
+                .map { try $0.decode(0, as: UUID.self) }
+        }
+        let query = CaseSearchQuery(term: "ASHFORD", nameTokens: ["~ashford"])
+        let cases: [(CaseQueueFilter, String)] = [
+            (CaseQueueFilter(search: query), named),
+            (CaseQueueFilter(search: query, openOnly: true), "\(named) AND \(open)"),
+            (CaseQueueFilter(state: .awaitingDocuments, search: query), "\(named) AND c.state = 'awaiting_documents'"),
+            (CaseQueueFilter(state: .resolved, search: query), "\(named) AND c.state = 'resolved'"),
+            (CaseQueueFilter(search: CaseSearchQuery(term: "old7@example.com")), "c.account_email = 'old7@example.com'"),
+        ]
+        for (filter, condition) in cases {
+            let all = try expected(condition)
+            #expect(all.count > 0, "\(condition)")
+            for limit in [1, 4, 7, 100] {
+                #expect(try Self.walk(filter, limit: limit, now: now, on: connection) == all, "\(filter) by \(limit): \(condition)")
+            }
+        }
+        #expect(try expected(named).count == 35, "20 open and 14 finished by name, one more by the exact term")
+    }
+
     @Test func eachPageIsAnIndexRangeScanPricedBelowJIT() throws {
         let database = try TestDatabase.create()
         defer { database.drop() }
@@ -90,6 +153,9 @@ import Testing
         let connection = try database.connect(as: .owner)
         defer { connection.close() }
         try Self.seed(20_000, on: connection)
+        // A desk's history: three finished cases for every open one, and a surname one finished case in ten holds (a
+        // long history's common surname), one open case in 200.
+        try Self.seedHistory(60_000, nameEvery: 10, openNameEvery: 200, on: connection)
         // About one case in 256 at risk (`cases.risk`, 0019), as a desk would see it.
         try connection.execute("UPDATE cases SET risk = true WHERE right(id::text, 2) = '00'")
         try connection.execute("ANALYZE cases")
@@ -146,14 +212,39 @@ import Testing
             let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
             #expect(plan.contains { $0.contains("Index Scan using cases_queue_risk on cases c") }, "\(name): \(plan.joined(separator: "\n"))")
         }
-        // A search drives from case_search's primary key, never walking the queue index.
-        let search = try #require(
-            CaseStore.queueStatement(
-                .dated, filter: CaseQueueFilter(search: CaseSearchQuery(term: "user77@example.com")), after: nil, limit: 51, now: now))
-        let plan = try connection.query("EXPLAIN \(search)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
-        #expect(
-            !plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains("case_search_pkey")
-                && !plan.contains("cases_queue"), "\(plan)")
+        // The open queue's paused cases are read from their own partial index (0025), not filtered out of the history.
+        for (name, filter) in [("open only, undated", CaseQueueFilter(openOnly: true)), ("awaiting documents", CaseQueueFilter(state: .awaitingDocuments))] {
+            let statement = try #require(CaseStore.queueStatement(.undated, filter: filter, after: undated, limit: 51, now: now))
+            let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+            #expect(plan.contains("cases_queue_open_undated on cases c"), "\(name): \(plan)")
+        }
+        // A name 6,100 cases share: the dated section reads the open cases' terms alone (case_search_open); the history's
+        // section streams case_search_pkey in case_id order and stops at the page's end (no sort of every match).
+        let surname = CaseQueueFilter(search: CaseSearchQuery(term: "ASHFORD", nameTokens: ["~ashford"]))
+        for (section, index) in [(CaseQueueOrder.Section.dated, "case_search_open"), (.undated, "case_search_pkey")] {
+            let statement = try #require(CaseStore.queueStatement(section, filter: surname, after: nil, limit: 51, now: now))
+            let plan = try connection.query("EXPLAIN \(statement)").map { try $0.decode(0, as: String.self) }
+            let text = plan.joined(separator: "\n")
+            #expect(text.contains(index) && !text.contains("Seq Scan") && !text.contains("cases_queue"), "\(section): \(text)")
+            let cost = try #require(plan.first.flatMap(Self.totalCost))
+            #expect(cost < 5_000, "\(section) is priced at \(cost): \(text)")
+            if section == .undated {
+                // The streams are merged, neither they nor the joined cases sorted (the per-case document count's own
+                // sort is by "(c.id)").
+                #expect(
+                    text.contains("Merge Append") && !text.contains("Sort Key: s_1") && !text.contains("Sort Key: c.id"), "\(text)")
+            }
+        }
+        // A search drives from case_search's indexes, never walking the queue index.
+        for (section, index) in [(CaseQueueOrder.Section.dated, "case_search_open"), (.undated, "case_search_pkey")] {
+            let search = try #require(
+                CaseStore.queueStatement(
+                    section, filter: CaseQueueFilter(search: CaseSearchQuery(term: "user77@example.com")), after: nil, limit: 51, now: now))
+            let plan = try connection.query("EXPLAIN \(search)").map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+            #expect(
+                !plan.contains("Seq Scan on cases") && !plan.contains("Seq Scan on case_search") && plan.contains(index)
+                    && !plan.contains("cases_queue"), "\(plan)")
+        }
     }
 
     /// The upper cost of a text plan's line: `Limit  (cost=0.43..1739.22 rows=51 width=446)` → 1739.22.
