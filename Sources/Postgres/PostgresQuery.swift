@@ -4,7 +4,8 @@
 ///     let open: PostgresQuery = "state = \(state)"                         // a fragment, its value a bind
 ///     "SELECT id FROM cases WHERE \([open, dated], separator: " AND ")"   // composed: binds renumbered
 ///
-/// Text comes only from literals (`StaticString`: never a runtime string), quoted identifiers, composed fragments, or
+/// Text comes only from literals (`StaticString`: never a runtime string), quoted identifiers, composed fragments,
+/// `literal:` integers and enum raw values (the code's own vocabularies, for plans that depend on them), or
 /// `init(unsafeSQL:)`, spelled out where it is used.
 public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomStringConvertible {
     /// The statement with `$1`, `$2`... placeholders.
@@ -107,6 +108,43 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomS
                 if index > 0 { appendLiteral(separator) }
                 appendInterpolation(fragment)
             }
+        }
+
+        /// An integer written into the text (`LIMIT \(literal: 51)`), not a bind: a plan may depend on it, and a cached
+        /// generic plan would otherwise guess it (PostgreSQL prices `LIMIT $n` as a tenth of the rows).
+        public mutating func appendInterpolation(literal value: Int) {
+            sql += String(value)
+        }
+
+        /// A value of one of the code's own closed vocabularies (an enum's raw value, never input) written into the text
+        /// as a quoted literal, not a bind, because a plan depends on it: the partial indexes' predicates are proven
+        /// from constants, which a cached generic plan does not have.
+        public mutating func appendInterpolation<Vocabulary: CaseIterable & RawRepresentable>(literal value: Vocabulary)
+        where Vocabulary.RawValue == String {
+            appendQuoted(value.rawValue)
+        }
+
+        /// Several of them as a literal array, `ARRAY['a', 'b']` (`ARRAY[]::text[]` for none).
+        public mutating func appendInterpolation<Vocabulary: CaseIterable & RawRepresentable>(literal values: [Vocabulary])
+        where Vocabulary.RawValue == String {
+            guard !values.isEmpty else {
+                sql += "ARRAY[]::text[]"
+                return
+            }
+            sql += "ARRAY["
+            for (index, value) in values.enumerated() {
+                if index > 0 { sql += ", " }
+                appendQuoted(value.rawValue)
+            }
+            sql += "]"
+        }
+
+        private mutating func appendQuoted(_ text: String) {
+            sql += "'"
+            for character in text {
+                if character == "'" { sql += "''" } else { sql.append(character) }
+            }
+            sql += "'"
         }
 
         /// An identifier (table, database, column name), double-quoted and escaped.

@@ -142,7 +142,7 @@ public enum CaseQueueOrder {
 
 extension CaseQueueFilter {
     /// The states that are not `isOpen`, as the partial indexes of 0021 and 0025 list them.
-    static let finishedStates = CaseState.allCases.filter { !$0.isOpen }.map(\.rawValue)
+    static let finishedStates = CaseState.allCases.filter { !$0.isOpen }
 
     /// Whether every case the filter admits is open (`case_search.open` then narrows a search to open cases' terms).
     var admitsOnlyOpen: Bool { openOnly || state?.isOpen == true }
@@ -151,18 +151,21 @@ extension CaseQueueFilter {
     /// the section holds nothing the filter admits.
     func conditions(in section: CaseQueueOrder.Section, now: Date) -> [PostgresQuery]? {
         var conditions: [PostgresQuery] = []
-        if let state { conditions.append("c.state = \(state.rawValue)") }
-        if let tier { conditions.append("c.tier = \(tier.rawValue)") }
+        // The state and tier are literals, not binds (as are the flags below and the page's LIMIT): a queue statement is
+        // prepared once per connection, and once PostgreSQL caches a generic plan for it, only constants let that plan
+        // use the partial indexes (`cases_queue_open_undated` for a paused state, `cases_queue_risk`...).
+        if let state { conditions.append("c.state = \(literal: state)") }
+        if let tier { conditions.append("c.tier = \(literal: tier)") }
         if let assignee { conditions.append("c.assignee_id = \(assignee)") }
         // A maintained column (0020): one comparison, `cases_awaiting_reply` serving the dated section when selective.
-        if let awaitingReply { conditions.append("c.awaiting_reply = \(awaitingReply)") }
+        if let awaitingReply { conditions.append(awaitingReply ? "c.awaiting_reply" : "NOT c.awaiting_reply") }
         if let risk { conditions.append(risk ? "c.risk" : "NOT c.risk") }
         if let openedAfter { conditions.append("c.opened_at >= \(openedAfter)") }
         if let openedBefore { conditions.append("c.opened_at < \(openedBefore)") }
         if openOnly, section == .undated {
             // Only open cases have a due date, so only the undated section holds finished ones. Written as the predicate
             // of `cases_queue_open_undated` (0025), which holds the paused cases apart from the history.
-            conditions.append("c.state <> ALL(\(CaseQueueFilter.finishedStates))")
+            conditions.append("c.state <> ALL(\(literal: CaseQueueFilter.finishedStates))")
         }
         if let unreviewed {
             // `documents_pending` (0024, kept by EvidenceStore): a case with a document of its own without a review.
@@ -232,6 +235,6 @@ extension CaseStore {
         } else {
             source = "SELECT \(columns) FROM \(from)"
         }
-        return "\(source) WHERE \(conditions, separator: " AND ") \(section.orderBy) LIMIT \(limit)"
+        return "\(source) WHERE \(conditions, separator: " AND ") \(section.orderBy) LIMIT \(literal: limit)"
     }
 }

@@ -195,6 +195,25 @@ import Testing
         #expect("\(query.binds[2])" == "<bind oid 0>")
     }
 
+    /// A closed vocabulary, as the service's enums are; one raw value holds a quote to show it is doubled.
+    enum Shade: String, CaseIterable {
+        case red
+        case odd = "o'dd"
+    }
+
+    @Test func literalsAreWrittenIntoTheTextQuoted() {
+        let query: PostgresQuery =
+            "SELECT 1 WHERE s = \(literal: Shade.odd) AND s <> ALL(\(literal: Shade.allCases)) AND t = \(7) LIMIT \(literal: 51)"
+        #expect(query.sql == "SELECT 1 WHERE s = 'o''dd' AND s <> ALL(ARRAY['red', 'o''dd']) AND t = $1 LIMIT 51")
+        #expect(query.binds.count == 1)
+        let none: [Shade] = []
+        let empty: PostgresQuery = "SELECT \(literal: none)"
+        #expect(empty.sql == "SELECT ARRAY[]::text[]")
+        // A composed fragment keeps its literal text and renumbers only the binds after it.
+        let composed: PostgresQuery = "SELECT \(8) WHERE \(query)"
+        #expect(composed.sql.hasSuffix("AND t = $2 LIMIT 51") && composed.binds.count == 2)
+    }
+
     private func micros(_ date: Date) -> Int64? {
         if case .timestamp(let value) = date.postgresBind.value { return value }
         return nil
