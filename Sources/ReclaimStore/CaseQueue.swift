@@ -13,8 +13,8 @@ public struct CaseQueueFilter: Sendable {
     public var overdue: Bool?
     /// What `q` asked for (see `CaseSearch.query`).
     public var search: CaseSearchQuery?
-    /// Only cases with (true) or without (false) an unreviewed document (`cases.documents_pending`; `cases_documents_pending`
-    /// serves true).
+    /// Only cases with (true) or without (false) an unreviewed document of their own or of a case merged into them
+    /// (`cases.documents_pending`; `cases_documents_pending` serves true).
     public var unreviewed: Bool?
     /// Only open cases (`CaseState.isOpen`): the API's default when no state is asked for.
     public var openOnly: Bool
@@ -168,7 +168,8 @@ extension CaseQueueFilter {
             conditions.append("c.state <> ALL(\(literal: CaseQueueFilter.finishedStates))")
         }
         if let unreviewed {
-            // `documents_pending` (0024, kept by EvidenceStore): a case with a document of its own without a review.
+            // `documents_pending` (0024; kept by 0026's triggers): a case with a document without a review, its own or a
+            // merged case's, as the row's `unreviewed_documents` counts them.
             conditions.append(unreviewed ? "c.documents_pending" : "NOT c.documents_pending")
         }
         if let overdue {

@@ -7,7 +7,9 @@ public enum CaseStore {
     // The select list `Columns` reads by name (joined columns aliased so no two share a name); order does not matter.
     // The documents count is written as `IN (this case UNION ALL its merged cases)`, not `= c.id OR IN (…)`: the OR
     // kept the planner from the `evidence_documents` index, and with `cases_merged_into` (0011) a queue page is
-    // estimated at ~1,750, not ~600,000, so it is never JIT-compiled (see BENCHMARKS.md, "Cases").
+    // estimated at ~1,750, not ~600,000, so it is never JIT-compiled (see BENCHMARKS.md, "Cases"). The count and the
+    // scheduled steps run only where the row's flags (`documents_pending`, `unlocks_pending`, kept by 0026's triggers)
+    // say there is something to find: most cases on a page have neither, and the two look-ups were most of a page's cost.
     static let columns: PostgresQuery = """
         c.id, c.case_number, c.access_code_hash, c.access_code_key_id, c.kind, c.state, c.tier, c.path,
         c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
@@ -16,10 +18,14 @@ public enum CaseStore {
         c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
         c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
         (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk, c.erased_at, c.awaiting_reply,
-        (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
-            AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents,
-        (SELECT string_agg(su.step || ' ' || (extract(epoch FROM su.effective_at) * 1000000)::bigint, ',' ORDER BY su.effective_at, su.step)
-         FROM scheduled_unlocks su WHERE su.case_id = c.id AND su.status = 'scheduled') AS unlocks_scheduled
+        CASE WHEN c.documents_pending THEN
+            (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
+                AND \(documentKinds) AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))
+        ELSE 0 END AS unreviewed_documents,
+        CASE WHEN c.unlocks_pending THEN
+            (SELECT string_agg(su.step || ' ' || (extract(epoch FROM su.effective_at) * 1000000)::bigint, ',' ORDER BY su.effective_at, su.step)
+             FROM scheduled_unlocks su WHERE su.case_id = c.id AND su.status = 'scheduled')
+        END AS unlocks_scheduled
         """
     // What decides the work a case offers beyond its columns (`CaseRecord.standing`), selected only when one case is read
     // (`find`): on a queue page it would price each row's answers (the page plan must stay below JIT), so queue rows'

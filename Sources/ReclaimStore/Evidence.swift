@@ -186,7 +186,7 @@ public enum EvidenceStore {
     }
 
     /// Inserts the evidence (the caller appends the `evidence_filed` event in the same transaction, holding the case's lock);
-    /// a document marks its case `documents_pending` (0024), which `insertReview` recomputes.
+    /// a document marks its case `documents_pending` (0024; 0026's trigger, so no writer can forget it).
     /// One row by binary COPY, the sealed content last and streamed as it is produced: as a bind parameter a 10 MiB
     /// document would sit whole in libpq's send buffer, which keeps that size for the connection's life.
     public static func insert(_ e: NewEvidence, on connection: PostgresConnection) throws {
@@ -206,9 +206,6 @@ public enum EvidenceStore {
                 .value(e.size.map { Int32(clamping: $0) }.postgresBind), .value(e.mediaType.postgresBind), .value(e.filedBy.postgresBind),
                 .value(e.filedAt.postgresBind), content,
             ])
-        if e.kind.isDocument {
-            try connection.execute("UPDATE cases SET documents_pending = true WHERE id = \(e.caseID) AND NOT documents_pending")
-        }
     }
 
     /// Every piece of evidence on the case, oldest first.
@@ -241,19 +238,14 @@ public enum EvidenceStore {
         return (try row.decode("content", as: [UInt8].self), try row.decode("content_key_id", as: String.self))
     }
 
-    /// Records a review (the evidence's status becomes its decision) and recomputes its case's `documents_pending`.
+    /// Records a review (the evidence's status becomes its decision); 0026's trigger recomputes `documents_pending` on its
+    /// case and on the case it is merged into.
     public static func insertReview(_ review: EvidenceReview, on connection: PostgresConnection) throws {
         try connection.execute(
             """
             INSERT INTO evidence_reviews (id, evidence_id, decision, reason, customer_reason, accepted_as, reviewed_by, reviewed_at)
             VALUES (\(review.id), \(review.evidenceID), \(review.decision.rawValue), \(review.reason), \(review.customerReason?.rawValue),
                     \(review.acceptedAs?.rawValue), \(review.reviewedBy), \(review.reviewedAt))
-            """)
-        try connection.execute(
-            """
-            UPDATE cases c SET documents_pending = EXISTS (
-                SELECT 1 FROM evidence d WHERE d.case_id = c.id AND d.document AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))
-            WHERE c.id = (SELECT case_id FROM evidence WHERE id = \(review.evidenceID))
             """)
     }
 

@@ -520,6 +520,41 @@ enum AccessCodeSymbols {
                 == "case_not_open")
     }
 
+    /// A merged case's documents count on the case it joined (its page lists and counts them), so the queue's
+    /// `unreviewed` filter finds that case too and its row's count says how many: one fact (`documents_pending`, 0026),
+    /// kept by the database whoever files, reviews, merges or unmerges.
+    @Test func aMergedCasesUnreviewedDocumentPutsItsTargetInTheUnreviewedQueue() throws {
+        let world = try CaseWorld()
+        let (tier1, tier2, tier3) = (try world.agent(.tier1), try world.agent(.tier2), try world.agent(.tier3))
+        let into = try world.openCase(as: tier1)["case_number"] as! String
+        let (from, code) = try world.awaitingDocuments(tier1: tier1, tier2: tier2)
+        try world.customerUpload(from, code: code, type: "invoice")
+        func unreviewed(_ value: Bool) throws -> [String: Int] {
+            let items = try world.get("/api/v1/cases?unreviewed=\(value)", as: tier3).json()["items"] as? [[String: Any]] ?? []
+            return Dictionary(uniqueKeysWithValues: items.map { ($0["case_number"] as! String, $0["unreviewed_documents"] as! Int) })
+        }
+        #expect(try unreviewed(true) == [from: 1])
+        #expect(try unreviewed(false)[into] == 0)
+        let merged = try world.post("/api/v1/cases/\(from)/merge", as: tier2, json: ["into": into], ifMatch: 3)
+        #expect(merged.status == 200, "\(merged.text)")
+        // The target: in the filter, with the merged document counted, on its row and its page alike.
+        #expect(try unreviewed(true)[into] == 1)
+        #expect(try world.caseBody(into, as: tier3)["unreviewed_documents"] as? Int == 1)
+        // Unmerged, the document leaves with its case.
+        let back = try world.post("/api/v1/cases/\(from)/unmerge", as: tier2, json: [String: Any](), ifMatch: try merged.json()["version"] as! Int)
+        #expect(back.status == 200, "\(back.text)")
+        #expect(try unreviewed(true) == [from: 1])
+        #expect(try world.caseBody(into, as: tier3)["unreviewed_documents"] as? Int == 0)
+        // Merged again and the document reviewed there: neither case is waiting for a review any more.
+        #expect(
+            try world.post("/api/v1/cases/\(from)/merge", as: tier2, json: ["into": into], ifMatch: try back.json()["version"] as! Int).status == 200)
+        let document = try #require(try world.pendingDocuments(into, as: tier3).first)
+        try world.mustReview(document, "accepted", as: tier3)
+        #expect(try unreviewed(true).isEmpty)
+        #expect(try unreviewed(false)[into] == 0)
+        #expect(try world.caseBody(into, as: tier3)["unreviewed_documents"] as? Int == 0)
+    }
+
     /// v1.1 Merge: "each item carries `from_case`", in the customer's status too (the target's own code, or the merged
     /// number's): the customer can tell what they said on the second call from what was said on the first.
     @Test func theCustomersStatusOfTheTargetSaysWhichCaseEachItemCameFrom() throws {

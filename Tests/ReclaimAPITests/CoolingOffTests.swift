@@ -103,6 +103,13 @@ final class CoolingOffWorld {
 }
 
 @Suite(.serialized) struct CoolingOffTests {
+    /// The case row's `unlocks_pending` (0026's trigger): whether a step of it is scheduled.
+    func pending(_ w: CoolingOffWorld, _ number: String) throws -> Bool {
+        let database = try w.world.database()
+        defer { database.close() }
+        return try #require(try database.query("SELECT unlocks_pending FROM cases WHERE case_number = \(number)").first).decode("unlocks_pending")
+    }
+
     @Test func recordingAStepSchedulesItFreezesTheCaseAndTellsEveryAddressOnFile() throws {
         let w = try CoolingOffWorld()
         let (number, code, version) = try w.engineeringCase()
@@ -153,6 +160,10 @@ final class CoolingOffWorld {
         let shown = try #require((status["unlocks_scheduled"] as? [[String: Any]])?.first)
         #expect(shown["step"] as? String == "remove_rescue_email" && shown["effective_at"] as? String == waiting["effective_at"] as? String)
         #expect(shown["text"] as? String == CustomerText.unlockRemoveRescueEmail.text(.english, contact: ""))
+        // The queue's row says so too (it reads the steps only where the case's `unlocks_pending` says there are some).
+        let rows = try w.world.get("/api/v1/cases?state=engineering", as: w.engineer).json()["items"] as? [[String: Any]] ?? []
+        let row = try #require(rows.first { $0["case_number"] as? String == number })
+        #expect(((row["unlocks"] as? [String: Any])?["scheduled"] as? [[String: Any]])?.map { $0["step"] as? String } == ["remove_rescue_email"])
     }
 
     /// The attacker's side: the thief on the phone has an engineer "complete, with the rescue address removed". The
@@ -217,6 +228,7 @@ final class CoolingOffWorld {
                 let unlocks = try w.caseBody(number)["unlocks"] as? [String: Any]
                 return (unlocks?["done"] as? [String])?.count == 2 && (unlocks?["scheduled"] as? [Any])?.isEmpty == true
             })
+        #expect(try pending(w, number) == false)
         let events = try w.world.events(number, as: w.engineer)
         let done = events.filter { $0["type"] as? String == "unlock_done" }
         #expect(done.count == 2)
@@ -259,8 +271,10 @@ final class CoolingOffWorld {
         #expect(try again.status == 409 && (again.json()["code"] as? String) == "unlock_not_scheduled")
         let event = try #require(try w.world.events(number, as: w.engineer).last { $0["type"] as? String == "unlock_cancelled" })
         #expect((event["data"] as? [String: Any])?["reason"] as? String == "The owner called back: not them.")
+        #expect(try pending(w, number) == false)
         // It may be scheduled again.
         _ = try w.schedule(number, "remove_rescue_email", version: version + 2)
+        #expect(try pending(w, number) == true)
     }
 
     @Test func theStopLinkCancelsEverythingOnceAndAForgedOneIs404() throws {

@@ -5,8 +5,12 @@ c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS d
 c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
 c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
 (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk, c.erased_at, c.awaiting_reply,
-(SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
-    AND d.document
-    AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id)) AS unreviewed_documents,
-(SELECT string_agg(su.step || ' ' || (extract(epoch FROM su.effective_at) * 1000000)::bigint, ',' ORDER BY su.effective_at, su.step)
-    FROM scheduled_unlocks su WHERE su.case_id = c.id AND su.status = 'scheduled') AS unlocks_scheduled
+CASE WHEN c.documents_pending THEN
+    (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
+        AND d.document
+        AND NOT EXISTS (SELECT 1 FROM evidence_reviews r WHERE r.evidence_id = d.id))
+ELSE 0 END AS unreviewed_documents,
+CASE WHEN c.unlocks_pending THEN
+    (SELECT string_agg(su.step || ' ' || (extract(epoch FROM su.effective_at) * 1000000)::bigint, ',' ORDER BY su.effective_at, su.step)
+        FROM scheduled_unlocks su WHERE su.case_id = c.id AND su.status = 'scheduled')
+END AS unlocks_scheduled

@@ -38,7 +38,7 @@ INSERT INTO evidence (id, case_id, kind, document, factor, matched, summary, det
                       content_key_id, sha256, size, media_type, filed_by, filed_at, content)
 VALUES (gen_random_uuid(), :p_id, 'mail_attachment', true, NULL, NULL, :photo_summary, :photo_details, NULL, NULL,
         :key_id, sha256((:m || 'photo')::bytea), :photo_size, 'image/png', 'system', :now, :photo::bytea);
-UPDATE cases SET documents_pending = true WHERE id = :p_id AND NOT documents_pending;
+-- (The case's documents_pending follows in the INSERT's own trigger, 0026, on both sides.)
 SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset f_
 \set next :f_seq + 1
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
