@@ -47,12 +47,20 @@ class Handler(BaseHTTPRequestHandler):
             f.write(json.dumps({"path": self.path, "id": headers.get("webhook-id"), "verified": ok,
                                 "body": body.decode("utf-8", "replace"), "in_flight": in_flight[self.path]}) + "\n")
         try:
-            self.answer(ok)
+            status, extra = self.answer(ok)
         finally:
+            # Counted out before the answer is written: once the sender has the answer it may send the next request,
+            # and that one must not find this one still counted (a race in the receiver, not the sender).
             with lock:
                 in_flight[self.path] -= 1
+        self.send_response(status)
+        for k, v in extra.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def answer(self, ok):
+        """Waits as the path says, then returns the status and extra headers to answer with."""
         if self.path == "/slow":
             time.sleep(3)
         if self.path == "/busy":
@@ -63,11 +71,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(0.05)
         status, extra = {"/ok": (204 if ok else 401, {}), "/fail": (500, {}), "/gone": (410, {}), "/slow": (204, {}),
                          "/busy": (204, {}), "/hang": (204, {}), "/retry-after": (503, {"Retry-After": "2"})}.get(self.path, (404, {}))
-        self.send_response(status)
-        for k, v in extra.items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        return status, extra
 
     def log_message(self, *args):
         pass
