@@ -146,7 +146,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/cases", operationID: "caseQueue",
                 summary:
-                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases, or an agent's id), opened_after and opened_before (RFC 3339 times: an age of the backlog), tier, overdue, unreviewed (cases with a document pending review), risk (true: cases with an uncleared risk signal), awaiting_reply (the customer's message is the newest), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
+                    "The queue: oldest due first, null due dates last; filters state (default: open cases only; `any` for open and finished), assignee (`me`: the caller's cases, or an agent's id), opened_after and opened_before (RFC 3339 times: an age of the backlog), tier, overdue, unreviewed (cases with a document pending review, their own or a merged case's), risk (true: cases with an uncleared risk signal), awaiting_reply (the customer's message is the newest), q (case number, account or contact email, serial, IMEI, or the customer's name: in Chinese any two or more consecutive characters, in other scripts whole words, every one given); keyset cursor.",
                 tag: "cases", authentication: .agent,
                 responses: [
                     200: .json("A page of cases.", "CaseList"), 401: .problem("Not authenticated."), 422: .problem("A bad filter, limit or cursor."),

@@ -93,7 +93,9 @@ extension OpenAPIDocument {
                 ],
             ],
         ],
-        "unreviewed_documents": ["type": "integer", "minimum": 0, "description": "Documents on the case still pending review."],
+        "unreviewed_documents": [
+            "type": "integer", "minimum": 0, "description": "Documents still pending review, the case's own and those of cases merged into it.",
+        ],
         "awaiting_reply": [
             "type": "boolean", "description": "The newest human message on the case is the customer's (no customer note or mail after it).",
         ],
