@@ -33,6 +33,10 @@ final class ConnectionCounters: Sendable {
         guard recording.load(ordering: .relaxed) else { return }
         statements.withLock { $0.append(query) }
     }
+
+    /// The recorded marks of a pipeline's ends, as pgbench writes them (`PostgresPool.recordingStatements` keeps them).
+    static let pipelineStart: PostgresQuery = "\\startpipeline"
+    static let pipelineEnd: PostgresQuery = "\\endpipeline"
 }
 
 /// One libpq connection. Not thread-safe: use it from one thread at a time (the pool guarantees that).
@@ -67,6 +71,9 @@ public final class PostgresConnection {
     private(set) var preparesTotal = 0
     /// Bounds the statement cache: dynamic SQL must not grow it forever.
     static let statementCacheLimit = 1000
+    /// Statements given to `executeLater`, not sent yet: they leave in one pipeline with the next statement that needs
+    /// an answer, or with COMMIT.
+    private var deferred: [(statement: Statement, binds: [PostgresBind])] = []
 
     /// Connects; `connectionString` is a libpq conninfo ("host=... dbname=...") or URI ("postgresql://...").
     /// Adds connect_timeout=3 unless given, and sets the session to UTC and ISO dates.
@@ -101,6 +108,7 @@ public final class PostgresConnection {
         if let handle { PQfinish(handle) }
         handle = nil
         statements.removeAll()
+        deferred.removeAll()
     }
 
     // MARK: Running statements
@@ -110,6 +118,9 @@ public final class PostgresConnection {
         counters?.record(query)
         let handle = try ensureOpen()
         let statement = try prepared(query, handle)
+        if !deferred.isEmpty {
+            return try runPipeline(then: .prepared(statement, query.binds), handle)
+        }
         do {
             return try run(statement, query.binds, handle)
         } catch let error as PostgresError
@@ -129,12 +140,42 @@ public final class PostgresConnection {
         try self.query(query).affectedRows
     }
 
+    /// Runs a statement whose answer nobody reads (an INSERT or UPDATE whose count does not matter) later: in one
+    /// round trip with the next statement of this transaction that needs an answer, or with its COMMIT (libpq's
+    /// pipeline mode). Statements still run in the order they were given, so every later statement sees its effect;
+    /// its error is thrown by the call that sends it (the next `query`, `executeScript` or the commit) and rolls the
+    /// transaction back as any error does. Only for statements whose error nobody catches on its own, and with no
+    /// large answer (a command tag): the pipeline is written whole before anything is read. Outside a transaction it
+    /// runs at once.
+    public func executeLater(_ query: PostgresQuery) throws {
+        guard transactionDepth > 0 else {
+            try execute(query)
+            return
+        }
+        let handle = try ensureOpen()
+        let statement = try prepared(query, handle)
+        guard query.binds.count == statement.parameterCount else {
+            throw PostgresError(.misuse, message: "statement has \(statement.parameterCount) parameters but \(query.binds.count) binds were given")
+        }
+        if deferred.isEmpty { counters?.record(ConnectionCounters.pipelineStart) }
+        counters?.record(query)
+        deferred.append((statement, query.binds))
+    }
+
     /// Runs one or more statements through the simple protocol, without binds (migrations, DDL).
     public func executeScript(_ script: PostgresQuery) throws {
         precondition(script.binds.isEmpty, "a script runs without binds: interpolate identifiers with identifier:")
+        try flushDeferred()
         counters?.record(script)
         let handle = try ensureOpen()
         _ = try finish(PQexec(handle, script.sql), handle)
+    }
+
+    /// Sends what `executeLater` holds, alone (before a statement that cannot join a pipeline: a script, a COPY).
+    func flushDeferred() throws {
+        guard !deferred.isEmpty else { return }
+        let handle = try ensureOpen()
+        _ = try runPipeline(then: nil, handle)
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
@@ -164,7 +205,19 @@ public final class PostgresConnection {
             throw PostgresError(.misuse, message: "transaction aborted by an earlier error that the body caught; rolled back")
         }
         transactionDepth = 0  // COMMIT ends the transaction whether it succeeds or fails
-        try executeScript("COMMIT")
+        if deferred.isEmpty {
+            try executeScript("COMMIT")
+        } else {
+            // The statements held for later and COMMIT in one round trip; after an error in them COMMIT is skipped.
+            counters?.record("COMMIT")
+            let handle = try ensureOpen()
+            do {
+                _ = try runPipeline(then: .command("COMMIT"), handle)
+            } catch {
+                rollbackQuietly()
+                throw error
+            }
+        }
         return value
     }
 
@@ -178,6 +231,7 @@ public final class PostgresConnection {
             try executeScript("RELEASE SAVEPOINT \(identifier: name)")
             return value
         } catch {
+            deferred.removeAll()  // never sent: rolled back with the savepoint
             if let handle, PQstatus(handle) == CONNECTION_OK {
                 let rollback: PostgresQuery = "ROLLBACK TO SAVEPOINT \(identifier: name); RELEASE SAVEPOINT \(identifier: name)"
                 _ = try? finish(PQexec(handle, rollback.sql), handle)
@@ -187,6 +241,7 @@ public final class PostgresConnection {
     }
 
     private func rollbackQuietly() {
+        deferred.removeAll()
         guard let handle, PQstatus(handle) == CONNECTION_OK else { return }
         let status = PQtransactionStatus(handle)
         if status == PQTRANS_INTRANS || status == PQTRANS_INERROR {
@@ -196,6 +251,7 @@ public final class PostgresConnection {
 
     /// For the pool on release: leaves no transaction open; a connection in an unknown state is dropped.
     func resetSessionState() {
+        deferred.removeAll()
         guard let handle else { return }
         transactionDepth = 0
         switch PQtransactionStatus(handle) {
@@ -315,15 +371,24 @@ public final class PostgresConnection {
         guard binds.count == statement.parameterCount else {
             throw PostgresError(.misuse, message: "statement has \(statement.parameterCount) parameters but \(binds.count) binds were given")
         }
-        let count = binds.count
         let resultFormat: Int32 = statement.binaryResults ? 1 : 0
-        if count == 0 {
-            return try finish(PQexecPrepared(handle, statement.name, 0, nil, nil, nil, resultFormat), handle)
+        let result = try Self.withEncoded(binds) { count, values, lengths, formats in
+            PQexecPrepared(handle, statement.name, count, values, lengths, formats, resultFormat)
         }
+        return try finish(result, handle)
+    }
+
+    /// Calls `body` with libpq's parameter arrays for `binds` (count, values, lengths, formats), valid during the call.
+    private static func withEncoded<R>(
+        _ binds: [PostgresBind],
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+    ) throws -> R {
+        let count = binds.count
+        if count == 0 { return body(0, nil, nil, nil) }
         var byteCount = 0
         for bind in binds { byteCount += bind.encodedLength }
         var unencodable: Int?
-        let result: OpaquePointer? = withUnsafeTemporaryAllocation(byteCount: max(byteCount, 1), alignment: 8) { storage in
+        let result: R? = withUnsafeTemporaryAllocation(byteCount: max(byteCount, 1), alignment: 8) { storage in
             withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { pointers in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { lengthsAndFormats in
                     var offset = 0
@@ -343,15 +408,98 @@ public final class PostgresConnection {
                         }
                         lengthsAndFormats[count + index] = bind.isBinary ? 1 : 0
                     }
-                    let lengths = lengthsAndFormats.baseAddress!
-                    return PQexecPrepared(handle, statement.name, Int32(count), pointers.baseAddress, lengths, lengths + count, resultFormat)
+                    let lengths = UnsafePointer(lengthsAndFormats.baseAddress!)
+                    return body(Int32(count), UnsafePointer(pointers.baseAddress), lengths, lengths + count)
                 }
             }
         }
         if let unencodable {
             throw PostgresError(.misuse, message: "text parameter $\(unencodable) contains a NUL character, which PostgreSQL text cannot hold")
         }
-        return try finish(result, handle)
+        return result!
+    }
+
+    // MARK: Pipelines
+
+    /// The statement that ends a pipeline after the deferred ones: one whose rows are returned, or a command (COMMIT).
+    private enum PipelineEnd {
+        case prepared(Statement, [PostgresBind])
+        case command(String)
+    }
+
+    /// Sends the deferred statements and then `last` (if any) in one pipeline with one sync, reads every answer, and
+    /// returns `last`'s rows (empty rows without one). Throws the first failure; the statements after it are skipped
+    /// by the server (and the transaction is then aborted, as after any failed statement).
+    private func runPipeline(then last: PipelineEnd?, _ handle: OpaquePointer) throws -> PostgresRows {
+        let held = deferred
+        deferred.removeAll()
+        guard PQenterPipelineMode(handle) == 1 else { throw connectionError(handle) }
+        var sent = 0
+        var sendFailed = false
+        for (statement, binds) in held {
+            let format: Int32 = statement.binaryResults ? 1 : 0
+            let ok = try Self.withEncoded(binds) { count, values, lengths, formats in
+                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, format)
+            }
+            guard ok == 1 else {
+                sendFailed = true
+                break
+            }
+            sent += 1
+        }
+        if !sendFailed, let last {
+            let ok: Int32
+            switch last {
+            case .prepared(let statement, let binds):
+                let format: Int32 = statement.binaryResults ? 1 : 0
+                ok = try Self.withEncoded(binds) { count, values, lengths, formats in
+                    PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, format)
+                }
+            case .command(let sql):
+                ok = PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
+            }
+            if ok == 1 { sent += 1 } else { sendFailed = true }
+        }
+        if sendFailed || PQpipelineSync(handle) != 1 {
+            // libpq could not even queue the statements: the socket is gone or the state is unknown; start afresh.
+            let error = connectionError(handle)
+            lostConnection = true
+            throw PostgresError(.connectionLost, message: error.message)
+        }
+        var failure: PostgresError?
+        var rows = PostgresRows(result: nil, affectedRows: 0)
+        for index in 0..<sent {
+            while let result = PQgetResult(handle) {
+                let status = PQresultStatus(result)
+                if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY {
+                    if index == sent - 1, last != nil {
+                        rows = PostgresRows(result: PostgresResult(result), affectedRows: PostgresConnection.affectedRows(result))
+                    } else {
+                        PQclear(result)
+                    }
+                } else if status == PGRES_PIPELINE_ABORTED {
+                    PQclear(result)
+                } else {
+                    if failure == nil { failure = serverError(result, handle) }
+                    PQclear(result)
+                }
+            }
+            if PQstatus(handle) != CONNECTION_OK { break }
+        }
+        if PQstatus(handle) == CONNECTION_OK, let sync = PQgetResult(handle) {
+            let status = PQresultStatus(sync)
+            PQclear(sync)
+            if status != PGRES_PIPELINE_SYNC, failure == nil {
+                failure = PostgresError(.misuse, message: "a pipeline's answers did not end at its sync")
+            }
+        }
+        if PQstatus(handle) != CONNECTION_OK || PQexitPipelineMode(handle) != 1 {
+            lostConnection = true
+            throw failure ?? PostgresError(.connectionLost, message: PostgresConnection.firstLine(PQerrorMessage(handle)))
+        }
+        counters?.record(ConnectionCounters.pipelineEnd)
+        if let failure { throw failure }
+        return rows
     }
 
     // MARK: Results and errors

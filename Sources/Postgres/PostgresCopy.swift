@@ -20,6 +20,7 @@ extension PostgresConnection {
     /// foreign key) as `query` does, or the error a `streamed` field's producer threw, after ending the COPY.
     public func copyRow(_ statement: PostgresQuery, _ fields: [PostgresCopyField]) throws {
         guard statement.binds.isEmpty else { throw PostgresError(.misuse, message: "COPY takes its values as fields, not binds") }
+        try flushDeferred()
         let handle = try ensureOpen()
         guard let started = PQexec(handle, statement.sql) else {
             _ = try finish(nil, handle)

@@ -93,15 +93,21 @@ public final class PostgresPool: @unchecked Sendable {
     /// Counters for monitoring.
     public var statistics: PoolStatistics { core.statistics }
 
-    /// Runs `body` and returns the text of every statement the pool's connections ran meanwhile, in order (for tests
-    /// that compare what the service sends, e.g. with the benchmark's pgbench scripts). Calls do not nest.
+    /// Runs `body` and returns the text of every statement the pool's connections ran meanwhile, in order, with the
+    /// ends of each pipeline (`PostgresConnection.executeLater`) as pgbench writes them, `\\startpipeline` and
+    /// `\\endpipeline` (for tests that compare what the service sends with the benchmark's pgbench scripts, round
+    /// trips included). Calls do not nest.
     public func recordingStatements(_ body: () throws -> Void) rethrows -> [String] {
-        try recordingQueries(body).map(\.sql)
+        try recording(body).map(\.sql)
     }
 
     /// The statements, with their binds, that this pool's connections ran while `body` ran (for tests that
-    /// `EXPLAIN` what the service sends).
+    /// `EXPLAIN` what the service sends); no pipeline marks.
     public func recordingQueries(_ body: () throws -> Void) rethrows -> [PostgresQuery] {
+        try recording(body).filter { $0.sql != ConnectionCounters.pipelineStart.sql && $0.sql != ConnectionCounters.pipelineEnd.sql }
+    }
+
+    private func recording(_ body: () throws -> Void) rethrows -> [PostgresQuery] {
         let counters = core.counters
         counters.statements.withLock { $0.removeAll() }
         counters.recording.store(true, ordering: .sequentiallyConsistent)

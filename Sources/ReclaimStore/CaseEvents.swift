@@ -170,7 +170,8 @@ public enum CaseEventStore {
         let previous: String? = try last?.decode("hash", as: String.self)
         let (hashed, values) = CaseEventCommitment.commit(data, personal: personal)
         let hash = CaseEventChain.hash(previous: previous, seq: seq, at: at, actor: actor, type: type, data: hashed)
-        try connection.execute(
+        // Nothing reads the insert's answer: it leaves with the transaction's next statement that needs one (or COMMIT).
+        try connection.executeLater(
             """
             INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
             VALUES (\(caseID), \(seq), \(at), \(actor), \(type), \(hashed.canonical), \(previous), \(hash))
@@ -186,7 +187,7 @@ public enum CaseEventStore {
         throws
     {
         guard !values.isEmpty else { return }
-        try connection.execute(
+        try connection.executeLater(
             """
             INSERT INTO case_event_values (case_id, seq, field, value, salt)
             SELECT \(caseID), \(seq), f, v, s FROM unnest(\(values.map(\.field)), \(values.map(\.value.canonical)), \(values.map(\.salt))) AS u(f, v, s)

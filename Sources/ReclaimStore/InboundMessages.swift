@@ -173,9 +173,10 @@ public enum InboundMessageStore {
             """) == 1
     }
 
-    /// Sets whether the case waits for the agents' answer (the newest human message is the customer's).
+    /// Sets whether the case waits for the agents' answer (the newest human message is the customer's); sent with the
+    /// transaction's next statement that needs an answer, or with its COMMIT (`executeLater`).
     public static func setAwaitingReply(_ awaiting: Bool, caseID: UUID, on connection: PostgresConnection) throws {
-        try connection.execute("UPDATE cases SET awaiting_reply = \(awaiting) WHERE id = \(caseID) AND awaiting_reply <> \(awaiting)")
+        try connection.executeLater("UPDATE cases SET awaiting_reply = \(awaiting) WHERE id = \(caseID) AND awaiting_reply <> \(awaiting)")
     }
 
     static func decode(_ rows: PostgresRows) throws -> [InboundMessageRecord] {

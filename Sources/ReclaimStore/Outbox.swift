@@ -100,8 +100,9 @@ public struct OutboxStatistics: Sendable, Equatable {
 /// delivery workers with `FOR UPDATE SKIP LOCKED`.
 public enum OutboxStore {
     /// Writes one message, due at once.
+    /// Sent with the transaction's next statement that needs an answer, or with its COMMIT (`executeLater`).
     public static func insert(_ message: NewOutboxMessage, now: Date, on connection: PostgresConnection) throws {
-        try connection.execute(
+        try connection.executeLater(
             """
             INSERT INTO outbox (id, channel, case_id, recipient, kind, payload, secret_sealed, secret_key_id, next_attempt_at, created_at)
             VALUES (\(message.id), \(message.channel.rawValue), \(message.caseID), \(message.recipient), \(message.kind), \(message.payload.canonical),
@@ -110,10 +111,10 @@ public enum OutboxStore {
     }
 
     /// Writes one webhook message per live endpoint subscribed to `event` whose client opened the case or filed
-    /// evidence into it; each gets its own message id. Returns how many were written.
-    @discardableResult
-    public static func insertWebhooks(event: String, caseID: UUID, body: String, now: Date, on connection: PostgresConnection) throws -> Int {
-        try connection.execute(
+    /// evidence into it; each gets its own message id. Sent with the transaction's next statement that needs an
+    /// answer, or with its COMMIT (`executeLater`).
+    public static func insertWebhooks(event: String, caseID: UUID, body: String, now: Date, on connection: PostgresConnection) throws {
+        try connection.executeLater(
             """
             INSERT INTO outbox (id, channel, case_id, endpoint_id, kind, payload, next_attempt_at, created_at)
             SELECT gen_random_uuid(), 'webhook', \(caseID), e.id, \(event), \(body), \(now), \(now)

@@ -115,7 +115,7 @@ import Testing
         var recorded = true
     }
 
-    /// The SQL commands of `name.sql` in `folder` (default cases.d) in order, `{case_columns}` and `{standing_columns}` expanded as helper.py does; meta-commands skipped.
+    /// The SQL commands of `name.sql` in `folder` (default cases.d) in order, `{case_columns}` and `{standing_columns}` expanded as helper.py does; meta-commands skipped but `\startpipeline` and `\endpipeline`.
     static func commands(_ name: String, in folder: String = folder) throws -> [Command] {
         let columns = try String(contentsOfFile: Self.folder + "case_columns.sql", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let standing = try String(contentsOfFile: Self.folder + "standing_columns.sql", encoding: .utf8).trimmingCharacters(
@@ -133,6 +133,11 @@ import Testing
                 if let match = trimmed.wholeMatch(of: /-- bind \$(\d+) = (.+)/), let index = Int(match.1) {
                     substitutions[index] = String(match.2)
                 }
+                continue
+            }
+            // A pipeline's ends are kept: the service's recorder writes them too (its round trips must match).
+            if trimmed == "\\startpipeline" || trimmed == "\\endpipeline" {
+                commands.append(Command(sql: trimmed, substitutions: [:]))
                 continue
             }
             if trimmed.hasPrefix("\\") { continue }

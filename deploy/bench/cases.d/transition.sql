@@ -1,6 +1,7 @@
 -- POST /api/v1/cases/{n}/transitions escalate (If-Match "1"): the statements the service runs, in order: the session,
 -- then one transaction (the case, the guarded update, the hash-chained event, the case's evidence for the mail's
--- guidance, the customer's mail and the webhook fan-out in the outbox).
+-- guidance, the customer's mail and the webhook fan-out in the outbox). The writes nobody reads an answer of leave in
+-- one pipeline with the next statement that needs one, or with COMMIT (PostgresConnection.executeLater), as here.
 SELECT s.id, s.agent_id, s.last_seen_at, s.expires_at, a.email, a.name, a.tier, a.is_admin
 FROM sessions s JOIN agents a ON a.id = s.agent_id
 WHERE s.token_hash = :token AND s.expires_at > :now AND s.last_seen_at > :idle AND NOT a.disabled;
@@ -17,6 +18,7 @@ WHERE id = :p_id AND version = :p_version;
 SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset e_
 \set next :e_seq + 1
 -- The chain hash is a placeholder: `reclaim audit verify` afterwards reports exactly the cases pgbench touched.
+\startpipeline
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_hash);
 -- The mail says what the status page says: the page's guidance needs the case's evidence (and its merged cases').
@@ -26,6 +28,9 @@ SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_
     (SELECT r.accepted_as FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS accepted_as
 FROM evidence e
 WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :p_id) ORDER BY e.filed_at, e.id;
+\endpipeline
+-- The mail, the reply flag, the webhooks and COMMIT: one round trip.
+\startpipeline
 -- A new message id each time (pgbench has no UUID variable) and no secret (NULL).
 -- bind $1 = gen_random_uuid()
 -- bind $7 = NULL
@@ -45,3 +50,4 @@ WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND :webhook_event = ANY (e
       SELECT created_by FROM cases WHERE id = :p_id
       UNION SELECT filed_by FROM evidence WHERE case_id = :p_id);
 COMMIT;
+\endpipeline

@@ -25,7 +25,9 @@ VALUES (gen_random_uuid(), :p_id, :matched_by, :m || '@bench.example', sha256((:
 ON CONFLICT (message_id) WHERE message_id IS NOT NULL DO NOTHING;
 SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset e_
 \set next :e_seq + 1
--- The chain hash is a placeholder (as in cases.d/transition.sql).
+-- The chain hash is a placeholder (as in cases.d/transition.sql). The writes nobody reads an answer of leave with
+-- COMMIT in one pipeline (PostgresConnection.executeLater), as here.
+\startpipeline
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :received_type, :received_data, :e_hash, :event_hash);
 UPDATE cases SET awaiting_reply = :yes WHERE id = :p_id AND awaiting_reply <> :yes;
@@ -37,3 +39,4 @@ WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND :received_event = ANY (
       SELECT created_by FROM cases WHERE id = :p_id
       UNION SELECT filed_by FROM evidence WHERE case_id = :p_id);
 COMMIT;
+\endpipeline

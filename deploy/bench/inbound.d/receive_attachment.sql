@@ -25,13 +25,17 @@ VALUES (gen_random_uuid(), :p_id, :matched_by, :m || '@bench.example', sha256((:
 ON CONFLICT (message_id) WHERE message_id IS NOT NULL DO NOTHING;
 SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset e_
 \set next :e_seq + 1
--- The chain hash is a placeholder (as in cases.d/transition.sql).
+-- The chain hash is a placeholder (as in cases.d/transition.sql). Writes nobody reads an answer of leave with the next
+-- statement that needs one, or with COMMIT, in one pipeline (PostgresConnection.executeLater), as here.
+\startpipeline
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :received_type, :received_data, :e_hash, :event_hash);
 -- The attachment (an invoice photo, sniffed as image/png): filed as evidence, which reads the case, appends
 -- evidence_filed, fans out evidence.filed, looks for the same document on another account's case, and reads the case
--- again (a document arrived: a case awaiting documents would move to review; these are new).
-SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.id = :p_id \gset q_
+-- again (a document arrived: a case awaiting documents would move to review; these are new). pgbench reads no answer
+-- inside a pipeline (no \gset), and needs none of this one.
+SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.id = :p_id;
+\endpipeline
 -- unrecorded: the service writes the evidence row with a binary COPY (the sealed content streamed), which the
 -- statement recorder does not see and pgbench cannot send: here the same row as an INSERT.
 INSERT INTO evidence (id, case_id, kind, document, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
@@ -41,6 +45,7 @@ VALUES (gen_random_uuid(), :p_id, 'mail_attachment', true, NULL, NULL, :photo_su
 -- (The case's documents_pending follows in the INSERT's own trigger, 0026, on both sides.)
 SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset f_
 \set next :f_seq + 1
+\startpipeline
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :filed_type, :filed_data, :f_hash, :event_hash);
 INSERT INTO outbox (id, channel, case_id, endpoint_id, kind, payload, next_attempt_at, created_at)
@@ -55,7 +60,9 @@ SELECT DISTINCT c.case_number FROM evidence e JOIN cases c ON c.id = e.case_id
 WHERE e.document AND e.sha256 IS NOT NULL AND e.sha256 = sha256((:m || 'photo')::bytea) AND c.id <> :p_id
     AND lower(c.account_email) <> lower(:p_account_email)
 ORDER BY c.case_number LIMIT 50;
+\endpipeline
 SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.id = :p_id \gset q_
+\startpipeline
 UPDATE cases SET awaiting_reply = :yes WHERE id = :p_id AND awaiting_reply <> :yes;
 INSERT INTO outbox (id, channel, case_id, endpoint_id, kind, payload, next_attempt_at, created_at)
 SELECT gen_random_uuid(), 'webhook', :p_id, e.id, :received_event, :webhook_body, :now, :now
@@ -65,3 +72,4 @@ WHERE e.deleted_at IS NULL AND e.disabled_at IS NULL AND :received_event = ANY (
       SELECT created_by FROM cases WHERE id = :p_id
       UNION SELECT filed_by FROM evidence WHERE case_id = :p_id);
 COMMIT;
+\endpipeline
