@@ -1,6 +1,7 @@
 import Crypto
 import Curl
 import Foundation
+import HTTPServer
 import Logging
 import Postgres
 import ReclaimCore
@@ -473,11 +474,9 @@ public final class DeliveryWorker: Sendable {
     /// `Retry-After` as seconds (delta-seconds or an HTTP date).
     static func retryAfter(_ value: String) -> TimeInterval? {
         if let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: value).map { max(0, $0.timeIntervalSinceNow) }
+        return HTTPDate.parse(value.trimmingCharacters(in: .whitespaces)).map {
+            max(0, Date(timeIntervalSince1970: TimeInterval($0)).timeIntervalSinceNow)
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// An RFC 5322 / MIME message with one UTF-8 text/plain part: the subject as an RFC 2047 encoded word, the body
 /// base64 (safe for any script and any line length), a `Message-ID` from the outbox id, so a retried message is
@@ -31,11 +32,7 @@ public struct MIMEMessage: Sendable {
 
     /// RFC 5322 date-time in UTC, e.g. `Tue, 01 Dec 2026 10:37:33 +0000`.
     public static func rfc5322Date(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
-        return formatter.string(from: date)
+        HTTPDate.format(Int(date.timeIntervalSince1970.rounded(.down)), zone: "+0000")
     }
 
     /// An RFC 2047 encoded word (`=?UTF-8?B?…?=`) when the text is not plain ASCII, split to keep lines short.
@@ -59,9 +56,19 @@ public struct MIMEMessage: Sendable {
     /// The whole message, CRLF line ends, ready for SMTP DATA or an .eml file.
     public func rendered() -> [UInt8] {
         // Header values come from the configuration and validated addresses; a line break would forge headers.
-        func clean(_ value: String) -> String { value.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "") }
-        let normalizedBody = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
-        let encodedBody = Data(normalizedBody.utf8).base64EncodedString(options: [
+        func clean(_ value: String) -> String {
+            value.utf8.contains { $0 == 0x0D || $0 == 0x0A } ? String(decoding: value.utf8.filter { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self) : value
+        }
+        // Every line break as CRLF: a bare LF gets its CR, a CRLF stays one (a lone CR is left alone).
+        var normalizedBody: [UInt8] = []
+        normalizedBody.reserveCapacity(body.utf8.count + body.utf8.count / 32)
+        var afterCR = false
+        for byte in body.utf8 {
+            if byte == 0x0A && !afterCR { normalizedBody.append(0x0D) }
+            normalizedBody.append(byte)
+            afterCR = byte == 0x0D
+        }
+        let encodedBody = Data(normalizedBody).base64EncodedString(options: [
             .lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed,
         ])
         let headers =

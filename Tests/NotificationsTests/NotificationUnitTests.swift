@@ -22,6 +22,13 @@ import Testing
         let received = ReceivedMail(raw: text, recipients: [])
         #expect(received.subject == "您的案件 1234 已受理")
         #expect(received.body == "您好：\r\n第二行")
+        // Line breaks of every kind leave as CRLF, once each; a fraction of a second is not rounded up.
+        let mixed = MIMEMessage(
+            from: "reclaim@reclaim.test", to: "ada@example.net", subject: "Case", body: "one\r\ntwo\nthree\n",
+            messageID: id, date: Date(timeIntervalSince1970: 1_800_000_059.9))
+        let mixedText = String(decoding: mixed.rendered(), as: UTF8.self)
+        #expect(mixedText.contains("Date: Fri, 15 Jan 2027 08:00:59 +0000\r\n"))
+        #expect(ReceivedMail(raw: mixedText, recipients: []).body == "one\r\ntwo\r\nthree\r\n")
     }
 
     @Test func headerInjectionIsRemoved() {
