@@ -210,7 +210,11 @@ public final class PostgresConnection {
         } else {
             // The statements held for later and COMMIT in one round trip; after an error in them COMMIT is skipped.
             counters?.record("COMMIT")
-            let handle = try ensureOpen()
+            // The transaction's own connection or none: a reconnect here would commit the held writes alone.
+            guard let handle, !lostConnection, PQstatus(handle) == CONNECTION_OK else {
+                rollbackQuietly()
+                throw PostgresError(.connectionLost, message: "connection lost inside a transaction")
+            }
             do {
                 _ = try runPipeline(then: .command("COMMIT"), handle)
             } catch {
