@@ -473,8 +473,9 @@ public final class DeliveryWorker: Sendable {
 
     /// `Retry-After` as seconds (delta-seconds or an HTTP date).
     static func retryAfter(_ value: String) -> TimeInterval? {
-        if let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return seconds }
-        return HTTPDate.parse(value.trimmingCharacters(in: .whitespaces)).map {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        return HTTPDate.parse(trimmed).map {
             max(0, Date(timeIntervalSince1970: TimeInterval($0)).timeIntervalSinceNow)
         }
     }

@@ -54,6 +54,13 @@ public final class PostgresConnection {
         let parameterTypes: [UInt32]
         let parameterCount: Int
         let binaryResults: Bool
+
+        /// Throws unless `binds` gives each of the statement's parameters a value.
+        func check(_ binds: [PostgresBind]) throws {
+            guard binds.count == parameterCount else {
+                throw PostgresError(.misuse, message: "statement has \(parameterCount) parameters but \(binds.count) binds were given")
+            }
+        }
     }
 
     private var handle: OpaquePointer?
@@ -73,7 +80,7 @@ public final class PostgresConnection {
     static let statementCacheLimit = 1000
     /// Statements given to `executeLater`, not sent yet: they leave in one pipeline with the next statement that needs
     /// an answer, or with COMMIT.
-    private var deferred: [(statement: Statement, binds: [PostgresBind])] = []
+    private var deferred: [PipelineItem] = []
 
     /// Connects; `connectionString` is a libpq conninfo ("host=... dbname=...") or URI ("postgresql://...").
     /// Adds connect_timeout=3 unless given, and sets the session to UTC and ISO dates.
@@ -119,6 +126,7 @@ public final class PostgresConnection {
         let handle = try ensureOpen()
         let statement = try prepared(query, handle)
         if !deferred.isEmpty {
+            try statement.check(query.binds)
             return try runPipeline(then: .prepared(statement, query.binds), handle)
         }
         do {
@@ -154,12 +162,10 @@ public final class PostgresConnection {
         }
         let handle = try ensureOpen()
         let statement = try prepared(query, handle)
-        guard query.binds.count == statement.parameterCount else {
-            throw PostgresError(.misuse, message: "statement has \(statement.parameterCount) parameters but \(query.binds.count) binds were given")
-        }
+        try statement.check(query.binds)
         if deferred.isEmpty { counters?.record(ConnectionCounters.pipelineStart) }
         counters?.record(query)
-        deferred.append((statement, query.binds))
+        deferred.append(.prepared(statement, query.binds))
     }
 
     /// Runs one or more statements through the simple protocol, without binds (migrations, DDL).
@@ -372,9 +378,7 @@ public final class PostgresConnection {
     }
 
     private func run(_ statement: Statement, _ binds: [PostgresBind], _ handle: OpaquePointer) throws -> PostgresRows {
-        guard binds.count == statement.parameterCount else {
-            throw PostgresError(.misuse, message: "statement has \(statement.parameterCount) parameters but \(binds.count) binds were given")
-        }
+        try statement.check(binds)
         let resultFormat: Int32 = statement.binaryResults ? 1 : 0
         let result = try Self.withEncoded(binds) { count, values, lengths, formats in
             PQexecPrepared(handle, statement.name, count, values, lengths, formats, resultFormat)
@@ -425,8 +429,8 @@ public final class PostgresConnection {
 
     // MARK: Pipelines
 
-    /// The statement that ends a pipeline after the deferred ones: one whose rows are returned, or a command (COMMIT).
-    private enum PipelineEnd {
+    /// One statement of a pipeline: a prepared one with its binds, or a command without any (COMMIT).
+    private enum PipelineItem {
         case prepared(Statement, [PostgresBind])
         case command(String)
     }
@@ -434,37 +438,26 @@ public final class PostgresConnection {
     /// Sends the deferred statements and then `last` (if any) in one pipeline with one sync, reads every answer, and
     /// returns `last`'s rows (empty rows without one). Throws the first failure; the statements after it are skipped
     /// by the server (and the transaction is then aborted, as after any failed statement).
-    private func runPipeline(then last: PipelineEnd?, _ handle: OpaquePointer) throws -> PostgresRows {
-        let held = deferred
+    private func runPipeline(then last: PipelineItem?, _ handle: OpaquePointer) throws -> PostgresRows {
+        let items = deferred + (last.map { [$0] } ?? [])
         deferred.removeAll()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError(handle) }
         var sent = 0
-        var sendFailed = false
-        for (statement, binds) in held {
-            let format: Int32 = statement.binaryResults ? 1 : 0
-            let ok = try Self.withEncoded(binds) { count, values, lengths, formats in
-                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, format)
-            }
-            guard ok == 1 else {
-                sendFailed = true
-                break
-            }
-            sent += 1
-        }
-        if !sendFailed, let last {
-            let ok: Int32
-            switch last {
+        for item in items {
+            let queued: Int32
+            switch item {
             case .prepared(let statement, let binds):
                 let format: Int32 = statement.binaryResults ? 1 : 0
-                ok = try Self.withEncoded(binds) { count, values, lengths, formats in
+                queued = try Self.withEncoded(binds) { count, values, lengths, formats in
                     PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, format)
                 }
             case .command(let sql):
-                ok = PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
+                queued = PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
             }
-            if ok == 1 { sent += 1 } else { sendFailed = true }
+            guard queued == 1 else { break }
+            sent += 1
         }
-        if sendFailed || PQpipelineSync(handle) != 1 {
+        if sent < items.count || PQpipelineSync(handle) != 1 {
             // libpq could not even queue the statements: the socket is gone or the state is unknown; start afresh.
             let error = connectionError(handle)
             lostConnection = true

@@ -226,7 +226,8 @@ public final class TestDovecot: @unchecked Sendable {
     static func chown(_ path: String, _ owner: (uid: uid_t, gid: gid_t)) throws {
         let (status, output) = try run(["/bin/chown", "-R", "\(owner.uid):\(owner.gid)", path])
         // A file dovecot removed during the walk (its uidlist lock) is no failure: there is nothing left to own.
-        let vanishedOnly = output.split(separator: "\n").allSatisfy { $0.hasSuffix("No such file or directory") }
+        let lines = output.split(separator: "\n")
+        let vanishedOnly = !lines.isEmpty && lines.allSatisfy { $0.hasSuffix("No such file or directory") }
         guard status == 0 || vanishedOnly else { throw TestDovecotError("chown failed: \(output)") }
     }
 
