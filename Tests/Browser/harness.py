@@ -33,7 +33,7 @@ import urllib.request
 import zlib
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import ElementClickInterceptedException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -251,10 +251,23 @@ class Browser:
         return element
 
     def click(self, css):
-        element = self.wait_for(css)
-        WebDriverWait(self.driver, WAIT, POLL).until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
-        element.click()
-        return element
+        """Clicks what matches css once it can be clicked. A page that renders again between the finding and the
+        click (the case page does when a poll brings news) leaves a stale element: it is found again, as a
+        person's second look would find the button where it now is."""
+        deadline = time.time() + WAIT
+        self.wait_for(css)
+        while True:
+            try:
+                element = WebDriverWait(self.driver, max(deadline - time.time(), POLL), POLL).until(
+                    EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
+                element.click()
+                return element
+            except (StaleElementReferenceException, ElementClickInterceptedException):
+                if time.time() > deadline:
+                    raise
+                time.sleep(POLL)
+            except TimeoutException:
+                raise AssertionError('%r was shown but never clickable within %d s' % (css, WAIT)) from None
 
     def unlabelled_controls(self):
         """Form controls (hidden inputs aside) with no label, aria-label or aria-labelledby: should be none."""

@@ -463,7 +463,7 @@ class VerifiedIdentityTests(BrowserTestCase):
         # with a second Complete, once the service has done it.
         self.expect_http_errors(409)
         engineer.click('button[data-action="complete"]')
-        Select(engineer.find('#action-unlock')).select_by_value('reset_security_questions')
+        Select(engineer.wait_for('#action-unlock')).select_by_value('reset_security_questions')
         engineer.click('#action-confirm')
         engineer.wait_for_text('#case-message', 'Not complete yet')
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % number), 'engineering')
