@@ -33,6 +33,7 @@ extension HTTPServer {
             context.multipart = nil
             request.pathParameters = parameters
             request.route = route.pattern
+            if let handlers { return runQueued(route.handler, on: handlers, request: request, context: context, connection: connection) }
             let (passed, early) = middleware.before(request)
             if let early {
                 let answer = middleware.after(request, passed: passed, response(for: early, context: context))
@@ -70,5 +71,35 @@ extension HTTPServer {
         return .YES
     }
 
+    /// Suspends the connection and queues the request's middleware and handler on `handlers` (one FIFO for every
+    /// connection, whichever MHD thread holds it); the answer resumes the connection as a deferred handler's does.
+    private func runQueued(
+        _ handler: Route.Handler, on handlers: WorkQueue, request: HTTPRequest, context: RequestContext, connection: OpaquePointer
+    ) -> MHD_Result {
+        guard suspend(context, connection: connection) else {
+            return queue(.problem(Self.shuttingDown, requestID: context.requestID), context: context, connection: connection)
+        }
+        let queued = handlers.submit { [self] in
+            let (passed, early) = middleware.before(request)
+            if let early {
+                resume(context, with: middleware.after(request, passed: passed, response(for: early, context: context)))
+                return
+            }
+            switch handler {
+            case .immediate(let handler):
+                let outcome = Result { try handler(request) }
+                resume(context, with: middleware.after(request, passed: passed, response(for: outcome, context: context)))
+            case .deferred(let handler):
+                handler(request) { [self] outcome in
+                    guard context.claimCompletion() else { return }
+                    resume(context, with: middleware.after(request, passed: passed, response(for: outcome, context: context)))
+                }
+            }
+        }
+        if !queued { resume(context, with: .problem(Self.overloaded, requestID: context.requestID)) }
+        return .YES
+    }
+
+    static let overloaded = Problem.unavailable(retryAfter: 1, detail: "The server is busy; try again in a moment.")
     static let shuttingDown = Problem.unavailable(retryAfter: 1, detail: "The server is shutting down.")
 }

@@ -49,6 +49,8 @@ public final class HTTPServer: @unchecked Sendable {
     let requestIDs = RequestIDGenerator()
     /// The connection cap and the head and body deadlines.
     let connectionGuard: ConnectionGuard
+    /// Where routed requests run when `configuration.handlerThreads` > 0 (`Dispatch.swift`); nil: on MHD's threads.
+    let handlers: WorkQueue?
 
     /// A server that does nothing until `start()`; the logger and metrics are passed in, never made here.
     public init(
@@ -69,6 +71,12 @@ public final class HTTPServer: @unchecked Sendable {
         self.metrics = metrics
         self.logsRequests = logger.minimumLevel <= .info
         self.connectionGuard = ConnectionGuard(configuration: configuration)
+        // Room for every connection's request: the connection cap, not this queue, is what refuses.
+        self.handlers =
+            configuration.handlerThreads > 0
+            ? WorkQueue(
+                threads: configuration.handlerThreads, capacity: configuration.maxConnections * 2, niceness: 0, name: "reclaim-http-handler")
+            : nil
         self.logTarget = .allocate(capacity: 2)
         self.logTarget.initialize(repeating: nil, count: 2)
         if let certificate = configuration.tlsCertificatePEM, let key = configuration.tlsKeyPEM {

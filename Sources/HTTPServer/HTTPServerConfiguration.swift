@@ -45,6 +45,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var spoolDirectory: String = NSTemporaryDirectory()
     /// Reverse proxies whose `X-Forwarded-For` names the client (`HTTPRequest.clientAddress`); none by default.
     public var trustedProxies: AddressRanges = .none
+    /// Threads that run routed requests (middleware and handler) from one queue in arrival order, while `threads` only
+    /// read and write connections; 0 runs each on the thread of its connection, as MHD hands it over. A connection
+    /// stays on the MHD thread that accepted it, so without the queue a request waits for its neighbours' there while
+    /// another thread idles (measured: BENCHMARKS.md, "One queue for every request").
+    public var handlerThreads: Int = 0
 
     /// The defaults suit one process on a small machine; see each field.
     public init(

@@ -117,6 +117,7 @@ public final class ReclaimService: Sendable {
         }
         var serverConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port)
         serverConfiguration.threads = configuration.threads
+        serverConfiguration.handlerThreads = configuration.handlerThreads
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerIP
         serverConfiguration.trustedProxies = configuration.trustedProxies

@@ -31,9 +31,11 @@ public struct ServiceConfiguration: Sendable {
     public var publicDirectory: String
     /// The forward-only SQL migrations (`RECLAIM_MIGRATIONS_DIR`, default: found by `InstalledFiles`).
     public var migrationsDirectory: String
-    /// HTTP worker threads (`RECLAIM_THREADS`, default: the number of cores).
+    /// HTTP threads (`RECLAIM_THREADS`, default: half the cores, at least one): MHD's, reading requests and writing
+    /// answers; with handler threads they run no request themselves.
     public var threads: Int
-    /// Most PostgreSQL connections the service opens (`RECLAIM_DB_CONNECTIONS`, default: threads + 4).
+    /// Most PostgreSQL connections the service opens (`RECLAIM_DB_CONNECTIONS`, default: handler threads (or HTTP threads,
+    /// whichever is more) + 4).
     public var databaseConnections: Int
     /// Most simultaneous HTTP connections (`RECLAIM_MAX_CONNECTIONS`, default 1024).
     public var maxConnections: Int
@@ -44,6 +46,9 @@ public struct ServiceConfiguration: Sendable {
     public var connectionTimeoutSeconds: Int
     /// Seconds a request's head may take to arrive, keep-alive waits included (`RECLAIM_HEADER_TIMEOUT`, default 10).
     public var headerTimeoutSeconds: Int = 10
+    /// Threads running requests from one queue in arrival order (`RECLAIM_HANDLER_THREADS`, default: one per core; 0:
+    /// each on its connection's HTTP thread). See `HTTPServerConfiguration.handlerThreads`.
+    public var handlerThreads: Int = 0
     /// Seconds a request's body may take to arrive after its head (`RECLAIM_BODY_TIMEOUT`, default 60).
     public var bodyTimeoutSeconds: Int = 60
     /// Seconds in-flight requests get to finish at shutdown (`RECLAIM_SHUTDOWN_GRACE`, default 10).
@@ -135,8 +140,9 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_KEY_FILE", "secret key file made by `reclaim keys generate`, mode 0600 (required by serve)"),
         ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
         ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default PREFIX/share/reclaim/Migrations, or the checkout's Migrations/)"),
-        ("RECLAIM_THREADS", "HTTP worker threads (default: number of cores)"),
-        ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: threads + 4)"),
+        ("RECLAIM_THREADS", "HTTP threads reading and writing connections (default: half the cores, at least 1)"),
+        ("RECLAIM_HANDLER_THREADS", "threads running requests from one queue in arrival order (default: one per core; 0: on the HTTP threads)"),
+        ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: the larger of the two thread counts + 4)"),
         (
             "RECLAIM_MAX_CONNECTIONS",
             "most simultaneous HTTP connections; a few more are answered 503 at once, the rest closed at once (default 1024)"
@@ -231,8 +237,11 @@ public struct ServiceConfiguration: Sendable {
 
         let (host, port) = try parseAddress(value("RECLAIM_ADDRESS") ?? "127.0.0.1:8080")
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let threads = try integer("RECLAIM_THREADS", default: max(1, cores), range: 1...256)
-        let databaseConnections = try integer("RECLAIM_DB_CONNECTIONS", default: threads + 4, range: 1...1000)
+        // The HTTP threads only read and write connections; requests run on the handler threads, one a core: with
+        // PostgreSQL on the same cores, more of them only contended (BENCHMARKS.md, "One queue for every request").
+        let threads = try integer("RECLAIM_THREADS", default: max(1, cores / 2), range: 1...256)
+        let handlerThreads = try integer("RECLAIM_HANDLER_THREADS", default: max(1, cores), range: 0...256)
+        let databaseConnections = try integer("RECLAIM_DB_CONNECTIONS", default: max(threads, handlerThreads) + 4, range: 1...1000)
         let maxConnections = try integer("RECLAIM_MAX_CONNECTIONS", default: 1024, range: 1...100_000)
         let timeout = try integer("RECLAIM_CONNECTION_TIMEOUT", default: 15, range: 1...3600)
         let headerTimeout = try integer("RECLAIM_HEADER_TIMEOUT", default: 10, range: 1...3600)
@@ -378,6 +387,7 @@ public struct ServiceConfiguration: Sendable {
             supportContact: supportContact)
         configuration.migrationDatabaseURL = migrationDatabaseURL
         configuration.headerTimeoutSeconds = headerTimeout
+        configuration.handlerThreads = handlerThreads
         configuration.bodyTimeoutSeconds = bodyTimeout
         configuration.webAuthnOrigin = webAuthnOrigin
         configuration.dataDirectory = value("RECLAIM_DATA_DIR") ?? "data"

@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func theHashQueueIsBoundedAndRunsJobsOffTheCaller() throws {
-        let queue = PasswordHashQueue(threads: 1, capacity: 1, idleTimeout: 1)
+        let queue = WorkQueue(threads: 1, capacity: 1, idleTimeout: 1)
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)

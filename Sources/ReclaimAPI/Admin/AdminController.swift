@@ -10,9 +10,9 @@ import ReclaimStore
 /// Creating an agent and resetting a password hash with argon2id, so those run on a small queue of their own.
 final class AdminController: Sendable {
     let context: ServiceContext
-    let hashQueue: PasswordHashQueue
+    let hashQueue: WorkQueue
 
-    init(context: ServiceContext, hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 1, capacity: 8)) {
+    init(context: ServiceContext, hashQueue: WorkQueue = WorkQueue(threads: 1, capacity: 8)) {
         self.context = context
         self.hashQueue = hashQueue
     }

@@ -10,10 +10,10 @@ import ReclaimStore
 /// Deferred: one argon2id hash per security answer runs on a small queue of its own, never on HTTP workers.
 final class AccountsController: Sendable {
     let context: ServiceContext
-    let hashQueue: PasswordHashQueue
+    let hashQueue: WorkQueue
     let hasher = PasswordHash()
 
-    init(context: ServiceContext, hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 1, capacity: 32)) {
+    init(context: ServiceContext, hashQueue: WorkQueue = WorkQueue(threads: 1, capacity: 32)) {
         self.context = context
         self.hashQueue = hashQueue
     }

@@ -15,9 +15,9 @@ final class CasesController: Sendable {
     /// Verifies answers given with `send_reset` (argon2id, ~15 ms each).
     let answerHasher = PasswordHash()
     /// Where `send_reset` checks given answers, so argon2id never runs on an HTTP worker thread.
-    let hashQueue: PasswordHashQueue
+    let hashQueue: WorkQueue
 
-    init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 1, capacity: 32)) {
+    init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: WorkQueue = WorkQueue(threads: 1, capacity: 32)) {
         self.context = context
         self.workflow = workflow
         self.operations = CaseOperations(keys: context.keys, workflow: workflow)

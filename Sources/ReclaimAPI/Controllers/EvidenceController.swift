@@ -13,11 +13,11 @@ import ReclaimStore
 final class EvidenceController: Sendable {
     let context: ServiceContext
     let operations: CaseOperations
-    let hashQueue: PasswordHashQueue
+    let hashQueue: WorkQueue
     let hasher = PasswordHash()
     let workflow: Workflow
 
-    init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: PasswordHashQueue = PasswordHashQueue(threads: 2, capacity: 32)) {
+    init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: WorkQueue = WorkQueue(threads: 2, capacity: 32)) {
         self.context = context
         self.operations = CaseOperations(keys: context.keys, workflow: workflow)
         self.hashQueue = hashQueue

@@ -16,13 +16,13 @@ public final class SessionController: Sendable {
     let policy: IdentityPolicy
     let hasher: PasswordHash
     /// The bounded queue argon2id runs on.
-    public let hashQueue: PasswordHashQueue
+    public let hashQueue: WorkQueue
 
     public init(context: ServiceContext, policy: IdentityPolicy = .standard, hasher: PasswordHash = PasswordHash()) {
         self.context = context
         self.policy = policy
         self.hasher = hasher
-        self.hashQueue = PasswordHashQueue(threads: policy.hashThreads, capacity: policy.hashQueueCapacity)
+        self.hashQueue = WorkQueue(threads: policy.hashThreads, capacity: policy.hashQueueCapacity)
     }
 
     struct SignInRequest: Decodable {

@@ -1,11 +1,12 @@
 import Foundation
 
-/// A small bounded queue for argon2id work (sign-ins), so password hashing never runs on HTTP workers:
-/// `threads` workers, at most `capacity` jobs waiting; `submit` refuses beyond that (the caller answers 503).
+/// A bounded FIFO of jobs run by `threads` workers, at most `capacity` jobs waiting; `submit` refuses beyond that (the
+/// caller answers 503). The service's argon2id work runs on such queues (sign-ins, answers: never on the request
+/// handlers' threads), and with `HTTPServerConfiguration.handlerThreads` every routed request does (`Dispatch.swift`).
 ///
 /// Workers start on demand and exit after `idleTimeout` without work, so a service that is dropped (tests)
 /// leaves no threads behind; they are long-lived under load, keeping their PostgreSQL connection.
-public final class PasswordHashQueue: @unchecked Sendable {
+public final class WorkQueue: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is read and written only while holding `condition`.
     private let condition = NSCondition()
     private var waiting: [@Sendable () -> Void] = []
@@ -16,13 +17,18 @@ public final class PasswordHashQueue: @unchecked Sendable {
     private let capacity: Int
     private let idleTimeout: TimeInterval
     private let niceness: Int32
+    private let name: String
 
-    /// A queue with `threads` workers and room for `capacity` waiting jobs.
-    public init(threads: Int, capacity: Int, idleTimeout: TimeInterval = 30, niceness: Int32 = 5) {
+    /// A queue with `threads` workers (threads called `name`, at `niceness`) and room for `capacity` waiting jobs. The
+    /// defaults are the password hashing's: nice 5, as hashing tolerates waiting and other requests' latency does not.
+    public init(
+        threads: Int, capacity: Int, idleTimeout: TimeInterval = 30, niceness: Int32 = 5, name: String = "reclaim-password-hash"
+    ) {
         self.threads = max(1, threads)
         self.capacity = max(0, capacity)
         self.idleTimeout = idleTimeout
         self.niceness = niceness
+        self.name = name
     }
 
     /// Jobs waiting for a worker now (for metrics and tests).
@@ -43,7 +49,7 @@ public final class PasswordHashQueue: @unchecked Sendable {
         } else if workers < threads {
             workers += 1
             let thread = Thread { [self] in work() }
-            thread.name = "reclaim-password-hash"
+            thread.name = name
             thread.start()
         }
         return true
@@ -61,10 +67,10 @@ public final class PasswordHashQueue: @unchecked Sendable {
     #endif
 
     private func work() {
-        // Lower priority (nice 5, this thread only on Linux): hashing tolerates waiting, other requests'
-        // latency does not; measured /healthz p99 while sign-ins saturate the queue is in BENCHMARKS.md.
+        // The queue's priority (this thread only, on Linux): the password hashing's nice 5 keeps other requests'
+        // latency (measured: /healthz p99 while sign-ins saturate the queue, BENCHMARKS.md).
         #if os(Linux)
-            if let tid = Self.currentThreadID() {
+            if niceness != 0, let tid = Self.currentThreadID() {
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, niceness)
             }
         #endif
