@@ -68,6 +68,7 @@ extension HTTPServer {
             "http_listening",
             [
                 "host": .string(configuration.host), "port": .int(boundPort), "threads": .int(configuration.threads),
+                "handler_threads": .int(configuration.handlerThreads),
                 "tls": .bool(configuration.usesTLS),
             ])
     }

@@ -79,7 +79,9 @@ extension HTTPServer {
         guard suspend(context, connection: connection) else {
             return queue(.problem(Self.shuttingDown, requestID: context.requestID), context: context, connection: connection)
         }
+        metrics.queued.add(1, ordering: .relaxed)
         let queued = handlers.submit { [self] in
+            metrics.queued.subtract(1, ordering: .relaxed)
             let (passed, early) = middleware.before(request)
             if let early {
                 resume(context, with: middleware.after(request, passed: passed, response(for: early, context: context)))
@@ -96,10 +98,15 @@ extension HTTPServer {
                 }
             }
         }
-        if !queued { resume(context, with: .problem(Self.overloaded, requestID: context.requestID)) }
+        if !queued {
+            metrics.queued.subtract(1, ordering: .relaxed)
+            resume(context, with: .problem(Self.overloaded, requestID: context.requestID))
+        }
         return .YES
     }
 
-    static let overloaded = Problem.unavailable(retryAfter: 1, detail: "The server is busy; try again in a moment.")
+    /// A full handler queue (room for twice the connection cap, so the cap refuses first): 503 `overloaded`, as the cap's is.
+    static let overloaded = Problem.unavailable(
+        retryAfter: 1, code: HTTPProblemCode.overloaded, detail: "Too many requests waiting; try again in a moment.")
     static let shuttingDown = Problem.unavailable(retryAfter: 1, detail: "The server is shutting down.")
 }

@@ -48,8 +48,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// Threads that run routed requests (middleware and handler) from one queue in arrival order, while `threads` only
     /// read and write connections; 0 runs each on the thread of its connection, as MHD hands it over. A connection
     /// stays on the MHD thread that accepted it, so without the queue a request waits for its neighbours' there while
-    /// another thread idles (measured: BENCHMARKS.md, "One queue for every request").
-    public var handlerThreads: Int = 0
+    /// another thread idles (measured: BENCHMARKS.md, "One queue for every request"). Two a core by default: a handler
+    /// waiting on its database leaves the core to another.
+    public var handlerThreads: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
 
     /// The defaults suit one process on a small machine; see each field.
     public init(

@@ -37,6 +37,8 @@ public final class RequestMetrics: Sendable {
     let largeBodies = Atomic<Int>(0)
     /// Requests whose body (or a form's file) was spooled to disk rather than held in memory, since start.
     let spooled = Atomic<Int>(0)
+    /// Requests read whole and waiting for a handler thread (`HTTPServerConfiguration.handlerThreads`).
+    let queued = Atomic<Int>(0)
 
     /// The `Content-Type` for `renderPrometheus()` output.
     public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -62,6 +64,9 @@ public final class RequestMetrics: Sendable {
 
     /// Requests currently being handled.
     public var requestsInFlight: Int { inFlight.load(ordering: .sequentiallyConsistent) }
+
+    /// Requests waiting for a handler thread right now: the queue's length, the service's saturation.
+    public var requestsQueued: Int { queued.load(ordering: .relaxed) }
 
     /// Requests holding a body over `largeBodyThreshold` right now.
     public var largeBodiesInFlight: Int { largeBodies.load(ordering: .relaxed) }
@@ -103,6 +108,9 @@ public final class RequestMetrics: Sendable {
         out += "# HELP http_requests_in_flight HTTP requests being handled now.\n"
         out += "# TYPE http_requests_in_flight gauge\n"
         out += "http_requests_in_flight \(requestsInFlight)\n"
+        out += "# HELP http_requests_queued HTTP requests read whole and waiting for a handler thread.\n"
+        out += "# TYPE http_requests_queued gauge\n"
+        out += "http_requests_queued \(requestsQueued)\n"
         out += "# HELP http_large_bodies_in_flight Requests holding a large body (uploads), capped by maxConcurrentLargeBodies.\n"
         out += "# TYPE http_large_bodies_in_flight gauge\n"
         out += "http_large_bodies_in_flight \(largeBodiesInFlight)\n"

@@ -9,7 +9,9 @@ import Foundation
 public final class WorkQueue: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is read and written only while holding `condition`.
     private let condition = NSCondition()
-    private var waiting: [@Sendable () -> Void] = []
+    /// Jobs from `head` on wait; a taken one is cleared at once, so what it captured (a request's body, its spool
+    /// file) goes when it is done, not when the array is next compacted.
+    private var waiting: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var workers = 0
     private var idleWorkers = 0
@@ -77,7 +79,8 @@ public final class WorkQueue: @unchecked Sendable {
         condition.lock()
         while true {
             if head < waiting.count {
-                let job = waiting[head]
+                let job = waiting[head]!
+                waiting[head] = nil
                 head += 1
                 if head > 64 && head * 2 > waiting.count {
                     waiting.removeFirst(head)

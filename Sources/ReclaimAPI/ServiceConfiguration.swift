@@ -46,7 +46,7 @@ public struct ServiceConfiguration: Sendable {
     public var connectionTimeoutSeconds: Int
     /// Seconds a request's head may take to arrive, keep-alive waits included (`RECLAIM_HEADER_TIMEOUT`, default 10).
     public var headerTimeoutSeconds: Int = 10
-    /// Threads running requests from one queue in arrival order (`RECLAIM_HANDLER_THREADS`, default: one per core; 0:
+    /// Threads running requests from one queue in arrival order (`RECLAIM_HANDLER_THREADS`, default: two per core; 0:
     /// each on its connection's HTTP thread). See `HTTPServerConfiguration.handlerThreads`.
     public var handlerThreads: Int = 0
     /// Seconds a request's body may take to arrive after its head (`RECLAIM_BODY_TIMEOUT`, default 60).
@@ -141,7 +141,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_PUBLIC_DIR", "static files (default PREFIX/share/reclaim/Public beside PREFIX/bin/reclaim, or the checkout's Public/)"),
         ("RECLAIM_MIGRATIONS_DIR", "SQL migrations (default PREFIX/share/reclaim/Migrations, or the checkout's Migrations/)"),
         ("RECLAIM_THREADS", "HTTP threads reading and writing connections (default: half the cores, at least 1)"),
-        ("RECLAIM_HANDLER_THREADS", "threads running requests from one queue in arrival order (default: one per core; 0: on the HTTP threads)"),
+        ("RECLAIM_HANDLER_THREADS", "threads running requests from one queue in arrival order (default: two per core; 0: on the HTTP threads)"),
         ("RECLAIM_DB_CONNECTIONS", "most PostgreSQL connections (default: the larger of the two thread counts + 4)"),
         (
             "RECLAIM_MAX_CONNECTIONS",
@@ -237,10 +237,11 @@ public struct ServiceConfiguration: Sendable {
 
         let (host, port) = try parseAddress(value("RECLAIM_ADDRESS") ?? "127.0.0.1:8080")
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        // The HTTP threads only read and write connections; requests run on the handler threads, one a core: with
-        // PostgreSQL on the same cores, more of them only contended (BENCHMARKS.md, "One queue for every request").
+        // The HTTP threads only read and write connections; requests run on the handler threads, two a core: a write
+        // waits on PostgreSQL for most of its round trips, and with one a core the escalate ran ~25% slower
+        // (BENCHMARKS.md, "One queue for every request").
         let threads = try integer("RECLAIM_THREADS", default: max(1, cores / 2), range: 1...256)
-        let handlerThreads = try integer("RECLAIM_HANDLER_THREADS", default: max(1, cores), range: 0...256)
+        let handlerThreads = try integer("RECLAIM_HANDLER_THREADS", default: 2 * max(1, cores), range: 0...256)
         let databaseConnections = try integer("RECLAIM_DB_CONNECTIONS", default: max(threads, handlerThreads) + 4, range: 1...1000)
         let maxConnections = try integer("RECLAIM_MAX_CONNECTIONS", default: 1024, range: 1...100_000)
         let timeout = try integer("RECLAIM_CONNECTION_TIMEOUT", default: 15, range: 1...3600)

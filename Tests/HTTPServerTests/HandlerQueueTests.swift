@@ -97,10 +97,13 @@ import Testing
             #expect(eventually(5) { server.server.requestsInFlight == index + 1 })
         }
         #expect(held.order.withLock { $0 } == ["first"], "nothing runs while the only handler thread is held")
+        #expect(server.metrics.requestsQueued == 4)
+        #expect(server.metrics.renderPrometheus().contains("http_requests_queued 4\n"))
         held.release.signal()
         #expect(try #require(first.wait(timeout: 5)).get().status == 200)
         for request in queued { #expect(try #require(request.wait(timeout: 5)).get().status == 200) }
         #expect(held.order.withLock { $0 } == ["first", "1", "2", "3", "4"])
+        #expect(server.metrics.requestsQueued == 0)
     }
 
     @Test func shutdownLetsQueuedRequestsFinish() throws {

@@ -7,8 +7,11 @@ import Testing
 @Suite(.serialized) struct TransportTests {
     static let hello = Route(.GET, "/hello") { _ in .text("hello") }
 
-    @Test func keepAliveReusesOneConnection() throws {
-        let server = try TestServer(routes: [Self.hello])
+    /// Every request on MHD's threads (0), or from the handler queue (2, the service's way).
+    static let modes = [0, 2]
+
+    @Test(arguments: modes) func keepAliveReusesOneConnection(handlerThreads: Int) throws {
+        let server = try TestServer(routes: [Self.hello], configure: { $0.handlerThreads = handlerThreads })
         defer { server.stop() }
         let client = server.client(keepAlive: true)
         for _ in 0..<200 {
@@ -111,7 +114,7 @@ import Testing
         #expect(try server.client().request("GET", "/hello").status == 200)
     }
 
-    @Test func gracefulShutdownFinishesInFlightRequests() throws {
+    @Test(arguments: modes) func gracefulShutdownFinishesInFlightRequests(handlerThreads: Int) throws {
         let routes = [
             Self.hello,
             Route(.GET, "/slow") { _ in
@@ -119,7 +122,7 @@ import Testing
                 return .text("done")
             },
         ]
-        let server = try TestServer(routes: routes)
+        let server = try TestServer(routes: routes, configure: { $0.handlerThreads = handlerThreads })
         let port = server.port
         let slow = Background { try TestHTTPClient(port: port).request("GET", "/slow") }
         #expect(eventually(2) { server.server.requestsInFlight == 1 })
@@ -182,7 +185,7 @@ import Testing
         Thread.sleep(forTimeInterval: 0.3)
     }
 
-    @Test func deferredHandlersFreeTheWorkerThread() throws {
+    @Test(arguments: modes) func deferredHandlersFreeTheWorkerThread(handlerThreads: Int) throws {
         struct Stamp: HTTPMiddleware {
             func after(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
                 var stamped = response
@@ -216,7 +219,12 @@ import Testing
                     complete(.success(.text("ignored second answer")))
                 }),
         ]
-        let server = try TestServer(routes: routes, configure: { $0.threads = 1 }, middleware: [Stamp()])
+        let server = try TestServer(
+            routes: routes,
+            configure: {
+                $0.threads = 1
+                $0.handlerThreads = handlerThreads
+            }, middleware: [Stamp()])
         defer { server.stop() }
         let port = server.port
 
@@ -249,7 +257,7 @@ import Testing
         #expect(server.waitUntilIdle())
     }
 
-    @Test func middlewareSeesTheRealAnswerOfADeferredRoute() throws {
+    @Test(arguments: modes) func middlewareSeesTheRealAnswerOfADeferredRoute(handlerThreads: Int) throws {
         /// Records what its `after` stage saw; answers 418 itself for `X-Short: 1`.
         final class Witness: HTTPMiddleware, @unchecked Sendable {
             let lock = NSLock()
@@ -284,7 +292,7 @@ import Testing
                     queue.async { complete(.failure(Problem.conflict(code: TestProblem.taken, detail: "Already taken."))) }
                 }),
         ]
-        let server = try TestServer(routes: routes, middleware: [witness])
+        let server = try TestServer(routes: routes, configure: { $0.handlerThreads = handlerThreads }, middleware: [witness])
         defer { server.stop() }
         let client = server.client()
 

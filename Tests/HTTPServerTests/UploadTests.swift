@@ -225,14 +225,15 @@ import Testing
         ])
         let posted = try server.client(timeout: 20).request("POST", "/hold", headers: Self.formHeaders(), body: form)
         #expect(posted.status == 200)
-        #expect(seen.withLock { $0.count } == 1)
-        #expect(seen.withLock { $0.map(\.clear) } == [false])
+        // Its own spool file (the first request's may still be open for a moment on a handler thread: it closes when
+        // that request is released, just after its answer is handed over); none in clear.
+        #expect(seen.withLock { !$0.isEmpty && $0.count <= 2 && $0.allSatisfy { !$0.clear } })
         // Small bodies and JSON stay in memory; nothing is left behind, by name or open.
         let small = try server.client().request("POST", "/hold", headers: [("Content-Type", "application/pdf")], body: Array(document.prefix(1000)))
         #expect(small.text == "size=1000 spooled=false same=true")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
         #expect(server.waitUntilIdle())
-        #expect(Self.spoolFiles(in: directory, containing: marker).isEmpty)
+        #expect(eventually(2) { Self.spoolFiles(in: directory, containing: marker).isEmpty })
     }
 
     @Test func aSpoolThatCannotBeWrittenIs503() throws {

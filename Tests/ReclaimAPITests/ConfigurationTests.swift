@@ -19,11 +19,11 @@ import Testing
         let configuration = try ServiceConfiguration.fromEnvironment(base)
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.port == 8080)
-        // HTTP threads for the connections, one request queue run by a thread a core, a database connection for each.
+        // HTTP threads for the connections, one request queue run by two threads a core, a database connection for each.
         let cores = ProcessInfo.processInfo.activeProcessorCount
         #expect(configuration.threads == max(1, cores / 2))
-        #expect(configuration.handlerThreads == cores)
-        #expect(configuration.databaseConnections == cores + 4)
+        #expect(configuration.handlerThreads == 2 * cores)
+        #expect(configuration.databaseConnections == 2 * cores + 4)
         let inline = try ServiceConfiguration.fromEnvironment(base.merging(["RECLAIM_HANDLER_THREADS": "0", "RECLAIM_THREADS": "3"]) { $1 })
         #expect(inline.handlerThreads == 0 && inline.databaseConnections == 3 + 4)
         #expect(configuration.shutdownGraceSeconds == 10)
