@@ -40,21 +40,31 @@ import Testing
                 Route(.GET, "/later", deferred: { _, complete in DispatchQueue.global().async { complete(.success(.text("later"))) } }),
             ]
         }
+
+        /// A server on these routes with `threads` MHD threads and `handlerThreads`, and a first request (`/held?name=`
+        /// `name`) already holding a handler thread.
+        func serve(
+            threads: Int = 2, handlerThreads: Int, shutdownGrace: Double = 10, name: String = "", middleware: [any HTTPMiddleware] = []
+        ) throws -> (TestServer, Background<TestHTTPResponse>) {
+            let server = try TestServer(
+                routes: routes,
+                configure: {
+                    $0.threads = threads
+                    $0.handlerThreads = handlerThreads
+                    $0.shutdownGraceSeconds = shutdownGrace
+                }, middleware: middleware)
+            let port = server.port
+            let first = Background { try TestHTTPClient(port: port).request("GET", "/held?name=\(name)") }
+            #expect(entered.wait(timeout: .now() + 5) == .success)
+            return (server, first)
+        }
     }
 
     @Test func aHeldRequestDoesNotHoldTheOthersOnItsConnectionsThread() throws {
         // One MHD thread holds every connection: run on it, the held request would keep /hello waiting until released.
         let held = Held()
-        let server = try TestServer(
-            routes: held.routes,
-            configure: {
-                $0.threads = 1
-                $0.handlerThreads = 2
-            }, middleware: [Stamp()])
+        let (server, waiting) = try held.serve(threads: 1, handlerThreads: 2, middleware: [Stamp()])
         defer { server.stop() }
-        let port = server.port
-        let waiting = Background { try TestHTTPClient(port: port).request("GET", "/held") }
-        #expect(held.entered.wait(timeout: .now() + 5) == .success)
         let client = server.client(keepAlive: true)
         for _ in 0..<5 {
             let response = try client.request("GET", "/hello")
@@ -80,16 +90,9 @@ import Testing
     @Test func requestsRunInTheOrderTheyArrived() throws {
         // One handler thread, held by the first request: the others queue behind it and run in their order.
         let held = Held()
-        let server = try TestServer(
-            routes: held.routes,
-            configure: {
-                $0.threads = 2
-                $0.handlerThreads = 1
-            })
+        let (server, first) = try held.serve(threads: 2, handlerThreads: 1, name: "first")
         defer { server.stop() }
         let port = server.port
-        let first = Background { try TestHTTPClient(port: port).request("GET", "/held?name=first") }
-        #expect(held.entered.wait(timeout: .now() + 5) == .success)
         var queued: [Background<TestHTTPResponse>] = []
         for index in 1...4 {
             queued.append(Background { try TestHTTPClient(port: port).request("GET", "/hello?name=\(index)") })
@@ -108,15 +111,8 @@ import Testing
 
     @Test func shutdownLetsQueuedRequestsFinish() throws {
         let held = Held()
-        let server = try TestServer(
-            routes: held.routes,
-            configure: {
-                $0.handlerThreads = 1
-                $0.shutdownGraceSeconds = 5
-            })
+        let (server, first) = try held.serve(handlerThreads: 1, shutdownGrace: 5)
         let port = server.port
-        let first = Background { try TestHTTPClient(port: port).request("GET", "/held") }
-        #expect(held.entered.wait(timeout: .now() + 5) == .success)
         let behind = Background { try TestHTTPClient(port: port).request("GET", "/hello") }
         #expect(eventually(5) { server.server.requestsInFlight == 2 })
         let stopping = Background { server.stop() }
