@@ -14,6 +14,7 @@ import { loadAnswers } from './case/answers.js';
 import { agentNames, allows, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
 import { openEdit } from './case/edit.js';
 import { privacyPanel } from './case/privacy.js';
+import { relatedPanel } from './case/related.js';
 import { riskPanel } from './case/risk.js';
 import { loadEvidence } from './case/evidence.js';
 import { loadMessages } from './case/messages.js';
@@ -79,9 +80,10 @@ function render() {
     h('div', { class: 'case-grid' },
       h('div', { class: 'case-main' },
         c.risk || c.risk_signals?.length || app.can('case.flag') ? section('Risk', 'risk', riskPanel(c)) : null,
+        c.related?.length ? section('Related cases', 'related', relatedPanel(c)) : null,
         section('Actions', 'actions', actionsPanel(c)),
         privacy ? section('Personal data', 'privacy', privacy) : null,
-        c.unlocks?.required?.length ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
+        c.unlocks?.required?.length || c.state === 'engineering' ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,
         answersTaken(c) ? section('Security answers', 'answers', h('div', { id: 'answers-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
         section('Timeline', 'timeline', h('div', { id: 'timeline-body' }, h('p', { class: 'muted' }, 'Loading…'))),
         app.can('case.events') ? section('Messages', 'messages', h('div', { id: 'messages-body' }, h('p', { class: 'muted' }, 'Loading…'))) : null,
@@ -107,7 +109,9 @@ function render() {
         section('What the thief changed', 'thief', h('ul', { class: 'plain' },
           Object.entries(FACTS).map(([key, words]) => h('li', { dataset: { fact: key } },
             h('span', { class: c.facts?.[key] ? 'yes' : 'no' }, c.facts?.[key] ? 'Yes' : 'No'), ' ', words,
-            key === 'rescue_email_added' && c.facts?.[key] ? rescueWords(c.facts.rescue_email) : null)))),
+            key === 'rescue_email_added' && c.facts?.[key] ? rescueWords(c.facts.rescue_email) : null)),
+          c.facts?.former_rescue_emails?.length ? h('li', { id: 'case-former-rescue' }, 'Earlier rescue addresses (still the thief’s: never written to): ',
+            c.facts.former_rescue_emails.map((a, i) => [i ? ', ' : '', h('span', { class: 'mono' }, a)])) : null)),
         section('Devices', 'devices', !c.devices?.length ? h('p', { class: 'muted' }, c.erased_at ? 'Erased.' : 'None given.') : h('ul', { class: 'plain devices' },
           c.devices.map((d) => h('li', {}, h('strong', {}, d.model ?? 'Device'), d.serial ? [h('br'), 'Serial ', h('span', { class: 'mono' }, d.serial)] : null,
             d.imei ? [h('br'), 'IMEI ', h('span', { class: 'mono' }, d.imei)] : null)))),

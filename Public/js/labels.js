@@ -38,7 +38,7 @@ export const ACTIONS = {
   begin_review: { label: 'Begin review', help: 'Start reviewing the documents received.' },
   approve: { label: 'Approve documents', help: 'The documents prove ownership: hand the case to engineering.' },
   reject: { label: 'Reject', help: 'The documents do not prove ownership.', reason: true },
-  complete: { label: 'Complete', help: 'Engineering performed the unlock.', unlock: true },
+  complete: { label: 'Complete', help: 'Every unlock step is done, each by the service after its cooling-off.' },
   reopen: { label: 'Reopen', help: 'Take a finished case back to tier 2.', reason: true },
   close: { label: 'Close', help: 'Close a finished case.', reason: true },
 };
@@ -50,19 +50,23 @@ export const UNLOCKS = {
   remove_activation_lock: 'Remove the activation lock',
 };
 
-/** The unlocks `complete` may carry: with a checklist (`unlocks.required`), the steps still outstanding; without
- *  one, as Workflow.allowedUnlocks (device-only cases can only lose the activation lock). */
-export function unlocksFor(caseData) {
+/** The steps engineering may schedule (UnlockChecklist.schedulable): the checklist (`unlocks.required`); without one,
+ *  as Workflow.allowedUnlocks (device-only cases can only lose the activation lock): `complete` then still needs one
+ *  done, and every step is done by the service after the cooling-off (api.md v1.3). */
+export function schedulableUnlocks(caseData) {
   const required = caseData.unlocks?.required ?? [];
-  if (required.length) return outstandingUnlocks(caseData);
+  if (required.length) return required;
   const deviceOnly = caseData.kind === 'activation_lock' || caseData.facts?.two_step_enabled;
   return deviceOnly ? ['remove_activation_lock'] : ['remove_rescue_email', 'reset_security_questions'];
 }
 
-/** The checklist steps not done yet (UnlockChecklist.outstanding). */
+/** What still stands between the case and `complete`: the checklist steps not done; without a checklist, every
+ *  schedulable step while none is done (one is enough). */
 export function outstandingUnlocks(caseData) {
   const done = new Set(caseData.unlocks?.done ?? []);
-  return (caseData.unlocks?.required ?? []).filter((step) => !done.has(step));
+  const steps = schedulableUnlocks(caseData);
+  if (!(caseData.unlocks?.required ?? []).length && steps.some((step) => done.has(step))) return [];
+  return steps.filter((step) => !done.has(step));
 }
 
 export const EVIDENCE_TYPES = {
@@ -134,7 +138,12 @@ export const RISK_SIGNALS = {
   mail_from_rescue_address: 'Mail from the rescue address the thief added',
   repudiated: 'Someone said “this wasn’t me”',
   flagged: 'Flagged by an agent',
+  parallel_case: 'Another case on this account or device names a different customer',
+  contact_changed: 'Contact, rescue facts or devices corrected while an unlock step waited',
 };
+
+/** Why another case is related (RelatedCases.Reason): what the case page's related list says. */
+export const RELATED_REASONS = { account: 'same account', device: 'same device', contact: 'same contact address', phone: 'same phone' };
 
 /** Where a recorded unlock step stands (the cooling-off). */
 export const UNLOCK_STATUSES = { scheduled: 'scheduled', done: 'done', cancelled: 'cancelled' };

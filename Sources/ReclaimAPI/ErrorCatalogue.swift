@@ -53,6 +53,8 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case differentCustomer = "different_customer"
     case accessCodeJustIssued = "access_code_just_issued"
     case pathDecided = "path_decided"
+    case accountBusy = "account_busy"
+    case coolingOff = "cooling_off"
     // Personal data
     case caseOpen = "case_open"
     case caseErased = "case_erased"
@@ -90,7 +92,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
             .notFrozen, .notSameAccount, .endpointDisabled:
             409
         case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled, .caseOpen,
-            .alreadyErased:
+            .alreadyErased, .accountBusy, .coolingOff:
             409
         case .caseErased: 410
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
@@ -100,6 +102,10 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     }
 
     var title: String { HTTPStatus.reasonPhrase(status) }
+
+    /// The one code the contract answers with a second status: `case_erased` is 410 to a look-up and 409 to a change
+    /// (api.md v1.3 "An erased case is finished for good").
+    var alsoAnswered: Int? { self == .caseErased ? 409 : nil }
 
     /// Every code the service answers, the transport's included, for `/openapi.json`.
     static var everyKind: [any ProblemKind] { HTTPProblemCode.allCases + ErrorCode.allCases }
@@ -155,7 +161,14 @@ extension WorkflowRefusal: Refusal {
                 detail:
                     "The case is finished (resolved, rejected, closed or merged) and takes no more work; an internal note is still possible. Work on a merged case goes on the case it went into."
             )
-        case .unlockRequired: Problem(ErrorCode.unlockRequired, detail: "Say which unlock was performed.")
+        case .unlockRequired:
+            Problem(
+                ErrorCode.unlockRequired,
+                detail: "No unlock step is done on this case: schedule one (it is done after the cooling-off), then complete.")
+        case .unlockNotScheduled:
+            Problem(
+                ErrorCode.unlockNotScheduled,
+                detail: "This unlock step is not done: schedule it (it is done after the cooling-off, with its notice); complete never performs one.")
         case .unlockNotAllowed: Problem(ErrorCode.unlockNotAllowed, detail: "This unlock is not allowed on this case.")
         case .answersNotMatched: Problem(ErrorCode.answersNotMatched, detail: "A reset needs every security answer on file to match.")
         case .reasonRequired: Problem(ErrorCode.reasonRequired, detail: "Give a reason for this action.")
@@ -189,7 +202,8 @@ extension WorkflowRefusal: Refusal {
     static let examples: [WorkflowRefusal] = [
         .invalidTransition(from: .new, action: .complete), .insufficientTier(required: .tier3),
         .verificationFailed(VerificationOutcome(factors: [.securityAnswer: .matched, .card: .mismatched])), .notRecoverable, .caseNotOpen,
-        .unlockRequired, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .documentsMissing([.proofOfPurchase]), .documentsPending,
+        .unlockRequired, .unlockNotScheduled, .unlockNotAllowed, .answersNotMatched, .reasonRequired, .documentsMissing([.proofOfPurchase]),
+        .documentsPending,
         .unlocksOutstanding([.resetSecurityQuestions]), .alreadyDone, .notSameAccount, .pathDecided, .differentCustomer(["customer.name"]),
     ]
 }
@@ -252,6 +266,18 @@ extension OperationError: Refusal {
                 extraMembers: ["signals": signals.map(\.rawValue)])
         case .fourEyes:
             Problem(ErrorCode.fourEyes, detail: "You cleared this case's risk signals: a second agent approves it and records its unlock steps.")
+        case .accountBusy(let number):
+            Problem(
+                ErrorCode.accountBusy,
+                detail: "An unlock step is already scheduled on case \(number) of the same account: one recovery of an account at a time.",
+                extraMembers: ["case_number": number])
+        case .coolingOff:
+            Problem(
+                ErrorCode.coolingOff,
+                detail: "An unlock step is waiting for its time on this case: the freeze holds until it is done or cancelled.")
+        case .caseErased:
+            // The one code answered with two statuses, as the contract says: 410 for a look-up (gone), 409 for a change.
+            Problem(ErrorCode.caseErased, detail: "What identified the customer was erased: the case takes no more changes.").with(status: 409)
         }
     }
 
@@ -264,10 +290,13 @@ extension OperationError: Refusal {
         .accountNotFound, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
         .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown, .inboundNotFound, .inboundHandled,
+        .accountBusy("123456789012"), .coolingOff, .caseErased,
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.
-    static let caseChanges: [OperationError] = [.alreadyFrozen, .notFrozen, .riskUncleared([.flagged]), .fourEyes]
+    static let caseChanges: [OperationError] = [
+        .alreadyFrozen, .notFrozen, .riskUncleared([.flagged]), .fourEyes, .accountBusy("123456789012"), .coolingOff, .caseErased,
+    ]
 }
 
 // MARK: Administration errors
@@ -301,6 +330,14 @@ extension IdentityAdministrationError: CustomStringConvertible {
 }
 
 extension Problem {
+    /// The same problem answered with another status (only `case_erased`'s change refusal: see `ErrorCode.alsoAnswered`).
+    fileprivate func with(status: Int) -> Problem {
+        var problem = self
+        problem.status = status
+        problem.title = HTTPStatus.reasonPhrase(status)
+        return problem
+    }
+
     /// The same problem with one more header.
     fileprivate func adding(header: (String, String)) -> Problem {
         var problem = self

@@ -17,9 +17,14 @@ enum OpenAPIDocument {
                 "detail": ["type": "string"],
                 "code": [
                     "type": "string", "enum": ErrorCode.everyKind.map(\.code),
-                    "description": "Stable machine word; x-codes lists each with the status and title it is always answered with.",
+                    "description":
+                        "Stable machine word; x-codes lists each with the status and title it is always answered with (case_erased: 410 to a look-up, also_status 409 to a change).",
                     "x-codes": Dictionary(
-                        uniqueKeysWithValues: ErrorCode.everyKind.map { ($0.code, ["status": $0.status, "title": $0.title] as [String: Any]) }),
+                        uniqueKeysWithValues: ErrorCode.everyKind.map { kind in
+                            var entry: [String: Any] = ["status": kind.status, "title": kind.title]
+                            if let also = (kind as? ErrorCode)?.alsoAnswered { entry["also_status"] = also }
+                            return (kind.code, entry)
+                        }),
                 ],
                 "request_id": ["type": "string"],
                 "errors": [

@@ -118,6 +118,8 @@ public struct ServiceConfiguration: Sendable {
     /// Seconds a recorded unlock step waits before the service does it (`RECLAIM_UNLOCK_DELAY`, default 86400; decimals
     /// allowed): the victim's time to say "this wasn't me".
     public var unlockDelay: TimeInterval = CaseOperations.defaultUnlockDelay
+    /// How long a finished case still counts as related to another (`RECLAIM_RELATED_DAYS`, default 90 days).
+    public var relatedWindow: TimeInterval = CaseOperations.defaultRelatedWindow
     /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
     public var unlockPollSeconds: TimeInterval = 1
     /// Days after a case finished that the retention worker erases it (`RECLAIM_RETENTION_DAYS`, default 365, decimals
@@ -199,6 +201,7 @@ public struct ServiceConfiguration: Sendable {
             "RECLAIM_UNLOCK_DELAY",
             "seconds a recorded unlock step waits (the cooling-off) before the service does it; decimals allowed (default 86400)"
         ),
+        ("RECLAIM_RELATED_DAYS", "days a finished case still counts as related to another case of its account, device or contact (default 90)"),
         ("RECLAIM_RETENTION_DAYS", "days after a case finished that its customer's data is erased by the worker (default 365; decimals allowed)"),
         ("RECLAIM_RETENTION_POLL_SECONDS", "seconds between two passes of the retention worker (default 60; decimals allowed)"),
     ]
@@ -378,6 +381,7 @@ public struct ServiceConfiguration: Sendable {
         let retentionDays = try decimal("RECLAIM_RETENTION_DAYS", default: 365, range: 0...36_500)
         let retentionPoll = try decimal("RECLAIM_RETENTION_POLL_SECONDS", default: 60, range: 0.01...86_400)
         let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: CaseOperations.defaultUnlockDelay, range: 0...2_592_000)
+        let relatedDays = try decimal("RECLAIM_RELATED_DAYS", default: 90, range: 0...3650)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -409,6 +413,7 @@ public struct ServiceConfiguration: Sendable {
         configuration.logOrigin = logOrigin
         configuration.checkpointSeconds = checkpointSeconds
         configuration.unlockDelay = unlockDelay
+        configuration.relatedWindow = relatedDays * 86_400
         configuration.retentionDays = retentionDays
         configuration.retentionPollSeconds = retentionPoll
         return configuration

@@ -13,14 +13,23 @@ public enum UnlockChecklist {
         return steps
     }
 
+    /// The steps that may be scheduled (api.md v1.3 "Every change to the account waits"): the required ones, or, when
+    /// none is required (nothing the thief changed is known, or a correction emptied the list), any step the case's kind
+    /// allows, since `complete` then still needs one done, and a step is only ever done through the cooling-off.
+    public static func schedulable(kind: CaseKind, facts: CaseFacts) -> [UnlockKind] {
+        let steps = required(kind: kind, facts: facts)
+        return steps.isEmpty ? Workflow.allowedUnlocks(kind: kind, facts: facts) : steps
+    }
+
     /// The required steps not done yet, in checklist order.
     public static func outstanding(required: [UnlockKind], done: Set<UnlockKind>) -> [UnlockKind] {
         required.filter { !done.contains($0) }
     }
 
-    /// Whether `step` may be recorded now: `unlockNotAllowed` when it is not required, `alreadyDone` when it was.
-    public static func check(step: UnlockKind, required: [UnlockKind], done: Set<UnlockKind>) throws(WorkflowRefusal) {
-        guard required.contains(step) else { throw .unlockNotAllowed }
+    /// Whether `step` may be scheduled now: `unlockNotAllowed` when it is not `schedulable`, `alreadyDone` when it was
+    /// done or is scheduled.
+    public static func check(step: UnlockKind, schedulable: [UnlockKind], done: Set<UnlockKind>) throws(WorkflowRefusal) {
+        guard schedulable.contains(step) else { throw .unlockNotAllowed }
         guard !done.contains(step) else { throw .alreadyDone }
     }
 }
@@ -112,11 +121,11 @@ extension Workflow {
 }
 
 extension Workflow {
-    /// Whether `actorTier` may record unlock `step` now: engineering only, on a case in `engineering`, a required step
-    /// not done yet.
+    /// Whether `actorTier` may schedule unlock `step` now: engineering only, on a case in `engineering`, a schedulable
+    /// step not done or scheduled yet.
     public static func checkUnlock(_ step: UnlockKind, actorTier: Tier, on snapshot: CaseSnapshot, done: Set<UnlockKind>) throws(WorkflowRefusal) {
         guard actorTier.isAtLeast(.engineering) else { throw .insufficientTier(required: .engineering) }
         guard snapshot.state == .engineering else { throw .invalidTransition(from: snapshot.state, action: .complete) }
-        try UnlockChecklist.check(step: step, required: UnlockChecklist.required(kind: snapshot.kind, facts: snapshot.facts), done: done)
+        try UnlockChecklist.check(step: step, schedulable: UnlockChecklist.schedulable(kind: snapshot.kind, facts: snapshot.facts), done: done)
     }
 }

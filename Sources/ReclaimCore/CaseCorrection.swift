@@ -23,6 +23,16 @@ public enum CaseCorrectionRule {
     }
 }
 
+extension CaseCorrectionRule {
+    /// The least tier that may correct what the thief changed (the facts and the rescue address) on a case in this
+    /// state: nil (any agent) while tier 1 holds it, tier 2 once it left tier 1 (api.md v1.3 "What the thief added is
+    /// never forgotten").
+    public static func thiefFactsMinimumTier(on snapshot: CaseSnapshot) -> Tier? {
+        guard let holder = snapshot.state.tier, holder != .tier1 else { return nil }
+        return .tier2
+    }
+}
+
 /// One of the four things the thief may have changed, by its API name (`facts.<name>`), in the representation's order.
 public enum CaseFact: String, Sendable, CaseIterable {
     case rescueEmailAdded = "rescue_email_added"

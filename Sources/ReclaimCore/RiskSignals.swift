@@ -13,6 +13,12 @@ public enum RiskSignal: String, Sendable, CaseIterable, Codable {
     case repudiated
     /// An agent flagged the case (suspected impersonation, coercion, a story that does not hold).
     case flagged
+    /// Another case shares this case's account or a device and names a different customer (api.md v1.3 "One account,
+    /// one story"): one of the two is not the owner's.
+    case parallelCase = "parallel_case"
+    /// The contact address, the rescue facts or the devices were corrected while an unlock step waited for its time: the
+    /// steps were cancelled and a second person schedules them again (api.md v1.3 "The cooling-off holds").
+    case contactChanged = "contact_changed"
 }
 
 /// Four eyes on a case at risk: while a signal is uncleared nobody approves it or records its unlock steps, and the
@@ -55,7 +61,9 @@ public enum FourEyes {
             return text.prefix(1).uppercased() + text.dropFirst() + "."
         case .documentReused:
             return "A document of this case is the same file as one on \(list), of another account."
-        case .mailFromRescueAddress, .repudiated, .flagged:
+        case .parallelCase:
+            return "Another case on the same account or device names a different customer: \(list)."
+        case .mailFromRescueAddress, .repudiated, .flagged, .contactChanged:
             return cases.isEmpty ? "" : "See \(list)."
         }
     }

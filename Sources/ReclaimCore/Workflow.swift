@@ -44,7 +44,7 @@ public struct TransitionContext: Sendable, Hashable {
     public var allOnFileAnswersMatched: Bool
     /// For `verify`: the factor outcomes of the evidence on the case (nil reads as nothing filed).
     public var verification: VerificationOutcome?
-    /// For `complete`: what engineering undid.
+    /// For `complete`: a step engineering names as undone (it must be among `unlocksDone`).
     public var unlock: UnlockKind?
     /// Why the agent acts; required by actions whose `requiresReason` is true.
     public var reason: String?
@@ -91,7 +91,7 @@ public struct TransitionDecision: Sendable, Hashable {
     public let at: Date
     /// The agent's reason, trimmed; nil when none was given.
     public let reason: String?
-    /// The unlock performed (for `complete`).
+    /// The unlock step named (for `complete`): one already done through the cooling-off.
     public let unlock: UnlockKind?
     /// The factor outcomes that justified `verify`.
     public let verification: VerificationOutcome?
@@ -110,8 +110,11 @@ public enum WorkflowRefusal: Error, Sendable, Hashable {
     case notRecoverable
     /// The case is finished (resolved, rejected, closed or merged): it takes no more work (`CaseWork.isTaken`).
     case caseNotOpen
-    /// `complete` needs an `unlock`.
+    /// `complete` needs an unlock step done (none is required, and none was done through the cooling-off).
     case unlockRequired
+    /// `complete` named an unlock step that was not done: steps are scheduled (`POST /unlocks`) and done after the
+    /// cooling-off, never by `complete`.
+    case unlockNotScheduled
     /// This unlock is not allowed for this case (activation-lock cases accept only `remove_activation_lock`, others not it).
     case unlockNotAllowed
     /// `send_reset` needs every on-file security answer matched.
@@ -255,16 +258,19 @@ public struct Workflow: Sendable {
                 return .failure(refusal)
             }
         case .complete:
+            // `complete` never performs a step (api.md v1.3 "Every change to the account waits"): every step it counts was
+            // done by the scheduler after the cooling-off. A step named here must be among them.
             let required = UnlockChecklist.required(kind: snapshot.kind, facts: snapshot.facts)
-            if required.isEmpty {
-                guard let given = context.unlock else { return .failure(.unlockRequired) }
+            if let given = context.unlock {
                 guard Self.allowedUnlocks(kind: snapshot.kind, facts: snapshot.facts).contains(given) else { return .failure(.unlockNotAllowed) }
+                guard context.unlocksDone.contains(given) else { return .failure(.unlockNotScheduled) }
+            }
+            if required.isEmpty {
+                // Nothing the thief changed is known: the case still ends with a step undone through the cooling-off.
+                let allowed = Set(Self.allowedUnlocks(kind: snapshot.kind, facts: snapshot.facts))
+                if context.unlocksDone.isDisjoint(with: allowed) { return .failure(.unlockRequired) }
             } else {
-                // Every required step must be done. (A step given with `complete` that is not done yet never reaches
-                // here: `CaseOperations.transition` schedules it first and answers `unlocks_outstanding`, the cooling-off.)
-                if let given = context.unlock, !required.contains(given) { return .failure(.unlockNotAllowed) }
-                let done = context.unlocksDone.union(context.unlock.map { [$0] } ?? [])
-                let outstanding = UnlockChecklist.outstanding(required: required, done: done)
+                let outstanding = UnlockChecklist.outstanding(required: required, done: context.unlocksDone)
                 if !outstanding.isEmpty { return .failure(.unlocksOutstanding(outstanding)) }
             }
             unlock = context.unlock

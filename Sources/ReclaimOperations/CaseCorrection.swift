@@ -51,6 +51,20 @@ extension CaseOperations {
         )
     }
 
+    /// The reason recorded on steps a correction cancelled.
+    public static let correctionReason = "correction"
+
+    /// The rescue rule across the account: a new contact address that reaches the mailbox of any rescue address the
+    /// account's cases recorded, current or former, is refused.
+    static func checkContact(_ contact: String, formerRescue: [String], issues: inout IssueCollector) {
+        guard formerRescue.contains(where: { EmailAddress.sameMailbox(contact, $0) }) else { return }
+        issues.add(
+            field: contactField,
+            message:
+                "This reaches the mailbox of a rescue address the thief added on this account: mail to it would go to the thief. Give the customer's own address."
+        )
+    }
+
     /// A correction as the caller asked for it: nil leaves a field as it is; `language` and `rescueEmail` may be set to
     /// nil (not known). `devices` replaces the whole list; `facts` names only the facts that are given.
     public struct Correction: Sendable {
@@ -72,6 +86,9 @@ extension CaseOperations {
         /// A correction that changes nothing until fields are set.
         public init() {}
 
+        /// True when it names what the thief changed: a fact, or the rescue address.
+        public var touchesThiefFacts: Bool { !facts.isEmpty || rescueEmail != nil }
+
         /// True when no field is given (the API refuses that: 422).
         public var isEmpty: Bool {
             customerName == nil && contactEmail == nil && language == nil && rescueEmail == nil && facts.isEmpty && devices == nil && summary == nil
@@ -84,12 +101,21 @@ extension CaseOperations {
     /// contact address when it changed. A correction that changes nothing is answered with the case as it is (no event,
     /// no new version). A finished case is `caseNotOpen`; a change of path after engineering took over, `pathDecided`.
     public func correct(
-        _ number: CaseNumber, expectedVersion: Int?, _ correction: Correction, by actor: String, at now: Date,
+        _ number: CaseNumber, expectedVersion: Int?, _ correction: Correction, actorTier: Tier, by actor: String, at now: Date,
         on connection: PostgresConnection
     ) throws -> CaseRecord {
         guard !correction.isEmpty else { throw OperationError.invalid(field: "", "Give at least one field to change.") }
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         guard record.snapshot.state.isOpen else { throw OperationError.refused(.caseNotOpen, caseID: nil) }
+        // What the thief changed is corrected by tier 2 and above once the case left tier 1 (api.md v1.3 "What the thief
+        // added is never forgotten"): a tier-1 agent on the phone cannot empty the checklist.
+        if correction.touchesThiefFacts, let required = CaseCorrectionRule.thiefFactsMinimumTier(on: record.snapshot),
+            !actorTier.isAtLeast(required)
+        {
+            throw OperationError.refused(.insufficientTier(required: required), caseID: record.id)
+        }
+        // Every rescue address the account's cases ever recorded is the thief's (api.md v1.3).
+        let accountRescue = try CaseStore.accountRescueAddresses(email: record.accountEmail, on: connection)
 
         var issues = IssueCollector()
         var name = record.customerName
@@ -116,7 +142,17 @@ extension CaseOperations {
                 message: "The case knows the rescue address the thief added: remove it (rescue_email null) to say none was added.")
         }
         Self.checkContact(contact, rescue: rescue, field: correction.contactEmail != nil ? Self.contactField : Self.rescueField, issues: &issues)
+        if contact != record.customerContactEmail {
+            Self.checkContact(contact, formerRescue: accountRescue + record.formerRescueEmails, issues: &issues)
+        }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
+        // A rescue address removed or replaced stays the thief's: kept among the former ones.
+        var former = record.formerRescueEmails
+        if let old = record.rescueEmail, rescue.map({ !EmailAddress.sameMailbox($0, old) }) ?? true,
+            !former.contains(where: { EmailAddress.sameMailbox($0, old) })
+        {
+            former.append(old)
+        }
 
         var snapshot = record.snapshot
         snapshot.facts = facts
@@ -146,17 +182,50 @@ extension CaseOperations {
         let unlocks = UnlockChecklist.required(kind: snapshot.kind, facts: facts)
         if unlocks != UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts) { event.unlocksRequired = unlocks }
 
-        let corrected = CorrectedCase(
+        var corrected = CorrectedCase(
             customerName: name, customerContactEmail: contact, language: language, rescueEmail: rescue, snapshot: snapshot,
             dueAt: workflow.dueAt(snapshot), devices: devices, summary: summary)
+        corrected.formerRescueEmails = former
+        // The cooling-off holds (api.md v1.3): a correction of who is told, of the rescue facts or of the devices while a
+        // step waits cancels every waiting step (the step rows first: the scheduler's lock order); a second person
+        // schedules again, with a new notice to every address.
+        let waitingSteps = record.unlocksScheduled.map(\.step)
+        let touchesNotice =
+            contact != record.customerContactEmail || rescue != record.rescueEmail || facts.rescueEmailAdded != record.snapshot.facts.rescueEmailAdded
+            || devices != record.devices
+        var cancelled: [UnlockKind] = []
+        if touchesNotice, !waitingSteps.isEmpty {
+            cancelled = try ScheduledUnlockStore.cancel(
+                caseID: record.id, steps: nil, reason: Self.correctionReason, by: actor, at: now, on: connection
+            ).map(\.step)
+        }
         guard try CaseStore.correct(id: record.id, expectedVersion: record.version, to: corrected, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
         try CaseTimeline.append(.caseCorrected(event), caseID: record.id, actor: actor, at: now, on: connection)
+        for step in cancelled {
+            try CaseTimeline.append(
+                .unlockCancelled(step: step, reason: Self.correctionReason), caseID: record.id, actor: actor, at: now, on: connection)
+            try CaseMessages.webhook(
+                .caseUnlockCancelled, for: record, state: record.snapshot.state, data: ["step": .string(step.rawValue), "by": "agent"], at: now,
+                on: connection)
+        }
+        if !cancelled.isEmpty {
+            try RiskSignals.raise(
+                .contactChanged, on: record,
+                detail: "Corrected (\(event.fields.joined(separator: ", "))) while unlock steps waited: they were cancelled; schedule them again.",
+                by: actor, at: now, on: connection)
+        }
         var updated = try load(number, on: connection)
         // A device added by the correction may be another account's claim (the row is locked by the update).
         let addedDevices = devices.filter { !record.devices.contains($0) }
         if !addedDevices.isEmpty, try RiskSignals.checkDevices(addedDevices, of: updated, at: now, on: connection) {
+            updated = try load(number, on: connection)
+        }
+        // A new name, contact address or device may make another case of the account or device a parallel one.
+        if name != record.customerName || contact != record.customerContactEmail || devices != record.devices,
+            try checkParallel(updated, at: now, on: connection).contains(where: \.isParallel), !updated.risk
+        {
             updated = try load(number, on: connection)
         }
         if contact != record.customerContactEmail {

@@ -23,8 +23,10 @@ extension CaseOperations {
             guard !text.isEmpty else { throw OperationError.invalid(field: "reason", "say why the customer's data is erased") }
             guard text.count <= 2000 else { throw OperationError.invalid(field: "reason", "at most 2000 characters") }
         }
-        let id = try lockID(number, on: connection)
-        guard let record = try CaseStore.find(id: id, on: connection) else { throw OperationError.caseNotFound }
+        // Not `lockID`: a second erasure is `alreadyErased`, not a change refused (nothing can be added after the first).
+        guard let (id, _) = try CaseStore.lockForChange(number: number.digits, on: connection),
+            let record = try CaseStore.find(id: id, on: connection)
+        else { throw OperationError.caseNotFound }
         guard !record.snapshot.state.isOpen else { throw OperationError.caseOpen }
         guard record.erasedAt == nil else { throw OperationError.alreadyErased }
         try CaseErasure.erase(caseID: id, at: now, on: connection)

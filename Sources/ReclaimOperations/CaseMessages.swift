@@ -105,18 +105,21 @@ public enum CaseMessages {
     /// Associated data of a sealed outbox secret: the message id, so a sealed code cannot be moved to another message.
     public static func secretAssociatedData(_ messageID: UUID) -> [UInt8] { Array("outbox:\(messageID.lowercased)".utf8) }
 
-    /// Whether `address` reaches the thief's mailbox (the rescue address on the case), as mail providers read
-    /// addresses (`EmailAddress.sameMailbox`: case, `+tag`, Gmail's dots).
-    public static func isRescueAddress(_ address: String, of record: CaseRecord) -> Bool {
-        guard let rescue = record.rescueEmail else { return false }
-        return EmailAddress.sameMailbox(address, rescue)
+    /// Whether `address` reaches the thief's mailbox, as mail providers read addresses (`EmailAddress.sameMailbox`:
+    /// case, `+tag`, Gmail's dots): the case's rescue address, one it recorded before, or one any case of its account
+    /// recorded (api.md v1.3 "What the thief added is never forgotten").
+    public static func isRescueAddress(_ address: String, of record: CaseRecord, on connection: PostgresConnection) throws -> Bool {
+        let own = record.rescueEmail.map { [$0] + record.formerRescueEmails } ?? record.formerRescueEmails
+        if own.contains(where: { EmailAddress.sameMailbox(address, $0) }) { return true }
+        guard record.erasedAt == nil else { return false }
+        return try CaseStore.accountRescueAddresses(email: record.accountEmail, on: connection).contains { EmailAddress.sameMailbox(address, $0) }
     }
 
     /// Before a queued mail is sent: whether its recipient now reaches the case's rescue address (one recorded after it
     /// was queued, or a mail queued under an older rule); if so `mail_refused` is appended, and the mail must not go.
     public static func refusesDelivery(_ message: OutboxMessage, at now: Date, on connection: PostgresConnection) throws -> Bool {
         guard message.channel == .mail, let caseID = message.caseID, let recipient = message.recipient,
-            let record = try CaseStore.find(id: caseID, on: connection), isRescueAddress(recipient, of: record)
+            let record = try CaseStore.find(id: caseID, on: connection), try isRescueAddress(recipient, of: record, on: connection)
         else { return false }
         try CaseStore.lock(id: caseID, on: connection)  // appends to one case's timeline are serial
         try CaseTimeline.append(.mailRefused(kind: message.kind, reason: "rescue_address"), caseID: caseID, actor: "system", at: now, on: connection)
@@ -135,7 +138,7 @@ public enum CaseMessages {
         to recipient: String? = nil, extra: [String: JSONValue] = [:], stopToken: String? = nil
     ) throws -> Bool {
         let recipient = recipient ?? record.customerContactEmail
-        if isRescueAddress(recipient, of: record) {
+        if try isRescueAddress(recipient, of: record, on: connection) {
             try CaseTimeline.append(
                 .mailRefused(kind: kind.rawValue, reason: "rescue_address"), caseID: record.id, actor: "system", at: now, on: connection)
             return false

@@ -11,10 +11,13 @@ public struct CaseOperations: Sendable {
     /// The secret keys (access codes, card fingerprints, documents); nil only in transport tests.
     public let keys: KeyFile?
     public let workflow: Workflow
+    /// How long a finished case still counts as related to another (`RECLAIM_RELATED_DAYS`).
+    public let relatedWindow: TimeInterval
 
-    public init(keys: KeyFile?, workflow: Workflow = Workflow()) {
+    public init(keys: KeyFile?, workflow: Workflow = Workflow(), relatedWindow: TimeInterval = CaseOperations.defaultRelatedWindow) {
         self.keys = keys
         self.workflow = workflow
+        self.relatedWindow = relatedWindow
     }
 
     func requireKeys() throws(OperationError) -> KeyFile {
@@ -37,9 +40,19 @@ public struct CaseOperations: Sendable {
         return record
     }
 
-    /// The case's id with its row locked for the rest of the transaction, or `caseNotFound`.
+    /// The case at `expectedVersion`, to change it: `caseErased` once its customer's data was erased (api.md v1.3 "An
+    /// erased case is finished for good": every change is refused, whoever asks).
+    func loadForChange(_ number: CaseNumber, expectedVersion: Int?, on connection: PostgresConnection) throws -> CaseRecord {
+        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        guard record.erasedAt == nil else { throw OperationError.caseErased }
+        return record
+    }
+
+    /// The case's id with its row locked for the rest of the transaction, to change it: `caseNotFound`, or
+    /// `caseErased` once the case was erased.
     func lockID(_ number: CaseNumber, on connection: PostgresConnection) throws -> UUID {
-        guard let id = try CaseStore.id(number: number.digits, lock: true, on: connection) else { throw OperationError.caseNotFound }
+        guard let (id, erased) = try CaseStore.lockForChange(number: number.digits, on: connection) else { throw OperationError.caseNotFound }
+        guard !erased else { throw OperationError.caseErased }
         return id
     }
 
@@ -96,6 +109,8 @@ public struct CaseOperations: Sendable {
         public let accessCode: AccessCode
         /// The other open cases with the same account e-mail, serial or IMEI (opening is never refused for them).
         public let possibleDuplicates: [(number: String, state: CaseState)]
+        /// Every related case (api.md v1.3 `related`).
+        public let related: [RelatedCase]
     }
 
     /// Opens a case: validates every field (all issues at once), draws a case number and an access code, stores
@@ -110,6 +125,11 @@ public struct CaseOperations: Sendable {
         let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField)) }
         if let contactEmail, let rescueEmail {
             Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues)
+        }
+        // A rescue address any case of the account recorded is the thief's: no new case reaches the customer there.
+        if let contactEmail, let accountEmail {
+            Self.checkContact(
+                contactEmail.value, formerRescue: try CaseStore.accountRescueAddresses(email: accountEmail.value, on: connection), issues: &issues)
         }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
         var facts = opening.facts
@@ -149,10 +169,14 @@ public struct CaseOperations: Sendable {
             if try RiskSignals.checkDevices(devices, of: record, at: now, on: connection) {
                 record = record.with(risk: true, updatedAt: now, version: 1)
             }
-            var terms = CaseSearch.terms(number: new.number.digits, accountEmail: new.accountEmail, devices: devices)
-            terms.remove(new.number.digits)
-            let duplicates = try CaseStore.openCases(matching: terms.sorted(), except: new.id, on: connection)
-            let opened = Opened(record: record, accessCode: code, possibleDuplicates: duplicates)
+            // One account, one story: every related case, and `parallel_case` where another customer claims the account
+            // or a device. The possible duplicates are the open ones sharing the account or a device.
+            let related = try checkParallel(record, at: now, on: connection)
+            if related.contains(where: \.isParallel) { record = record.with(risk: true, updatedAt: now, version: 1) }
+            let duplicates = related.filter { $0.state.isOpen && ($0.why.contains(.account) || $0.why.contains(.device)) }.map {
+                (number: $0.number, state: $0.state)
+            }
+            let opened = Opened(record: record, accessCode: code, possibleDuplicates: duplicates, related: related)
             try CaseMessages.opened(opened, keys: keys, at: now, on: connection)
             return opened
         }
@@ -202,9 +226,8 @@ public struct CaseOperations: Sendable {
     }
 
     /// Applies a workflow action to the case at `expectedVersion`: `transition` (and `reset_sent` for a reset) on its
-    /// timeline. A `complete` with a required `unlock` not done yet schedules that step as `POST /unlocks` does (the
-    /// cooling-off, the notice, the stop link) and returns `unlocks_outstanding` in the outcome: the caller commits,
-    /// then answers it (the API does), or throws it with `taken()`. A later `complete`, once the step is done, completes.
+    /// timeline. `complete` never performs an unlock step (api.md v1.3): it is refused while one is scheduled, and an
+    /// `unlock` it names must be done already (`unlock_not_scheduled`); `POST /unlocks` schedules steps.
     public func transition(
         _ number: CaseNumber, expectedVersion: Int?, _ transition: Transition, actorTier: Tier, by actor: String,
         at now: Date, on connection: PostgresConnection
@@ -212,26 +235,14 @@ public struct CaseOperations: Sendable {
         if let reason = transition.reason, reason.count > 2000 {
             throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.")
         }
-        var record = try load(number, expectedVersion: expectedVersion, on: connection)
-        if transition.action == .complete {
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
+        // No completion while a step waits for its time, whatever unlock is named (api.md v1.3: `complete` never
+        // performs a step; the scheduler does, after the cooling-off).
+        if transition.action == .complete, !record.unlocksScheduled.isEmpty {
             let required = UnlockChecklist.required(kind: record.snapshot.kind, facts: record.snapshot.facts)
-            let pending = try ScheduledUnlockStore.pending(caseID: record.id, on: connection).map(\.step)
-            // The unlock given is recorded as every step is: scheduled, never done at once (api.md v1.2 "Cooling-off").
-            // Another tier or state is left to `decide`, which refuses it as any `complete`.
-            if let step = transition.unlock, actorTier.isAtLeast(.engineering), record.snapshot.state == .engineering, required.contains(step),
-                !record.unlocksDone.contains(step), !pending.contains(step)
-            {
-                record = try checkAndSchedule(
-                    step, on: record, reason: transition.reason, actorTier: actorTier, by: actor, delay: transition.unlockDelay, at: now,
-                    on: connection)
-                let outstanding = UnlockChecklist.outstanding(required: required, done: Set(record.unlocksDone))
-                return TransitionOutcome(record: record, refusal: .refusedAfterRecording(.unlocksOutstanding(outstanding), version: record.version))
-            }
-            // No completion while a step waits for its time, whatever unlock is given.
-            if !pending.isEmpty {
-                throw OperationError.refused(
-                    .unlocksOutstanding(UnlockChecklist.outstanding(required: required, done: Set(record.unlocksDone))), caseID: record.id)
-            }
+            let waiting = record.unlocksScheduled.map(\.step)
+            let outstanding = UnlockChecklist.outstanding(required: required, done: Set(record.unlocksDone))
+            throw OperationError.refused(.unlocksOutstanding(outstanding.isEmpty ? waiting : outstanding), caseID: nil)
         }
         var context = TransitionContext(unlock: transition.unlock, reason: transition.reason, unlocksDone: Set(record.unlocksDone))
         var resetDestination: String?
@@ -352,7 +363,7 @@ public struct CaseOperations: Sendable {
         _ number: CaseNumber, expectedVersion: Int?, to agentID: UUID, actorTier: Tier, by actor: String, at now: Date,
         on connection: PostgresConnection
     ) throws -> CaseRecord {
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         guard let assignee = try AgentStore.find(id: agentID, on: connection), !assignee.disabled else {
             throw OperationError.invalid(field: "agent_id", "no such agent")
         }
@@ -375,7 +386,7 @@ public struct CaseOperations: Sendable {
         _ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
         on connection: PostgresConnection
     ) throws -> CaseRecord {
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         do {
             try Workflow.checkFreeze(actorTier: actorTier, on: record.snapshot)
         } catch {
@@ -389,16 +400,19 @@ public struct CaseOperations: Sendable {
         return record.with(frozen: true, updatedAt: now, version: record.version + 1)
     }
 
-    /// Lifts the freeze of a case (tier2+), with `unfrozen`; `notFrozen` when there is none.
+    /// Lifts the freeze of a case (tier2+), with `unfrozen`; `notFrozen` when there is none, `coolingOff` while an
+    /// unlock step is scheduled.
     public func unfreeze(
         _ number: CaseNumber, expectedVersion: Int?, actorTier: Tier, by actor: String, at now: Date,
         on connection: PostgresConnection
     ) throws -> CaseRecord {
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         guard actorTier.isAtLeast(Workflow.freezeMinimumTier) else {
             throw OperationError.refused(.insufficientTier(required: Workflow.freezeMinimumTier), caseID: record.id)
         }
         guard record.frozen else { throw OperationError.notFrozen }
+        // The freeze holds while a step waits for its time (api.md v1.3 "The cooling-off holds").
+        guard record.unlocksScheduled.isEmpty else { throw OperationError.coolingOff }
         guard try CaseStore.setFrozen(false, id: record.id, expectedVersion: record.version, now: now, on: connection) else {
             throw try staleNow(record.id, expected: record.version, on: connection)
         }
@@ -471,10 +485,11 @@ public struct CaseOperations: Sendable {
         let reason = try Self.optionalReason(reason)
         // Both rows locked in case-number order, so two opposite merges cannot deadlock.
         for digits in [number.digits, target.digits].sorted() { _ = try CaseStore.id(number: digits, lock: true, on: connection) }
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         guard let into = try CaseStore.find(number: target.digits, on: connection) else {
             throw OperationError.invalid(field: "into", "No case has this number.")
         }
+        guard into.erasedAt == nil else { throw OperationError.caseErased }
         do {
             try CaseMerge.check(
                 actorTier: actorTier, source: record.snapshot.state, target: into.snapshot.state, sameCase: into.id == record.id,
@@ -511,7 +526,7 @@ public struct CaseOperations: Sendable {
         on connection: PostgresConnection
     ) throws -> CaseRecord {
         let reason = try Self.optionalReason(reason)
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         let target = try record.mergedInto.flatMap { try CaseStore.find(number: $0, on: connection) }
         do {
             try CaseMerge.checkUnmerge(actorTier: actorTier, source: record.snapshot.state, target: target?.snapshot.state)
@@ -611,12 +626,13 @@ extension CaseRecord {
             mergedInto: mergedInto, mergedFromState: mergedFromState, answerProgress: answerProgress, mergedIntoState: mergedIntoState,
             risk: risk ?? self.risk, unlocksScheduled: unlocksScheduled ?? self.unlocksScheduled, awaitingReply: awaitingReply)
         record.erasedAt = erasedAt
+        record.formerRescueEmails = formerRescueEmails
         return record
     }
 
     /// The record without its assignee (the desk it is at now is above theirs).
     func unassigned() -> CaseRecord {
-        CaseRecord(
+        var record = CaseRecord(
             id: id, number: number, accessCodeHash: accessCodeHash, accessCodeKeyID: accessCodeKeyID, snapshot: snapshot, dueAt: dueAt,
             accountEmail: accountEmail, customerName: customerName, customerContactEmail: customerContactEmail, devices: devices,
             summary: summary, assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: frozen, createdAt: createdAt,
@@ -624,6 +640,9 @@ extension CaseRecord {
             unreviewedDocuments: unreviewedDocuments, createdBy: createdBy, mergedInto: mergedInto, mergedFromState: mergedFromState,
             answerProgress: answerProgress, mergedIntoState: mergedIntoState, risk: risk, unlocksScheduled: unlocksScheduled,
             awaitingReply: awaitingReply)
+        record.erasedAt = erasedAt
+        record.formerRescueEmails = formerRescueEmails
+        return record
     }
 }
 

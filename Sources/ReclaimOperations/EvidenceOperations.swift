@@ -222,6 +222,7 @@ extension CaseOperations {
 
     /// `case_not_open` unless the case takes evidence now.
     static func checkFiling(on record: CaseRecord) throws(OperationError) {
+        guard record.erasedAt == nil else { throw .caseErased }
         do { try CaseWork.fileEvidence.check(in: record.snapshot.state) } catch { throw .refused(error, caseID: nil) }
     }
 
@@ -292,6 +293,7 @@ extension CaseOperations {
         try CaseStore.lock(id: record.caseID, on: connection)
         // Evidence a merged case brought counts, and is reviewed, on the case it went into: that case must take the review.
         guard let filedOn = try CaseStore.find(id: record.caseID, on: connection) else { throw OperationError.evidenceNotFound }
+        guard filedOn.erasedAt == nil else { throw OperationError.caseErased }
         do { try CaseWork.review.check(in: filedOn.mergedIntoState ?? filedOn.snapshot.state) } catch {
             throw OperationError.refused(error, caseID: nil)
         }

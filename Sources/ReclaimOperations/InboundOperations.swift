@@ -37,6 +37,8 @@ public enum InboundUnmatchedReason {
     public static let senderLimit = "sender_limit"
     /// Larger than the limit (read only up to it).
     public static let tooLarge = "too_large"
+    /// It would match a case whose customer's data was erased: kept here, never recorded on that case (api.md v1.3).
+    public static let caseErased = "case_erased"
 }
 
 extension CaseOperations {
@@ -78,10 +80,14 @@ extension CaseOperations {
         if reason == nil, let parsed {
             match = try Self.match(parsed, rules: rules, keys: keys, on: connection)
             if match == nil { reason = InboundUnmatchedReason.noMatch }
+            if match?.record.erasedAt != nil {
+                match = nil
+                reason = InboundUnmatchedReason.caseErased
+            }
         }
         if let record = match?.record { try CaseStore.lock(id: record.id, on: connection) }
         var fromRescue = false
-        if let record = match?.record, let from { fromRescue = CaseMessages.isRescueAddress(from, of: record) }
+        if let record = match?.record, let from { fromRescue = try CaseMessages.isRescueAddress(from, of: record, on: connection) }
         let id = UUID()
         let key = keys.activeKey(for: .documents)
         let inserted = try InboundMessageStore.insert(
@@ -151,8 +157,9 @@ extension CaseOperations {
         guard let message = try InboundMessageStore.find(id: id, lock: true, on: connection) else { throw OperationError.inboundNotFound }
         guard message.caseID == nil, message.discardedAt == nil else { throw OperationError.inboundHandled }
         let record = try load(number, on: connection)
+        guard record.erasedAt == nil else { throw OperationError.caseErased }
         try CaseStore.lock(id: record.id, on: connection)
-        let fromRescue = message.from.map { CaseMessages.isRescueAddress($0, of: record) } ?? false
+        let fromRescue = try message.from.map { try CaseMessages.isRescueAddress($0, of: record, on: connection) } ?? false
         guard try InboundMessageStore.attach(id: id, caseID: record.id, fromRescueAddress: fromRescue, on: connection) else {
             throw OperationError.inboundHandled
         }

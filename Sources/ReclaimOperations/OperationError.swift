@@ -58,6 +58,12 @@ public enum OperationError: Error, Sendable, Equatable {
     case unlockNotScheduled
     /// A "this wasn't me" link whose token the service never issued.
     case stopLinkUnknown
+    /// A step is scheduled on this other case (by number) of the same account: one recovery of an account at a time.
+    case accountBusy(String)
+    /// Lifting a freeze while an unlock step waits for its time.
+    case coolingOff
+    /// The case was erased: it takes no change at all.
+    case caseErased
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

@@ -21,7 +21,7 @@ extension CaseOperations {
     ) throws -> CaseRecord {
         let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let reason, reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has at most 2000 characters.") }
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         return try checkAndSchedule(step, on: record, reason: reason, actorTier: actorTier, by: actor, delay: delay, at: now, on: connection)
     }
 
@@ -39,6 +39,12 @@ extension CaseOperations {
             try Workflow.checkUnlock(step, actorTier: actorTier, on: record.snapshot, done: Set(record.unlocksDone + pending.map(\.step)))
         } catch {
             throw OperationError.refused(error, caseID: record.id)
+        }
+        // One recovery of an account at a time (api.md v1.3): the account's lock makes two schedules on two of its cases
+        // serial, so the second sees the first.
+        try ScheduledUnlockStore.lockAccount(email: record.accountEmail, on: connection)
+        if let other = try ScheduledUnlockStore.pendingElsewhere(accountEmail: record.accountEmail, except: record.id, on: connection) {
+            throw OperationError.accountBusy(other)
         }
         return try schedule(step, on: record, reason: reason?.isEmpty == true ? nil : reason, by: actor, delay: delay, at: now, on: connection)
     }
@@ -84,8 +90,8 @@ extension CaseOperations {
     static func noticeRecipients(for record: CaseRecord, on connection: PostgresConnection) throws -> [String] {
         var recipients: [String] = []
         for address in [record.customerContactEmail] + (try AccountStore.noticeRecipients(email: record.accountEmail, on: connection))
-        where !CaseMessages.isRescueAddress(address, of: record) && !recipients.contains(where: { EmailAddress.sameMailbox($0, address) }) {
-            recipients.append(address)
+        where !recipients.contains(where: { EmailAddress.sameMailbox($0, address) }) {
+            if try !CaseMessages.isRescueAddress(address, of: record, on: connection) { recipients.append(address) }
         }
         return recipients
     }
@@ -105,9 +111,9 @@ extension CaseOperations {
         try CaseStore.lock(id: due.caseID, on: connection)
         guard let record = try CaseStore.find(id: due.caseID, on: connection) else { return due }
         let snapshot = record.snapshot
-        let required = UnlockChecklist.required(kind: snapshot.kind, facts: snapshot.facts)
+        let schedulable = UnlockChecklist.schedulable(kind: snapshot.kind, facts: snapshot.facts)
         // A risk signal raised while the step waited stops it too: after a clearance, a second person records it again.
-        guard snapshot.state == .engineering, required.contains(due.step), !record.unlocksDone.contains(due.step), !record.risk else {
+        guard snapshot.state == .engineering, schedulable.contains(due.step), !record.unlocksDone.contains(due.step), !record.risk else {
             let reason =
                 record.risk
                 ? "A risk signal was raised before the step's time: it is recorded again once the signal is cleared."
@@ -137,7 +143,7 @@ extension CaseOperations {
     ) throws -> CaseRecord {
         let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         if reason.isEmpty || reason.count > 2000 { throw OperationError.invalid(field: "reason", "A reason has 1 to 2000 characters.") }
-        let record = try load(number, expectedVersion: expectedVersion, on: connection)
+        let record = try loadForChange(number, expectedVersion: expectedVersion, on: connection)
         guard actorTier.isAtLeast(.engineering) else { throw OperationError.refused(.insufficientTier(required: .engineering), caseID: record.id) }
         // The step's row first, then the case's: the scheduler's lock order.
         let cancelled = try ScheduledUnlockStore.cancel(caseID: record.id, steps: [step], reason: reason, by: actor, at: now, on: connection)
@@ -166,11 +172,11 @@ extension CaseOperations {
         public let firstUse: Bool
     }
 
-    /// "This wasn't me" (`POST /api/v1/status/stop`, no sign-in): cancels every scheduled step of the token's case
-    /// (`unlock_cancelled`, actor `customer`), keeps it frozen, and hands a case in engineering back to tier 3
+    /// "This wasn't me" (`POST /api/v1/status/stop`, no sign-in): on the token's case and on every other open case of
+    /// its account (api.md v1.3 "One recovery of an account at a time"), cancels every scheduled step (`unlock_cancelled`,
+    /// actor `customer`), freezes it, raises `repudiated`, and hands a case in engineering back to tier 3
     /// (`document_review`, `handed_back`). The same token again changes nothing; an unknown one is `stopLinkUnknown`.
     public func stopUnlocks(token: String, at now: Date, on connection: PostgresConnection) throws -> Stopped {
-        let actor = "customer"
         let hash = SHA256.hash(token)
         guard let found = try ScheduledUnlockStore.findStopToken(hash: hash, on: connection) else { throw OperationError.stopLinkUnknown }
         if found.usedAt != nil {
@@ -178,11 +184,29 @@ extension CaseOperations {
             return Stopped(record: record, cancelled: [], firstUse: false)
         }
         try ScheduledUnlockStore.useStopToken(hash: hash, at: now, on: connection)
-        let cancelled = try ScheduledUnlockStore.cancel(
-            caseID: found.caseID, steps: nil, reason: Self.repudiatedReason, by: actor, at: now, on: connection)
-        try CaseStore.lock(id: found.caseID, on: connection)
-        guard var record = try CaseStore.find(id: found.caseID, on: connection) else { throw OperationError.stopLinkUnknown }
-        for step in cancelled.map(\.step) {
+        let (record, cancelled) = try repudiate(
+            caseID: found.caseID, detail: "Someone used the stop link of the unlock notice: this wasn't me.", at: now, on: connection)
+        // Every other open case of the account: the thief's second case is stopped with the victim's.
+        for other in try CaseStore.accountCases(email: record.accountEmail, on: connection)
+        where other.id != record.id && other.state.isOpen {
+            _ = try repudiate(
+                caseID: other.id, detail: "The stop link of case \(record.number), of the same account, was used: this wasn't me.",
+                otherCases: [record.number], at: now, on: connection)
+        }
+        return Stopped(record: record, cancelled: cancelled, firstUse: true)
+    }
+
+    /// One case of a repudiation: its scheduled steps cancelled (the step rows first, then the case's: the scheduler's
+    /// lock order), frozen if open, `repudiated` raised, handed back to tier 3 from engineering.
+    func repudiate(caseID: UUID, detail: String, otherCases: [String] = [], at now: Date, on connection: PostgresConnection) throws -> (
+        CaseRecord, [UnlockKind]
+    ) {
+        let actor = "customer"
+        let cancelled = try ScheduledUnlockStore.cancel(caseID: caseID, steps: nil, reason: Self.repudiatedReason, by: actor, at: now, on: connection)
+            .map(\.step)
+        try CaseStore.lock(id: caseID, on: connection)
+        guard var record = try CaseStore.find(id: caseID, on: connection) else { throw OperationError.stopLinkUnknown }
+        for step in cancelled {
             try CaseTimeline.append(
                 .unlockCancelled(step: step, reason: Self.repudiatedReason), caseID: record.id, actor: actor, at: now, on: connection)
         }
@@ -196,16 +220,14 @@ extension CaseOperations {
         }
         record = record.with(
             frozen: record.frozen || record.snapshot.state.isOpen, unlocksScheduled: [], updatedAt: now, version: record.version + 1)
-        for step in cancelled.map(\.step) {
+        for step in cancelled {
             try CaseMessages.webhook(
                 .caseUnlockCancelled, for: record, state: record.snapshot.state, data: ["step": .string(step.rawValue), "by": "customer"],
                 at: now, on: connection)
         }
-        _ = try RiskSignals.raise(
-            .repudiated, on: record, detail: "Someone used the stop link of the unlock notice: this wasn't me.", by: actor, at: now,
-            on: connection)
+        _ = try RiskSignals.raise(.repudiated, on: record, detail: detail, otherCases: otherCases, by: actor, at: now, on: connection)
         if record.snapshot.state == .engineering { record = try handBack(record, by: actor, at: now, on: connection) }
-        return Stopped(record: record, cancelled: cancelled.map(\.step), firstUse: true)
+        return (try CaseStore.find(id: caseID, on: connection) ?? record, cancelled)
     }
 
     /// Hands a case in engineering back to tier 3 (`document_review`) after a repudiation: not an agent's action (the

@@ -12,7 +12,7 @@ extension CaseStore {
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
         let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, erasedAt,
             awaitingReply: PostgresColumn
-        let unlocksScheduled: PostgresColumn
+        let unlocksScheduled, formerRescueEmails: PostgresColumn
         /// Only in a one-case read (`CaseStore.standingColumns`); nil in queue pages.
         let answerProgress, mergedIntoState: PostgresColumn?
 
@@ -58,6 +58,7 @@ extension CaseStore {
             erasedAt = try c("erased_at")
             risk = try c("risk")
             unlocksScheduled = try c("unlocks_scheduled")
+            formerRescueEmails = try c("former_rescue_emails")
             awaitingReply = try c("awaiting_reply")
             answerProgress = try? c("answer_progress")
             mergedIntoState = try? c("merged_into_state")
@@ -95,6 +96,8 @@ extension CaseStore {
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
                 risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row), awaitingReply: try row.decode(awaitingReply))
             record.erasedAt = try row.decode(erasedAt, as: Date?.self)
+            // A validated address has no space.
+            record.formerRescueEmails = try row.decode(formerRescueEmails, as: String.self).split(separator: " ").map(String.init)
             return record
         }
 

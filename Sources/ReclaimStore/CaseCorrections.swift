@@ -20,6 +20,8 @@ public struct CorrectedCase: Sendable {
     public var devices: [CaseDevice]
     /// See `CaseRecord`.
     public var summary: String
+    /// See `CaseRecord`.
+    public var formerRescueEmails: [String] = []
 
     /// A correction from its parts.
     public init(
@@ -49,6 +51,7 @@ extension CaseStore {
             """
             UPDATE cases SET customer_name = \(corrected.customerName), customer_contact_email = \(corrected.customerContactEmail),
                 language = \(corrected.language?.rawValue), rescue_email = \(corrected.rescueEmail),
+                former_rescue_emails = string_to_array(\(corrected.formerRescueEmails.joined(separator: " ")), ' ', ''),
                 rescue_email_added = \(facts.rescueEmailAdded), security_questions_changed = \(facts.securityQuestionsChanged),
                 two_step_enabled = \(facts.twoStepEnabled), lost_mode_enabled = \(facts.lostModeEnabled),
                 path = \(corrected.snapshot.path.rawValue), due_at = \(corrected.dueAt), devices = \(devices)::jsonb, summary = \(corrected.summary),

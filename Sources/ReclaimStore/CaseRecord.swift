@@ -89,6 +89,8 @@ public struct CaseRecord: Sendable {
     public let mergedIntoState: CaseState?
     /// When what identified the customer was erased (`CaseErasure`); the erased fields then read null.
     public var erasedAt: Date? = nil
+    /// Rescue addresses the case recorded and a correction removed or replaced: still the thief's (api.md v1.3).
+    public var formerRescueEmails: [String] = []
     /// The newest human message on the case is the customer's (no customer mail after it): 0020's maintained column.
     public let awaitingReply: Bool
     /// A risk signal of the case stands uncleared (`cases.risk`, kept by `RiskSignalStore`).

@@ -16,7 +16,7 @@ public enum CaseStore {
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
         c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
         c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
-        c.rescue_email, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
+        c.rescue_email, array_to_string(c.former_rescue_emails, ' ') AS former_rescue_emails, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
         (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk, c.erased_at, c.awaiting_reply,
         CASE WHEN c.documents_pending THEN
             (SELECT count(*) FROM evidence d WHERE d.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
@@ -96,6 +96,80 @@ public enum CaseStore {
         return found
     }
 
+    // MARK: An account's cases (api.md v1.3 "One account, one story")
+
+    /// The cases of this account e-mail (compared as `case_search` keeps it, in lower case), oldest number first:
+    /// id, number, state, and whether it was erased (an erased case keeps no account e-mail, so it is never found).
+    public static func accountCases(email: String, on connection: PostgresConnection) throws -> [(id: UUID, number: String, state: CaseState)] {
+        guard let term = CaseSearch.term(for: email) else { return [] }
+        let rows = try connection.query(
+            """
+            SELECT c.id, c.case_number, c.state FROM case_search s JOIN cases c ON c.id = s.case_id
+            WHERE s.term = \(term) AND lower(c.account_email) = \(term) ORDER BY c.case_number
+            """)
+        return try rows.compactMap { row in
+            guard let state = CaseState(rawValue: try row.decode("state", as: String.self)) else { return nil }
+            return (try row.decode("id", as: UUID.self), try row.decode("case_number", as: String.self), state)
+        }
+    }
+
+    /// Every rescue address any case of this account e-mail recorded, the current ones and the former: all the thief's.
+    public static func accountRescueAddresses(email: String, on connection: PostgresConnection) throws -> [String] {
+        guard let term = CaseSearch.term(for: email) else { return [] }
+        let rows = try connection.query(
+            """
+            SELECT DISTINCT a.address FROM case_search s JOIN cases c ON c.id = s.case_id,
+                unnest(c.former_rescue_emails || c.rescue_email) AS a(address)
+            WHERE s.term = \(term) AND lower(c.account_email) = \(term) AND a.address IS NOT NULL
+            ORDER BY a.address
+            """)
+        return try rows.map { try $0.decode("address", as: String.self) }
+    }
+
+    /// A case near another: what `related` is built from (the other cases sharing one of `terms`: the account e-mail,
+    /// a serial or IMEI, the contact address), open or finished since `since`, never erased.
+    public struct Neighbour: Sendable {
+        public let number: String
+        public let state: CaseState
+        public let tier: Tier
+        public let openedAt: Date
+        public let accountEmail: String
+        public let customerName: String
+        public let contactEmail: String
+        public let devices: [CaseDevice]
+    }
+
+    /// The other cases found by any of `terms` (never the case number), open or finished since `since`, by number; at
+    /// most 50.
+    public static func neighbours(matching terms: [String], except id: UUID, finishedSince since: Date, on connection: PostgresConnection)
+        throws -> [Neighbour]
+    {
+        guard !terms.isEmpty else { return [] }
+        let open = CaseState.allCases.filter(\.isOpen).map(\.rawValue)
+        let rows = try connection.query(
+            """
+            SELECT c.case_number, c.state, c.tier, c.opened_at, c.account_email, c.customer_name, c.customer_contact_email,
+                c.devices::text AS devices
+            FROM cases c WHERE c.id IN (SELECT s.case_id FROM case_search s WHERE s.term = ANY(\(terms)))
+                AND c.id <> \(id) AND c.erased_at IS NULL AND (c.state = ANY(\(open)) OR c.state_entered_at >= \(since))
+            ORDER BY c.case_number LIMIT 50
+            """)
+        return try rows.compactMap { row in
+            guard let state = CaseState(rawValue: try row.decode("state", as: String.self)),
+                let tier = Tier(rawValue: try row.decode("tier", as: String.self))
+            else { return nil }
+            var devices: [CaseDevice] = []
+            if case .array(let items)? = try? JSONValue.parse(try row.decode("devices", as: String.self)) {
+                devices = items.map(CaseDevice.init(json:))
+            }
+            return Neighbour(
+                number: try row.decode("case_number", as: String.self), state: state, tier: tier,
+                openedAt: try row.decode("opened_at", as: Date.self),
+                accountEmail: try row.decode("account_email", as: String.self), customerName: try row.decode("customer_name", as: String.self),
+                contactEmail: try row.decode("customer_contact_email", as: String.self), devices: devices)
+        }
+    }
+
     /// The case with this number, or nil.
     public static func find(number: String, on connection: PostgresConnection) throws -> CaseRecord? {
         try connection.query("SELECT \(columns), \(standingColumns) FROM \(from) WHERE c.case_number = \(number)").decodeCases().first
@@ -109,6 +183,14 @@ public enum CaseStore {
             ? try connection.query("SELECT id FROM cases WHERE case_number = \(number) FOR UPDATE")
             : try connection.query("SELECT id FROM cases WHERE case_number = \(number)")
         return try rows.first?.decode("id", as: UUID.self)
+    }
+
+    /// The case's id, its row locked for the rest of the transaction, and whether it was erased; nil when no case has
+    /// this number.
+    public static func lockForChange(number: String, on connection: PostgresConnection) throws -> (id: UUID, erased: Bool)? {
+        let rows = try connection.query("SELECT id, erased_at IS NOT NULL AS erased FROM cases WHERE case_number = \(number) FOR UPDATE")
+        guard let row = rows.first else { return nil }
+        return (try row.decode("id", as: UUID.self), try row.decode("erased", as: Bool.self))
     }
 
     /// Takes the case's row lock for the rest of the transaction, before appending to its timeline.

@@ -54,6 +54,25 @@ public enum ScheduledUnlockStore {
             """)
     }
 
+    /// Serialises scheduling on one account for the rest of the transaction (a transaction-scoped advisory lock on the
+    /// account e-mail), so two cases of one account cannot both pass `pendingElsewhere` at once.
+    public static func lockAccount(email: String, on connection: PostgresConnection) throws {
+        try connection.execute("SELECT pg_advisory_xact_lock(hashtextextended('scheduled_unlocks:' || lower(\(email)), 0))")
+    }
+
+    /// The number of another case of this account e-mail with a step scheduled, if any (api.md v1.3 `account_busy`).
+    public static func pendingElsewhere(accountEmail: String, except caseID: UUID, on connection: PostgresConnection) throws -> String? {
+        guard let term = CaseSearch.term(for: accountEmail) else { return nil }
+        let rows = try connection.query(
+            """
+            SELECT c.case_number FROM case_search s JOIN cases c ON c.id = s.case_id
+            WHERE s.term = \(term) AND lower(c.account_email) = \(term) AND c.id <> \(caseID)
+                AND EXISTS (SELECT 1 FROM scheduled_unlocks u WHERE u.case_id = c.id AND u.status = 'scheduled')
+            ORDER BY c.case_number LIMIT 1
+            """)
+        return try rows.first?.decode("case_number", as: String.self)
+    }
+
     /// Every step recorded on a case, oldest first.
     public static func list(caseID: UUID, on connection: PostgresConnection) throws -> [ScheduledUnlock] {
         try decode(connection.query("SELECT \(columns) FROM scheduled_unlocks WHERE case_id = \(caseID) ORDER BY scheduled_at, id"))

@@ -53,6 +53,8 @@ public struct CaseView: Decodable, Sendable, Equatable {
     public let path: String
     /// The boolean facts, by their JSON names (the rescue address is `rescueEmail`).
     public let facts: [String: Bool]
+    /// `facts.former_rescue_emails`: rescue addresses the case recorded and a correction removed (api.md v1.3).
+    public private(set) var formerRescueEmails: [String] = []
     /// `facts.rescue_email`: the address the thief added, when known (sent as null otherwise).
     public let rescueEmail: String?
     /// null when the case has no language of its own (always sent).
@@ -137,6 +139,8 @@ public struct CaseView: Decodable, Sendable, Equatable {
         for key in factMembers.allKeys {
             if key.stringValue == "rescue_email" {
                 rescue = .some(try factMembers.decode(String?.self, forKey: key))
+            } else if key.stringValue == "former_rescue_emails" {
+                formerRescueEmails = try factMembers.decode([String].self, forKey: key)
             } else {
                 flags[key.stringValue] = try factMembers.decode(Bool.self, forKey: key)
             }

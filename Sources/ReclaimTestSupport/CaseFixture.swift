@@ -71,6 +71,11 @@ public final class CaseWorld {
         return try post("/api/v1/cases/\(number)/transitions", as: session, json: body, ifMatch: version)
     }
 
+    /// Schedules an unlock step (`POST …/unlocks`, the cooling-off): the only way a step is ever done.
+    public func scheduleUnlock(_ number: String, _ step: String, as session: AgentSession, version: Int?) throws -> TestHTTPResponse {
+        try post("/api/v1/cases/\(number)/unlocks", as: session, json: ["step": step], ifMatch: version)
+    }
+
     /// Takes an action that must succeed; returns the new case.
     @discardableResult
     public func must(_ number: String, _ action: String, as session: AgentSession, version: Int, extra: [String: Any] = [:]) throws -> CaseView {

@@ -459,14 +459,15 @@ class VerifiedIdentityTests(BrowserTestCase):
         engineer.click('button[data-unlock="remove_rescue_email"]')
         engineer.click('#unlock-confirm')
         engineer.wait_for('#unlock-list li[data-step="remove_rescue_email"][data-done="true"]')
-        # The last step given with Complete is scheduled like any other (the cooling-off): the case resolves only
-        # with a second Complete, once the service has done it.
+        # Complete never performs a step (api.md v1.3): with a step still to do it is refused and says what is left;
+        # the last step is scheduled like the first, and Complete resolves once the service has done it.
         self.expect_http_errors(409)
         engineer.click('button[data-action="complete"]')
-        Select(engineer.wait_for('#action-unlock')).select_by_value('reset_security_questions')
         engineer.click('#action-confirm')
         engineer.wait_for_text('#case-message', 'Not complete yet')
         self.assertEqual(self.service.psql("SELECT state FROM cases WHERE case_number = '%s'" % number), 'engineering')
+        engineer.click('button[data-unlock="reset_security_questions"]')
+        engineer.click('#unlock-confirm')
         engineer.wait_for('#unlock-list li[data-step="reset_security_questions"][data-done="true"]')
         engineer.click('button[data-action="complete"]')
         engineer.click('#action-confirm')

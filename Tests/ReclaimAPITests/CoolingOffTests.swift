@@ -126,7 +126,7 @@ final class CoolingOffWorld {
         #expect(scheduled["frozen"] as? Bool == true)
         #expect(scheduled["version"] as? Int == version + 1)
         // The same step again, done or waiting: already_done. Completing while it waits: unlocks_outstanding, even with it
-        // (complete with the other step schedules that one: `completeWithAnUnlockSchedulesItAndWaits`).
+        // (complete never performs a step: `completeWithAnUnlockIsRefusedAndSchedulesNothing`).
         let again = try w.world.post(
             "/api/v1/cases/\(number)/unlocks", as: w.engineer, json: ["step": "remove_rescue_email"], ifMatch: version + 1)
         #expect(try again.status == 409 && (again.json()["code"] as? String) == "already_done")
@@ -167,55 +167,23 @@ final class CoolingOffWorld {
     }
 
     /// The attacker's side: the thief on the phone has an engineer "complete, with the rescue address removed". The
-    /// workflow action records the step as the checklist does: scheduled, the owner told, nothing done before its time.
-    @Test func completeWithAnUnlockSchedulesItAndWaits() throws {
-        // Ten minutes: well within a session's idle limit, so the engineer can still act after the clock moves.
+    /// workflow action never performs a step (api.md v1.3): refused, nothing scheduled, nothing sent, nothing resolved.
+    @Test func completeWithAnUnlockIsRefusedAndSchedulesNothing() throws {
         let w = try CoolingOffWorld(delay: 600)
         let (number, _, version) = try w.engineeringCase()
-        let before = Date()
-        let complete = try w.world.act(
-            number, "complete", as: w.engineer, version: version, extra: ["unlock": "remove_rescue_email", "reason": "The caller asked."])
-        #expect(complete.status == 409, "\(complete.text)")
-        #expect(try complete.json()["code"] as? String == "unlocks_outstanding")
-        #expect(try complete.json()["outstanding"] as? [String] == ["remove_rescue_email", "reset_security_questions"])
-        #expect(complete.header("ETag") == "\"\(version + 1)\"")  // the scheduled step is committed
-        var body = try w.caseBody(number)
-        #expect(body["state"] as? String == "engineering" && body["frozen"] as? Bool == true)
+        for step in ["remove_rescue_email", "reset_security_questions"] {
+            let complete = try w.world.act(
+                number, "complete", as: w.engineer, version: version, extra: ["unlock": step, "reason": "The caller asked."])
+            #expect(complete.status == 409, "\(complete.text)")
+            #expect(try complete.json()["code"] as? String == "unlock_not_scheduled")
+        }
+        let body = try w.caseBody(number)
+        #expect(body["state"] as? String == "engineering" && body["version"] as? Int == version)
         let unlocks = try #require(body["unlocks"] as? [String: Any])
-        #expect(unlocks["done"] as? [String] == [])
-        let waiting = try #require((unlocks["scheduled"] as? [[String: Any]])?.first)
-        #expect(waiting["step"] as? String == "remove_rescue_email" && waiting["status"] as? String == "scheduled")
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let effective = try #require(formatter.date(from: waiting["effective_at"] as? String ?? ""))
-        #expect(abs(effective.timeIntervalSince(before) - 600) < 5)
-        // The notice with its stop link went to every address on file, never the rescue address.
-        let notices = try w.notices(number)
-        #expect(Set(notices.map(\.recipient)) == Set([CoolingOffWorld.contact, CoolingOffWorld.account] + CoolingOffWorld.noticeAddresses))
-        #expect(notices.count == 4 && !notices.contains { $0.recipient == CoolingOffWorld.rescue })
-        var types = try w.world.events(number, as: w.engineer).compactMap { $0["type"] as? String }
-        #expect(types.contains("unlock_scheduled") && types.contains("frozen") && !types.contains("unlock_done"))
-        // Asking again changes nothing; the other step given with complete is scheduled too; nothing resolves meanwhile.
-        let again = try w.world.act(number, "complete", as: w.engineer, version: version + 1, extra: ["unlock": "remove_rescue_email"])
-        #expect(try again.status == 409 && (again.json()["code"] as? String) == "unlocks_outstanding")
-        #expect(try w.notices(number).count == 4)
-        let other = try w.world.act(number, "complete", as: w.engineer, version: version + 1, extra: ["unlock": "reset_security_questions"])
-        #expect(try other.status == 409 && (other.json()["code"] as? String) == "unlocks_outstanding")
-        #expect(try w.world.act(number, "complete", as: w.engineer, version: version + 2).status == 409)
-        Thread.sleep(forTimeInterval: 0.3)
-        body = try w.caseBody(number)
-        #expect(body["state"] as? String == "engineering" && (body["unlocks"] as? [String: Any])?["done"] as? [String] == [])
-        // The step's time passes: the service does both, and only then does complete resolve the case.
-        w.world.service.clock.advance(by: 601)
-        #expect(
-            try eventually(10) {
-                Set((try w.caseBody(number)["unlocks"] as? [String: Any])?["done"] as? [String] ?? [])
-                    == ["remove_rescue_email", "reset_security_questions"]
-            })
-        types = try w.world.events(number, as: w.engineer).compactMap { $0["type"] as? String }
-        #expect(types.filter { $0 == "unlock_done" }.count == 2)
-        let done = try w.world.must(number, "complete", as: w.engineer, version: version + 4)
-        #expect(done["state"] as? String == "resolved")
+        #expect(unlocks["done"] as? [String] == [] && (unlocks["scheduled"] as? [Any])?.isEmpty == true)
+        #expect(try w.notices(number).isEmpty)
+        let types = try w.world.events(number, as: w.engineer).compactMap { $0["type"] as? String }
+        #expect(!types.contains("unlock_scheduled") && !types.contains("unlock_done"))
     }
 
     @Test func theServiceDoesTheStepWhenItsTimeComesWithNobodyActing() throws {
@@ -322,15 +290,18 @@ enum NotificationSettingsContact {
         let tier2 = try cluster.signIn(on: 1, tier: .tier2)
         let engineer = try cluster.signIn(on: 1, tier: .engineering)
         let client = cluster.client(0)
-        let account: [String: Any] = [
-            "email": "owner@example.com", "cards": [["number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031]],
-            "devices": [["serial": EvidenceWorld.onFileSerial]],
-        ]
-        #expect(try client.request("POST", "/api/v1/accounts", headers: admin.headers, json: account).status == 201)
         var numbers: [String] = []
-        for _ in 0..<4 {
+        for index in 0..<4 {
+            // Four accounts: one recovery of an account at a time (api.md v1.3 `account_busy`).
+            let owner = "owner\(index)@example.com"
+            let serial = "C02XK1ZJH3Q\(index)"  // each account's own device: a shared one would be `device_claimed_elsewhere`
+            let account: [String: Any] = [
+                "email": owner, "cards": [["number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031]],
+                "devices": [["serial": serial]],
+            ]
+            #expect(try client.request("POST", "/api/v1/accounts", headers: admin.headers, json: account).status == 201)
             let body = CaseWorld.caseBody(
-                accountEmail: "owner@example.com", facts: ["rescue_email_added": true, "security_questions_changed": true], devices: [])
+                accountEmail: owner, facts: ["rescue_email_added": true, "security_questions_changed": true], devices: [])
             let opened = try client.request("POST", "/api/v1/cases", headers: tier1.headers, encoded: body)
             let number = try #require(try opened.json()["case_number"] as? String)
             func act(_ action: String, _ session: AgentSession, _ version: Int) throws {
@@ -342,7 +313,7 @@ enum NotificationSettingsContact {
             try act("escalate", tier1, 1)
             for json: [String: Any] in [
                 ["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031],
-                ["type": "device", "serial": EvidenceWorld.onFileSerial],
+                ["type": "device", "serial": serial],
             ] {
                 #expect(try client.request("POST", "/api/v1/cases/\(number)/evidence", headers: tier2.headers, json: json).status == 201)
             }

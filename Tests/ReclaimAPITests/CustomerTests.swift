@@ -211,8 +211,7 @@ import Testing
         let reviewed = try world.caseBody(number, as: tier3)
         try world.must(number, "approve", as: tier3, version: reviewed["version"] as! Int)
         let approvedVersion = reviewed["version"] as! Int + 1
-        let scheduled = try world.act(number, "complete", as: engineer, version: approvedVersion, extra: ["unlock": "remove_activation_lock"])
-        #expect(try scheduled.json()["code"] as? String == "unlocks_outstanding")
+        #expect(try world.scheduleUnlock(number, "remove_activation_lock", as: engineer, version: approvedVersion).status == 200)
         #expect(
             try eventually(10) {
                 (try world.caseBody(number, as: engineer)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_activation_lock"]

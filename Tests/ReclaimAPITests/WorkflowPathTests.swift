@@ -137,9 +137,10 @@ import Testing
         // Only engineering completes, and only once the rescue address is removed.
         #expect(try world.act(number, "complete", as: tier3, version: 5).status == 403)
         #expect(try world.act(number, "complete", as: engineer, version: 5).json()["code"] as? String == "unlocks_outstanding")
-        // The unlock given with complete is scheduled (version 6), never done at once; the service does it (7).
-        let scheduled = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
-        #expect(try scheduled.json()["code"] as? String == "unlocks_outstanding")
+        // The step is scheduled (version 6), never done at once, nor by complete; the service does it (7).
+        let named = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
+        #expect(try named.json()["code"] as? String == "unlock_not_scheduled")
+        #expect(try world.scheduleUnlock(number, "remove_rescue_email", as: engineer, version: 5).status == 200)
         #expect(
             try eventually(10) {
                 (try world.caseBody(number, as: engineer)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_rescue_email"]
@@ -187,8 +188,7 @@ import Testing
         let wrongUnlock = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_rescue_email"])
         #expect(wrongUnlock.status == 422)
         #expect(try wrongUnlock.problem().code == "unlock_not_allowed")
-        let scheduled = try world.act(number, "complete", as: engineer, version: 5, extra: ["unlock": "remove_activation_lock"])
-        #expect(try scheduled.json()["code"] as? String == "unlocks_outstanding")
+        #expect(try world.scheduleUnlock(number, "remove_activation_lock", as: engineer, version: 5).status == 200)
         #expect(
             try eventually(10) {
                 (try world.caseBody(number, as: engineer)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_activation_lock"]

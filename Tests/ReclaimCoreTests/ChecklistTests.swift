@@ -28,11 +28,19 @@ import Testing
         #expect(UnlockChecklist.outstanding(required: required, done: []) == required)
         #expect(UnlockChecklist.outstanding(required: required, done: [.removeRescueEmail]) == [.resetSecurityQuestions])
         #expect(UnlockChecklist.outstanding(required: required, done: Set(required)).isEmpty)
-        #expect(throws: WorkflowRefusal.unlockNotAllowed) { try UnlockChecklist.check(step: .removeActivationLock, required: required, done: []) }
+        #expect(throws: WorkflowRefusal.unlockNotAllowed) { try UnlockChecklist.check(step: .removeActivationLock, schedulable: required, done: []) }
         #expect(throws: WorkflowRefusal.alreadyDone) {
-            try UnlockChecklist.check(step: .removeRescueEmail, required: required, done: [.removeRescueEmail])
+            try UnlockChecklist.check(step: .removeRescueEmail, schedulable: required, done: [.removeRescueEmail])
         }
-        try UnlockChecklist.check(step: .resetSecurityQuestions, required: required, done: [.removeRescueEmail])
+        try UnlockChecklist.check(step: .resetSecurityQuestions, schedulable: required, done: [.removeRescueEmail])
+    }
+
+    /// With nothing required (no thief change known, or a correction emptied the list) a step may still be scheduled,
+    /// one the kind allows: `complete` needs one done, and only the cooling-off does one (api.md v1.3).
+    @Test func withNoStepRequiredTheKindsStepsMayBeScheduled() {
+        #expect(UnlockChecklist.schedulable(kind: .accountTakeover, facts: CaseFacts()) == [.removeRescueEmail, .resetSecurityQuestions])
+        #expect(UnlockChecklist.schedulable(kind: .activationLock, facts: CaseFacts()) == [.removeActivationLock])
+        #expect(UnlockChecklist.schedulable(kind: .accountTakeover, facts: CaseFacts(securityQuestionsChanged: true)) == [.resetSecurityQuestions])
     }
 
     func snapshot(_ state: CaseState, facts: CaseFacts, kind: CaseKind = .accountTakeover) -> CaseSnapshot {
@@ -58,17 +66,24 @@ import Testing
         func complete(_ unlock: UnlockKind?, done: Set<UnlockKind>) -> Result<TransitionDecision, WorkflowRefusal> {
             workflow.decide(.complete, on: s, actorTier: .engineering, context: TransitionContext(unlock: unlock, unlocksDone: done), now: now)
         }
-        // One unlock given, the thief changed two things: not complete.
-        #expect(complete(.removeRescueEmail, done: []) == .failure(.unlocksOutstanding([.resetSecurityQuestions])))
+        // Complete never performs a step (api.md v1.3): one it names must be done already.
+        #expect(complete(.removeRescueEmail, done: []) == .failure(.unlockNotScheduled))
         #expect(complete(nil, done: []) == .failure(.unlocksOutstanding([.removeRescueEmail, .resetSecurityQuestions])))
         #expect(complete(.removeActivationLock, done: []) == .failure(.unlockNotAllowed))
-        // The unlock given counts with those done before.
-        #expect((try? complete(.resetSecurityQuestions, done: [.removeRescueEmail]).get().after.state) == .resolved)
-        // Everything done: complete needs no further unlock.
+        #expect(complete(.resetSecurityQuestions, done: [.removeRescueEmail]) == .failure(.unlockNotScheduled))
+        #expect(complete(nil, done: [.removeRescueEmail]) == .failure(.unlocksOutstanding([.resetSecurityQuestions])))
+        // Everything done: complete, naming a done step or none.
         #expect((try? complete(nil, done: [.removeRescueEmail, .resetSecurityQuestions]).get().after.state) == .resolved)
-        // Nothing required: an unlock as before.
+        #expect((try? complete(.resetSecurityQuestions, done: [.removeRescueEmail, .resetSecurityQuestions]).get().after.state) == .resolved)
+        // Nothing required (a correction emptied the list, or nothing was known): still one step done, never by complete.
         let plain = snapshot(.engineering, facts: CaseFacts())
-        #expect(workflow.decide(.complete, on: plain, actorTier: .engineering, context: TransitionContext(), now: now) == .failure(.unlockRequired))
+        func completePlain(_ unlock: UnlockKind?, done: Set<UnlockKind>) -> Result<TransitionDecision, WorkflowRefusal> {
+            workflow.decide(.complete, on: plain, actorTier: .engineering, context: TransitionContext(unlock: unlock, unlocksDone: done), now: now)
+        }
+        #expect(completePlain(nil, done: []) == .failure(.unlockRequired))
+        #expect(completePlain(.resetSecurityQuestions, done: []) == .failure(.unlockNotScheduled))
+        #expect((try? completePlain(nil, done: [.resetSecurityQuestions]).get().after.state) == .resolved)
+        #expect((try? completePlain(.resetSecurityQuestions, done: [.resetSecurityQuestions]).get().after.state) == .resolved)
     }
 }
 

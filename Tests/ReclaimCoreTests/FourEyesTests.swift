@@ -32,7 +32,8 @@ import Testing
     @Test func theWordsAreTheContractsAndOnlyTier3AndEngineeringClear() {
         #expect(
             RiskSignal.allCases.map(\.rawValue) == [
-                "device_claimed_elsewhere", "document_reused", "mail_from_rescue_address", "repudiated", "flagged",
+                "device_claimed_elsewhere", "document_reused", "mail_from_rescue_address", "repudiated", "flagged", "parallel_case",
+                "contact_changed",
             ])
         #expect(Tier.allCases.filter { $0.isAtLeast(FourEyes.clearMinimumTier) } == [.tier3, .engineering])
         #expect(Tier.allCases.allSatisfy { $0.isAtLeast(FourEyes.flagMinimumTier) })

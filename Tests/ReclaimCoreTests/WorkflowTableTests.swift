@@ -46,7 +46,7 @@ let permissiveContext = TransitionContext(
     reason: "customer called",
     documents: [
         .init(kind: .invoice, status: .accepted), .init(kind: .imeiPhoto, status: .accepted), .init(kind: .lockScreenPhoto, status: .accepted),
-    ])
+    ], unlocksDone: Set(UnlockKind.allCases))
 
 /// A standing in which every security answer on file matched, so `send_reset` is offered where the table allows it.
 let answersMatched = CaseStanding(answers: AnswerProgress(onFile: 2, matched: 2))

@@ -2,7 +2,7 @@
 // API needs; freeze and lift; take the case or hand it to a colleague whose tier can hold it. Every button is a word
 // of allowed_actions: a finished case offers none of the work it would refuse.
 import { byId, h, replace, show } from '../dom.js';
-import { ACTIONS, TIERS, UNLOCKS, label, tierCovers, unlocksFor } from '../labels.js';
+import { ACTIONS, TIERS, label, tierCovers } from '../labels.js';
 import { openAccessCode } from './access-code.js';
 import { allows, app, change, current, problemWords } from './common.js';
 import { openMerge, openUnmerge } from './merge.js';
@@ -49,17 +49,6 @@ const CASE_ACTIONS = {
 export function openAction(action) {
   const info = CASE_ACTIONS[action] ?? ACTIONS[action] ?? { label: action, help: '' };
   const fields = [];
-  if (info.unlock) {
-    const choices = unlocksFor(current.data);
-    // With a checklist whose steps are all recorded, complete needs no further unlock.
-    const optional = (current.data.unlocks?.required ?? []).length > 0;
-    if (choices.length) {
-      fields.push(h('label', { for: 'action-unlock' }, optional ? 'Also record this step (optional; it is scheduled, and you complete after its cooling-off)' : 'What was unlocked'),
-        h('select', { id: 'action-unlock', required: optional ? null : true },
-          optional ? h('option', { value: '' }, 'No further step') : null,
-          choices.map((u) => h('option', { value: u }, UNLOCKS[u]))));
-    }
-  }
   if (!CASE_ACTIONS[action]) {
     fields.push(h('label', { for: 'action-reason' }, info.reason ? 'Reason (required)' : 'Reason (optional)',
       h('span', { class: 'hint' }, 'Recorded on the timeline.')),
@@ -88,8 +77,6 @@ async function submitAction(form, action, info, error) {
   }
   const body = { action };
   if (reason) body.reason = reason;
-  const unlock = form.querySelector('#action-unlock');
-  if (unlock?.value) body.unlock = unlock.value;
   const own = CASE_ACTIONS[action];
   const path = `/api/v1/cases/${current.number}/${own ? own.path : 'transitions'}`;
   await change(form, path, own ? {} : body, `${info.label}: done.`);

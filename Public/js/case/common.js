@@ -42,7 +42,13 @@ export function problemWords(error) {
     case 'documents_pending':
       return 'Not yet: a document is still waiting for review. Accept or reject every document first.';
     case 'unlocks_outstanding':
-      return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Any step you gave with Complete is scheduled: it takes effect after the cooling-off, then complete the case.`;
+      return `Not complete yet. Still to do: ${(error.problem.outstanding ?? []).map((u) => label(UNLOCKS, u).toLowerCase()).join('; ')}. Schedule each step in the unlock checklist: the service does it after the cooling-off, then complete the case.`;
+    case 'account_busy':
+      return `Not now: an unlock step is already scheduled on case ${error.problem.case_number ?? ''} of the same account. One recovery of an account at a time: look at that case first.`;
+    case 'cooling_off':
+      return 'Not while an unlock step waits for its time: the freeze holds until the step is done or cancelled.';
+    case 'case_erased':
+      return 'This case was erased: it takes no more changes.';
     case 'different_customer':
       return 'These cases name different customers (their name or contact address differs). Merge them only if they are one person, with the confirmation ticked.';
     case 'risk_uncleared':
@@ -106,7 +112,7 @@ export async function change(container, path, json, done, method = 'POST') {
         say('Someone else changed this case while you had it open. It has been reloaded: check what changed before you act again.', 'warn');
         message().focus();
       } else if (error.code === 'unlocks_outstanding') {
-        // The step given with Complete was scheduled: show the checklist as it is now.
+        // Show the checklist as it is now (a step may have been done meanwhile).
         await reload();
         say(problemWords(error));
       } else {

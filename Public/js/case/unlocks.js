@@ -3,7 +3,7 @@
 import { reload } from '../case.js';
 import { byId, h, replace } from '../dom.js';
 import { formatDateTime, timeLeft } from '../format.js';
-import { FINISHED_STATES, UNLOCKS, label, outstandingUnlocks } from '../labels.js';
+import { FINISHED_STATES, UNLOCKS, label, outstandingUnlocks, schedulableUnlocks } from '../labels.js';
 import { allows, change, current } from './common.js';
 
 // The one pending look-again: when the soonest scheduled step falls due, the case is read again to show it done.
@@ -24,7 +24,7 @@ export function unlockChecklist(c) {
     scheduled.size ? h('p', { id: 'unlocks-cooling', class: 'hint' },
       'Each recorded step waits out the cooling-off: every address on file for the account has been told, and may stop it. '
         + 'The service does the step when its time comes.') : null,
-    h('ul', { class: 'plain checklist', id: 'unlock-list' }, c.unlocks.required.map((step) => h('li', {
+    h('ul', { class: 'plain checklist', id: 'unlock-list' }, schedulableUnlocks(c).map((step) => h('li', {
       dataset: { step, done: String(done.has(step)), scheduled: String(scheduled.has(step)) },
     },
       done.has(step) ? [h('span', { class: 'yes' }, '✓ Done:'), ' ']
@@ -37,7 +37,7 @@ export function unlockChecklist(c) {
         ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { cancelUnlock: step }, onclick: () => openCancel(step) }, 'Cancel')]
         : null,
       canRecord && !done.has(step) && !scheduled.has(step)
-        ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Record as done')]
+        ? [' ', h('button', { type: 'button', class: 'secondary small', dataset: { unlock: step }, onclick: () => openUnlock(step) }, 'Schedule…')]
         : null))),
     h('div', { id: 'unlock-form-slot' }),
   ];
@@ -79,6 +79,10 @@ function summaryWords(c, outstanding, finished) {
   if (finished) {
     if (!outstanding.length) return '✓ Every step was done.';
     return c.state === 'rejected' ? 'Rejected: nothing is unlocked on this case.' : 'Finished: no further step is taken on this case.';
+  }
+  if (!c.unlocks.required.length) {
+    return outstanding.length ? 'Nothing the thief changed is known to need undoing: schedule the step that was needed; the case can be completed once one is done.'
+      : '✓ A step is done: the case can be completed.';
   }
   return outstanding.length ? `${outstanding.length} of ${c.unlocks.required.length} still to do: the case can be completed when none is left.`
     : '✓ Every step is done: the case can be completed.';

@@ -55,12 +55,13 @@ enum CaseHTTP {
 
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).
     static func representation(
-        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil
+        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil,
+        related: [RelatedCase]? = nil
     ) -> JSONValue {
         let s = record.snapshot
         let erased = record.erasedAt != nil
         let facts: JSONValue = [
-            "rescue_email": .optional(record.rescueEmail),
+            "rescue_email": .optional(record.rescueEmail), "former_rescue_emails": .array(record.formerRescueEmails.map(JSONValue.string)),
             "rescue_email_added": .bool(s.facts.rescueEmailAdded), "security_questions_changed": .bool(s.facts.securityQuestionsChanged),
             "two_step_enabled": .bool(s.facts.twoStepEnabled), "lost_mode_enabled": .bool(s.facts.lostModeEnabled),
         ]
@@ -111,13 +112,15 @@ enum CaseHTTP {
             "risk": .bool(record.risk),
         ]
         if let riskSignals { members["risk_signals"] = .array(riskSignals.map(\.json)) }
+        if let related { members["related"] = .array(related.map(\.json)) }
         return .object(members)
     }
 
     /// The same bytes as `representation(...).canonical`, written directly with the keys in JCS order: a queue page
     /// renders fifty of these, and building and sorting dictionaries (then String appends) cost most of its CPU.
     static func writeRepresentation(
-        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil, to out: inout [UInt8]
+        _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil,
+        related: [RelatedCase]? = nil, to out: inout [UInt8]
     ) {
         let s = record.snapshot
         // Erased fields read null (the columns hold empty values).
@@ -179,7 +182,12 @@ enum CaseHTTP {
         time(record.dueAt)
         raw(",\"erased_at\":")
         time(record.erasedAt)
-        raw(",\"facts\":{\"lost_mode_enabled\":")
+        raw(",\"facts\":{\"former_rescue_emails\":[")
+        for (index, address) in record.formerRescueEmails.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            string(address)
+        }
+        raw("],\"lost_mode_enabled\":")
         bool(s.facts.lostModeEnabled)
         raw(",\"rescue_email\":")
         optional(record.rescueEmail)
@@ -201,6 +209,10 @@ enum CaseHTTP {
         bool(workflow.sla.isOverdue(dueAt: record.dueAt, state: s.state, now: now))
         raw(",\"path\":")
         quoted(s.path.rawValue)
+        if let related {
+            raw(",\"related\":")
+            out.append(contentsOf: JSONValue.array(related.map(\.json)).canonical.utf8)
+        }
         raw(",\"risk\":")
         bool(record.risk)
         if let riskSignals {

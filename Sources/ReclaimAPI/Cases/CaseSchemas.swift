@@ -51,7 +51,16 @@ extension OpenAPIDocument {
         "state": ["type": "string", "enum": CaseState.allCases.map(\.rawValue)],
         "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)],
         "path": ["type": "string", "enum": RecoveryPath.allCases.map(\.rawValue)],
-        "facts": facts,
+        "facts": [
+            "type": "object",
+            "properties": (facts["properties"] as! [String: Any]).merging([
+                "former_rescue_emails": [
+                    "type": "array", "items": ["type": "string"], "readOnly": true,
+                    "description":
+                        "Rescue addresses this case recorded and a correction removed or replaced: still the thief's (no mail goes to them, and no contact address may reach their mailbox, on any case of the account).",
+                ]
+            ]) { a, _ in a },
+        ],
         "account_email": ["type": ["string", "null"], "description": "null once erased."],
         "customer": [
             "type": "object", "description": "Its members null once erased.",
@@ -101,6 +110,20 @@ extension OpenAPIDocument {
         ],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
         "risk": ["type": "boolean", "description": "A risk signal stands uncleared: approve and unlock steps are refused (risk_uncleared)."],
+        "related": [
+            "type": "array",
+            "description":
+                "Agents only, on the case's own GET and the 201 of opening: every other case, open or finished within RECLAIM_RELATED_DAYS (never an erased one), that shares the account e-mail, a serial or IMEI, the contact address or the phone; same_customer is false when the name, contact address or phone differ. Two cases sharing the account or a device with different customers both carry the risk signal parallel_case.",
+            "items": [
+                "type": "object", "required": ["number", "state", "tier", "opened_at", "why", "same_customer"],
+                "properties": [
+                    "number": caseNumber, "state": ["type": "string", "enum": CaseState.allCases.map(\.rawValue)],
+                    "tier": ["type": "string", "enum": Tier.allCases.map(\.rawValue)], "opened_at": dateTime,
+                    "why": ["type": "array", "items": ["type": "string", "enum": RelatedCases.Reason.allCases.map(\.rawValue)]],
+                    "same_customer": ["type": "boolean"],
+                ],
+            ],
+        ],
         "risk_signals": [
             "type": "array",
             "description":
@@ -246,7 +269,7 @@ extension OpenAPIDocument {
         ],
         "CancelUnlock": ["type": "object", "required": ["reason"], "properties": ["reason": string]],
         "CreatedCase": [
-            "type": "object", "required": caseRequired + ["access_code", "possible_duplicates"],
+            "type": "object", "required": caseRequired + ["access_code", "possible_duplicates", "related", "risk_signals"],
             "properties": caseProperties.merging([
                 "access_code": ["type": "string", "description": "Shown this once: 16 Crockford base32 symbols in groups of four."],
                 "possible_duplicates": [

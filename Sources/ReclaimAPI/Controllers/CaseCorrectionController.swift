@@ -15,7 +15,9 @@ extension CasesController {
         let now = self.now
         return try context.transaction(for: request, attempting: "correct") { connection in
             respond(
-                try operations.correct(number, expectedVersion: expected, correction, by: principal.actor, at: now, on: connection),
+                try operations.correct(
+                    number, expectedVersion: expected, correction, actorTier: principal.tier ?? .tier1, by: principal.actor, at: now,
+                    on: connection),
                 principal: principal)
         }
     }

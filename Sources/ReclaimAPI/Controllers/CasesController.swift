@@ -20,7 +20,7 @@ final class CasesController: Sendable {
     init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: WorkQueue = WorkQueue(threads: 1, capacity: 32)) {
         self.context = context
         self.workflow = workflow
-        self.operations = CaseOperations(keys: context.keys, workflow: workflow)
+        self.operations = CaseOperations(keys: context.keys, workflow: workflow, relatedWindow: context.configuration.relatedWindow)
         self.hashQueue = hashQueue
     }
 
@@ -74,7 +74,11 @@ final class CasesController: Sendable {
         let now = self.now
         return try context.transaction(for: request) { connection in
             let opened = try operations.open(opening, by: principal.actor, at: now, on: connection)
-            guard case .object(var members) = CaseHTTP.representation(opened.record, actorTier: principal.tier, workflow: workflow, now: now) else {
+            guard
+                case .object(var members) = CaseHTTP.representation(
+                    opened.record, actorTier: principal.tier, workflow: workflow, now: now,
+                    riskSignals: try RiskSignalStore.list(caseID: opened.record.id, on: connection), related: opened.related)
+            else {
                 throw Problem.internal
             }
             members["access_code"] = .string(opened.accessCode.display)
@@ -94,18 +98,24 @@ final class CasesController: Sendable {
     @Sendable func get(_ request: HTTPRequest) throws -> HTTPResponse {
         let principal = try context.authorize(.readCase, request)
         let number = try CaseHTTP.caseNumber(request)
-        let found = try context.pool.withConnection { connection -> (CaseRecord, [RiskSignalRecord])? in
+        let now = self.now
+        let found = try context.pool.withConnection { connection -> (CaseRecord, [RiskSignalRecord], [RelatedCase])? in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { return nil }
-            return (record, try RiskSignalStore.list(caseID: record.id, on: connection))
+            return (
+                record, try RiskSignalStore.list(caseID: record.id, on: connection), try operations.related(to: record, at: now, on: connection)
+            )
         }
-        guard let (record, signals) = found else { throw CaseHTTP.caseNotFound }
-        return respond(record, principal: principal, riskSignals: signals)
+        guard let (record, signals, related) = found else { throw CaseHTTP.caseNotFound }
+        return respond(record, principal: principal, riskSignals: signals, related: related)
     }
 
-    func respond(_ record: CaseRecord, principal: Principal, status: Int = 200, riskSignals: [RiskSignalRecord]? = nil) -> HTTPResponse {
+    func respond(
+        _ record: CaseRecord, principal: Principal, status: Int = 200, riskSignals: [RiskSignalRecord]? = nil, related: [RelatedCase]? = nil
+    ) -> HTTPResponse {
         var body: [UInt8] = []
         body.reserveCapacity(1024)
-        CaseHTTP.writeRepresentation(record, actorTier: principal.tier, workflow: workflow, now: now, riskSignals: riskSignals, to: &body)
+        CaseHTTP.writeRepresentation(
+            record, actorTier: principal.tier, workflow: workflow, now: now, riskSignals: riskSignals, related: related, to: &body)
         var response = HTTPResponse.json(status, body: body)
         response.addHeader("ETag", "\"\(record.version)\"")
         return response

@@ -100,6 +100,8 @@ final class StatusController: Sendable {
             try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0)
         }
         guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
+        // Gone, as the customer's look-up is (api.md v1.3 "An erased case is finished for good").
+        if record.erasedAt != nil { throw Problem(ErrorCode.caseErased, detail: "What identified the customer was erased: the case is gone.") }
         let (view, chosen) = try customerView(record, thread: thread, requested: nil, request)
         return Self.answer(view, chosen)
     }
