@@ -12,6 +12,9 @@ import { VOCABULARY } from './vocabulary.js';
 
 const api = agentClient({ onUnauthorized: () => Promise.reject(new ApiError(401, { code: 'unauthenticated', detail: 'Your session has ended.' })) });
 let clientNames = new Map();
+// The signed-in admin's actor (`agent:<id>`): their own proposals are for another admin to confirm.
+let me = '';
+const AWAITS = 'Proposed: it awaits a second administrator, who confirms it under Proposals.';
 
 /** Shows one-time secrets: `pairs` of [label, value]. */
 function showSecret(intro, pairs) {
@@ -47,9 +50,11 @@ async function change(region, work, done) {
   try {
     const result = await work();
     announce(region, '');
-    await Promise.all([loadAgents(), loadClients()]);
+    await Promise.all([loadAgents(), loadClients(), loadProposals()]);
     await loadAudit();
-    if (done) announce(byId('flash'), done, 'ok');
+    // A 202 is a proposal, not a change: say so rather than what would have happened.
+    if (result?.status === 202) announce(byId('flash'), AWAITS, 'info');
+    else if (done) announce(byId('flash'), done, 'ok');
     return result;
   } catch (error) {
     if (error.status === 401 || (error.status === 403 && error.code !== 'csrf_failed')) refuse(error);
@@ -82,12 +87,12 @@ function agentRow(agent) {
   const resetPassword = h('button', { type: 'button', class: 'secondary', dataset: { action: 'reset-password' }, 'aria-label': `Reset the password of ${agent.name}`, text: 'Reset password' });
   resetPassword.addEventListener('click', async () => {
     const result = await change(region, () => api.call('POST', `/api/v1/admin/agents/${agent.id}/reset-password`));
-    if (result) showSecret(`A new password for ${agent.name} (${agent.email}); their sessions are ended.`, [['Password', result.data.password]]);
+    if (result && result.status !== 202) showSecret(`A new password for ${agent.name} (${agent.email}); their sessions are ended.`, [['Password', result.data.password]]);
   });
   const resetTOTP = h('button', { type: 'button', class: 'secondary', dataset: { action: 'reset-totp' }, 'aria-label': `Reset the authenticator of ${agent.name}`, text: 'Reset TOTP' });
   resetTOTP.addEventListener('click', async () => {
     const result = await change(region, () => api.call('POST', `/api/v1/admin/agents/${agent.id}/reset-totp`));
-    if (result) showSecret(`A new authenticator secret for ${agent.name} (${agent.email}); their sessions are ended.`, [['TOTP URI', result.data.totp_uri]]);
+    if (result && result.status !== 202) showSecret(`A new authenticator secret for ${agent.name} (${agent.email}); their sessions are ended.`, [['TOTP URI', result.data.totp_uri]]);
   });
   return h('tr', { dataset: { agent: agent.id, email: agent.email } },
     h('td', {}, h('strong', { text: agent.name }), h('span', { class: 'block small mono', text: agent.email })),
@@ -129,10 +134,93 @@ byId('agent-form').addEventListener('submit', async (event) => {
     const result = await change(region, () => api.call('POST', '/api/v1/admin/agents', { json }));
     if (!result) return;
     form.reset();
+    if (result.status === 202) {
+      // Proposed: this admin holds the password, the confirming admin will hold the TOTP URI; neither alone signs in.
+      showSecret(`${json.name} (${result.data.target.email}) is proposed and cannot sign in yet: it awaits a second administrator, who will be shown the authenticator (TOTP) secret when confirming. Hand the agent this password.`,
+        [['Email', result.data.target.email], ['Password', result.data.password]]);
+      return;
+    }
     showSecret(`${result.data.name} (${result.data.email}) can sign in with these.`,
       [['Email', result.data.email], ['Password', result.data.password], ['TOTP URI', result.data.totp_uri]]);
   });
 });
+
+// MARK: Proposals
+
+/** What a proposal would do, in words. */
+function proposalWords(proposal) {
+  const c = proposal.change ?? {};
+  const who = proposal.target.email;
+  switch (proposal.kind) {
+    case 'agent_add': return `Add agent ${who} (${TIERS[c.tier] ?? c.tier}${c.admin ? ', administrator' : ''})`;
+    case 'password_reset': return `Reset the password of ${who}`;
+    case 'totp_reset': return `Reset the authenticator of ${who}`;
+    default: {
+      const parts = [];
+      if (c.tier) parts.push(`tier ${TIERS[c.tier] ?? c.tier}`);
+      if (c.admin !== undefined) parts.push(c.admin ? 'make administrator' : 'no longer administrator');
+      if (c.active !== undefined) parts.push(c.active ? 'reactivate' : 'deactivate');
+      if (c.passkey_required !== undefined) parts.push(c.passkey_required ? 'require a passkey' : 'passkey no longer required');
+      return `Change ${who}: ${parts.join(', ')}`;
+    }
+  }
+}
+
+const PROPOSAL_STATES = { pending: 'Awaiting a second administrator', confirmed: 'Confirmed', expired: 'Expired', withdrawn: 'Withdrawn' };
+
+/** Shows what a confirmation revealed to this admin (once). */
+function showConfirmed(proposal, result) {
+  const who = proposal.target.email;
+  if (proposal.kind === 'agent_add') {
+    showSecret(`${who} exists now. The administrator who proposed it holds the password; hand the agent this authenticator secret.`,
+      [['Email', who], ['TOTP URI', result.totp_uri]]);
+  } else if (proposal.kind === 'password_reset') {
+    showSecret(`A new password for ${who}; their sessions are ended.`, [['Password', result.password]]);
+  } else if (proposal.kind === 'totp_reset') {
+    showSecret(`A new authenticator secret for ${who}; their sessions are ended.`, [['TOTP URI', result.totp_uri]]);
+  } else {
+    announce(byId('flash'), `Confirmed: ${proposalWords(proposal)}.`, 'ok');
+  }
+}
+
+function proposalRow(proposal, actors) {
+  const region = byId('proposals-message');
+  const words = proposalWords(proposal);
+  const mine = proposal.proposed_by === me;
+  const actions = [];
+  if (proposal.status === 'pending' && !mine) {
+    const confirm = h('button', { type: 'button', dataset: { action: 'confirm' }, 'aria-label': `Confirm: ${words}`, text: 'Confirm' });
+    confirm.addEventListener('click', async () => {
+      const result = await change(region, () => api.call('POST', `/api/v1/admin/proposals/${proposal.id}/confirm`));
+      if (result) showConfirmed(proposal, result.data.result);
+    });
+    actions.push(confirm);
+  }
+  if (proposal.status === 'pending') {
+    const withdraw = h('button', { type: 'button', class: 'secondary', dataset: { action: 'withdraw' },
+      'aria-label': `${mine ? 'Withdraw' : 'Decline'}: ${words}`, text: mine ? 'Withdraw' : 'Decline' });
+    withdraw.addEventListener('click', () => change(region, () => api.call('POST', `/api/v1/admin/proposals/${proposal.id}/withdraw`),
+      `${mine ? 'Withdrawn' : 'Declined'}: ${words}.`));
+    actions.push(withdraw);
+  }
+  const by = actors[proposal.proposed_by] ?? proposal.proposed_by;
+  return h('tr', { dataset: { proposal: proposal.id, kind: proposal.kind, status: proposal.status } },
+    h('td', { text: words }),
+    h('td', {}, mine ? `${by} (you)` : by, h('span', { class: 'block small', text: formatDateTime(proposal.proposed_at) })),
+    h('td', { text: formatDateTime(proposal.expires_at) }),
+    h('td', { text: PROPOSAL_STATES[proposal.status] ?? proposal.status }),
+    h('td', {}, mine && proposal.status === 'pending' ? h('span', { class: 'block small', text: 'Another administrator confirms it.' }) : null,
+      h('div', { class: 'actions' }, actions)));
+}
+
+async function loadProposals() {
+  const { data } = await api.call('GET', '/api/v1/admin/proposals?limit=50');
+  show(byId('proposals-alone'), data.alone);
+  show(byId('proposals-two'), !data.alone);
+  show(byId('proposals-empty'), data.items.length === 0);
+  show(byId('proposals-list'), data.items.length > 0);
+  replace(byId('proposals-rows'), data.items.map((proposal) => proposalRow(proposal, data.actors ?? {})));
+}
 
 // MARK: API clients
 
@@ -394,6 +482,14 @@ byId('account-import-form').addEventListener('submit', async (event) => {
 
 // MARK: Audit
 
+// The audit list's actor names, for the entries that name another actor (a proposal's proposer).
+let auditActors = {};
+function actorName(actor) {
+  if (actor === 'cli') return 'Command line';
+  if (actor === 'system') return 'System';
+  return auditActors[actor] ?? actor;
+}
+
 function describe(event) {
   const d = event.data ?? {};
   const changes = d.changes ?? {};
@@ -415,6 +511,10 @@ function describe(event) {
     case 'client_key_rotated': return `Gave API client ${clientNames.get(d.client_id) ?? d.client_id} a new API key (the old one stopped)`;
     case 'account_replaced': return `Replaced the account on file for ${d.email}${d.new_email !== d.email ? ` (now ${d.new_email})` : ''}`;
     case 'webhook_retried': return `Queued a webhook delivery to ${clientNames.get(d.client_id) ?? d.client_id} again (delivery ${d.delivery_id})`;
+    case 'proposal_made': return `Proposed (awaiting a second administrator): ${proposalWords({ kind: d.kind, target: { email: d.email }, change: d.change })}`;
+    case 'proposal_confirmed': return `Confirmed the proposal of ${actorName(d.proposed_by)}: ${d.kind.replace('_', ' ')} for ${d.email}`;
+    case 'proposal_withdrawn': return `Withdrew the proposal of ${actorName(d.proposed_by)}: ${d.kind.replace('_', ' ')} for ${d.email}`;
+    case 'proposal_expired': return `The proposal of ${actorName(d.proposed_by)} expired unconfirmed: ${d.kind.replace('_', ' ')} for ${d.email}`;
     case 'passkey_sign_count_regressed': return `Refused a passkey sign-in: its sign count went back from ${d.stored_sign_count} to ${d.received_sign_count} (a copied key?)`;
     case 'case_erased': return d.cause === 'retention'
       ? `Erased the personal data of case ${d.case_number}: its retention period ended`
@@ -438,7 +538,8 @@ async function loadAudit() {
     mark.className = 'chain unknown';
     mark.textContent = verdict.reason;
   }
-  const who = (actor) => (actor === 'cli' ? 'Command line' : actors[actor] ?? actor);
+  auditActors = actors;
+  const who = actorName;
   replace(byId('audit-rows'), [...items].reverse().map((event) => h('tr', { dataset: { seq: event.seq, type: event.type } },
     h('td', { text: event.seq }), h('td', { text: formatDateTime(event.at) }), h('td', { text: who(event.actor) }), h('td', { text: describe(event) }))));
 }
@@ -477,10 +578,11 @@ async function boot() {
   try {
     const { data } = await request('GET', '/api/v1/session');
     api.csrf = data.csrf_token;
+    me = `agent:${data.agent.id}`;
     byId('agent-name').textContent = data.agent.name;
     show(byId('signout'));
     if (!data.permissions.includes('admin.manage')) throw new ApiError(403, { code: 'forbidden', detail: 'Only administrators may use this page.' });
-    await Promise.all([loadAgents(), loadClients()]);
+    await Promise.all([loadAgents(), loadClients(), loadProposals()]);
     await Promise.all([loadAudit(), loadCheckpoint()]);
     show(byId('admin-body'));
   } catch (error) {

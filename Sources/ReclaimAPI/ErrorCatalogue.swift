@@ -64,6 +64,9 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     // Administration
     case agentExists = "agent_exists"
     case adminLockout = "admin_lockout"
+    case sameAdmin = "same_admin"
+    case proposalExpired = "proposal_expired"
+    case proposalClosed = "proposal_closed"
     // Passkeys
     case passkeyExists = "passkey_exists"
     case passkeyRefused = "passkey_refused"
@@ -89,7 +92,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
         case .invalidCaseNumber, .noAccountOnFile, .stopLinkUnknown: 404
         case .idempotencyInProgress, .invalidTransition, .verificationFailed, .notRecoverable, .caseNotOpen, .answersNotMatched, .alreadyFrozen,
             .accountExists, .agentExists, .adminLockout, .passkeyExists, .documentsMissing, .documentsPending, .unlocksOutstanding, .alreadyDone,
-            .notFrozen, .notSameAccount, .endpointDisabled:
+            .notFrozen, .notSameAccount, .endpointDisabled, .sameAdmin, .proposalExpired, .proposalClosed:
             409
         case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled, .caseOpen,
             .alreadyErased, .accountBusy, .coolingOff:
@@ -314,13 +317,21 @@ extension IdentityAdministrationError: Refusal {
             Problem(ErrorCode.adminLockout, detail: "The agent has no passkey yet: they register one first (from their menu).")
         case .lockout(.lastRequiredPasskey):
             Problem(ErrorCode.adminLockout, detail: "An administrator requires you to sign in with a passkey: keep at least one.")
+        case .noSuchProposal: Problem.notFound(detail: "No proposal has this id.")
+        case .sameAdmin: Problem(ErrorCode.sameAdmin, detail: "You proposed this change: a different admin must confirm it.")
+        case .proposalExpired:
+            Problem(ErrorCode.proposalExpired, detail: "This proposal ran out of time before a second admin confirmed it; propose it again.")
+        case .proposalClosed:
+            Problem(
+                ErrorCode.proposalClosed,
+                detail: "This proposal was already confirmed or withdrawn, or whoever proposed it is no longer an active admin.")
         }
     }
 
     static let examples: [IdentityAdministrationError] =
         [
             .invalid(field: "email", "Not a valid email address."), .noSuchAgent, .noSuchClient(activeOnly: true), .noSuchClient(activeOnly: false),
-            .agentExists,
+            .agentExists, .noSuchProposal, .sameAdmin, .proposalExpired, .proposalClosed,
         ] + AdministrationLockout.allCases.map(IdentityAdministrationError.lockout)
 }
 

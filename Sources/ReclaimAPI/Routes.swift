@@ -473,6 +473,11 @@ struct Routes {
         let notAdmin: ResponseDoc = .problem("forbidden: only admin agents may administer.")
         let missing: ResponseDoc = .refusal(IdentityAdministrationError.noSuchAgent)
         let noClient: ResponseDoc = .refusal(IdentityAdministrationError.noSuchClient(activeOnly: true))
+        let proposed: ResponseDoc = .json(
+            "Proposed, not done: another admin exists, and a different admin must confirm it (POST /api/v1/admin/proposals/{id}/confirm).",
+            "AdminProposal")
+        let twoPeople =
+            " While more than one admin exists (disabled ones count), it is 202 with a proposal that takes effect only when a different admin confirms it; a lone admin acts alone."
         return [
             APIRoute(
                 .GET, "/api/v1/admin/agents", operationID: "adminListAgents",
@@ -481,20 +486,24 @@ struct Routes {
                 handler: admin.listAgents),
             APIRoute(
                 .POST, "/api/v1/admin/agents", operationID: "adminAddAgent",
-                summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log.",
+                summary: "Create an agent (admins): 201 with its password and TOTP URI, shown this once. Recorded in the audit log."
+                    + twoPeople + " The proposer is shown the password, the confirming admin the TOTP URI: neither alone holds both.",
                 tag: "administration", authentication: .agent, requestSchema: "AdminNewAgent",
                 responses: [
-                    201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"), 403: notAdmin,
+                    201: .json("The agent and its one-time secrets.", "AdminCreatedAgent"),
+                    202: .json("Proposed: the proposal and the new agent's password (shown this once).", "AdminProposedAgent"), 403: notAdmin,
                     409: .refusal(IdentityAdministrationError.agentExists), 422: .problem("validation_failed."),
                     503: .problem("busy: too many passwords being hashed; see Retry-After."),
                 ],
                 bodyLimit: 4096, deferred: admin.addAgent),
             APIRoute(
                 .PATCH, "/api/v1/admin/agents/{id}", operationID: "adminChangeAgent",
-                summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log.",
+                summary: "Change an agent's tier, admin flag or active state (admins); deactivating ends its sessions. Recorded in the audit log."
+                    + " A change that gives power (a higher tier, admin granted or taken from another admin, passkey_required lifted) is proposed, all of it:"
+                    + twoPeople,
                 tag: "administration", authentication: .agent, requestSchema: "AdminAgentChange",
                 responses: [
-                    200: .json("The agent.", "AdminAgent"), 403: notAdmin, 404: missing,
+                    200: .json("The agent.", "AdminAgent"), 202: proposed, 403: notAdmin, 404: missing,
                     409: .refusal(
                         IdentityAdministrationError.lockout(.selfDemotion), IdentityAdministrationError.lockout(.lastAdmin),
                         IdentityAdministrationError.lockout(.noPasskeyYet)),
@@ -503,19 +512,53 @@ struct Routes {
                 bodyLimit: 4096, handler: admin.changeAgent),
             APIRoute(
                 .POST, "/api/v1/admin/agents/{id}/reset-password", operationID: "adminResetPassword",
-                summary: "Give an agent a new generated password, shown this once; its sessions end (admins). Recorded in the audit log.",
+                summary: "Give an agent a new generated password, shown this once; its sessions end (admins). Recorded in the audit log."
+                    + " Another agent's:" + twoPeople + " The password is made then and shown only to the confirming admin.",
                 tag: "administration", authentication: .agent,
                 responses: [
-                    200: .json("The new password.", "AdminPasswordReset"), 403: notAdmin, 404: missing,
+                    200: .json("The new password.", "AdminPasswordReset"), 202: proposed, 403: notAdmin, 404: missing,
                     503: .problem("busy: too many passwords being hashed; see Retry-After."),
                 ],
                 bodyLimit: 4096, deferred: admin.resetPassword),
             APIRoute(
                 .POST, "/api/v1/admin/agents/{id}/reset-totp", operationID: "adminResetTOTP",
-                summary: "Give an agent a new TOTP secret, its URI shown this once; its sessions end (admins). Recorded in the audit log.",
+                summary: "Give an agent a new TOTP secret, its URI shown this once; its sessions end (admins). Recorded in the audit log."
+                    + " Another agent's:" + twoPeople + " The secret is made then and shown only to the confirming admin.",
                 tag: "administration", authentication: .agent,
-                responses: [200: .json("The new TOTP URI.", "AdminTOTPReset"), 403: notAdmin, 404: missing],
+                responses: [200: .json("The new TOTP URI.", "AdminTOTPReset"), 202: proposed, 403: notAdmin, 404: missing],
                 bodyLimit: 4096, handler: admin.resetTOTP),
+            APIRoute(
+                .GET, "/api/v1/admin/proposals", operationID: "adminListProposals",
+                summary:
+                    "Proposed agent changes, newest first: what, for whom, who proposed it, until when, and where it stands (pending, confirmed, expired, withdrawn); alone says whether the admin asking is the only admin (then changes act at once).",
+                tag: "administration", authentication: .agent,
+                responses: [200: .json("A page of proposals.", "AdminProposalList"), 403: notAdmin, 422: .problem("A bad limit or cursor.")],
+                handler: admin.listProposals),
+            APIRoute(
+                .POST, "/api/v1/admin/proposals/{id}/confirm", operationID: "adminConfirmProposal",
+                summary:
+                    "Confirm a proposal as a different admin: it is checked again and takes effect now. The answer carries what the change answers, its one-time secrets shown this once to this admin only. Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    200: .json("The confirmed proposal and the change's answer.", "AdminConfirmedProposal"), 403: notAdmin,
+                    404: .refusal(IdentityAdministrationError.noSuchProposal, IdentityAdministrationError.noSuchAgent),
+                    409: .refusals(
+                        [
+                            IdentityAdministrationError.sameAdmin, IdentityAdministrationError.proposalExpired,
+                            IdentityAdministrationError.proposalClosed, IdentityAdministrationError.agentExists,
+                        ] + AdministrationLockout.allCases.map(IdentityAdministrationError.lockout), status: 409),
+                    503: .problem("busy: too many passwords being hashed; see Retry-After."),
+                ],
+                bodyLimit: 4096, deferred: admin.confirmProposal),
+            APIRoute(
+                .POST, "/api/v1/admin/proposals/{id}/withdraw", operationID: "adminWithdrawProposal",
+                summary: "Withdraw a pending proposal (its proposer) or decline it (another admin). Recorded in the audit log.",
+                tag: "administration", authentication: .agent,
+                responses: [
+                    200: .json("The withdrawn proposal.", "AdminProposal"), 403: notAdmin, 404: .refusal(IdentityAdministrationError.noSuchProposal),
+                    409: .refusals([IdentityAdministrationError.proposalExpired, IdentityAdministrationError.proposalClosed], status: 409),
+                ],
+                bodyLimit: 4096, handler: admin.withdrawProposal),
             APIRoute(
                 .GET, "/api/v1/admin/clients", operationID: "adminListClients",
                 summary: "Every API client by creation, revoked ones included (admins).", tag: "administration", authentication: .agent,

@@ -127,6 +127,9 @@ public struct ServiceConfiguration: Sendable {
     public var retentionDays: Double = 365
     /// Seconds between two passes of the retention worker (`RECLAIM_RETENTION_POLL_SECONDS`, default 60).
     public var retentionPollSeconds: Double = 60
+    /// Hours a proposed administrative change waits for a second admin's confirmation (`RECLAIM_PROPOSAL_HOURS`, default
+    /// 72, decimals allowed).
+    public var proposalHours: Double = 72
 
     /// Whether TLS is configured.
     public var servesTLS: Bool { tlsCertificatePath != nil }
@@ -204,6 +207,7 @@ public struct ServiceConfiguration: Sendable {
         ("RECLAIM_RELATED_DAYS", "days a finished case still counts as related to another case of its account, device or contact (default 90)"),
         ("RECLAIM_RETENTION_DAYS", "days after a case finished that its customer's data is erased by the worker (default 365; decimals allowed)"),
         ("RECLAIM_RETENTION_POLL_SECONDS", "seconds between two passes of the retention worker (default 60; decimals allowed)"),
+        ("RECLAIM_PROPOSAL_HOURS", "hours a proposed agent change waits for a second admin's confirmation (default 72; decimals allowed)"),
     ]
 
     /// Builds and validates the configuration from `environment`; the first bad value throws.
@@ -380,6 +384,7 @@ public struct ServiceConfiguration: Sendable {
         }
         let retentionDays = try decimal("RECLAIM_RETENTION_DAYS", default: 365, range: 0...36_500)
         let retentionPoll = try decimal("RECLAIM_RETENTION_POLL_SECONDS", default: 60, range: 0.01...86_400)
+        let proposalHours = try decimal("RECLAIM_PROPOSAL_HOURS", default: 72, range: 0.01...8_760)
         let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: CaseOperations.defaultUnlockDelay, range: 0...2_592_000)
         let relatedDays = try decimal("RECLAIM_RELATED_DAYS", default: 90, range: 0...3650)
 
@@ -416,6 +421,7 @@ public struct ServiceConfiguration: Sendable {
         configuration.relatedWindow = relatedDays * 86_400
         configuration.retentionDays = retentionDays
         configuration.retentionPollSeconds = retentionPoll
+        configuration.proposalHours = proposalHours
         return configuration
     }
 

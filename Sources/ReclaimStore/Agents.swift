@@ -262,3 +262,11 @@ public enum AgentStore {
         }
     }
 }
+
+extension AgentStore {
+    /// How many admins there are besides `agentID`, disabled ones included: whether an admin is alone (two people are needed
+    /// while another admin exists; disabling them does not make one alone).
+    public static func otherAdmins(than agentID: UUID, on connection: PostgresConnection) throws -> Int {
+        try connection.query("SELECT count(*) FROM agents WHERE is_admin AND id <> \(agentID)").first?.decode(0, as: Int.self) ?? 0
+    }
+}

@@ -55,25 +55,65 @@ class AdminTests(BrowserTestCase):
         except urllib.error.HTTPError as error:
             return error.code
 
+    def test_a_lone_admin_is_told_it_acts_alone(self):
+        # Named to run first: the demo's admin is demoted for it and made admin again after, so this admin is the only one.
+        demoted = self.service.psql("SELECT string_agg(id::text, ',') FROM agents WHERE is_admin")
+        self.service.psql('UPDATE agents SET is_admin = false WHERE is_admin')
+        try:
+            browser, _ = self.open_admin()
+            browser.wait_for_text('#proposals-alone', 'only administrator')
+            self.assertFalse(browser.find('#proposals-two').is_displayed())
+            self.assert_accessible(browser)
+            # Alone, an agent is added at once, with both secrets.
+            browser.fill('#agent-email', 'alone.added@example.com')
+            browser.fill('#agent-name-input', 'Alone Added')
+            browser.click('#agent-add')
+            shown = self.secrets(browser)
+            self.assertTrue(shown['TOTP URI'].startswith('otpauth://totp/'))
+            self.assertEqual(browser.find_all('#proposals-rows tr'), [])
+        finally:
+            self.service.psql("UPDATE agents SET is_admin = true WHERE id = ANY(string_to_array('%s', ',')::uuid[])" % demoted)
+
     def test_an_admin_adds_an_agent_who_signs_in_with_the_shown_secrets_and_is_sent_to_sign_in_when_deactivated(self):
+        # The demo has an admin of its own: two people, so adding an agent is a proposal another admin confirms.
         browser, _ = self.open_admin()
+        browser.wait_for('#proposals-two')
+        self.assertFalse(browser.find('#proposals-alone').is_displayed())
         self.assert_accessible(browser)
         self.assertEqual(browser.unlabelled_controls(), [])
         browser.fill('#agent-email', 'shown.once@example.com')
         browser.fill('#agent-name-input', 'Shown Once')
         browser.driver.find_element(By.CSS_SELECTOR, '#agent-tier option[value="tier2"]').click()
         browser.click('#agent-add')
+        # The proposer holds the password only; the agent does not exist yet.
         shown = self.secrets(browser)
         self.assertEqual(shown['Email'], 'shown.once@example.com')
-        self.assertTrue(shown['TOTP URI'].startswith('otpauth://totp/'))
-        row = browser.wait_for('#agents-rows tr[data-email="shown.once@example.com"]')
-        self.assertIn('Never', row.text)
+        self.assertNotIn('TOTP URI', shown)
+        self.assertIn('awaits a second administrator', browser.find('#secret-intro').text)
+        browser.wait_for_text('#flash', 'awaits a second administrator')
+        proposal = '#proposals-rows tr[data-kind="agent_add"][data-status="pending"]'
+        self.assertIn('(you)', browser.wait_for(proposal).text)
+        self.assertEqual(browser.find_all(proposal + ' button[data-action="confirm"]'), [], 'the proposer cannot confirm')
+        self.assertEqual(self.service.psql("SELECT count(*) FROM agents WHERE email = 'shown.once@example.com'"), '0')
         self.assert_accessible(browser)
         self.readme_screenshot(browser, 'admin.png')
         self.dismiss_secret(browser)
 
-        # The new agent signs in on the dashboard with exactly what was shown.
-        agent = {'email': shown['Email'], 'password': shown['Password'], 'totp_uri': shown['TOTP URI']}
+        # A second admin confirms it at /admin and is shown the other half: the TOTP URI, never the password.
+        second, _ = self.open_admin()
+        second.click(proposal + ' button[data-action="confirm"]')
+        confirmed = self.secrets(second)
+        self.assertTrue(confirmed['TOTP URI'].startswith('otpauth://totp/'))
+        self.assertNotIn('Password', confirmed)
+        second.wait_for_text('#proposals-rows tr[data-kind="agent_add"]', 'Confirmed')
+        row = second.wait_for('#agents-rows tr[data-email="shown.once@example.com"]')
+        self.assertIn('Never', row.text)
+        self.assert_accessible(second)
+        self.dismiss_secret(second)
+        browser = second
+
+        # The new agent signs in on the dashboard with the two halves.
+        agent = {'email': shown['Email'], 'password': shown['Password'], 'totp_uri': confirmed['TOTP URI']}
         other = self.browser()
         self.sign_in(other, 'tier2', agent)
         self.assertEqual(other.find('#agent-tier').text, 'Tier 2')
@@ -91,6 +131,8 @@ class AdminTests(BrowserTestCase):
         # Every change is in the audit log, newest first, and the chain verifies.
         browser.wait_for_text('#audit-rows tr:first-child', 'deactivated')
         self.assertIn('Added agent shown.once@example.com (Tier 2)', ' '.join(e.text for e in browser.find_all('#audit-rows tr[data-type="agent_added"]')))
+        self.assertIn('Add agent shown.once@example.com', browser.find('#audit-rows tr[data-type="proposal_made"]').text)
+        self.assertIn('Confirmed the proposal', browser.find('#audit-rows tr[data-type="proposal_confirmed"]').text)
         self.assertIn('verified', browser.find('#audit-chain').text)
 
         # A non-admin who opens /admin is told so, and sees no data.

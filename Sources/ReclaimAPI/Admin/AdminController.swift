@@ -59,7 +59,8 @@ final class AdminController: Sendable {
         return CaseHTTP.json(CaseHTTP.list(page.map(Self.json), nextCursor: next))
     }
 
-    /// `POST /api/v1/admin/agents`: 201 with the agent, its password and TOTP URI, shown this once.
+    /// `POST /api/v1/admin/agents`: 201 with the agent, its password and TOTP URI, shown this once; or, while another
+    /// admin exists, 202 with the proposal and the password (the confirming admin is shown the TOTP URI).
     @Sendable func addAgent(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
         let body: NewAgentRequest
         let actor: String
@@ -73,22 +74,20 @@ final class AdminController: Sendable {
         }
         let now = context.now
         submit(completion) {
-            let agent = try administration.addAgent(
+            switch try administration.requestAddAgent(
                 email: body.email, name: body.name, tier: body.tier, isAdmin: body.admin ?? false, now: now, by: actor)
-            guard
-                case .object(var members) = Self.json(
-                    AgentSummary(
-                        id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin,
-                        disabled: false, lastSignInAt: nil, createdAt: now))
-            else { throw Problem.internal }
-            members["password"] = .string(agent.password)
-            members["totp_uri"] = .string(agent.totpURI)
-            return CaseHTTP.json(
-                .object(members), status: 201, headers: [("Location", "/api/v1/admin/agents/\(agent.id.lowercased)"), ("Cache-Control", "no-store")])
+            {
+            case .proposed(let proposal, let password): return Self.accepted(proposal, password: password)
+            case .done(let agent):
+                return CaseHTTP.json(
+                    Self.json(agent, createdAt: now, password: agent.password), status: 201,
+                    headers: [("Location", "/api/v1/admin/agents/\(agent.id.lowercased)"), ("Cache-Control", "no-store")])
+            }
         }
     }
 
     /// `PATCH /api/v1/admin/agents/{id}` `{tier?, active?, admin?}`: 200 with the agent; deactivating ends its sessions.
+    /// A change that gives power is 202 with its proposal while another admin exists.
     @Sendable func changeAgent(_ request: HTTPRequest) throws -> HTTPResponse {
         let (actor, administration) = try authorize(request)
         let id = try Self.id(request)
@@ -98,13 +97,17 @@ final class AdminController: Sendable {
                 detail: "Send at least one of tier, active and admin.",
                 errors: [FieldError(field: "tier", message: "send tier, active or admin")])
         }
-        let agent = try administration.updateAgent(
-            .id(id), tier: change.tier, active: change.active, admin: change.admin,
-            passkeyRequired: change.passkeyRequired, now: context.now, by: actor)
-        return CaseHTTP.json(Self.json(agent))
+        switch try administration.requestAgentChange(
+            .id(id), tier: change.tier, active: change.active, admin: change.admin, passkeyRequired: change.passkeyRequired, now: context.now,
+            by: actor)
+        {
+        case .done(let agent): return CaseHTTP.json(Self.json(agent))
+        case .proposed(let proposal, _): return Self.accepted(proposal, password: nil)
+        }
     }
 
     /// `POST /api/v1/admin/agents/{id}/reset-password`: 200 `{id, password}`, shown this once; the agent's sessions end.
+    /// Another agent's, while another admin exists: 202 with the proposal (the confirming admin is shown the password).
     @Sendable func resetPassword(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
         let actor: String
         let administration: IdentityAdministration
@@ -118,17 +121,125 @@ final class AdminController: Sendable {
         }
         let now = context.now
         submit(completion) {
-            let (id, password) = try administration.resetPassword(.id(id), now: now, by: actor)
-            return CaseHTTP.json(["id": .string(id.lowercased), "password": .string(password)], headers: [("Cache-Control", "no-store")])
+            switch try administration.requestPasswordReset(.id(id), now: now, by: actor) {
+            case .done(let reset): return Self.passwordReset(id: reset.id, password: reset.password)
+            case .proposed(let proposal, _): return Self.accepted(proposal, password: nil)
+            }
         }
     }
 
     /// `POST /api/v1/admin/agents/{id}/reset-totp`: 200 `{id, totp_uri}`, shown this once; the agent's sessions end.
+    /// Another agent's, while another admin exists: 202 with the proposal (the confirming admin is shown the URI).
     @Sendable func resetTOTP(_ request: HTTPRequest) throws -> HTTPResponse {
         let (actor, administration) = try authorize(request)
         let id = try Self.id(request)
-        let agent = try administration.resetTOTP(.id(id), now: context.now, by: actor)
-        return CaseHTTP.json(["id": .string(agent.id.lowercased), "totp_uri": .string(agent.totpURI)], headers: [("Cache-Control", "no-store")])
+        switch try administration.requestTOTPReset(.id(id), now: context.now, by: actor) {
+        case .done(let agent): return Self.totpReset(agent)
+        case .proposed(let proposal, _): return Self.accepted(proposal, password: nil)
+        }
+    }
+
+    // MARK: Proposals
+
+    /// `GET /api/v1/admin/proposals?limit=&cursor=`: proposals newest first, with who proposed what, their actors' names,
+    /// and whether the admin asking is alone (then their changes act at once).
+    @Sendable func listProposals(_ request: HTTPRequest) throws -> HTTPResponse {
+        let (actor, administration) = try authorize(request)
+        let limit = try CaseHTTP.limit(request)
+        var after: UUID?
+        if let text = request.query("cursor"), !text.isEmpty {
+            guard let id = UUID(uuidString: text) else {
+                throw Problem.unprocessable(errors: [FieldError(field: "cursor", message: "not a cursor from this list")])
+            }
+            after = id
+        }
+        let proposals = try administration.listProposals(after: after, limit: limit + 1)
+        let page = proposals.prefix(limit)
+        let next = proposals.count > limit ? page.last.map(\.id.lowercased) : nil
+        let now = context.now
+        let actors = try context.pool.withConnection { connection in
+            try ActorNames.names(of: page.flatMap { [$0.proposedBy] + ($0.decidedBy.map { [$0] } ?? []) }, on: connection)
+        }
+        guard case .object(var list) = CaseHTTP.list(page.map { Self.json($0, now: now) }, nextCursor: next, actors: actors) else {
+            throw Problem.internal
+        }
+        list["alone"] = .bool(try administration.isLoneAdmin(actor))
+        return CaseHTTP.json(.object(list))
+    }
+
+    /// `POST /api/v1/admin/proposals/{id}/confirm`: a different admin confirms; 200 with the proposal and what the change
+    /// answers (a new agent's TOTP URI, a reset password or TOTP URI: shown this once, to this admin only).
+    @Sendable func confirmProposal(_ request: HTTPRequest, _ completion: @escaping HTTPResponder.Completion) {
+        let actor: String
+        let administration: IdentityAdministration
+        let id: UUID
+        do {
+            (actor, administration) = try authorize(request)
+            id = try Self.proposalID(request)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let now = context.now
+        submit(completion) {
+            let (proposal, change) = try administration.confirmProposal(id: id, now: now, by: actor)
+            let result: JSONValue =
+                switch change {
+                case .agentAdded(let agent): Self.json(agent, createdAt: now, password: nil)
+                case .agentChanged(let agent): Self.json(agent)
+                case .passwordReset(let id, let password): ["id": .string(id.lowercased), "password": .string(password)]
+                case .totpReset(let agent): ["id": .string(agent.id.lowercased), "totp_uri": .string(agent.totpURI)]
+                }
+            return CaseHTTP.json(["proposal": Self.json(proposal, now: now), "result": result], headers: [("Cache-Control", "no-store")])
+        }
+    }
+
+    /// `POST /api/v1/admin/proposals/{id}/withdraw`: the proposer withdraws it, or another admin declines it; 200 with it.
+    @Sendable func withdrawProposal(_ request: HTTPRequest) throws -> HTTPResponse {
+        let (actor, administration) = try authorize(request)
+        let id = try Self.proposalID(request)
+        let now = context.now
+        return CaseHTTP.json(Self.json(try administration.withdrawProposal(id: id, now: now, by: actor), now: now))
+    }
+
+    /// 202 with a proposal, and the proposer's half of a new agent's credentials when there is one.
+    static func accepted(_ proposal: AdminProposal, password: String?) -> HTTPResponse {
+        guard let password, case .object(var members) = json(proposal, now: proposal.proposedAt) else {
+            return CaseHTTP.json(json(proposal, now: proposal.proposedAt), status: 202)
+        }
+        members["password"] = .string(password)
+        return CaseHTTP.json(.object(members), status: 202, headers: [("Cache-Control", "no-store")])
+    }
+
+    static func json(_ proposal: AdminProposal, now: Date) -> JSONValue {
+        [
+            "id": .string(proposal.id.lowercased), "kind": .string(proposal.kind.rawValue),
+            "target": ["id": .string(proposal.targetAgentID.lowercased), "email": .string(proposal.targetEmail)], "change": proposal.change,
+            "proposed_by": .string(proposal.proposedBy), "proposed_at": Timestamp.json(proposal.proposedAt),
+            "expires_at": Timestamp.json(proposal.expiresAt), "status": .string(proposal.status(at: now).rawValue),
+            "decided_by": .optional(proposal.decidedBy), "decided_at": Timestamp.json(proposal.decidedAt),
+        ]
+    }
+
+    /// A new agent as created, with its one-time secrets (`password` nil: the confirming admin, shown only the TOTP URI).
+    static func json(_ agent: NewAgent, createdAt: Date, password: String?) -> JSONValue {
+        guard
+            case .object(var members) = json(
+                AgentSummary(
+                    id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin, disabled: false,
+                    lastSignInAt: nil, createdAt: createdAt))
+        else { return .null }
+        if let password { members["password"] = .string(password) }
+        members["totp_uri"] = .string(agent.totpURI)
+        return .object(members)
+    }
+
+    static func passwordReset(id: UUID, password: String) -> HTTPResponse {
+        CaseHTTP.json(["id": .string(id.lowercased), "password": .string(password)], headers: [("Cache-Control", "no-store")])
+    }
+
+    static func totpReset(_ agent: NewAgent) -> HTTPResponse {
+        CaseHTTP.json(["id": .string(agent.id.lowercased), "totp_uri": .string(agent.totpURI)], headers: [("Cache-Control", "no-store")])
     }
 
     // MARK: API clients
@@ -224,7 +335,10 @@ final class AdminController: Sendable {
     private func authorize(_ request: HTTPRequest) throws -> (actor: String, administration: IdentityAdministration) {
         let principal = try context.authorize(.administer, request)
         guard case .agent = principal, let keys = context.keys else { throw Problem.forbidden(detail: "Only admin agents may do this.") }
-        return (principal.actor, IdentityAdministration(pool: context.pool, keys: keys))
+        return (
+            principal.actor,
+            IdentityAdministration(pool: context.pool, keys: keys, proposalLifetime: context.configuration.proposalHours * 3600)
+        )
     }
 
     /// Runs a hashing job on the queue, or answers 503 `busy` when it is full.
@@ -241,6 +355,12 @@ final class AdminController: Sendable {
     /// The `{id}` path parameter, or 404 without a query.
     private static func id(_ request: HTTPRequest) throws -> UUID {
         guard let text = request.parameter("id"), let id = UUID(uuidString: text) else { throw Problem.notFound(detail: "No such agent or client.") }
+        return id
+    }
+
+    /// The `{id}` path parameter of a proposal, or 404 without a query.
+    private static func proposalID(_ request: HTTPRequest) throws -> UUID {
+        guard let text = request.parameter("id"), let id = UUID(uuidString: text) else { throw Problem.notFound(detail: "No proposal has this id.") }
         return id
     }
 

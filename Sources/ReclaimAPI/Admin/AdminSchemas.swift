@@ -22,6 +22,22 @@ extension OpenAPIDocument {
     private static let agentRequired = [
         "id", "email", "name", "tier", "admin", "active", "last_sign_in_at", "created_at", "passkey_required", "passkeys",
     ]
+    nonisolated(unsafe) private static let proposalProperties: [String: Any] = [
+        "id": uuid, "kind": ["type": "string", "enum": AdminProposalKind.allCases.map(\.rawValue)],
+        "target": [
+            "type": "object", "required": ["id", "email"], "description": "The agent it is for (for agent_add, the id it will have).",
+            "properties": ["id": uuid, "email": ["type": "string"]],
+        ],
+        "change": ["type": "object", "description": "What was asked: agent_add {name, tier, admin}; agent_change the members sent; {} for a reset."],
+        "proposed_by": ["type": "string", "description": "The proposing admin's actor (agent:<id>)."],
+        "proposed_at": ["type": "string", "format": "date-time"], "expires_at": ["type": "string", "format": "date-time"],
+        "status": ["type": "string", "enum": AdminProposalStatus.allCases.map(\.rawValue)],
+        "decided_by": ["type": ["string", "null"], "description": "Who confirmed or withdrew it (system when it expired)."],
+        "decided_at": moment,
+    ]
+    private static let proposalRequired = [
+        "id", "kind", "target", "change", "proposed_by", "proposed_at", "expires_at", "status", "decided_by", "decided_at",
+    ]
     private static let clientRequired = ["id", "name", "active", "created_at", "revoked_at", "rotated_at", "previous_secret_valid_until"]
 
     /// Administration (issue 14).
@@ -50,6 +66,35 @@ extension OpenAPIDocument {
                 "password": ["type": "string", "description": "Shown this once."],
                 "totp_uri": ["type": "string", "description": "otpauth://totp/… URI, shown this once."],
             ]) { a, _ in a },
+        ],
+        "AdminProposal": ["type": "object", "required": proposalRequired, "properties": proposalProperties],
+        "AdminProposedAgent": [
+            "type": "object", "required": proposalRequired + ["password"],
+            "properties": proposalProperties.merging([
+                "password": [
+                    "type": "string",
+                    "description": "The new agent's password, shown this once to the proposer; the confirming admin is shown the TOTP URI.",
+                ]
+            ]) { a, _ in a },
+        ],
+        "AdminProposalList": [
+            "type": "object", "required": ["items", "next_cursor", "actors", "alone"],
+            "properties": [
+                "items": ["type": "array", "items": ["$ref": "#/components/schemas/AdminProposal"]], "next_cursor": ["type": ["string", "null"]],
+                "actors": ["type": "object", "additionalProperties": ["type": "string"], "description": "Names of the agents named as actors."],
+                "alone": ["type": "boolean", "description": "The admin asking is the only admin: their changes act at once."],
+            ],
+        ],
+        "AdminConfirmedProposal": [
+            "type": "object", "required": ["proposal", "result"],
+            "properties": [
+                "proposal": ["$ref": "#/components/schemas/AdminProposal"],
+                "result": [
+                    "type": "object",
+                    "description":
+                        "What the change answers: agent_add the agent and its totp_uri (no password: the proposer was shown it); agent_change the agent; password_reset {id, password}; totp_reset {id, totp_uri}. Secrets shown this once.",
+                ],
+            ],
         ],
         "AdminAgentList": [
             "type": "object", "required": ["items", "next_cursor"],

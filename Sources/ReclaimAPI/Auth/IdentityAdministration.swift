@@ -17,6 +17,14 @@ public enum IdentityAdministrationError: Error, Sendable, Equatable {
     case agentExists
     /// The change would lock administration, or an agent, out.
     case lockout(AdministrationLockout)
+    /// No proposal has this id.
+    case noSuchProposal
+    /// The admin who proposed a change may not confirm it: two people means two people.
+    case sameAdmin
+    /// The proposal ran out of time before a second admin confirmed it.
+    case proposalExpired
+    /// The proposal was already confirmed or withdrawn, or whoever proposed it is no longer an active admin.
+    case proposalClosed
 
     /// One field's bad value.
     static func invalid(field: String, _ message: String) -> IdentityAdministrationError {
@@ -75,23 +83,52 @@ public struct IdentityAdministration: Sendable {
     public let pool: PostgresPool
     public let keys: KeyFile
     public let hasher: PasswordHash
+    /// How long a proposal waits for a second admin (`RECLAIM_PROPOSAL_HOURS`).
+    public let proposalLifetime: TimeInterval
 
     /// The actor recorded for changes made with the command line (whoever holds the key file and the database).
     public static let commandLineActor = "cli"
     /// How long a rotated client's previous signing secret keeps working: partners switch without an outage.
     public static let rotationOverlap: TimeInterval = 24 * 3600
 
-    public init(pool: PostgresPool, keys: KeyFile, hasher: PasswordHash = PasswordHash()) {
+    /// How long a proposal waits for a second admin unless configured (`RECLAIM_PROPOSAL_HOURS`, 72).
+    public static let defaultProposalLifetime: TimeInterval = 72 * 3600
+
+    public init(
+        pool: PostgresPool, keys: KeyFile, hasher: PasswordHash = PasswordHash(),
+        proposalLifetime: TimeInterval = IdentityAdministration.defaultProposalLifetime
+    ) {
         self.pool = pool
         self.keys = keys
         self.hasher = hasher
+        self.proposalLifetime = proposalLifetime
     }
 
-    /// Creates an agent; `password` and `totpSecret` are generated unless given (tests pass canaries).
+    /// Creates an agent; `password` and `totpSecret` are generated unless given (tests pass canaries). Acts at once: the
+    /// command line's path (the operator's break-glass); the API asks `requestAddAgent`, which may propose instead.
     public func addAgent(
         email: String, name: String, tier: Tier, isAdmin: Bool, password: String? = nil, totpSecret: [UInt8]? = nil,
         now: Date, by actor: String = commandLineActor
     ) throws -> NewAgent {
+        let (address, trimmedName) = try Self.validateNewAgent(email: email, name: name)
+        let password = password ?? AgentPassword.generate()
+        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
+        let secret = totpSecret ?? TOTP.generateSecret()
+        guard secret.count >= 20 else { throw IdentityAdministrationError.invalid(field: "totp_secret", "A TOTP secret has at least 160 bits.") }
+        let id = UUID()
+        let hash = try hasher.hash(password)
+        try Self.unlessTaken {
+            try pool.withTransaction { connection in
+                try insertAgent(
+                    id: id, email: address, name: trimmedName, tier: tier, isAdmin: isAdmin, passwordHash: hash, totpSecret: secret, now: now,
+                    by: actor, connection)
+            }
+        }
+        return NewAgent(id: id, email: address, name: trimmedName, tier: tier, isAdmin: isAdmin, password: password, totpSecret: secret)
+    }
+
+    /// A new agent's email (normalised) and name (trimmed), or the fields at fault.
+    static func validateNewAgent(email: String, name: String) throws -> (email: String, name: String) {
         let address: EmailAddress
         switch EmailAddress.validate(email) {
         case .success(let value): address = value
@@ -101,30 +138,29 @@ public struct IdentityAdministration: Sendable {
         guard (1...200).contains(trimmedName.count) else {
             throw IdentityAdministrationError.invalid(field: "name", "A name has 1 to 200 characters.")
         }
-        let password = password ?? AgentPassword.generate()
-        if let problem = AgentPassword.problem(with: password) { throw IdentityAdministrationError.invalid(field: "password", problem) }
-        let secret = totpSecret ?? TOTP.generateSecret()
-        guard secret.count >= 20 else { throw IdentityAdministrationError.invalid(field: "totp_secret", "A TOTP secret has at least 160 bits.") }
-        let id = UUID()
-        let sealed = TOTPSeal.seal(secret, agentID: id, keys: keys)
+        return (address.value, trimmedName)
+    }
+
+    /// Runs `body`, answering a duplicate email (SQLSTATE 23505) as `agentExists`.
+    static func unlessTaken<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as PostgresError where error.sqlState == "23505" { throw IdentityAdministrationError.agentExists }
+    }
+
+    /// Stores a new agent and its admin-log entry in the caller's transaction (`extra`: the proposal it confirms, if any).
+    func insertAgent(
+        id: UUID, email: String, name: String, tier: Tier, isAdmin: Bool, passwordHash: String, totpSecret: [UInt8], now: Date,
+        by actor: String, extra: [String: JSONValue] = [:], _ connection: PostgresConnection
+    ) throws {
+        let sealed = TOTPSeal.seal(totpSecret, agentID: id, keys: keys)
         let record = AgentRecord(
-            id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, disabled: false,
-            passwordHash: try hasher.hash(password), sealedTOTPSecret: sealed.sealed, totpKeyID: sealed.keyID,
-            totpLastStep: nil)
-        do {
-            try pool.withTransaction { connection in
-                try AgentStore.insert(record, now: now, on: connection)
-                try audit(
-                    .agentAdded,
-                    [
-                        "agent_id": .string(id.lowercased), "email": .string(address.value), "tier": .string(tier.rawValue),
-                        "admin": .bool(isAdmin),
-                    ], by: actor, now: now, connection)
-            }
-        } catch let error as PostgresError where error.sqlState == "23505" {
-            throw IdentityAdministrationError.agentExists
-        }
-        return NewAgent(id: id, email: address.value, name: trimmedName, tier: tier, isAdmin: isAdmin, password: password, totpSecret: secret)
+            id: id, email: email, name: name, tier: tier, isAdmin: isAdmin, disabled: false, passwordHash: passwordHash,
+            sealedTOTPSecret: sealed.sealed, totpKeyID: sealed.keyID, totpLastStep: nil)
+        try AgentStore.insert(record, now: now, on: connection)
+        try audit(
+            .agentAdded,
+            ["agent_id": .string(id.lowercased), "email": .string(email), "tier": .string(tier.rawValue), "admin": .bool(isAdmin)].merging(extra) {
+                a, _ in a
+            }, by: actor, now: now, connection)
     }
 
     /// Disables an agent and ends its sessions.
@@ -145,50 +181,78 @@ public struct IdentityAdministration: Sendable {
 
     /// Changes tier, admin flag and active state (nil keeps a value). Deactivating ends the agent's sessions. An agent
     /// acting on itself may not deactivate or demote itself, and the last active admin stays one, so administration
-    /// cannot lock itself out. Only real changes are recorded.
+    /// cannot lock itself out. Only real changes are recorded. Acts at once (the command line's path).
     public func updateAgent(
         _ reference: AgentReference, tier: Tier? = nil, active: Bool? = nil, admin: Bool? = nil, passkeyRequired: Bool? = nil,
         now: Date, by actor: String = commandLineActor
     ) throws -> AgentSummary {
         try pool.withTransaction { connection in
             let current = try requireSummary(reference, connection)
-            let newTier = tier ?? current.tier
-            let newAdmin = admin ?? current.isAdmin
-            let newDisabled = active.map { !$0 } ?? current.disabled
-            let newRequired = passkeyRequired ?? current.passkeyRequired
-            // Requiring a passkey of an agent without one would leave them no way to sign in.
-            if newRequired && !current.passkeyRequired && current.passkeys == 0 {
-                throw IdentityAdministrationError.lockout(.noPasskeyYet)
-            }
-            let losesAdministration = (current.isAdmin && !current.disabled) && (!newAdmin || newDisabled)
-            if losesAdministration {
-                if Principal.agentID(fromActor: actor) == current.id {
-                    throw IdentityAdministrationError.lockout(.selfDemotion)
-                }
-                if try AgentStore.otherActiveAdmins(than: current.id, on: connection) == 0 {
-                    throw IdentityAdministrationError.lockout(.lastAdmin)
-                }
-            }
-            var changes: [String: JSONValue] = [:]
-            if newTier != current.tier { changes["tier"] = ["from": .string(current.tier.rawValue), "to": .string(newTier.rawValue)] }
-            if newAdmin != current.isAdmin { changes["admin"] = ["from": .bool(current.isAdmin), "to": .bool(newAdmin)] }
-            if newDisabled != current.disabled { changes["active"] = ["from": .bool(!current.disabled), "to": .bool(!newDisabled)] }
-            if newRequired != current.passkeyRequired {
-                changes["passkey_required"] = ["from": .bool(current.passkeyRequired), "to": .bool(newRequired)]
-            }
-            guard !changes.isEmpty else { return current }
-            try AgentStore.update(
-                agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, passkeyRequired: newRequired,
-                now: now, on: connection)
-            // Sessions carry no tier or role of their own, so only deactivation needs to end them.
-            if newDisabled { try SessionStore.deleteAll(agentID: current.id, on: connection) }
-            try audit(
-                .agentUpdated, ["agent_id": .string(current.id.lowercased), "email": .string(current.email), "changes": .object(changes)],
-                by: actor, now: now, connection)
-            return AgentSummary(
-                id: current.id, email: current.email, name: current.name, tier: newTier, isAdmin: newAdmin, disabled: newDisabled,
-                lastSignInAt: current.lastSignInAt, createdAt: current.createdAt, passkeyRequired: newRequired, passkeys: current.passkeys)
+            let change = AgentChangeRequest(tier: tier, active: active, admin: admin, passkeyRequired: passkeyRequired)
+            return try applyUpdate(current, change, now: now, by: actor, lockoutActor: actor, connection)
         }
+    }
+
+    /// The members of an agent change as asked (nil keeps a value).
+    struct AgentChangeRequest: Sendable {
+        var tier: Tier?
+        var active: Bool?
+        var admin: Bool?
+        var passkeyRequired: Bool?
+    }
+
+    /// Refuses a change that would lock administration, or the agent, out; `lockoutActor` is the admin who asked for it
+    /// (the proposer when another admin confirms).
+    func checkLockout(_ current: AgentSummary, _ change: AgentChangeRequest, lockoutActor: String, _ connection: PostgresConnection) throws {
+        let newAdmin = change.admin ?? current.isAdmin
+        let newDisabled = change.active.map { !$0 } ?? current.disabled
+        let newRequired = change.passkeyRequired ?? current.passkeyRequired
+        // Requiring a passkey of an agent without one would leave them no way to sign in.
+        if newRequired && !current.passkeyRequired && current.passkeys == 0 {
+            throw IdentityAdministrationError.lockout(.noPasskeyYet)
+        }
+        let losesAdministration = (current.isAdmin && !current.disabled) && (!newAdmin || newDisabled)
+        if losesAdministration {
+            if Principal.agentID(fromActor: lockoutActor) == current.id {
+                throw IdentityAdministrationError.lockout(.selfDemotion)
+            }
+            if try AgentStore.otherActiveAdmins(than: current.id, on: connection) == 0 {
+                throw IdentityAdministrationError.lockout(.lastAdmin)
+            }
+        }
+    }
+
+    /// Applies a change in the caller's transaction after the lockout checks, with its admin-log entry (`extra`: the
+    /// proposal it confirms, if any).
+    func applyUpdate(
+        _ current: AgentSummary, _ change: AgentChangeRequest, now: Date, by actor: String, lockoutActor: String,
+        extra: [String: JSONValue] = [:], _ connection: PostgresConnection
+    ) throws -> AgentSummary {
+        try checkLockout(current, change, lockoutActor: lockoutActor, connection)
+        let newTier = change.tier ?? current.tier
+        let newAdmin = change.admin ?? current.isAdmin
+        let newDisabled = change.active.map { !$0 } ?? current.disabled
+        let newRequired = change.passkeyRequired ?? current.passkeyRequired
+        var changes: [String: JSONValue] = [:]
+        if newTier != current.tier { changes["tier"] = ["from": .string(current.tier.rawValue), "to": .string(newTier.rawValue)] }
+        if newAdmin != current.isAdmin { changes["admin"] = ["from": .bool(current.isAdmin), "to": .bool(newAdmin)] }
+        if newDisabled != current.disabled { changes["active"] = ["from": .bool(!current.disabled), "to": .bool(!newDisabled)] }
+        if newRequired != current.passkeyRequired {
+            changes["passkey_required"] = ["from": .bool(current.passkeyRequired), "to": .bool(newRequired)]
+        }
+        guard !changes.isEmpty else { return current }
+        try AgentStore.update(
+            agentID: current.id, tier: newTier, isAdmin: newAdmin, disabled: newDisabled, passkeyRequired: newRequired,
+            now: now, on: connection)
+        // Sessions carry no tier or role of their own, so only deactivation needs to end them.
+        if newDisabled { try SessionStore.deleteAll(agentID: current.id, on: connection) }
+        try audit(
+            .agentUpdated,
+            ["agent_id": .string(current.id.lowercased), "email": .string(current.email), "changes": .object(changes)].merging(extra) { a, _ in a },
+            by: actor, now: now, connection)
+        return AgentSummary(
+            id: current.id, email: current.email, name: current.name, tier: newTier, isAdmin: newAdmin, disabled: newDisabled,
+            lastSignInAt: current.lastSignInAt, createdAt: current.createdAt, passkeyRequired: newRequired, passkeys: current.passkeys)
     }
 
     /// Every agent, by email, those after `afterEmail`, at most `limit`.
@@ -203,7 +267,8 @@ public struct IdentityAdministration: Sendable {
         try resetPassword(.email(email), password: password, now: now, by: actor)
     }
 
-    /// Sets a new (generated) password and ends the agent's sessions; returns the password to show once.
+    /// Sets a new (generated) password and ends the agent's sessions; returns the password to show once. Acts at once
+    /// (the command line's path).
     public func resetPassword(_ reference: AgentReference, password: String? = nil, now: Date, by actor: String = commandLineActor) throws -> (
         id: UUID, password: String
     ) {
@@ -212,12 +277,23 @@ public struct IdentityAdministration: Sendable {
         let hash = try hasher.hash(password)
         let id = try pool.withTransaction { connection in
             let agent = try requireSummary(reference, connection)
-            try AgentStore.setPasswordHash(agentID: agent.id, hash: hash, now: now, on: connection)
-            try SessionStore.deleteAll(agentID: agent.id, on: connection)
-            try audit(.passwordReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)], by: actor, now: now, connection)
+            try applyPasswordReset(agent, hash: hash, now: now, by: actor, connection)
             return agent.id
         }
         return (id, password)
+    }
+
+    /// Replaces the password hash and ends the agent's sessions, with its admin-log entry, in the caller's transaction.
+    func applyPasswordReset(
+        _ agent: AgentSummary, hash: String, now: Date, by actor: String, extra: [String: JSONValue] = [:], _ connection: PostgresConnection
+    )
+        throws
+    {
+        try AgentStore.setPasswordHash(agentID: agent.id, hash: hash, now: now, on: connection)
+        try SessionStore.deleteAll(agentID: agent.id, on: connection)
+        try audit(
+            .passwordReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)].merging(extra) { a, _ in a }, by: actor,
+            now: now, connection)
     }
 
     /// Replaces the TOTP seed and ends the agent's sessions; returns the agent and its new seed.
@@ -225,17 +301,25 @@ public struct IdentityAdministration: Sendable {
         try resetTOTP(.email(email), now: now, by: actor)
     }
 
-    /// Replaces the TOTP seed and ends the agent's sessions; returns the agent and its new seed (shown once).
+    /// Replaces the TOTP seed and ends the agent's sessions; returns the agent and its new seed (shown once). Acts at once
+    /// (the command line's path).
     public func resetTOTP(_ reference: AgentReference, now: Date, by actor: String = commandLineActor) throws -> NewAgent {
-        let secret = TOTP.generateSecret()
-        let agent = try pool.withTransaction { connection -> AgentSummary in
-            let agent = try requireSummary(reference, connection)
-            let sealed = TOTPSeal.seal(secret, agentID: agent.id, keys: keys)
-            try AgentStore.setTOTPSecret(agentID: agent.id, sealed: sealed.sealed, keyID: sealed.keyID, now: now, on: connection)
-            try SessionStore.deleteAll(agentID: agent.id, on: connection)
-            try audit(.totpReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)], by: actor, now: now, connection)
-            return agent
+        try pool.withTransaction { connection in
+            try applyTOTPReset(try requireSummary(reference, connection), now: now, by: actor, connection)
         }
+    }
+
+    /// Gives the agent a new TOTP seed and ends its sessions, with its admin-log entry, in the caller's transaction.
+    func applyTOTPReset(_ agent: AgentSummary, now: Date, by actor: String, extra: [String: JSONValue] = [:], _ connection: PostgresConnection) throws
+        -> NewAgent
+    {
+        let secret = TOTP.generateSecret()
+        let sealed = TOTPSeal.seal(secret, agentID: agent.id, keys: keys)
+        try AgentStore.setTOTPSecret(agentID: agent.id, sealed: sealed.sealed, keyID: sealed.keyID, now: now, on: connection)
+        try SessionStore.deleteAll(agentID: agent.id, on: connection)
+        try audit(
+            .totpReset, ["agent_id": .string(agent.id.lowercased), "email": .string(agent.email)].merging(extra) { a, _ in a }, by: actor, now: now,
+            connection)
         return NewAgent(
             id: agent.id, email: agent.email, name: agent.name, tier: agent.tier, isAdmin: agent.isAdmin, password: "", totpSecret: secret)
     }
@@ -368,14 +452,18 @@ public struct IdentityAdministration: Sendable {
         case webhookRetried = "webhook_retried"
         case accountReplaced = "account_replaced"
         case passkeySignCountRegressed = "passkey_sign_count_regressed"
+        case proposalMade = "proposal_made"
+        case proposalConfirmed = "proposal_confirmed"
+        case proposalExpired = "proposal_expired"
+        case proposalWithdrawn = "proposal_withdrawn"
     }
 
     /// Appends to the admin chain in the change's own transaction: the change and its record commit together.
-    private func audit(_ type: AuditType, _ data: [String: JSONValue], by actor: String, now: Date, _ connection: PostgresConnection) throws {
+    func audit(_ type: AuditType, _ data: [String: JSONValue], by actor: String, now: Date, _ connection: PostgresConnection) throws {
         try AdminEventStore.append(at: now, actor: actor, type: type.rawValue, data: .object(data), on: connection)
     }
 
-    private func requireSummary(_ reference: AgentReference, _ connection: PostgresConnection) throws -> AgentSummary {
+    func requireSummary(_ reference: AgentReference, _ connection: PostgresConnection) throws -> AgentSummary {
         let found: AgentSummary? =
             switch reference {
             case .id(let id): try AgentStore.summary(id: id, on: connection)
