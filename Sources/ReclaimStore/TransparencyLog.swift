@@ -200,7 +200,8 @@ public enum TransparencyLogStore {
             for row in rows {
                 let index: Int = try row.decode("leaf_index")
                 let stored: [UInt8] = try row.decode("leaf_hash")
-                let event = "leaf \(index) (\(try row.decode("case_number", as: String?.self).map { "case \($0)" } ?? "admin log") event \(try row.decode("seq", as: Int.self)))"
+                let chain = try row.decode("case_number", as: String?.self).map { "case \($0)" } ?? "admin log"
+                let event = "leaf \(index) (\(chain) event \(try row.decode("seq", as: Int.self)))"
                 // A gap in the indexes, or a leaf whose event is gone or unreadable: the tree no longer describes the events.
                 guard index == frontier.size, let eventHash = try row.decode("hash", as: String?.self).flatMap(Hex.decode) else {
                     mismatches.append(index)
