@@ -81,7 +81,8 @@ import Testing
         try Self.rewrite(world, caseID: caseID, seq: seq, actor: "agent:\(try world.agent(.tier3).agentID.uuidString.lowercased())")
         let chains = try Self.verify(world)
         #expect(chains.status == 65, "\(chains.output)")
-        #expect(chains.output.contains("BROKEN case \(number): event \(seq): legacy_hash is set but migration 0022 did not carry"), "\(chains.output)")
+        #expect(
+            chains.output.contains("BROKEN case \(number): event \(seq): legacy_hash is set but migration 0022 did not carry"), "\(chains.output)")
         let after = try Self.verify(world, ["--checkpoint", file])
         #expect(after.status == 65, "\(after.output)")
         #expect(after.output.contains("BROKEN case \(number): event \(seq)"), "\(after.output)")
@@ -132,7 +133,8 @@ import Testing
         let verdict = try Self.verify(world)
         #expect(verdict.status == 65, "\(verdict.output)")
         #expect(
-            verdict.output.contains("BROKEN case \(number): event \(seq): the committed value of data.reason is missing and the case was never erased"),
+            verdict.output.contains(
+                "BROKEN case \(number): event \(seq): the committed value of data.reason is missing and the case was never erased"),
             "\(verdict.output)")
         #expect(try Self.verify(world, [number]).status == 65)
     }
@@ -163,7 +165,9 @@ import Testing
         #expect(try Self.verify(world).status == 0)
 
         // Kept values: the reason of `request_documents` changed, its commitment and the chain recomputed, legacy_hash kept.
-        func ids(_ number: String) throws -> UUID { try #require(try owner.query("SELECT id FROM cases WHERE case_number = \(number)").first?.decode("id")) }
+        func ids(_ number: String) throws -> UUID {
+            try #require(try owner.query("SELECT id FROM cases WHERE case_number = \(number)").first?.decode("id"))
+        }
         let keptID = try ids(kept)
         let events = try CaseEventStore.list(caseID: keptID, on: owner)
         let target = try #require(events.first { $0.commitments["reason"] != nil })
@@ -173,14 +177,16 @@ import Testing
         try owner.withTransaction { connection in
             try connection.execute("ALTER TABLE case_event_values DISABLE TRIGGER USER")
             try connection.execute(
-                "UPDATE case_event_values SET value = \(JSONValue.string("the documents were fine").canonical) WHERE case_id = \(keptID) AND seq = \(target.seq)")
+                "UPDATE case_event_values SET value = \(JSONValue.string("the documents were fine").canonical) WHERE case_id = \(keptID) AND seq = \(target.seq)"
+            )
             try connection.execute("ALTER TABLE case_event_values ENABLE TRIGGER USER")
         }
         try Self.rewrite(world, caseID: keptID, seq: target.seq, data: .object(members))
         let rewritten = try Self.verify(world, ["--checkpoint", file])
         #expect(rewritten.status == 65, "\(rewritten.output)")
         #expect(
-            rewritten.output.contains("BROKEN case \(kept): event \(target.seq): legacy_hash does not match the event's content in its form before commitments"),
+            rewritten.output.contains(
+                "BROKEN case \(kept): event \(target.seq): legacy_hash does not match the event's content in its form before commitments"),
             "\(rewritten.output)")
 
         // Erased values: who froze the case changed, the carried events' legacy hashes kept and the erasure's event left
