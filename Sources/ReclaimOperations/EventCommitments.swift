@@ -6,7 +6,8 @@ import ReclaimStore
 /// after the SQL: each case's chain is verified first (a broken one stops the carry-over, naming it, and nothing is
 /// rewritten), then each event's personal members (`CaseEventType.personalFields`) become salted commitments, the chain
 /// is recomputed over them, and each event keeps its old hash as `legacy_hash`, which its leaf in the transparency log
-/// (append-only) goes on hashing. Runs in the caller's transaction, as the schema's owner.
+/// (append-only) goes on hashing; the event joins `case_events_carried` (0029), the fixed set of events whose leaves
+/// hash a legacy hash. Runs in the caller's transaction, as the schema's owner.
 public enum EventCommitments {
     /// A chain that does not verify: carrying it over would launder the break.
     public struct BrokenChain: Error, CustomStringConvertible {

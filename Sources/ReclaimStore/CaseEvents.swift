@@ -25,6 +25,9 @@ public struct CaseEvent: Sendable, Equatable {
     /// For an event written before commitments (migration 0020) and carried over: its hash then, which its leaf in the
     /// transparency log hashes (the tree is append-only). Nil for every event written since.
     public var legacyHash: String? = nil
+    /// Whether migration 0022's carry-over rewrote it (`case_events_carried`, fixed by 0029): only then may its leaf hash
+    /// `legacyHash`, which `reclaim audit verify` recomputes from its data in the form before commitments.
+    public var carried = false
 
     /// `{seq, at, actor, type, data, prev_hash, hash, leaf_index}` as in api.md, with `commitments` when the event has
     /// personal members and `legacy_hash` when it was carried over.
@@ -122,9 +125,17 @@ public enum CaseEventChain {
         public var description: String { "case \(caseNumber): event \(seq): \(reason)" }
     }
 
-    /// The first break in `events` (in seq order), or nil when the chain holds.
+    /// The first break in `events` (in seq order), or nil when the chain holds. Besides each link and hash: a committed
+    /// value is missing only when the timeline records the case's erasure (`case_erased`); and only events carried over by
+    /// 0022 (`carried`) have a `legacyHash`, they open the timeline, and each recomputes to it in its form before
+    /// commitments (its values in clear, linked to the previous legacy hash) or, its values erased, is bound by a later
+    /// event of the committed form (whose hash covers the chain before it, and whose leaf hashes that hash).
     public static func firstBreak(caseNumber: String, events: [CaseEvent]) -> Break? {
         var previous: String?
+        var previousLegacy: String?
+        let erased = events.contains { $0.type == erasedType }
+        // A carried-over event whose legacy form could not be recomputed, until a committed-form event follows it.
+        var unbound: Int?
         for (index, event) in events.enumerated() {
             if event.seq != index + 1 {
                 return Break(caseNumber: caseNumber, seq: event.seq, reason: "expected seq \(index + 1) (an event is missing)")
@@ -140,6 +151,9 @@ public enum CaseEventChain {
                     }
                 } else if value != .null {
                     return Break(caseNumber: caseNumber, seq: event.seq, reason: "data.\(key) is shown although its value was erased")
+                } else if !erased {
+                    return Break(
+                        caseNumber: caseNumber, seq: event.seq, reason: "the committed value of data.\(key) is missing and the case was never erased")
                 }
             }
             let expected = hash(
@@ -147,7 +161,50 @@ public enum CaseEventChain {
             if expected != event.hash {
                 return Break(caseNumber: caseNumber, seq: event.seq, reason: "hash does not match the event's content (expected \(expected))")
             }
+            if let broken = legacyBreak(caseNumber: caseNumber, event: event, index: index, previousLegacy: previousLegacy, unbound: &unbound) {
+                return broken
+            }
+            previousLegacy = event.carried ? event.legacyHash : nil
             previous = event.hash
+        }
+        if let unbound {
+            return Break(
+                caseNumber: caseNumber, seq: unbound,
+                reason: "carried over with its values erased, its legacy hash cannot be recomputed and no later event binds it")
+        }
+        return nil
+    }
+
+    /// The type of the event that records a case's erasure (the only reason a committed value may be missing).
+    static let erasedType = "case_erased"
+
+    /// The legacy rules of `firstBreak` for one event (index `index`, whose chain link and hash hold).
+    private static func legacyBreak(caseNumber: String, event: CaseEvent, index: Int, previousLegacy: String?, unbound: inout Int?) -> Break? {
+        guard event.carried else {
+            if event.legacyHash != nil {
+                return Break(
+                    caseNumber: caseNumber, seq: event.seq, reason: "legacy_hash is set but migration 0022 did not carry this event over")
+            }
+            // A committed-form event: its hash, which its leaf hashes, covers every event before it.
+            unbound = nil
+            return nil
+        }
+        guard let legacyHash = event.legacyHash else {
+            return Break(caseNumber: caseNumber, seq: event.seq, reason: "carried over by migration 0022 but has no legacy_hash")
+        }
+        if index > 0 && previousLegacy == nil {
+            return Break(caseNumber: caseNumber, seq: event.seq, reason: "carried over by migration 0022 after an event that was not")
+        }
+        guard event.commitments.values.allSatisfy({ $0.salt != nil }) else {
+            if unbound == nil { unbound = event.seq }
+            return nil
+        }
+        // Its form before commitments: the values in clear, linked to the previous event's legacy hash.
+        let expected = hash(previous: previousLegacy, seq: event.seq, at: event.at, actor: event.actor, type: event.type, data: event.data)
+        if expected != legacyHash {
+            return Break(
+                caseNumber: caseNumber, seq: event.seq,
+                reason: "legacy_hash does not match the event's content in its form before commitments (expected \(expected))")
         }
         return nil
     }
@@ -199,10 +256,12 @@ public enum CaseEventStore {
         try connection.execute("DELETE FROM case_event_values WHERE case_id = \(caseID)")
     }
 
-    // The committed values of event `e`, as `{field: [value JCS text, salt]}` (null when it has none).
+    // The committed values of event `e`, as `{field: [value JCS text, salt]}` (null when it has none), its legacy hash and
+    // whether 0022 carried it over.
     static let revealed: PostgresQuery = """
         (SELECT json_object_agg(v.field, json_build_array(v.value, v.salt))::text FROM case_event_values v
-         WHERE v.case_id = e.case_id AND v.seq = e.seq) AS revealed, e.legacy_hash
+         WHERE v.case_id = e.case_id AND v.seq = e.seq) AS revealed, e.legacy_hash,
+        EXISTS (SELECT 1 FROM case_events_carried k WHERE k.case_id = e.case_id AND k.seq = e.seq) AS carried
         """
 
     /// Events of a case in seq order, those after `afterSeq`, at most `limit`, each with its leaf index once sequenced.
@@ -294,7 +353,7 @@ public enum CaseEventStore {
         let seq, at, actor, type, data, prevHash, hash: PostgresColumn
         let leafIndex: PostgresColumn?
         /// `{field: [value, salt]}` of committed values, and the carried-over hash, where selected (not for the admin log).
-        let revealed, legacyHash: PostgresColumn?
+        let revealed, legacyHash, carried: PostgresColumn?
 
         init(_ rows: PostgresRows) throws {
             var columns = rows.columns()
@@ -308,6 +367,7 @@ public enum CaseEventStore {
             leafIndex = try? columns("leaf_index")
             revealed = try? columns("revealed")
             legacyHash = try? columns("legacy_hash")
+            carried = try? columns("carried")
         }
 
         func decode(_ row: PostgresRow) throws -> CaseEvent {
@@ -316,7 +376,8 @@ public enum CaseEventStore {
                 seq: try row.decode(seq), at: try row.decode(at), actor: try row.decode(actor), type: try row.decode(type),
                 data: try JSONValue.parse(text), prevHash: try row.decode(prevHash), hash: try row.decode(hash),
                 leafIndex: try leafIndex.flatMap { try row.decode($0, as: Int?.self) },
-                legacyHash: try legacyHash.flatMap { try row.decode($0, as: String?.self) })
+                legacyHash: try legacyHash.flatMap { try row.decode($0, as: String?.self) },
+                carried: try carried.map { try row.decode($0, as: Bool.self) } ?? false)
             // Committed members: the value and salt when kept, else null (erased).
             guard text.contains("\"commitment\""), case .object(var members) = event.data else { return event }
             var kept: [String: JSONValue] = [:]
@@ -394,6 +455,8 @@ extension CaseEventStore {
                     legacy_hash = \(event.legacyHash), committed = true
                 WHERE case_id = \(caseID) AND seq = \(event.seq)
                 """)
+            // The fixed set of events whose leaves hash their legacy hash (0029).
+            try connection.execute("INSERT INTO case_events_carried (case_id, seq) VALUES (\(caseID), \(event.seq))")
             try insertValues(caseID: caseID, seq: event.seq, event.values, on: connection)
         }
         try connection.execute("ALTER TABLE case_events ENABLE TRIGGER case_events_append_only")

@@ -61,9 +61,10 @@ public enum TransparencyLogStore {
             })
         let rows = try connection.query(
             """
-            SELECT p.id, p.case_id, p.seq, coalesce(c.legacy_hash, c.hash, a.hash) AS hash
+            SELECT p.id, p.case_id, p.seq, coalesce(CASE WHEN k.seq IS NULL THEN c.hash ELSE c.legacy_hash END, a.hash) AS hash
             FROM (SELECT id, case_id, seq FROM log_pending ORDER BY id LIMIT \(limit)) p
             LEFT JOIN case_events c ON p.case_id IS NOT NULL AND c.case_id = p.case_id AND c.seq = p.seq
+            LEFT JOIN case_events_carried k ON p.case_id IS NOT NULL AND k.case_id = p.case_id AND k.seq = p.seq
             LEFT JOIN admin_events a ON p.case_id IS NULL AND a.seq = p.seq
             ORDER BY p.id
             """)
@@ -177,35 +178,50 @@ public enum TransparencyLogStore {
 
     /// The tree recomputed from the events themselves, leaf by leaf in leaf order, pages of `page` leaves: each stored
     /// leaf hash compared with SHA-256(0x00 ‖ its event's hash), the root rebuilt without reading `log_nodes`; and the
-    /// events in neither the tree nor the queue (lost to it).
+    /// events in neither the tree nor the queue (lost to it). An event's hash is its `legacy_hash` only when 0022 carried
+    /// it over (`case_events_carried`), never because the column is set; `CaseEventStore.verify` recomputes both hashes
+    /// from the event's data, so together they recompute each leaf from the row as it stands.
     public static func recompute(page: Int = 50_000, on connection: PostgresConnection) throws -> Recomputation {
         var frontier = MerkleTree.Frontier()
         var mismatches: [Int] = []
+        var events: [String] = []
         while true {
             let rows = try connection.query(
                 """
-                SELECT l.leaf_index, l.leaf_hash, coalesce(c.legacy_hash, c.hash, a.hash) AS hash
+                SELECT l.leaf_index, l.leaf_hash, l.seq, n.case_number,
+                    coalesce(CASE WHEN k.seq IS NULL THEN c.hash ELSE c.legacy_hash END, a.hash) AS hash
                 FROM log_leaves l
                 LEFT JOIN case_events c ON l.case_id IS NOT NULL AND c.case_id = l.case_id AND c.seq = l.seq
+                LEFT JOIN case_events_carried k ON l.case_id IS NOT NULL AND k.case_id = l.case_id AND k.seq = l.seq
+                LEFT JOIN cases n ON l.case_id IS NOT NULL AND n.id = l.case_id
                 LEFT JOIN admin_events a ON l.case_id IS NULL AND a.seq = l.seq
                 WHERE l.leaf_index >= \(frontier.size) ORDER BY l.leaf_index LIMIT \(page)
                 """)
             for row in rows {
                 let index: Int = try row.decode("leaf_index")
                 let stored: [UInt8] = try row.decode("leaf_hash")
+                let chain = try row.decode("case_number", as: String?.self).map { "case \($0)" } ?? "admin log"
+                let event = "leaf \(index) (\(chain) event \(try row.decode("seq", as: Int.self)))"
                 // A gap in the indexes, or a leaf whose event is gone or unreadable: the tree no longer describes the events.
                 guard index == frontier.size, let eventHash = try row.decode("hash", as: String?.self).flatMap(Hex.decode) else {
                     mismatches.append(index)
+                    events.append(event)
                     return Recomputation(
-                        size: frontier.size, root: frontier.root, mismatchedLeaves: mismatches, missingEvents: try missing(on: connection))
+                        size: frontier.size, root: frontier.root, mismatchedLeaves: mismatches, mismatchedEvents: events,
+                        missingEvents: try missing(on: connection))
                 }
                 let leaf = MerkleTree.leafHash(eventHash)
-                if leaf != stored, mismatches.count < 100 { mismatches.append(index) }
+                if leaf != stored, mismatches.count < 100 {
+                    mismatches.append(index)
+                    events.append(event)
+                }
                 _ = frontier.append(leafHash: leaf)
             }
             if rows.count < page { break }
         }
-        return Recomputation(size: frontier.size, root: frontier.root, mismatchedLeaves: mismatches, missingEvents: try missing(on: connection))
+        return Recomputation(
+            size: frontier.size, root: frontier.root, mismatchedLeaves: mismatches, mismatchedEvents: events,
+            missingEvents: try missing(on: connection))
     }
 
     /// What `recompute` found.
@@ -216,6 +232,8 @@ public enum TransparencyLogStore {
         public let root: MerkleTree.Hash
         /// Leaves whose stored hash is not their event's (at most 100), or the first leaf without its event.
         public let mismatchedLeaves: [Int]
+        /// The same leaves, each with its event named (`leaf 7 (case R-… event 3)`).
+        public let mismatchedEvents: [String]
         /// Events neither in the tree nor waiting for it.
         public let missingEvents: Int
     }

@@ -138,7 +138,7 @@ private func verifyCheckpoint(path: String) -> Never {
             let rebuilt = try TransparencyLogStore.recompute(on: connection)
             if !rebuilt.mismatchedLeaves.isEmpty {
                 problems.append(
-                    "TREE leaves \(rebuilt.mismatchedLeaves.prefix(10).map(String.init).joined(separator: ", ")) do not hash their events")
+                    "TREE \(rebuilt.mismatchedEvents.prefix(10).joined(separator: ", ")): the logged leaf is not the hash of the event as it stands")
             }
             if rebuilt.missingEvents > 0 { problems.append("TREE \(rebuilt.missingEvents) event(s) are neither in the tree nor queued for it") }
             let stored = try TransparencyLogStore.size(on: connection)

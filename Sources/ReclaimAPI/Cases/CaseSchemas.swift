@@ -337,7 +337,7 @@ extension OpenAPIDocument {
                 "legacy_hash": [
                     "type": "string",
                     "description":
-                        "Only for an event written before commitments and carried over: its hash then, which its leaf in the transparency log hashes.",
+                        "Only for an event written before commitments and carried over by migration 0022: its hash then (over its values in clear), which its leaf in the transparency log hashes.",
                 ],
                 "leaf_index": [
                     "type": ["integer", "null"], "minimum": 0,
