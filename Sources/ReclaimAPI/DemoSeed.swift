@@ -67,7 +67,11 @@ public struct DemoSeed: Sendable {
         var nextClaim = now.addingTimeInterval(-12 * 3_600)
         for plan in Self.plans {
             for _ in 0..<plan.count {
-                cases.append(try seedCase(plan, index: index, accounts: accounts, agents: agents, now: now, claimAt: &nextClaim))
+                do {
+                    cases.append(try seedCase(plan, index: index, accounts: accounts, agents: agents, now: now, claimAt: &nextClaim))
+                } catch {
+                    throw DemoSeedError("demo data: the case \"\(plan.summary)\" (\(index)) failed: \(error)")
+                }
                 index += 1
             }
         }
@@ -120,7 +124,13 @@ public struct DemoSeed: Sendable {
         let imei: String
     }
 
-    static let cardNumbers = ["4111111111111111", "5555555555554444", "4012888888881881", "378282246310005", "6011111111111117", "5105105105105100"]
+    static let cardNumbers = [
+        "4111111111111111", "5555555555554444", "4012888888881881", "378282246310005", "6011111111111117", "5105105105105100",
+        // Accounts of their own for the plans whose cooling-off or stop link touches every case of the account.
+        "4000056655665556", "5200828282828210", "4000002500003155",
+    ]
+    /// The accounts the plans take in turn; those after them are only a plan's own (`Plan.ownAccount`).
+    static let sharedAccounts = 6
     static let otherCard = "4242424242424242"
 
     /// A Luhn-valid IMEI from 14 digits.
@@ -132,12 +142,21 @@ public struct DemoSeed: Sendable {
         let year = Calendar(identifier: .gregorian).component(.year, from: now) + 3
         let hasher = PasswordHash()
         var accounts: [DemoAccount] = []
+        // Under --force an earlier demo's accounts hold the plain addresses: number the new ones, so each run's cases
+        // share their accounts only with each other (one customer an account; its thief's case is this run's).
+        var prefix = "demo"
+        var run = 1
+        while try pool.withConnection({ try AccountStore.securityQuestions(email: "\(prefix).customer1@example.net", on: $0) }) != nil {
+            run += 1
+            prefix = "demo\(run)"
+        }
         for index in 0..<Self.cardNumbers.count {
             let account = DemoAccount(
-                email: "demo.customer\(index + 1)@example.net",
+                email: "\(prefix).customer\(index + 1)@example.net",
                 answers: [("pet", "Biscuit \(index + 1)"), ("city", "Lyon")],
-                card: Self.cardNumbers[index], serial: "C02DEMO\(index + 1)0\(index + 1)QD",
-                imei: Self.imei("3548120000\(String(format: "%04d", index + 1))"))
+                // A run's own devices too: another run's would be claimed by another account (`device_claimed_elsewhere`).
+                card: Self.cardNumbers[index], serial: "C\(String(format: "%02d", run + 1))DEMO\(index + 1)0\(index + 1)QD",
+                imei: Self.imei("35481200\(String(format: "%02d", (run - 1) % 100))\(String(format: "%04d", index + 1))"))
             let payload: [String: Any] = [
                 "email": account.email,
                 "security_questions": [
@@ -149,11 +168,7 @@ public struct DemoSeed: Sendable {
             ]
             // The import's path: decode, validate, prepare (hash answers, fingerprint cards), insert.
             let decoded = try JSONDecoder().decode(AccountPayload.self, from: JSONSerialization.data(withJSONObject: payload))
-            do {
-                _ = try AccountOperations.putOnFile(try AccountOperations.validate(decoded), hasher: hasher, keys: keys, at: now, pool: pool)
-            } catch OperationError.accountExists {
-                // An earlier demo (under --force) put the same account on file: reuse it.
-            }
+            _ = try AccountOperations.putOnFile(try AccountOperations.validate(decoded), hasher: hasher, keys: keys, at: now, pool: pool)
             accounts.append(account)
         }
         return accounts
@@ -185,6 +200,8 @@ public struct DemoSeed: Sendable {
         case mergeIntoEarlier
         /// Tier 1 flags the case (risk signal `flagged`).
         case flag(String)
+        /// Tier 2 corrects the contact address (during a cooling-off: the steps are cancelled, `contact_changed`).
+        case correctContact(String)
         /// The customer uploads the one demo file every such step uploads (another account's case holds it too).
         case sharedDocument(EvidenceKind)
         /// A reply to the case's mail arrives from its contact address (the case then awaits the desk's answer) or, the
@@ -204,6 +221,12 @@ public struct DemoSeed: Sendable {
         var serial: String? = nil
         /// The rescue address the thief added, when the plan needs one (else every other such case has one).
         var rescueEmail: String? = nil
+        /// An account on file of its own, by index (past `sharedAccounts`): a running cooling-off makes the account busy and
+        /// a stop link stops every case of the account (api.md v1.3), so these cases share their account with no other.
+        var ownAccount: Int? = nil
+        /// Another customer (name, contact address) on an account on file, by its index: the thief's second case on the
+        /// victim's account (api.md v1.3 `parallel_case`). Else each account on file has one customer.
+        var otherCustomerOn: (account: Int, name: String, contact: String)? = nil
     }
 
     static let takeover = CaseFacts(rescueEmailAdded: true, securityQuestionsChanged: true)
@@ -273,7 +296,8 @@ public struct DemoSeed: Sendable {
             steps: toVerified + [.unlockElapsed(.removeRescueEmail), .note("Rescue address removed; questions still to reset.", .internal)]),
         Plan(
             count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Rescue address to remove; the cooling-off runs.",
-            steps: toVerified + [.unlock(.removeRescueEmail), .note("Removal scheduled: the owner's addresses have been told.", .internal)]),
+            steps: toVerified + [.unlock(.removeRescueEmail), .note("Removal scheduled: the owner's addresses have been told.", .internal)],
+            ownAccount: 6),
         Plan(
             count: 3, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true), summary: "Password changed; customer knows the answers.",
             steps: [.answers, .act(.sendReset), .note("A reset link went to the address on file.", .customer)]),
@@ -294,7 +318,8 @@ public struct DemoSeed: Sendable {
             steps: toVerified + [
                 .unlock(.removeRescueEmail), .repudiate,
                 .note("The owner used the stop link from the notice: the caller was not the owner.", .internal),
-            ]),
+            ],
+            ownAccount: 7),
         Plan(
             count: 2, kind: .activationLock, facts: locked, summary: "Bought new, locked at first setup.",
             steps: deviceToApproved + [
@@ -361,31 +386,48 @@ public struct DemoSeed: Sendable {
                 .reply("This is the owner. Remove the other address and unlock it today, please.", fromRescueAddress: true),
             ],
             accountEmail: "rescue.reply@example.com", serial: "K2PXK9ZJH3QE", rescueEmail: "owner.help@mail-drop.example"),
+        // The cooling-off holds (api.md v1.3): the contact address corrected while a step waited cancels it.
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true),
+            summary: "A caller had the contact address changed while the rescue address's removal waited.",
+            steps: toVerified + [.unlock(.removeRescueEmail), .correctContact("new.inbox@example.org")], ownAccount: 8),
+        // The thief's other door (api.md v1.3): a second case on a victim's account, with her phone and his own name and
+        // address. Both cases carry `parallel_case` and list each other as related.
+        Plan(
+            count: 1, kind: .accountTakeover, facts: CaseFacts(securityQuestionsChanged: true),
+            summary: "Caller gave the account and the phone's IMEI; says he is the owner's brother and needs the questions reset today.",
+            steps: [.note("Would not give the number on file; asked twice how long a reset takes.", .internal)],
+            otherCustomerOn: (account: 1, name: "Jordan Blake", contact: "jordan.blake@mail-drop.example")),
     ]
 
     static let customers = [
-        "Amara Nwosu", "Lucas Ferreira", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
-        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker", "王小明", "陳美玲", "李志强",
+        "Amara Nwosu", "王小明", "Lucas Ferreira", "陳美玲", "Sofia Lindqvist", "Hiro Tanaka", "Nadia Haddad", "Owen Price",
+        "Priya Raman", "Mateo Rossi", "Elif Yilmaz", "Jonas Becker", "李志强",
     ]
 
     private func seedCase(
         _ plan: Plan, index: Int, accounts: [DemoAccount], agents: Agents, now: Date, claimAt nextClaim: inout Date
     ) throws -> DemoCase {
-        let account = accounts[index % accounts.count]
+        let accountIndex = plan.ownAccount ?? plan.otherCustomerOn?.account ?? index % Self.sharedAccounts
+        let account = accounts[accountIndex]
         // Each case gets its own clock, set back so its history spans the past days (some are overdue, as in real life).
         let clock = ServiceClock()
-        if plan.accountEmail != nil {
+        if plan.accountEmail != nil || plan.otherCustomerOn != nil {
             clock.advance(by: nextClaim.timeIntervalSince(clock.now()))
         } else {
             clock.advance(by: -Double((index % 9) + 1) * 86_400 - 3_600 * Double(index % 7) - 24 * 3_600)
         }
         let creator = agents.actor(.tier1)
-        let customer = Self.customers[index % Self.customers.count]
+        // One customer per account on file (two names on one account is a `parallel_case`); the others by case.
+        let customer =
+            plan.otherCustomerOn?.name ?? Self.customers[(plan.accountEmail == nil ? accountIndex : index) % Self.customers.count]
+        let contact =
+            plan.otherCustomerOn?.contact ?? "contact.\(plan.accountEmail == nil ? accountIndex + 1 : index + 1)@example.org"
         func current() -> Date { Timestamp.truncated(clock.now()) }
 
         let opening = CaseOperations.Opening(
             kind: plan.kind, accountEmail: plan.accountEmail ?? account.email, customerName: customer,
-            customerContactEmail: "contact.\(index + 1)@example.org",
+            customerContactEmail: contact,
             devices: [
                 plan.serial.map { .init(serial: $0, imei: nil, model: "Phone 13") }
                     ?? .init(serial: account.serial, imei: account.imei, model: "Phone 14")
@@ -455,6 +497,13 @@ public struct DemoSeed: Sendable {
                 _ = try pool.withTransaction { try operations.receive(raw: Array(raw.utf8), truncated: false, rules: rules, at: at, on: $0) }
             case .flag(let reason):
                 _ = try pool.withTransaction { try operations.flag(number, reason: reason, by: agents.actor(.tier1), at: at, on: $0) }
+            case .correctContact(let address):
+                var correction = CaseOperations.Correction()
+                correction.contactEmail = address
+                _ = try pool.withTransaction { connection in
+                    try operations.correct(
+                        number, expectedVersion: record.version, correction, actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                }
             case .assign(let tier):
                 _ = try pool.withTransaction { connection in
                     try operations.assign(
@@ -520,7 +569,7 @@ public struct DemoSeed: Sendable {
             }
         }
         let final = try pool.withConnection { try operations.load(number, on: $0) }
-        if plan.accountEmail != nil { nextClaim = max(nextClaim, final.updatedAt).addingTimeInterval(600) }
+        if plan.accountEmail != nil || plan.otherCustomerOn != nil { nextClaim = max(nextClaim, final.updatedAt).addingTimeInterval(600) }
         return DemoCase(
             number: number.digits, accessCode: opened.accessCode.display, kind: plan.kind, state: final.snapshot.state,
             path: final.snapshot.path, accountEmail: plan.accountEmail ?? account.email)
