@@ -43,7 +43,8 @@ extension HTTPServer {
                 context, connection: connection,
                 problem: .badRequest(code: HTTPProblemCode.malformedRequestLine, detail: "The request line holds a NUL byte."))
         }
-        if let problem = context.framing.problem {
+        // HTTP/1.0 needs no Host (MHD refuses any version but 1.0 and 1.1 before this call).
+        if let problem = context.framing.problem(requiresHost: strcmp(version, "HTTP/1.0") != 0) {
             return answerEarly(context, connection: connection, problem: problem)
         }
         guard layout?.isIntact == true else {
