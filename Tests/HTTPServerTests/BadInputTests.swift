@@ -290,10 +290,11 @@ import Testing
         let hits = Hits()
         let server = try makeServer(hits)
         defer { server.stop() }
-        for line in ["GET /hello?a=%00&b=2 HTTP/1.1", "GET   /hello HTTP/1.1"] {
-            let response = try server.client().sendRaw(Array("\(line)\r\nHost: x\r\n\r\n".utf8))
-            #expect(response?.status == 200, "\(line)")
-        }
+        #expect(try server.client().sendRaw(Array("GET   /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8))?.status == 200)
+        // A percent-encoded NUL is no raw NUL in the line: not a closed connection, but 422 (api.md v1.3, U+0000 anywhere).
+        let encoded = try server.client().sendRaw(Array("GET /hello?a=%00&b=2 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(encoded?.status == 422)
+        #expect(encoded?.header("Connection") != "close")
         let rawByte = try server.client().sendRaw(Array("GET /hello".utf8) + [0xFF] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(rawByte?.status == 404)
     }
