@@ -57,7 +57,7 @@ public enum CaseErasure {
         // Message-ID and the digest stay: they keep a mailbox's copy from being stored again, and name no one.
         Step(table: "inbound_messages") { id, _ in
             """
-            UPDATE inbound_messages SET from_address = NULL, subject = NULL, text = '', raw = '\\x'::bytea, raw_size = 0,
+            UPDATE inbound_messages SET from_address = NULL, from_mailbox = NULL, subject = NULL, text = '', raw = '\\x'::bytea, raw_size = 0,
                 discard_reason = NULL
             WHERE case_id = \(id)
             """

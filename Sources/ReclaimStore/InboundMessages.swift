@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ReclaimCore
 
 /// How a received message found its case (`inbound_matches`, 0018).
 public enum InboundMatch: String, Sendable, CaseIterable {
@@ -89,9 +90,10 @@ public enum InboundMessageStore {
             : "ON CONFLICT (message_id) WHERE message_id IS NOT NULL DO NOTHING"
         return try connection.execute(
             """
-            INSERT INTO inbound_messages (id, case_id, matched_by, message_id, digest, from_address, subject, text, received_at,
-                auto, from_rescue_address, unmatched_reason, raw, raw_key_id, raw_size)
-            VALUES (\(new.id), \(new.caseID), \(new.matchedBy?.rawValue), \(new.messageID), \(new.digest), \(new.from), \(new.subject),
+            INSERT INTO inbound_messages (id, case_id, matched_by, message_id, digest, from_address, from_mailbox, subject, text,
+                received_at, auto, from_rescue_address, unmatched_reason, raw, raw_key_id, raw_size)
+            VALUES (\(new.id), \(new.caseID), \(new.matchedBy?.rawValue), \(new.messageID), \(new.digest), \(new.from),
+                \(new.from.map(EmailAddress.mailbox)), \(new.subject),
                 \(new.text), \(Timestamp.truncated(new.receivedAt)), \(new.auto), \(new.fromRescueAddress), \(new.unmatchedReason),
                 \(new.sealedRaw), \(new.rawKeyID), \(new.rawSize))
             \(conflict)
@@ -109,10 +111,11 @@ public enum InboundMessageStore {
         return rows.first != nil
     }
 
-    /// How many messages from `address` arrived since `since` (the per-sender limit), its case folded.
+    /// How many messages from the mailbox `address` reaches arrived since `since` (the per-sender limit): `thief+1@`,
+    /// `thief+2@` and `THIEF@` are one sender (`EmailAddress.mailbox`).
     public static func count(from address: String, since: Date, on connection: PostgresConnection) throws -> Int {
         try connection.query(
-            "SELECT count(*) AS n FROM inbound_messages WHERE lower(from_address) = \(address.lowercased()) AND received_at >= \(since)"
+            "SELECT count(*) AS n FROM inbound_messages WHERE from_mailbox = \(EmailAddress.mailbox(address)) AND received_at >= \(since)"
         ).first?.decode("n", as: Int.self) ?? 0
     }
 

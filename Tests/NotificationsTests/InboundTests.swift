@@ -279,6 +279,38 @@ import Testing
         #expect(try maildir.entries().isEmpty)
     }
 
+    @Test func aThiefsTaggedAndRecasedAddressesShareOneSenderBudget() throws {
+        // api.md v1.3 "Smaller doors": `From` compared as a mailbox, so a `+tag`, a capital or a comment is no fresh budget.
+        let opened = try open(rescue: "rescue@evil.example")
+        let sent = try sentMail(opened)
+        let froms = ["thief+1@evil.example", "thief+2@evil.example", "THIEF@Evil.Example", "Thief <thief(hi)@evil.example>", "thief(x)@evil.example"]
+        for (index, from) in froms.enumerated() {
+            try deliver(mail(from: from, to: sent.replyTo, subject: "Re: \(index)", id: "s\(index)@evil.example"))
+        }
+        #expect(try worker(senderLimit: 2).runOnce() == froms.count)
+        let reasons = try stored().map(\.reason)
+        #expect(reasons.filter { $0 == nil }.count == 2, "\(reasons)")
+        #expect(reasons.filter { $0 == "sender_limit" }.count == froms.count - 2, "\(reasons)")
+        // Another mailbox keeps its own budget.
+        try deliver(mail(from: "ada@example.net", to: sent.replyTo, subject: "Re: mine", id: "own@example.net"))
+        #expect(try worker(senderLimit: 2).runOnce() == 1)
+        #expect(try stored("own@example.net").reason == nil)
+    }
+
+    @Test func aMailFromATaggedRescueAddressIsFromTheRescueAddress() throws {
+        // api.md v1.3 "Smaller doors": `rescue+x@` (or in capitals, or with a comment) is the rescue address.
+        let opened = try open(rescue: "rescue@evil.example")
+        let sent = try sentMail(opened)
+        try deliver(mail(from: "Support <Rescue+x@Evil.Example>", to: sent.replyTo, subject: "Re: case", id: "r1@evil.example"))
+        try deliver(mail(from: "rescue(desk)@evil.example", to: sent.replyTo, subject: "Re: case", id: "r2@evil.example"))
+        #expect(try worker().runOnce() == 2)
+        #expect(try stored("r1@evil.example").rescue && stored("r2@evil.example").rescue)
+        #expect(try stored("r1@evil.example").caseID == opened.record.id)
+        #expect(try !awaitingReply(opened))
+        let raised = try pool.withConnection { try CaseEventStore.list(caseID: opened.record.id, type: "risk_raised", on: $0) }
+        #expect(raised.contains { $0.data.canonical.contains("\"signal\":\"mail_from_rescue_address\"") })
+    }
+
     @Test func aChineseFoxmailReplyInGB18030() throws {
         let opened = try open(contact: "wang.xiaoming@qq.com")
         let sent = try sentMail(opened)
