@@ -9,3 +9,12 @@ UPDATE inbound_messages SET from_mailbox = regexp_replace(lower(from_address), '
 WHERE from_address IS NOT NULL;
 DROP INDEX inbound_messages_sender;
 CREATE INDEX inbound_messages_sender ON inbound_messages (from_mailbox, received_at) WHERE from_mailbox IS NOT NULL;
+
+-- 2. A reply is never lost to another message that used its `Message-ID` first: anyone can write any `Message-ID`, and
+--    a stranger's mail sent under the customer's reply's id made the real reply a "duplicate" to remove unread. The
+--    same message is now the same bytes: one row per SHA-256 of the raw message as read (a mailbox's copy read twice,
+--    by a retry or a second worker, is byte for byte the same); two different messages under one `Message-ID` are
+--    both kept. Nothing looks a message up by its `Message-ID`, so it keeps no index.
+DROP INDEX inbound_messages_message_id;
+DROP INDEX inbound_messages_digest;
+CREATE UNIQUE INDEX inbound_messages_digest ON inbound_messages (digest);

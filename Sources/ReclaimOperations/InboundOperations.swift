@@ -67,7 +67,8 @@ extension CaseOperations {
             }
         }
         let messageID = parsed?.messageID
-        if try InboundMessageStore.exists(messageID: messageID, digest: digest, on: connection) { return .duplicate }
+        // The same bytes are the same message; another message under its Message-ID is not (anyone can write any id).
+        if try InboundMessageStore.exists(digest: digest, on: connection) { return .duplicate }
         let from = parsed?.from?.address
         if reason == nil, let from,
             try InboundMessageStore.count(from: from, since: now.addingTimeInterval(-3600), on: connection) >= rules.senderLimit

@@ -141,7 +141,7 @@ import Testing
         #expect(try awaitingReply(opened))
         let events = try pool.withConnection { try CaseEventStore.list(caseID: opened.record.id, type: "message_received", on: $0) }
         #expect(events.count == 1)
-        // The same Message-ID again (a client's resend, a second copy): stored once, the copy removed.
+        // The same message again (a second copy of the same bytes): stored once, the copy removed.
         try deliver(reply)
         #expect(try worker().runOnce() == 0)
         #expect(try stored().count == 1)
@@ -159,6 +159,29 @@ import Testing
                 try CaseNumber(parsing: opened.record.number), body: "Thanks, we have it.", visibility: .customer, by: agent, at: Date(), on: $0)
         }
         #expect(try !awaitingReply(opened))
+    }
+
+    @Test func aStrangersMailUnderTheRepliesMessageIDNeverHidesTheReply() throws {
+        // api.md v1.3 "Smaller doors". The attack: a stranger (or the thief, who can read the victim's drafts) sends first
+        // a mail under the Message-ID of the customer's coming reply; the real reply was then a "duplicate", removed unread.
+        let opened = try open()
+        let sent = try sentMail(opened)
+        try deliver(mail(from: "stranger@evil.example", to: replyAddress, subject: "hello", id: "reply-1@example.net", body: "Nothing here."))
+        #expect(try worker().runOnce() == 1)
+        let reply = mail(from: "ada@example.net", to: sent.replyTo, subject: "Re: \(sent.subject)", id: "reply-1@example.net")
+        try deliver(reply)
+        #expect(try worker().runOnce() == 1)
+        let rows = try stored().filter { $0.messageID == "reply-1@example.net" }
+        #expect(rows.count == 2, "both messages under the one Message-ID are kept")
+        let real = try #require(rows.first { $0.caseID == opened.record.id })
+        #expect(real.matchedBy == "reply_token" && real.text.contains("Thank you, here it is."))
+        #expect(rows.contains { $0.caseID == nil && $0.reason == "no_match" })
+        #expect(try awaitingReply(opened))
+        // The real reply's second copy is still the same message: stored once.
+        try deliver(reply)
+        #expect(try worker().runOnce() == 0)
+        #expect(try stored().count == 2)
+        #expect(try maildir.entries().isEmpty)
     }
 
     @Test func aMessageWithoutMessageIDIsKeptOnceByItsDigest() throws {
