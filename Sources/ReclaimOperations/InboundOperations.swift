@@ -25,7 +25,7 @@ public struct InboundRules: Sendable {
 public enum InboundOutcome: Sendable, Equatable {
     /// Stored: on a case (its number and how it matched) or unmatched (`reason`).
     case stored(id: UUID, caseNumber: String?, matchedBy: InboundMatch?, reason: String?)
-    /// Its Message-ID (or digest) is already stored: nothing written; the mailbox's copy may go.
+    /// The same bytes are already stored: nothing written; the mailbox's copy may go.
     case duplicate
 }
 
