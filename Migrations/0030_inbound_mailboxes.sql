@@ -18,3 +18,7 @@ CREATE INDEX inbound_messages_sender ON inbound_messages (from_mailbox, received
 DROP INDEX inbound_messages_message_id;
 DROP INDEX inbound_messages_digest;
 CREATE UNIQUE INDEX inbound_messages_digest ON inbound_messages (digest);
+
+-- 3. Cases erased before this migration lose their received Message-IDs too (erasure clears them from now on).
+UPDATE inbound_messages SET message_id = NULL
+WHERE message_id IS NOT NULL AND case_id IN (SELECT id FROM cases WHERE erased_at IS NOT NULL);
