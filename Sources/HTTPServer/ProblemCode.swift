@@ -16,6 +16,7 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
     case malformedRequestLine = "malformed_request_line"
     case malformedHeader = "malformed_header"
     case ambiguousLength = "ambiguous_length"
+    case badHost = "bad_host"
     case malformedChunkedBody = "malformed_chunked_body"
     case unexpectedBody = "unexpected_body"
     case malformedJSON = "malformed_json"
@@ -44,7 +45,8 @@ public enum HTTPProblemCode: String, CaseIterable, ProblemKind {
 
     public var status: Int {
         switch self {
-        case .badRequest, .badRequestTarget, .malformedRequestLine, .malformedHeader, .ambiguousLength, .malformedChunkedBody, .unexpectedBody,
+        case .badRequest, .badRequestTarget, .malformedRequestLine, .malformedHeader, .ambiguousLength, .badHost, .malformedChunkedBody,
+            .unexpectedBody,
             .malformedJSON, .malformedMultipart:
             400
         case .unauthenticated: 401

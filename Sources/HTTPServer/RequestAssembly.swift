@@ -43,7 +43,8 @@ extension HTTPServer {
                 context, connection: connection,
                 problem: .badRequest(code: HTTPProblemCode.malformedRequestLine, detail: "The request line holds a NUL byte."))
         }
-        if let problem = context.framing.problem {
+        // HTTP/1.0 needs no Host (MHD refuses any version but 1.0 and 1.1 before this call).
+        if let problem = context.framing.problem(requiresHost: strcmp(version, "HTTP/1.0") != 0) {
             return answerEarly(context, connection: connection, problem: problem)
         }
         guard layout?.isIntact == true else {
@@ -77,6 +78,10 @@ extension HTTPServer {
                 return hasBody ? answerEarly(context, connection: connection) : .YES
             }
             segments.append(segment)
+        }
+        if let problem = Self.nulProblem(segments: segments, query: context.queryItems) {
+            context.disposition = .problem(problem)
+            return hasBody ? answerEarly(context, connection: connection) : .YES
         }
 
         // A method no route uses (TRACE, say) still matches the path, so a routed path answers 405 with Allow.
@@ -139,6 +144,19 @@ extension HTTPServer {
         }
         // Unrouted requests never have their body read: answering now makes MHD close instead.
         return hasBody ? answerEarly(context, connection: connection) : .YES
+    }
+
+    /// 422 when a decoded path segment or query parameter (name or value) holds U+0000: every route, static file and
+    /// unknown path is refused here, before any handler could hand the text to PostgreSQL (which cannot store it) or a log.
+    static func nulProblem(segments: [String], query: [(name: String, value: String)]) -> Problem? {
+        var errors: [FieldError] = []
+        if segments.contains(where: { $0.utf8.contains(0) }) { errors.append(FieldError(field: "path", message: "must not contain U+0000")) }
+        for item in query where item.name.utf8.contains(0) || item.value.utf8.contains(0) {
+            // The field names the parameter, unless its name is what holds the NUL (never echoed back).
+            errors.append(FieldError(field: item.name.utf8.contains(0) ? "query" : item.name, message: "must not contain U+0000"))
+        }
+        guard !errors.isEmpty else { return nil }
+        return .unprocessable(detail: "The path or the query holds the character U+0000.", errors: errors)
     }
 
     /// One body chunk of a routed request: counted against the limit, then buffered or parsed as a form.

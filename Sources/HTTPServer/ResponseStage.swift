@@ -145,13 +145,41 @@ extension HTTPServer {
         finish(context, status: response.status, bytes: response.body.count)
     }
 
+    /// The path as the access log holds it: a segment holding an address (an `@`, percent-encoded or not) is replaced by the
+    /// route's `{name}` for it, or `{address}` on an unrouted path, so no log line holds a customer's address
+    /// (`PUT /api/v1/accounts/{email}`).
+    static func loggablePath(rawPath: Substring, pattern: String?) -> String {
+        // Most paths hold neither an escape nor an `@`: as sent, they are as decoded, and hold no address.
+        if !rawPath.utf8.contains(where: { $0 == 0x40 || $0 == 0x25 }) { return String(rawPath) }
+        let raw = PercentEncoding.rawSegments(of: rawPath)
+        let named = pattern.map { PercentEncoding.rawSegments(of: $0[...]) }
+        var path = ""
+        for (index, segment) in raw.enumerated() {
+            let decoded = PercentEncoding.decode(segment) ?? String(segment)
+            path += "/"
+            if decoded.contains("@") {
+                if let named, named.count == raw.count, named[index].hasPrefix("{") {
+                    path += named[index]
+                } else {
+                    path += "{address}"
+                }
+            } else {
+                path += decoded
+            }
+        }
+        return path.isEmpty ? "/" : path
+    }
+
     /// Metrics and the access-log line: method, route pattern, path (never the query), status, time, id, bytes.
     private func finish(_ context: RequestContext, status: Int, bytes: Int) {
         let nanos = monotonicNanos() &- context.startNanos
         metrics.record(method: context.methodLabel, route: context.routeLabel, status: status, seconds: Double(nanos) / 1e9)
         guard logsRequests else { return }
         let sent = context.method == .HEAD || status == 304 ? 0 : bytes
-        let path = context.decodedPath.utf8.count > 256 ? String(context.decodedPath.prefix(256)) : context.decodedPath
+        var pattern: String?
+        if case .route(let route, _) = context.disposition { pattern = route.pattern }
+        let logged = Self.loggablePath(rawPath: context.rawPath, pattern: pattern)
+        let path = logged.utf8.count > 256 ? String(logged.prefix(256)) : logged
         logger.info(
             "request",
             [

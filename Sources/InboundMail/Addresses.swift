@@ -64,7 +64,11 @@ public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
             case UInt8(ascii: "("):
                 let end = ContentField.skipComment(bytes, from: index)
                 if comment == nil { comment = Array(bytes[min(index + 1, end)..<max(index + 1, end - 1)]) }
-                phrase.append(0x20)
+                // A comment inside a word (`thief(x)@example.com`) is dropped whole: a space there would cut the address.
+                let inWord =
+                    phrase.last.map { $0 != 0x20 && $0 != 0x09 } == true && end < bytes.count
+                    && ![0x20, 0x09, UInt8(ascii: "<"), UInt8(ascii: ","), UInt8(ascii: ";")].contains(bytes[end])
+                if !inWord { phrase.append(0x20) }
                 index = end
                 continue
             case UInt8(ascii: "<"):

@@ -167,6 +167,8 @@ public struct APIRoute: Sendable {
             // Refused before routing: libmicrohttpd finds it, the transport answers it (see TransportRefusal).
             431: .problem("header_too_large: the request head is larger than the server reads."),
             503: .problem("unavailable, database_unavailable or database_busy: see Retry-After."),
+            // Refused before routing, on every route: PostgreSQL text cannot hold it.
+            422: .problem("validation_failed: a path segment or query parameter holds U+0000."),
         ]
         if authentication != .customer {
             // AuthMiddleware refuses credentials that are present but wrong on every route but the customers'.

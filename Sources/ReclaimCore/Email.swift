@@ -115,10 +115,11 @@ extension EmailAddress {
         "icloud.com": ("icloud.com", false), "me.com": ("icloud.com", false), "mac.com": ("icloud.com", false),
     ]
 
-    /// The mailbox `address` reaches, as mail providers read it: lower-cased, `+tag` dropped (every domain), the
-    /// provider's own rules (`providerRules`) applied. Takes any text, so addresses stored under older rules compare too.
-    static func mailbox(_ address: String) -> String {
-        let text = address.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    /// The mailbox `address` reaches, as mail providers read it: comments (`thief(x)@example.com`) and blanks dropped,
+    /// lower-cased, `+tag` dropped (every domain), the provider's own rules (`providerRules`) applied. Takes any text, so
+    /// addresses stored under older rules, and a received `From` as written, compare too.
+    public static func mailbox(_ address: String) -> String {
+        let text = withoutComments(address).filter { !$0.isWhitespace }.lowercased()
         guard let at = text.lastIndex(of: "@") else { return text }
         var local = Substring(text[..<at])
         var domain = String(text[text.index(after: at)...])
@@ -131,6 +132,37 @@ extension EmailAddress {
             if rule.ignoresDots { mailbox.removeAll { $0 == "." } }
         }
         return mailbox + "@" + domain
+    }
+
+    /// `text` without its RFC 5322 comments: parenthesised, nested, `\` escaping the next character; outside quotes.
+    static func withoutComments(_ text: String) -> String {
+        guard text.contains("(") else { return text }
+        var result = ""
+        var depth = 0
+        var quoted = false
+        var escaped = false
+        for character in text {
+            if escaped {
+                escaped = false
+                if depth == 0 { result.append(character) }
+                continue
+            }
+            switch character {
+            case "\\" where quoted || depth > 0:
+                escaped = true
+                if depth == 0 { result.append(character) }
+            case "\"" where depth == 0:
+                quoted.toggle()
+                result.append(character)
+            case "(" where !quoted:
+                depth += 1
+            case ")" where !quoted && depth > 0:
+                depth -= 1
+            default:
+                if depth == 0 { result.append(character) }
+            }
+        }
+        return result
     }
 
     /// Whether two addresses reach the same mailbox (the rescue rule: nothing is sent to an address that reaches the

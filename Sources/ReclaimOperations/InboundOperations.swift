@@ -25,7 +25,7 @@ public struct InboundRules: Sendable {
 public enum InboundOutcome: Sendable, Equatable {
     /// Stored: on a case (its number and how it matched) or unmatched (`reason`).
     case stored(id: UUID, caseNumber: String?, matchedBy: InboundMatch?, reason: String?)
-    /// Its Message-ID (or digest) is already stored: nothing written; the mailbox's copy may go.
+    /// The same bytes are already stored: nothing written; the mailbox's copy may go.
     case duplicate
 }
 
@@ -69,7 +69,8 @@ extension CaseOperations {
             }
         }
         let messageID = parsed?.messageID
-        if try InboundMessageStore.exists(messageID: messageID, digest: digest, on: connection) { return .duplicate }
+        // The same bytes are the same message; another message under its Message-ID is not (anyone can write any id).
+        if try InboundMessageStore.exists(digest: digest, on: connection) { return .duplicate }
         let from = parsed?.from?.address
         if reason == nil, let from,
             try InboundMessageStore.count(from: from, since: now.addingTimeInterval(-3600), on: connection) >= rules.senderLimit

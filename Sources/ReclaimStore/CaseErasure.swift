@@ -53,11 +53,12 @@ public enum CaseErasure {
             WHERE case_id = \(id)
             """
         },
-        // Received mail: its sender, subject, text and sealed raw message (its attachments are evidence, above). The
-        // Message-ID and the digest stay: they keep a mailbox's copy from being stored again, and name no one.
+        // Received mail: its sender, its Message-ID (`<1733.ada@ada-family.example>` carries the customer's address or
+        // domain), subject, text and sealed raw message (its attachments are evidence, above). The digest stays: it keeps
+        // a mailbox's copy from being stored again (0030), and names no one.
         Step(table: "inbound_messages") { id, _ in
             """
-            UPDATE inbound_messages SET from_address = NULL, subject = NULL, text = '', raw = '\\x'::bytea, raw_size = 0,
+            UPDATE inbound_messages SET from_address = NULL, from_mailbox = NULL, message_id = NULL, subject = NULL, text = '', raw = '\\x'::bytea, raw_size = 0,
                 discard_reason = NULL
             WHERE case_id = \(id)
             """

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ReclaimCore
 
 /// How a received message found its case (`inbound_matches`, 0018).
 public enum InboundMatch: String, Sendable, CaseIterable {
@@ -80,39 +81,31 @@ public enum InboundMessageStore {
         i.from_address, i.subject, i.text, i.received_at, i.auto, i.from_rescue_address, i.unmatched_reason, i.discarded_at
         """
 
-    /// Inserts the message unless one with its Message-ID (or, without one, its digest) is stored: false then, and
-    /// nothing was written (the mailbox's copy is a duplicate to remove).
+    /// Inserts the message unless the same bytes (its digest) are stored: false then, and nothing was written (the
+    /// mailbox's copy is a duplicate to remove). Another message under the same Message-ID is stored (0030).
     public static func insert(_ new: NewInboundMessage, on connection: PostgresConnection) throws -> Bool {
-        let conflict: PostgresQuery =
-            new.messageID == nil
-            ? "ON CONFLICT (digest) WHERE message_id IS NULL DO NOTHING"
-            : "ON CONFLICT (message_id) WHERE message_id IS NOT NULL DO NOTHING"
-        return try connection.execute(
+        try connection.execute(
             """
-            INSERT INTO inbound_messages (id, case_id, matched_by, message_id, digest, from_address, subject, text, received_at,
-                auto, from_rescue_address, unmatched_reason, raw, raw_key_id, raw_size)
-            VALUES (\(new.id), \(new.caseID), \(new.matchedBy?.rawValue), \(new.messageID), \(new.digest), \(new.from), \(new.subject),
+            INSERT INTO inbound_messages (id, case_id, matched_by, message_id, digest, from_address, from_mailbox, subject, text,
+                received_at, auto, from_rescue_address, unmatched_reason, raw, raw_key_id, raw_size)
+            VALUES (\(new.id), \(new.caseID), \(new.matchedBy?.rawValue), \(new.messageID), \(new.digest), \(new.from),
+                \(new.from.map(EmailAddress.mailbox)), \(new.subject),
                 \(new.text), \(Timestamp.truncated(new.receivedAt)), \(new.auto), \(new.fromRescueAddress), \(new.unmatchedReason),
                 \(new.sealedRaw), \(new.rawKeyID), \(new.rawSize))
-            \(conflict)
+            ON CONFLICT (digest) DO NOTHING
             """) == 1
     }
 
-    /// Whether a message with this Message-ID (or digest, without one) is already stored.
-    public static func exists(messageID: String?, digest: [UInt8], on connection: PostgresConnection) throws -> Bool {
-        let rows =
-            if let messageID {
-                try connection.query("SELECT 1 FROM inbound_messages WHERE message_id = \(messageID)")
-            } else {
-                try connection.query("SELECT 1 FROM inbound_messages WHERE digest = \(digest) AND message_id IS NULL")
-            }
-        return rows.first != nil
+    /// Whether the message with these bytes (their SHA-256) is already stored.
+    public static func exists(digest: [UInt8], on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT 1 FROM inbound_messages WHERE digest = \(digest)").first != nil
     }
 
-    /// How many messages from `address` arrived since `since` (the per-sender limit), its case folded.
+    /// How many messages from the mailbox `address` reaches arrived since `since` (the per-sender limit): `thief+1@`,
+    /// `thief+2@` and `THIEF@` are one sender (`EmailAddress.mailbox`).
     public static func count(from address: String, since: Date, on connection: PostgresConnection) throws -> Int {
         try connection.query(
-            "SELECT count(*) AS n FROM inbound_messages WHERE lower(from_address) = \(address.lowercased()) AND received_at >= \(since)"
+            "SELECT count(*) AS n FROM inbound_messages WHERE from_mailbox = \(EmailAddress.mailbox(address)) AND received_at >= \(since)"
         ).first?.decode("n", as: Int.self) ?? 0
     }
 

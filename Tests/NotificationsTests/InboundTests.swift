@@ -141,7 +141,7 @@ import Testing
         #expect(try awaitingReply(opened))
         let events = try pool.withConnection { try CaseEventStore.list(caseID: opened.record.id, type: "message_received", on: $0) }
         #expect(events.count == 1)
-        // The same Message-ID again (a client's resend, a second copy): stored once, the copy removed.
+        // The same message again (a second copy of the same bytes): stored once, the copy removed.
         try deliver(reply)
         #expect(try worker().runOnce() == 0)
         #expect(try stored().count == 1)
@@ -159,6 +159,29 @@ import Testing
                 try CaseNumber(parsing: opened.record.number), body: "Thanks, we have it.", visibility: .customer, by: agent, at: Date(), on: $0)
         }
         #expect(try !awaitingReply(opened))
+    }
+
+    @Test func aStrangersMailUnderTheRepliesMessageIDNeverHidesTheReply() throws {
+        // api.md v1.3 "Smaller doors". The attack: a stranger (or the thief, who can read the victim's drafts) sends first
+        // a mail under the Message-ID of the customer's coming reply; the real reply was then a "duplicate", removed unread.
+        let opened = try open()
+        let sent = try sentMail(opened)
+        try deliver(mail(from: "stranger@evil.example", to: replyAddress, subject: "hello", id: "reply-1@example.net", body: "Nothing here."))
+        #expect(try worker().runOnce() == 1)
+        let reply = mail(from: "ada@example.net", to: sent.replyTo, subject: "Re: \(sent.subject)", id: "reply-1@example.net")
+        try deliver(reply)
+        #expect(try worker().runOnce() == 1)
+        let rows = try stored().filter { $0.messageID == "reply-1@example.net" }
+        #expect(rows.count == 2, "both messages under the one Message-ID are kept")
+        let real = try #require(rows.first { $0.caseID == opened.record.id })
+        #expect(real.matchedBy == "reply_token" && real.text.contains("Thank you, here it is."))
+        #expect(rows.contains { $0.caseID == nil && $0.reason == "no_match" })
+        #expect(try awaitingReply(opened))
+        // The real reply's second copy is still the same message: stored once.
+        try deliver(reply)
+        #expect(try worker().runOnce() == 0)
+        #expect(try stored().count == 2)
+        #expect(try maildir.entries().isEmpty)
     }
 
     @Test func aMessageWithoutMessageIDIsKeptOnceByItsDigest() throws {
@@ -277,6 +300,38 @@ import Testing
         #expect(reasons.filter { $0 == nil }.count == 2)
         #expect(Set(reasons.compactMap { $0 }) == ["sender_limit", "not_a_message", "too_large"])
         #expect(try maildir.entries().isEmpty)
+    }
+
+    @Test func aThiefsTaggedAndRecasedAddressesShareOneSenderBudget() throws {
+        // api.md v1.3 "Smaller doors": `From` compared as a mailbox, so a `+tag`, a capital or a comment is no fresh budget.
+        let opened = try open(rescue: "rescue@evil.example")
+        let sent = try sentMail(opened)
+        let froms = ["thief+1@evil.example", "thief+2@evil.example", "THIEF@Evil.Example", "Thief <thief(hi)@evil.example>", "thief(x)@evil.example"]
+        for (index, from) in froms.enumerated() {
+            try deliver(mail(from: from, to: sent.replyTo, subject: "Re: \(index)", id: "s\(index)@evil.example"))
+        }
+        #expect(try worker(senderLimit: 2).runOnce() == froms.count)
+        let reasons = try stored().map(\.reason)
+        #expect(reasons.filter { $0 == nil }.count == 2, "\(reasons)")
+        #expect(reasons.filter { $0 == "sender_limit" }.count == froms.count - 2, "\(reasons)")
+        // Another mailbox keeps its own budget.
+        try deliver(mail(from: "ada@example.net", to: sent.replyTo, subject: "Re: mine", id: "own@example.net"))
+        #expect(try worker(senderLimit: 2).runOnce() == 1)
+        #expect(try stored("own@example.net").reason == nil)
+    }
+
+    @Test func aMailFromATaggedRescueAddressIsFromTheRescueAddress() throws {
+        // api.md v1.3 "Smaller doors": `rescue+x@` (or in capitals, or with a comment) is the rescue address.
+        let opened = try open(rescue: "rescue@evil.example")
+        let sent = try sentMail(opened)
+        try deliver(mail(from: "Support <Rescue+x@Evil.Example>", to: sent.replyTo, subject: "Re: case", id: "r1@evil.example"))
+        try deliver(mail(from: "rescue(desk)@evil.example", to: sent.replyTo, subject: "Re: case", id: "r2@evil.example"))
+        #expect(try worker().runOnce() == 2)
+        #expect(try stored("r1@evil.example").rescue && stored("r2@evil.example").rescue)
+        #expect(try stored("r1@evil.example").caseID == opened.record.id)
+        #expect(try !awaitingReply(opened))
+        let raised = try pool.withConnection { try CaseEventStore.list(caseID: opened.record.id, type: "risk_raised", on: $0) }
+        #expect(raised.contains { $0.data.canonical.contains("\"signal\":\"mail_from_rescue_address\"") })
     }
 
     @Test func aChineseFoxmailReplyInGB18030() throws {

@@ -93,6 +93,32 @@ import Testing
         #expect(try put("/api/v1/accounts/other@example.com", as: admin, json: replacement).status == 409)
     }
 
+    /// api.md v1.3 "Smaller doors": no request log line holds a customer's address, whichever way it is spelled in the path
+    /// and whatever the answer (replaced, refused, unknown, unrouted).
+    @Test func noRequestLogLineHoldsTheAddressInThePath() throws {
+        let world = try CaseWorld()
+        let admin = try world.agent(.tier1, admin: true)
+        #expect(try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "grace@example.com")).status == 201)
+        let replacement = Self.account(email: "grace.hopper@example.org")
+        let client = world.service.client()
+        for target in ["/api/v1/accounts/grace@example.com", "/api/v1/accounts/Grace%40Example.com"] {
+            #expect(try client.request("PUT", target, headers: try world.agent(.engineering).headers, json: replacement).status == 403)
+        }
+        #expect(try client.request("PUT", "/api/v1/accounts/nobody@example.com", headers: admin.headers, json: replacement).status == 404)
+        #expect(try client.request("PUT", "/api/v1/accounts/grace@example.com", headers: admin.headers, json: replacement).status == 200)
+        // Not routed: another method (405), a longer path (404).
+        #expect(try client.request("DELETE", "/api/v1/accounts/grace.hopper@example.org", headers: admin.headers).status == 405)
+        #expect(try client.request("GET", "/api/v1/accounts/grace.hopper@example.org/cards", headers: admin.headers).status == 404)
+
+        let requests = world.service.log.lines.filter { $0.contains("\"event\":\"request\"") }
+        #expect(requests.contains { $0.contains("\"/api/v1/accounts/{email}\"") }, "the routed path is logged with its pattern's name")
+        #expect(requests.contains { $0.contains("\"/api/v1/accounts/{address}/cards\"") }, "an unrouted one with {address}")
+        for line in world.service.log.lines {
+            let lower = line.lowercased()
+            #expect(!lower.contains("grace") && !lower.contains("nobody@") && !lower.contains("%40"), "\(line)")
+        }
+    }
+
     @Test func tierAgentsMayNotAddAccounts() throws {
         let world = try CaseWorld()
         let engineer = try world.agent(.engineering)

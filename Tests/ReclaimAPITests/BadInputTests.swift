@@ -82,6 +82,44 @@ import Testing
         #expect(try Self.problem(transcript).fields == ["text"])
     }
 
+    @Test func nulInAPathSegmentOrQueryIs422NotA500() throws {
+        // api.md v1.3 "Smaller doors": U+0000 anywhere, percent-encoded in the path or the query, is refused at the edge.
+        // `/api/v1/cases/%00` was a 500 (PostgreSQL cannot hold U+0000 in text); `?q=` reached the search.
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let number = try world.openCase(as: tier1).caseNumber
+        let probes: [(target: String, fields: [String])] = [
+            ("/api/v1/cases/%00", ["path"]),
+            ("/api/v1/cases/\(number)%00", ["path"]),
+            ("/api/v1/cases/\(number)/notes%00/x", ["path"]),
+            ("/api/v1/cases?q=%00", ["q"]),
+            ("/api/v1/cases?q=ada%00victim&state=open", ["q"]),
+            ("/api/v1/cases?%00=1", ["query"]),
+            ("/api/v1/cases?q=%00&state=%00", ["q", "state"]),
+            ("/%00.html", ["path"]),
+            ("/nowhere/%00", ["path"]),
+        ]
+        for (target, fields) in probes {
+            let response = try world.get(target, as: tier1)
+            #expect(response.status == 422, "\(target)")
+            #expect(response.header("Content-Type") == "application/problem+json", "\(target)")
+            #expect(try Self.problem(response) == ("validation_failed", fields), "\(target)")
+        }
+        // Without a session too, and with a body: nothing is read or routed.
+        #expect(try world.client.request("GET", "/api/v1/cases/%00").status == 422)
+        #expect(try Self.post(world, "/api/v1/status?x=%00", #"{"case_number":"x","access_code":"x"}"#).status == 422)
+        // The case is still there, and an ordinary search still answers.
+        #expect(try world.get("/api/v1/cases/\(number)", as: tier1).status == 200)
+        #expect(try world.get("/api/v1/cases?q=ada", as: tier1).status == 200)
+        // Every route documents the 422 (the two pages, static files, take no parameters).
+        let paths = try #require(try world.client.request("GET", "/openapi.json").json()["paths"] as? [String: [String: [String: Any]]])
+        for (path, operations) in paths {
+            for (method, operation) in operations where operation["tags"] as? [String] != ["pages"] {
+                #expect((operation["responses"] as? [String: Any])?["422"] != nil, "\(method) \(path)")
+            }
+        }
+    }
+
     // MARK: Well-formed JSON of the wrong shape
 
     @Test func aCaseWithoutAccountEmailIs422NamingIt() throws {

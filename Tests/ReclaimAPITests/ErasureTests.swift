@@ -177,6 +177,56 @@ import Testing
         #expect(verdict["verified"] as? Bool == true)
     }
 
+    /// api.md v1.3 "Smaller doors": the customer's replies keep no `Message-ID` (which carries their address or their
+    /// domain, `<1733.zoe@zoe-domaincanary.example>`) once the case is erased; the same bytes are still kept once.
+    @Test func anErasedCasesRepliesKeepNoMessageIDCarryingTheCustomersAddressOrDomain() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let tier2 = try world.agent(.tier2)
+        let tier3 = try world.agent(.tier3)
+        let contact = "zoe.replycanary@zoe-domaincanary.example"
+        let opened = try world.post(
+            "/api/v1/cases", as: tier1,
+            json: [
+                "kind": "account_takeover", "account_email": "zoe.accountcanary@example.com",
+                "customer": ["name": "Zoe Replycanary", "contact_email": contact],
+            ] as [String: Any])
+        #expect(opened.status == 201, "\(opened.text)")
+        let number = try opened.decode(CaseView.self).caseNumber
+        let operations = CaseOperations(keys: world.service.keys)
+        let rules = InboundRules(replyAddress: "cases@reclaim.test")
+        let replyTo = ReplyToken.address("cases@reclaim.test", for: try CaseNumber(parsing: number), keys: world.service.keys)
+        func reply(_ id: String) -> [UInt8] {
+            Array(
+                ("From: Zoe <\(contact)>\r\nTo: \(replyTo)\r\nSubject: Re: your case\r\nMessage-ID: <\(id)>\r\n"
+                    + "In-Reply-To: <earlier.zoe.replycanary@zoe-domaincanary.example>\r\nMIME-Version: 1.0\r\n"
+                    + "Content-Type: text/plain\r\n\r\nHere it is.\r\n").utf8)
+        }
+        let replies = [reply("1733.zoe.replycanary@zoe-domaincanary.example"), reply("CAF1733x@mx.zoe-domaincanary.example")]
+        for raw in replies {
+            _ = try world.service.service.pool.withTransaction {
+                try operations.receive(raw: raw, truncated: false, rules: rules, at: Date(), on: $0)
+            }
+        }
+        #expect(try Self.dump(world).contains("1733.zoe.replycanary@zoe-domaincanary.example"), "the Message-ID was stored")
+
+        var version = try world.get("/api/v1/cases/\(number)", as: tier1).decode(CaseView.self).version
+        version = try world.must(number, "escalate", as: tier1, version: version).version
+        version = try world.must(number, "request_documents", as: tier2, version: version, extra: ["reason": "papers"]).version
+        version = try world.must(number, "begin_review", as: tier3, version: version).version
+        try world.must(number, "reject", as: tier3, version: version, extra: ["reason": "no papers"])
+        let admin = try world.agent(.tier1, admin: true)
+        #expect(try world.post("/api/v1/cases/\(number)/erasure", as: admin, json: ["reason": "DSR-2"]).status == 200)
+
+        let after = try Self.dump(world).lowercased()
+        for value in ["zoe-domaincanary", "replycanary"] { #expect(!after.contains(value), "the dump holds \(value)") }
+        // The mailbox's copy read again after the erasure is still the message already stored: removed, not stored again.
+        let again = try world.service.service.pool.withTransaction {
+            try operations.receive(raw: replies[0], truncated: false, rules: rules, at: Date(), on: $0)
+        }
+        #expect(again == .duplicate)
+    }
+
     @Test func theRetentionWorkerErasesFinishedCasesOnceAcrossInstances() throws {
         // A tiny retention (about 0.09 s): the case is due as soon as it is finished.
         let world = try CaseWorld { $0.retentionDays = 0.000_001 }

@@ -1,28 +1,29 @@
 -- One reply matched by its reply token, with an invoice photo attached: the statements the inbound worker sends to store it
--- (CaseOperations.receive in one transaction), in order: is its Message-ID stored, the sender's mails this hour, the
+-- (CaseOperations.receive in one transaction), in order: are its bytes stored, the sender's mails this hour, the
 -- case the token names, its lock, the message (sealed raw bytes), the hash-chained message_received event, the case
 -- marked awaiting a reply, the message.received webhook fan-out. BenchStatementsTests fails when they drift.
 -- :c is a case of bench_inbound_cases (made by deploy/bench/inbound); :m makes the Message-ID and digest unique.
 \set c random(1, :ncases)
 \set m random(1, 4000000000000000)
 BEGIN;
--- bind $1 = :m || '@bench.example'
-SELECT 1 FROM inbound_messages WHERE message_id = :m || '@bench.example';
+-- bind $1 = sha256((:m || 'raw')::bytea)
+SELECT 1 FROM inbound_messages WHERE digest = sha256((:m || 'raw')::bytea);
 -- bind $1 = (SELECT customer_contact_email FROM bench_inbound_cases WHERE i = :c)
-SELECT count(*) AS n FROM inbound_messages WHERE lower(from_address) = (SELECT customer_contact_email FROM bench_inbound_cases WHERE i = :c) AND received_at >= :since;
+SELECT count(*) AS n FROM inbound_messages WHERE from_mailbox = (SELECT customer_contact_email FROM bench_inbound_cases WHERE i = :c) AND received_at >= :since;
 -- bind $1 = (SELECT case_number FROM bench_inbound_cases WHERE i = :c)
 SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = (SELECT case_number FROM bench_inbound_cases WHERE i = :c) \gset p_
 SELECT 1 FROM cases WHERE id = :p_id FOR UPDATE;
 -- bind $1 = gen_random_uuid()
 -- bind $4 = :m || '@bench.example'
 -- bind $5 = sha256((:m || 'raw')::bytea)
--- bind $12 = NULL
-INSERT INTO inbound_messages (id, case_id, matched_by, message_id, digest, from_address, subject, text, received_at,
-    auto, from_rescue_address, unmatched_reason, raw, raw_key_id, raw_size)
-VALUES (gen_random_uuid(), :p_id, :matched_by, :m || '@bench.example', sha256((:m || 'raw')::bytea), :p_customer_contact_email, :subject,
+-- bind $13 = NULL
+INSERT INTO inbound_messages (id, case_id, matched_by, message_id, digest, from_address, from_mailbox, subject, text,
+    received_at, auto, from_rescue_address, unmatched_reason, raw, raw_key_id, raw_size)
+VALUES (gen_random_uuid(), :p_id, :matched_by, :m || '@bench.example', sha256((:m || 'raw')::bytea), :p_customer_contact_email,
+    :p_customer_contact_email, :subject,
     :text, :now, :no, :no, NULL,
     :photo, :key_id, :raw_size)
-ON CONFLICT (message_id) WHERE message_id IS NOT NULL DO NOTHING;
+ON CONFLICT (digest) DO NOTHING;
 SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 1 \gset e_
 \set next :e_seq + 1
 -- The chain hash is a placeholder (as in cases.d/transition.sql). Writes nobody reads an answer of leave with the next
