@@ -82,6 +82,8 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case unlockRemoveActivationLock = "unlock.remove_activation_lock"
     case stopDone = "stop.done"
     case stopAgain = "stop.again"
+    /// The stop link used after the step took effect (api.md v1.3): the change happened, the desk is alerted.
+    case stopTooLate = "stop.too_late"
 
     // Erasure (api.md v1.2): the customer's look-up of an erased case.
     case problemErased = "problem.case_erased"
@@ -90,7 +92,7 @@ public enum CustomerText: String, Sendable, CaseIterable {
     public var placeholders: Set<String> {
         switch self {
         case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen, .problemStopUnknown, .stopDone, .stopAgain,
-            .problemErased:
+            .stopTooLate, .problemErased:
             ["contact"]
         default: []
         }

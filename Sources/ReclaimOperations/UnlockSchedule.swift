@@ -170,6 +170,8 @@ extension CaseOperations {
         public let cancelled: [UnlockKind]
         /// False when the link had been used before: nothing changed.
         public let firstUse: Bool
+        /// The steps already done when a first use cancelled nothing: the change happened before the link was used.
+        public var alreadyDone: [UnlockKind] = []
     }
 
     /// "This wasn't me" (`POST /api/v1/status/stop`, no sign-in): on the token's case and on every other open case of
@@ -184,6 +186,7 @@ extension CaseOperations {
             return Stopped(record: record, cancelled: [], firstUse: false)
         }
         try ScheduledUnlockStore.useStopToken(hash: hash, at: now, on: connection)
+        let doneBefore = try CaseStore.find(id: found.caseID, on: connection)?.unlocksDone ?? []
         let (record, cancelled) = try repudiate(
             caseID: found.caseID, detail: "Someone used the stop link of the unlock notice: this wasn't me.", at: now, on: connection)
         // Every other open case of the account: the thief's second case is stopped with the victim's.
@@ -193,7 +196,10 @@ extension CaseOperations {
                 caseID: other.id, detail: "The stop link of case \(record.number), of the same account, was used: this wasn't me.",
                 otherCases: [record.number], at: now, on: connection)
         }
-        return Stopped(record: record, cancelled: cancelled, firstUse: true)
+        var stopped = Stopped(record: record, cancelled: cancelled, firstUse: true)
+        // Too late for the step the notice was about: it took effect; the desk is alerted all the same (`repudiated`).
+        if cancelled.isEmpty { stopped.alreadyDone = doneBefore }
+        return stopped
     }
 
     /// One case of a repudiation: its scheduled steps cancelled (the step rows first, then the case's: the scheduler's

@@ -83,6 +83,25 @@ import Testing
         }
     }
 
+    /// The stop link used after its step took effect told the owner the change was stopped. It now says the change
+    /// already happened and that the desk was alerted, and still raises `repudiated`.
+    @Test func aStopLinkUsedAfterTheStepTookEffectSaysSo() throws {
+        let w = try CoolingOffWorld(delay: 0.3)
+        let (number, _, version) = try w.engineeringCase()
+        _ = try w.schedule(number, "remove_rescue_email", version: version)
+        #expect(
+            try eventually(10) { (try w.caseBody(number)["unlocks"] as? [String: Any])?["done"] as? [String] == ["remove_rescue_email"] })
+        let token = try #require(try w.notices(number).first?.token)
+        let stopped = try w.stop(token)
+        #expect(stopped.status == 200, "\(stopped.text)")
+        let body = try stopped.json()
+        #expect(body["message_key"] as? String == "stop.too_late")
+        #expect(body["already_done"] as? [String] == ["remove_rescue_email"] && (body["cancelled"] as? [Any])?.isEmpty == true)
+        #expect(body["message"] as? String == CustomerText.stopTooLate.text(.english, contact: body["support_contact"] as? String ?? ""))
+        let signals = try w.caseBody(number)["risk_signals"] as? [[String: Any]] ?? []
+        #expect(signals.contains { $0["signal"] as? String == "repudiated" })
+    }
+
     /// One correction emptied the checklist and `complete` then reset the account at once. Now a tier-1 agent cannot
     /// correct what the thief changed once the case left tier 1, and with the list emptied by tier 2 `complete` still
     /// waits for a step done through the cooling-off.

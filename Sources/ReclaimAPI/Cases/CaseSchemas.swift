@@ -410,7 +410,8 @@ extension OpenAPIDocument {
         "Stopped": [
             "type": "object",
             "required": [
-                "case_number", "language", "stopped", "first_use", "cancelled", "cancelled_text", "message_key", "message", "support_contact",
+                "case_number", "language", "stopped", "first_use", "cancelled", "cancelled_text", "already_done", "message_key", "message",
+                "support_contact",
             ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)],
@@ -418,6 +419,11 @@ extension OpenAPIDocument {
                 "first_use": ["type": "boolean", "description": "False when the link was used before: nothing changed now."],
                 "cancelled": ["type": "array", "items": unlockStep, "description": "The steps this use cancelled."],
                 "cancelled_text": ["type": "array", "items": string, "description": "`cancelled` in `language`."],
+                "already_done": [
+                    "type": "array", "items": unlockStep,
+                    "description":
+                        "A first use that cancelled nothing: the steps already done (the change happened before the link was used; the desk is alerted, message_key stop.too_late).",
+                ],
                 "message_key": string, "message": ["type": "string", "description": "What happened and what to do next, in `language`."],
                 "support_contact": string,
             ],

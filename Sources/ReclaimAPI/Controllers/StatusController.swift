@@ -247,7 +247,7 @@ final class StatusController: Sendable {
         }
         let record = stopped.record
         let language = CustomerLanguage.negotiate(requested: nil, caseLanguage: record.language, acceptLanguage: request.header("accept-language"))
-        let message: CustomerText = stopped.firstUse ? .stopDone : .stopAgain
+        let message: CustomerText = !stopped.firstUse ? .stopAgain : stopped.alreadyDone.isEmpty ? .stopDone : .stopTooLate
         let response: JSONValue = [
             "case_number": .string(record.number),
             "language": .string(language.rawValue),
@@ -255,6 +255,7 @@ final class StatusController: Sendable {
             "first_use": .bool(stopped.firstUse),
             "cancelled": .array(stopped.cancelled.map { .string($0.rawValue) }),
             "cancelled_text": .array(stopped.cancelled.map { .string($0.customerText.text(language, contact: contact)) }),
+            "already_done": .array(stopped.alreadyDone.map { .string($0.rawValue) }),
             "message_key": .string(message.rawValue),
             "message": .string(message.text(language, contact: contact)),
             "support_contact": .string(contact),
