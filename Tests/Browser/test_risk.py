@@ -30,6 +30,27 @@ class RiskTests(BrowserTestCase):
         browser.wait_for('#risk-standing li[data-signal="device_claimed_elsewhere"]')
         self.assert_accessible(browser)
 
+    def test_the_demo_shows_a_second_case_on_a_victims_account_as_related_and_parallel(self):
+        # api.md v1.3 "One account, one story": the thief's case on the victim's account, with her phone and his name.
+        number, other = self.service.psql(
+            "SELECT c.case_number || ' ' || s.other_cases[1] FROM case_risk_signals s JOIN cases c ON c.id = s.case_id "
+            "WHERE s.signal = 'parallel_case' AND c.customer_name = 'Jordan Blake'").split()
+        browser = self.browser()
+        self.sign_in(browser, 'tier3')
+        self.open_case(browser, number)
+        self.assertIn('Another case on this account or device names a different customer',
+                      browser.wait_for('#risk-standing li[data-signal="parallel_case"]').text)
+        self.assertIn('different customer', browser.wait_for('#related-warning').text)
+        item = browser.wait_for('#related-list li[data-number="%s"]' % other)
+        self.assertIn('same account', item.text)
+        self.assertIn('a different customer', item.text)
+        self.assert_accessible(browser)
+        # The link leads to the victim's case, which lists the thief's and carries the signal too.
+        item.find_element('css selector', 'a.related-link').click()
+        browser.wait_for_text('#case-title', other[:4])
+        browser.wait_for('#related-list li[data-number="%s"]' % number)
+        browser.wait_for('#risk-standing li[data-signal="parallel_case"]')
+
     def test_tier1_flags_the_queue_filters_it_and_tier3_clears_it(self):
         number = self.service.psql("SELECT case_number FROM cases WHERE state = 'new' AND NOT risk ORDER BY case_number LIMIT 1")
         tier1 = self.browser()
