@@ -52,8 +52,9 @@ async function change(region, work, done) {
     announce(region, '');
     await Promise.all([loadAgents(), loadClients(), loadProposals()]);
     await loadAudit();
-    // A 202 is a proposal, not a change: say so rather than what would have happened.
-    if (result?.status === 202) announce(byId('flash'), AWAITS, 'info');
+    // A proposal (a 202 naming who proposed it) is not a change: say so rather than what would have happened. A retried
+    // delivery's 202 is queued work, said as usual.
+    if (result?.status === 202 && result.data?.proposed_by) announce(byId('flash'), AWAITS, 'info');
     else if (done) announce(byId('flash'), done, 'ok');
     return result;
   } catch (error) {

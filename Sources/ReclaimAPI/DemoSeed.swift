@@ -127,7 +127,7 @@ public struct DemoSeed: Sendable {
     static let cardNumbers = [
         "4111111111111111", "5555555555554444", "4012888888881881", "378282246310005", "6011111111111117", "5105105105105100",
         // Accounts of their own for the plans whose cooling-off or stop link touches every case of the account.
-        "4000056655665556", "5200828282828210", "4000002500003155",
+        "4000056655665556", "5200828282828210", "4000002500003155", "2223003122003222",
     ]
     /// The accounts the plans take in turn; those after them are only a plan's own (`Plan.ownAccount`).
     static let sharedAccounts = 6
@@ -391,13 +391,17 @@ public struct DemoSeed: Sendable {
             count: 1, kind: .accountTakeover, facts: CaseFacts(rescueEmailAdded: true),
             summary: "A caller had the contact address changed while the rescue address's removal waited.",
             steps: toVerified + [.unlock(.removeRescueEmail), .correctContact("new.inbox@example.org")], ownAccount: 8),
-        // The thief's other door (api.md v1.3): a second case on a victim's account, with her phone and his own name and
-        // address. Both cases carry `parallel_case` and list each other as related.
+        // The thief's other door (api.md v1.3): the victim's case in engineering, then a second case on her account, with
+        // her phone and his own name and address. Both carry `parallel_case` and list each other as related. Last, and
+        // on an account of their own: the signal lands on every open case of the account.
+        Plan(
+            count: 1, kind: .accountTakeover, facts: takeover, summary: "Account taken over; the owner proved it by card and phone.",
+            steps: toVerified, ownAccount: 9),
         Plan(
             count: 1, kind: .accountTakeover, facts: CaseFacts(securityQuestionsChanged: true),
             summary: "Caller gave the account and the phone's IMEI; says he is the owner's brother and needs the questions reset today.",
             steps: [.note("Would not give the number on file; asked twice how long a reset takes.", .internal)],
-            otherCustomerOn: (account: 1, name: "Jordan Blake", contact: "jordan.blake@mail-drop.example")),
+            otherCustomerOn: (account: 9, name: "Jordan Blake", contact: "jordan.blake@mail-drop.example")),
     ]
 
     static let customers = [

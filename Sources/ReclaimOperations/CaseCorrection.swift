@@ -142,7 +142,8 @@ extension CaseOperations {
                 message: "The case knows the rescue address the thief added: remove it (rescue_email null) to say none was added.")
         }
         Self.checkContact(contact, rescue: rescue, field: correction.contactEmail != nil ? Self.contactField : Self.rescueField, issues: &issues)
-        if contact != record.customerContactEmail {
+        // (Once: the case's own rescue address, checked just above, is among the account's.)
+        if contact != record.customerContactEmail, !(rescue.map { EmailAddress.sameMailbox(contact, $0) } ?? false) {
             Self.checkContact(contact, formerRescue: accountRescue + record.formerRescueEmails, issues: &issues)
         }
         do { try issues.check() } catch { throw OperationError.invalid(error) }

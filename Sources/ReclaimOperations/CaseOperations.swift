@@ -127,7 +127,7 @@ public struct CaseOperations: Sendable {
             Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues)
         }
         // A rescue address any case of the account recorded is the thief's: no new case reaches the customer there.
-        if let contactEmail, let accountEmail {
+        if let contactEmail, let accountEmail, !(rescueEmail.map { EmailAddress.sameMailbox(contactEmail.value, $0.value) } ?? false) {
             Self.checkContact(
                 contactEmail.value, formerRescue: try CaseStore.accountRescueAddresses(email: accountEmail.value, on: connection), issues: &issues)
         }

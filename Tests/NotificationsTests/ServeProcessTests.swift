@@ -54,7 +54,12 @@ import Testing
 
     func open(_ count: Int, by actor: String = "agent:00000000-0000-0000-0000-000000000001") throws -> [CaseOperations.Opened] {
         try (0..<count).map { index in
-            try pool.withTransaction { try operations.open(opening(contact: "owner-\(index)@example.net"), by: actor, at: Date(), on: $0) }
+            // Each of its own account and device: two customers on one account is `parallel_case`, and one recovery of an
+            // account at a time (api.md v1.3).
+            var one = opening(contact: "owner-\(index)@example.net")
+            one.accountEmail = "victim-\(index)@example.com"
+            one.devices = [.init(serial: "C02XK1ZJH3Q\(index % 10)", imei: nil, model: "Phone")]
+            return try pool.withTransaction { try operations.open(one, by: actor, at: Date(), on: $0) }
         }
     }
 

@@ -231,10 +231,12 @@ extension CaseWorld {
         try world.customerUpload(number, code: code, type: "imei_photo")
         for id in try world.pendingDocuments(number, as: tier3) { try world.mustReview(id, "accepted", as: tier3) }
         try world.must(number, "approve", as: tier3, version: 4)
-        let decided = try world.patch(number, as: tier1, json: ["facts": ["two_step_enabled": true]], ifMatch: 5)
+        // Past tier 1, what the thief changed is tier 2's to correct (api.md v1.3).
+        #expect(try world.patch(number, as: tier1, json: ["facts": ["security_questions_changed": true]], ifMatch: 5).status == 403)
+        let decided = try world.patch(number, as: tier2, json: ["facts": ["two_step_enabled": true]], ifMatch: 5)
         #expect(decided.status == 409, "\(decided.text)")
         #expect(try decided.problem().code == "path_decided")
-        let more = try world.mustPatch(number, as: tier1, json: ["facts": ["security_questions_changed": true]], ifMatch: 5)
+        let more = try world.mustPatch(number, as: tier2, json: ["facts": ["security_questions_changed": true]], ifMatch: 5)
         #expect(more.path == "documents")
         #expect(
             more["unlocks"] as? [String: [String]] == ["required": ["remove_rescue_email", "reset_security_questions"], "done": [], "scheduled": []])

@@ -21,6 +21,14 @@ SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 
 \startpipeline
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :event_type, :event_data, :e_hash, :event_hash);
+-- Is the recipient a rescue address of the account (api.md v1.3: every one any case of the account recorded)?
+-- bind $1 = lower(:p_account_email)
+-- bind $2 = lower(:p_account_email)
+SELECT DISTINCT a.address FROM case_search s JOIN cases c ON c.id = s.case_id,
+    unnest(c.former_rescue_emails || c.rescue_email) AS a(address)
+WHERE s.term = lower(:p_account_email) AND lower(c.account_email) = lower(:p_account_email) AND a.address IS NOT NULL
+ORDER BY a.address;
+\endpipeline
 -- The mail says what the status page says: the page's guidance needs the case's evidence (and its merged cases').
 SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_type, e.filed_by, e.filed_at,
     COALESCE((SELECT r.decision FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1), 'pending') AS status,
@@ -28,7 +36,6 @@ SELECT e.id, e.case_id, e.kind, e.matched, e.summary, e.sha256, e.size, e.media_
     (SELECT r.accepted_as FROM evidence_reviews r WHERE r.evidence_id = e.id ORDER BY r.reviewed_at DESC, r.id DESC LIMIT 1) AS accepted_as
 FROM evidence e
 WHERE e.case_id IN (SELECT :p_id::uuid UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = :p_id) ORDER BY e.filed_at, e.id;
-\endpipeline
 -- The mail, the reply flag, the webhooks and COMMIT: one round trip.
 \startpipeline
 -- A new message id each time (pgbench has no UUID variable) and no secret (NULL).

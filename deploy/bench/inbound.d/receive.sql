@@ -13,6 +13,13 @@ SELECT count(*) AS n FROM inbound_messages WHERE from_mailbox = (SELECT customer
 -- bind $1 = (SELECT case_number FROM bench_inbound_cases WHERE i = :c)
 SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.case_number = (SELECT case_number FROM bench_inbound_cases WHERE i = :c) \gset p_
 SELECT 1 FROM cases WHERE id = :p_id FOR UPDATE;
+-- Is the sender a rescue address of the account (api.md v1.3: every one any case of the account recorded)?
+-- bind $1 = lower(:p_account_email)
+-- bind $2 = lower(:p_account_email)
+SELECT DISTINCT a.address FROM case_search s JOIN cases c ON c.id = s.case_id,
+    unnest(c.former_rescue_emails || c.rescue_email) AS a(address)
+WHERE s.term = lower(:p_account_email) AND lower(c.account_email) = lower(:p_account_email) AND a.address IS NOT NULL
+ORDER BY a.address;
 -- bind $1 = gen_random_uuid()
 -- bind $4 = :m || '@bench.example'
 -- bind $5 = sha256((:m || 'raw')::bytea)
