@@ -133,3 +133,19 @@ reclaim_mhd_queued_status (struct MHD_Connection *connection)
   const union MHD_ConnectionInfo *info = MHD_get_connection_info (connection, MHD_CONNECTION_INFO_HTTP_STATUS);
   return info == NULL ? 0 : info->http_status;
 }
+
+// A streamed body: MHD's content-reader results are macros with casts, which Swift does not import.
+
+/// MHD_CONTENT_READER_END_OF_STREAM: the body is complete.
+static const ssize_t reclaim_mhd_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
+/// MHD_CONTENT_READER_END_WITH_ERROR: the body failed; MHD closes the connection without ending the chunked body.
+static const ssize_t reclaim_mhd_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
+
+/// A response of unknown size (sent chunked) whose bytes `reader` gives, `block_size` at most per call; `release` is
+/// called once when MHD is done with it.
+static inline struct MHD_Response *
+reclaim_mhd_create_streamed_response (size_t block_size, MHD_ContentReaderCallback reader, void *cls,
+                                      MHD_ContentReaderFreeCallback release)
+{
+  return MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, block_size, reader, cls, release);
+}

@@ -109,6 +109,8 @@ extension HTTPServer {
                 usleep(2_000)
             }
         }
+        // A streamed body still going after the grace ends with an error; its connection may be suspended.
+        cancelStreams()
         let abandoned = requestsInFlight
         // MHD 0.9.75 dereferences a NULL response when it refuses a request while the daemon stops (its queueing
         // answers "done" without queueing once shutdown has begun): every connection still open is shut down first

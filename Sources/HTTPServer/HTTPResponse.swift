@@ -10,6 +10,8 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A file streamed by the server instead of `body` (static files).
     var file: OpenFile?
+    /// A body made while it is sent, instead of `body` (`ResponseStream.swift`).
+    var stream: HTTPBodyStream?
 
     /// A response from its parts.
     public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = []) {
@@ -17,6 +19,13 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = body
         self.file = nil
+        self.stream = nil
+    }
+
+    /// A response whose body `stream` makes while it is sent, chunked, in constant memory (an export).
+    public init(status: Int = 200, headers: [(String, String)] = [], stream: HTTPBodyStream) {
+        self.init(status: status, headers: headers)
+        self.stream = stream
     }
 
     /// Already-encoded JSON.

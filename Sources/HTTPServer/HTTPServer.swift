@@ -33,6 +33,8 @@ public final class HTTPServer: @unchecked Sendable {
         var boundPort = 0
         /// Deferred requests whose connection is suspended, so shutdown can resume them.
         var suspended: [ObjectIdentifier: RequestContext] = [:]
+        /// Streamed bodies still being sent, so shutdown can end them (`ResponseStream.swift`).
+        var streams: [ObjectIdentifier: HTTPBodyWriter] = [:]
         /// Keeps the server alive while MHD holds an unretained pointer to it.
         var retainedSelf: Unmanaged<HTTPServer>?
     }

@@ -68,7 +68,14 @@ extension HTTPServer {
         context.phase = .answered
         let mhdResponse: OpaquePointer?
         var bytes = response.body.count
-        if let file = response.file {
+        var streaming: HTTPBodyWriter?
+        if let stream = response.stream {
+            // Its size is unknown when the head is logged: the access line says 0 bytes.
+            bytes = 0
+            let made = streamedResponse(stream, context: context, connection: connection)
+            mhdResponse = made?.0
+            streaming = made?.1
+        } else if let file = response.file {
             bytes = file.size
             let descriptor = file.take()
             mhdResponse = MHD_create_response_from_fd(file.size, descriptor)
@@ -90,6 +97,8 @@ extension HTTPServer {
         let result = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
         if result == .NO {
             logger.warning("response_not_queued", ["request_id": .string(context.requestID), "status": .int(response.status)])
+        } else if let stream = response.stream, let streaming {
+            startStream(stream, writer: streaming, context: context)
         }
         finish(context, status: response.status, bytes: bytes)
         return result

@@ -4,6 +4,7 @@ import Foundation
 import InboundMail
 import Logging
 import Postgres
+import ReclaimCore
 import ReclaimOperations
 import ReclaimStore
 import Synchronization
@@ -66,6 +67,8 @@ public struct InboundSettings: Sendable {
     public var timeouts = CurlTimeouts(connectSeconds: 10, totalSeconds: 120)
     /// CA certificates for the IMAP server instead of the system's (a private CA; tests).
     public var caFile: String?
+    /// How many documents a case holds at most (`RECLAIM_CASE_DOCUMENTS`): attachments beyond it are not filed.
+    public var documentLimit = DocumentUpload.defaultCaseLimit
 
     public init(source: InboundSource?, rules: InboundRules) {
         self.source = source
@@ -97,7 +100,7 @@ public final class InboundWorker: Sendable {
     public init(settings: InboundSettings, pool: PostgresPool, keys: KeyFile?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.settings = settings
         self.pool = pool
-        self.operations = CaseOperations(keys: keys)
+        self.operations = CaseOperations(keys: keys, documentLimit: settings.documentLimit)
         self.logger = logger
         self.now = now
     }

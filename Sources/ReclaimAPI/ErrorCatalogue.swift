@@ -55,6 +55,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case pathDecided = "path_decided"
     case accountBusy = "account_busy"
     case coolingOff = "cooling_off"
+    case tooManyDocuments = "too_many_documents"
     // Personal data
     case caseOpen = "case_open"
     case caseErased = "case_erased"
@@ -95,7 +96,7 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
             .notFrozen, .notSameAccount, .endpointDisabled, .sameAdmin, .proposalExpired, .proposalClosed:
             409
         case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled, .caseOpen,
-            .alreadyErased, .accountBusy, .coolingOff:
+            .alreadyErased, .accountBusy, .coolingOff, .tooManyDocuments:
             409
         case .caseErased: 410
         case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
@@ -246,6 +247,10 @@ extension OperationError: Refusal {
                 HTTPProblemCode.unsupportedMediaType,
                 detail: mismatch ? "The file's content is not the type it was declared as." : "Only PDF, JPEG, PNG and HEIC files are accepted.")
         case .tooLarge(let limit): Problem.payloadTooLarge(limit: limit)
+        case .tooManyDocuments(let limit):
+            Problem(
+                ErrorCode.tooManyDocuments, detail: "This case holds \(limit) documents, as many as a case may hold.",
+                extraMembers: ["limit": limit])
         case .caseNotOpen:
             Problem(ErrorCode.caseNotOpen, detail: "This case is finished, so nobody would see a new document. Contact us quoting your case number.")
         case .caseOpen:
@@ -293,7 +298,7 @@ extension OperationError: Refusal {
         .accountNotFound, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
         .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown, .inboundNotFound, .inboundHandled,
-        .accountBusy("123456789012"), .coolingOff, .caseErased,
+        .accountBusy("123456789012"), .coolingOff, .caseErased, .tooManyDocuments(limit: 100),
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.

@@ -330,12 +330,12 @@ struct Routes {
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/evidence", operationID: "fileEvidence",
                 summary:
-                    "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404. A finished case (resolved, rejected, closed, merged) takes no evidence from anyone: 409 case_not_open.",
+                    "File evidence (agents, API clients): typed JSON (security_answers, card, device, transcript), a multipart document (fields type, file) or raw bytes with ?type=. A case holds at most RECLAIM_CASE_DOCUMENTS documents (default 100): then 409 too_many_documents. An API client files into a case it opened, or into another open case whose access code it sends in the Reclaim-Access-Code header (a wrong one counts against the case number); otherwise 404. A finished case (resolved, rejected, closed, merged) takes no evidence from anyone: 409 case_not_open.",
                 tag: "evidence", authentication: .agentOrAPIClient, requestSchema: "NewEvidence",
                 responses: [
                     201: .json("The evidence, summarised: never a secret.", "Evidence"), 400: .problem("Malformed JSON or form."),
                     401: .problem("Not authenticated."), 403: .problem("Not allowed."), 404: caseNumber404,
-                    409: .refusal(WorkflowRefusal.caseNotOpen),
+                    409: .refusal(WorkflowRefusal.caseNotOpen, OperationError.tooManyDocuments(limit: DocumentUpload.defaultCaseLimit)),
                     413: .problem("payload_too_large: more than 10 MiB of file."),
                     415: .problem("unsupported_media_type: not PDF, JPEG, PNG or HEIC, or not the declared type."),
                     422: .problem("validation_failed with errors per field (a card security code is refused, never echoed)."),
@@ -455,7 +455,9 @@ struct Routes {
                     400: .problem("Malformed form."),
                     404: .problem("invalid_case_number, or not_found (the same for an unknown case and a wrong code)."),
                     410: .problem("case_erased: the right code, but the customer's data on this finished case was erased."),
-                    409: .problem("case_not_open: the case is resolved, rejected or closed; nothing is filed."),
+                    409: .problem(
+                        "case_not_open: the case is resolved, rejected or closed; nothing is filed. Or too_many_documents (with limit): the case holds RECLAIM_CASE_DOCUMENTS documents already."
+                    ),
                     413: .problem("payload_too_large: more than 10 MiB of file."),
                     415: .problem(
                         "unsupported_media_type: not a form, or the file is not PDF, JPEG, PNG or HEIC (a transcript: also UTF-8 text or an e-mail)."),

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPServer
 import Notifications
+import ReclaimCore
 import ReclaimOperations
 
 /// A configuration value that failed validation; the message names the variable.
@@ -120,6 +121,8 @@ public struct ServiceConfiguration: Sendable {
     public var unlockDelay: TimeInterval = CaseOperations.defaultUnlockDelay
     /// How long a finished case still counts as related to another (`RECLAIM_RELATED_DAYS`, default 90 days).
     public var relatedWindow: TimeInterval = CaseOperations.defaultRelatedWindow
+    /// How many documents a case holds at most (`RECLAIM_CASE_DOCUMENTS`, default 100): one more is 409 `too_many_documents`.
+    public var caseDocuments: Int = DocumentUpload.defaultCaseLimit
     /// Seconds an idle unlock scheduler waits before looking again (not a variable: tests lower it).
     public var unlockPollSeconds: TimeInterval = 1
     /// Days after a case finished that the retention worker erases it (`RECLAIM_RETENTION_DAYS`, default 365, decimals
@@ -205,6 +208,10 @@ public struct ServiceConfiguration: Sendable {
             "seconds a recorded unlock step waits (the cooling-off) before the service does it; decimals allowed (default 86400)"
         ),
         ("RECLAIM_RELATED_DAYS", "days a finished case still counts as related to another case of its account, device or contact (default 90)"),
+        (
+            "RECLAIM_CASE_DOCUMENTS",
+            "documents a case holds at most; one more is 409 too_many_documents, a mail's attachment beyond it is not filed (default 100, 1 to 400)"
+        ),
         ("RECLAIM_RETENTION_DAYS", "days after a case finished that its customer's data is erased by the worker (default 365; decimals allowed)"),
         ("RECLAIM_RETENTION_POLL_SECONDS", "seconds between two passes of the retention worker (default 60; decimals allowed)"),
         ("RECLAIM_PROPOSAL_HOURS", "hours a proposed agent change waits for a second admin's confirmation (default 72; decimals allowed)"),
@@ -387,6 +394,8 @@ public struct ServiceConfiguration: Sendable {
         let proposalHours = try decimal("RECLAIM_PROPOSAL_HOURS", default: 72, range: 0.01...8_760)
         let unlockDelay = try decimal("RECLAIM_UNLOCK_DELAY", default: CaseOperations.defaultUnlockDelay, range: 0...2_592_000)
         let relatedDays = try decimal("RECLAIM_RELATED_DAYS", default: 90, range: 0...3650)
+        // At most 400: 400 documents of 10 MiB keep an export under ZIP's 4 GiB without ZIP64.
+        let caseDocuments = try integer("RECLAIM_CASE_DOCUMENTS", default: DocumentUpload.defaultCaseLimit, range: 1...400)
 
         var configuration = ServiceConfiguration(
             databaseURL: databaseURL, host: host, port: port, keyFilePath: value("RECLAIM_KEY_FILE"),
@@ -419,6 +428,7 @@ public struct ServiceConfiguration: Sendable {
         configuration.checkpointSeconds = checkpointSeconds
         configuration.unlockDelay = unlockDelay
         configuration.relatedWindow = relatedDays * 86_400
+        configuration.caseDocuments = caseDocuments
         configuration.retentionDays = retentionDays
         configuration.retentionPollSeconds = retentionPoll
         configuration.proposalHours = proposalHours
@@ -481,6 +491,7 @@ extension ServiceConfiguration {
     public var inboundSettings: InboundSettings {
         var settings = InboundSettings(source: inbound, rules: InboundRules(replyAddress: replyAddress ?? mailFrom, senderLimit: inboundSenderLimit))
         settings.pollSeconds = inboundPollSeconds
+        settings.documentLimit = caseDocuments
         return settings
     }
 }

@@ -124,6 +124,8 @@ private func isHEIC(_ bytes: [UInt8]) -> Bool {
 public enum DocumentUpload {
     /// Largest file accepted: 10 MiB.
     public static let maximumBytes = 10 * 1024 * 1024
+    /// How many documents a case holds at most (`RECLAIM_CASE_DOCUMENTS`'s default): an export is bounded with it.
+    public static let defaultCaseLimit = 100
 
     /// The sniffed media type, refused when empty, too large or not PDF/JPEG/PNG/HEIC.
     public static func validate(_ bytes: [UInt8], field: String = "file") -> Result<MediaType, ValidationFailure> {

@@ -52,23 +52,20 @@ extension CaseOperations {
         public let evidence: [EvidenceRecord]
         /// Its messages.
         public let messages: [CaseMessageLog.Item]
-        /// Each document's and transcript's clear bytes, by evidence.
-        public let documents: [(evidence: EvidenceRecord, bytes: [UInt8])]
+        /// The evidence whose content is exported (the case's own documents and transcripts), in order: each is read
+        /// on its own by `exportedContent`, while the export is sent.
+        public let documents: [EvidenceRecord]
     }
 
-    /// Reads what an export holds and records it in the admin log (`case_exported`, the case number and how many
-    /// documents: never a value), in the caller's transaction. The documents are decrypted here, not read through
-    /// `readContent` (no timeline event per document: the export's entry says it).
+    /// Reads what an export holds, but the documents' bytes, and records it in the admin log (`case_exported`, the case
+    /// number and how many documents: never a value), in the caller's transaction. The documents are read afterwards,
+    /// one at a time (`exportedContent`), so an export's memory does not grow with them.
     public func export(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseExport {
-        let keys = try requireKeys()
+        _ = try requireKeys()
         let record = try load(number, on: connection)
         let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
-        var documents: [(evidence: EvidenceRecord, bytes: [UInt8])] = []
-        for item in evidence where item.caseID == record.id {
-            guard let sealed = try EvidenceStore.sealedContent(id: item.id, on: connection) else { continue }
-            guard let key = keys.key(id: sealed.keyID, purpose: .documents) else { throw OperationError.keysUnavailable }
-            documents.append((item, try SecretBox.open(sealed.sealed, key: key, associatedData: EvidenceSealing.associatedData(item.id))))
-        }
+        let withContent = try EvidenceStore.contentIDs(caseID: record.id, on: connection)
+        let documents = evidence.filter { $0.caseID == record.id && withContent.contains($0.id) }
         let export = CaseExport(
             record: record, events: try CaseEventStore.list(caseID: record.id, on: connection),
             notes: try NoteStore.list(caseID: record.id, on: connection), evidence: evidence,
@@ -77,6 +74,17 @@ extension CaseOperations {
             at: now, actor: actor, type: PrivacyAuditType.caseExported.rawValue,
             data: ["case_number": .string(record.number), "documents": .int(Int64(documents.count))], on: connection)
         return export
+    }
+
+    /// One exported document's clear bytes, read and opened on its own (not through `readContent`: no timeline event
+    /// per document, the export's admin-log entry says it). `evidenceNotFound` when it was emptied since (an erasure).
+    public func exportedContent(of evidence: EvidenceRecord, on connection: PostgresConnection) throws -> [UInt8] {
+        let keys = try requireKeys()
+        guard let sealed = try EvidenceStore.exportedContent(id: evidence.id, caseID: evidence.caseID, on: connection) else {
+            throw OperationError.evidenceNotFound
+        }
+        guard let key = keys.key(id: sealed.keyID, purpose: .documents) else { throw OperationError.keysUnavailable }
+        return try SecretBox.open(sealed.sealed, key: key, associatedData: EvidenceSealing.associatedData(evidence.id))
     }
 }
 

@@ -13,11 +13,17 @@ public struct CaseOperations: Sendable {
     public let workflow: Workflow
     /// How long a finished case still counts as related to another (`RECLAIM_RELATED_DAYS`).
     public let relatedWindow: TimeInterval
+    /// How many documents a case holds at most (`RECLAIM_CASE_DOCUMENTS`): one more is `tooManyDocuments`.
+    public let documentLimit: Int
 
-    public init(keys: KeyFile?, workflow: Workflow = Workflow(), relatedWindow: TimeInterval = CaseOperations.defaultRelatedWindow) {
+    public init(
+        keys: KeyFile?, workflow: Workflow = Workflow(), relatedWindow: TimeInterval = CaseOperations.defaultRelatedWindow,
+        documentLimit: Int = DocumentUpload.defaultCaseLimit
+    ) {
         self.keys = keys
         self.workflow = workflow
         self.relatedWindow = relatedWindow
+        self.documentLimit = documentLimit
     }
 
     func requireKeys() throws(OperationError) -> KeyFile {

@@ -192,10 +192,14 @@ extension CaseOperations {
     }
 
     /// Inserts and appends `evidence_filed` (type and id only: never a value). The caller holds the case's row lock; a
-    /// finished case takes no evidence, whoever files it (`CaseWork.fileEvidence`: 409 `case_not_open`).
+    /// finished case takes no evidence, whoever files it (`CaseWork.fileEvidence`: 409 `case_not_open`), and a case
+    /// holding `documentLimit` documents no other document (409 `too_many_documents`), counted under that lock.
     func insert(_ new: NewEvidence, on connection: PostgresConnection) throws -> EvidenceRecord {
         guard let record = try CaseStore.find(id: new.caseID, on: connection) else { throw OperationError.caseNotFound }
         try Self.checkFiling(on: record)
+        if new.kind.isDocument, try EvidenceStore.documentCount(caseID: new.caseID, on: connection) >= documentLimit {
+            throw OperationError.tooManyDocuments(limit: documentLimit)
+        }
         try EvidenceStore.insert(new, on: connection)
         try CaseTimeline.append(
             .evidenceFiled(evidenceID: new.id, kind: new.kind), caseID: new.caseID, actor: new.filedBy, at: new.filedAt, on: connection)

@@ -130,14 +130,18 @@ extension CaseOperations {
 
     /// Files each attachment of an accepted media type (sniffed as uploads are: PDF, JPEG, PNG, HEIC, at most 10 MiB) as
     /// an unreviewed `mail_attachment` document naming the message (`details.inbound_message_id`); the rest stay in the
-    /// sealed raw message. A finished case files none (`case_not_open` would refuse it).
+    /// sealed raw message. A finished case files none (`case_not_open` would refuse it), and a case holding
+    /// `documentLimit` documents none beyond them (a mail cannot be answered 409: it is kept, its attachments in it).
     func fileAttachments(_ attachments: [MailAttachment], message id: UUID, on record: CaseRecord, at now: Date, on connection: PostgresConnection)
         throws
     {
         guard record.snapshot.state.isOpen, record.snapshot.state != .merged else { return }
         let keys = try requireKeys()
+        var room = try documentLimit - EvidenceStore.documentCount(caseID: record.id, on: connection)
         for attachment in attachments where !attachment.bytes.isEmpty && attachment.bytes.count <= DocumentUpload.maximumBytes {
             guard let type = sniffMediaType(Array(attachment.bytes.prefix(TranscriptTextCheck.headLength))) else { continue }
+            guard room > 0 else { return }
+            room -= 1
             let evidenceID = UUID()
             let name = attachment.fileName.map { " " + String($0.prefix(100)) } ?? ""
             _ = try insert(

@@ -32,6 +32,8 @@ public enum OperationError: Error, Sendable, Equatable {
     case unsupportedMedia(declaredMismatch: Bool)
     /// Content over `limit` bytes.
     case tooLarge(limit: Int)
+    /// The case holds `limit` documents already (`RECLAIM_CASE_DOCUMENTS`).
+    case tooManyDocuments(limit: Int)
     /// The case is finished: nobody would see what is filed on it.
     case caseNotOpen
     /// The case is still open: only a finished case is erased.

@@ -238,6 +238,33 @@ public enum EvidenceStore {
         return (try row.decode("content", as: [UInt8].self), try row.decode("content_key_id", as: String.self))
     }
 
+    /// How many documents the case itself holds (not those of cases merged into it), for `RECLAIM_CASE_DOCUMENTS`; the
+    /// caller holds the case's row lock, so two filings cannot both see room for one.
+    public static func documentCount(caseID: UUID, on connection: PostgresConnection) throws -> Int {
+        let count = try connection.query("SELECT count(*) AS n FROM evidence WHERE case_id = \(caseID) AND document").first?.decode(
+            "n", as: Int64.self)
+        return Int(count ?? 0)
+    }
+
+    /// The ids of the case's own evidence that has content (documents and transcripts), without the content.
+    public static func contentIDs(caseID: UUID, on connection: PostgresConnection) throws -> Set<UUID> {
+        Set(
+            try connection.query("SELECT id FROM evidence WHERE case_id = \(caseID) AND content IS NOT NULL").map {
+                try $0.decode("id", as: UUID.self)
+            })
+    }
+
+    /// One piece's sealed content for an export, its row share-locked while it is read (an erasure waits for the
+    /// read rather than emptying the row under it); nil when it has none or is no longer the case's.
+    public static func exportedContent(id: UUID, caseID: UUID, on connection: PostgresConnection) throws -> (sealed: [UInt8], keyID: String)? {
+        guard
+            let row = try connection.query(
+                "SELECT content, content_key_id FROM evidence WHERE id = \(id) AND case_id = \(caseID) AND content IS NOT NULL FOR SHARE"
+            ).first
+        else { return nil }
+        return (try row.decode("content", as: [UInt8].self), try row.decode("content_key_id", as: String.self))
+    }
+
     /// Records a review (the evidence's status becomes its decision); 0026's trigger recomputes `documents_pending` on its
     /// case and on the case it is merged into.
     public static func insertReview(_ review: EvidenceReview, on connection: PostgresConnection) throws {

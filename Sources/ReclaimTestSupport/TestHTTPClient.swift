@@ -273,6 +273,16 @@ public final class TestHTTPConnection {
         return (buffer, false)
     }
 
+    /// Waits until the bytes received so far hold `needle` (true), or `timeout` passes or the server closes (false);
+    /// nothing is consumed, so `readResponse` still reads the whole answer afterwards (a streamed body's first part).
+    public func received(_ needle: [UInt8], timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Self.find(needle, in: buffer) == nil {
+            guard (try? fill(until: deadline)) == true else { return false }
+        }
+        return true
+    }
+
     /// Reads one response; `isHead` means there is no body whatever the headers say.
     public func readResponse(isHead: Bool = false, timeout: Double? = nil) throws -> TestHTTPResponse {
         let deadline = Date().addingTimeInterval(timeout ?? self.timeout)

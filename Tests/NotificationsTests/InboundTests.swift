@@ -334,6 +334,42 @@ import Testing
         #expect(raised.contains { $0.data.canonical.contains("\"signal\":\"mail_from_rescue_address\"") })
     }
 
+    /// api.md v1.3 "Smaller doors": a mail cannot be answered 409, so at the case's document limit it is still stored on
+    /// its case, and its attachments beyond the limit are not filed (they stay in the sealed raw mail).
+    @Test func attachmentsBeyondTheCaseDocumentLimitStayInTheMail() throws {
+        let opened = try open()
+        let sent = try sentMail(opened)
+        func withAttachments(_ id: String, _ markers: [String]) -> [UInt8] {
+            var lines = [
+                "From: ada@example.net", "To: \(sent.replyTo)", "Subject: the documents", "Date: Wed, 02 Dec 2026 10:00:00 +0000",
+                "Message-ID: <\(id)>", "MIME-Version: 1.0", "Content-Type: multipart/mixed; boundary=\"part\"", "", "--part",
+                "Content-Type: text/plain; charset=UTF-8", "", "Here they are.", "",
+            ]
+            for marker in markers {
+                let pdf = Data(Array("%PDF-1.4\n% \(marker)\n".utf8) + [UInt8](repeating: 0x20, count: 200)).base64EncodedString()
+                lines += [
+                    "--part", "Content-Type: application/pdf", "Content-Disposition: attachment; filename=\"\(marker).pdf\"",
+                    "Content-Transfer-Encoding: base64", "", pdf, "",
+                ]
+            }
+            lines.append("--part--")
+            return Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
+        }
+        var settings = InboundSettings(source: .maildir(maildir.path), rules: InboundRules(replyAddress: replyAddress, senderLimit: 30))
+        settings.documentLimit = 1
+        let worker = InboundWorker(settings: settings, pool: pool, keys: keys, logger: .discard)
+        try deliver(withAttachments("two@example.net", ["first", "second"]))
+        #expect(try worker.runOnce() == 1)
+        try deliver(withAttachments("three@example.net", ["third"]))
+        #expect(try worker.runOnce() == 1)
+        // Both mails are the case's messages; one attachment was filed, the others were not.
+        #expect(try stored("two@example.net").caseID == opened.record.id)
+        #expect(try stored("three@example.net").caseID == opened.record.id)
+        let evidence = try pool.withConnection { try EvidenceStore.list(caseID: opened.record.id, on: $0) }
+        #expect(evidence.filter { $0.kind == .mailAttachment }.count == 1)
+        #expect(try maildir.entries().isEmpty)
+    }
+
     @Test func aChineseFoxmailReplyInGB18030() throws {
         let opened = try open(contact: "wang.xiaoming@qq.com")
         let sent = try sentMail(opened)

@@ -25,4 +25,17 @@ struct StoredZipTests {
         #expect(le32(end) == 0x0605_4B50 && le16(end + 10) == 1 && le32(end + 16) == 37)
         #expect(le16(10) == (6 << 11 | 0 << 5 | 5) && le16(12) == ((2026 - 1980) << 9 | 12 << 5 | 2))
     }
+
+    @Test func theWriterWritesTheSameArchiveEntryByEntry() throws {
+        let modified = Date(timeIntervalSince1970: 1_796_191_210)
+        let entries: [(String, [UInt8])] = [("case.json", Array("{}".utf8)), ("documents/a.png", [UInt8](repeating: 7, count: 1000))]
+        var zip = StoredZip(modified: modified)
+        var writer = StoredZipWriter(modified: modified)
+        var streamed: [UInt8] = []
+        for (name, bytes) in entries {
+            zip.add(name, bytes)
+            streamed += try writer.header(name, for: bytes) + bytes
+        }
+        #expect(streamed + writer.end() == zip.bytes)
+    }
 }

@@ -20,7 +20,9 @@ extension CasesController {
     }
 
     /// `GET /api/v1/cases/{n}/export` (admins): `application/zip` holding `case.json` (the case, its timeline, notes,
-    /// evidence and messages) and each document as `documents/<evidence id>.<ext>`; an admin-log entry.
+    /// evidence and messages) and each document as `documents/<evidence id>.<ext>`; an admin-log entry, committed before
+    /// any byte leaves. The archive is streamed: `case.json` first, then each document read, opened and sent one at a
+    /// time on the stream's own thread, so an export holds about one document in memory whatever the case holds.
     @Sendable func export(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, _) = try authorizeOnCase(.exportCase, request, number: number, attempted: "export")
@@ -28,14 +30,14 @@ extension CasesController {
         let export = try context.pool.withTransaction { connection in
             try operations.export(number, by: principal.actor, at: now, on: connection)
         }
-        var zip = StoredZip(modified: now)
+        var entries: [(evidence: EvidenceRecord, name: String)] = []
         var files: [JSONValue] = []
         for document in export.documents {
-            let mediaType = document.evidence.mediaType ?? "application/octet-stream"
-            let name = "documents/\(document.evidence.id.uuidString.lowercased()).\(EvidenceController.fileExtension(mediaType))"
-            zip.add(name, document.bytes)
+            let mediaType = document.mediaType ?? "application/octet-stream"
+            let name = "documents/\(document.id.uuidString.lowercased()).\(EvidenceController.fileExtension(mediaType))"
+            entries.append((document, name))
             files.append([
-                "evidence_id": .string(document.evidence.id.uuidString.lowercased()), "file": .string(name), "media_type": .string(mediaType),
+                "evidence_id": .string(document.id.uuidString.lowercased()), "file": .string(name), "media_type": .string(mediaType),
             ])
         }
         let body: JSONValue = [
@@ -45,13 +47,27 @@ extension CasesController {
             "evidence": .array(export.evidence.map(\.json)), "messages": .array(export.messages.map(CaseMessagesController.json)),
             "documents": .array(files),
         ]
-        zip.add("case.json", Array(body.canonical.utf8))
+        let caseJSON = Array(body.canonical.utf8)
+        let documents = entries
+        let pool = context.pool
+        let exporting = self.operations
+        let stream = HTTPBodyStream { writer in
+            var zip = StoredZipWriter(modified: now)
+            try writer.write(try zip.header("case.json", for: caseJSON) + caseJSON)
+            for entry in documents {
+                // One short statement per document on this thread's own connection: nothing held while the client reads.
+                let bytes = try pool.withConnection { try exporting.exportedContent(of: entry.evidence, on: $0) }
+                try writer.write(try zip.header(entry.name, for: bytes))
+                try writer.write(bytes)
+            }
+            try writer.write(zip.end())
+        }
         return HTTPResponse(
             status: 200,
             headers: [
                 ("Content-Type", "application/zip"),
                 ("Content-Disposition", "attachment; filename=\"case-\(export.record.number).zip\""),
                 ("Cache-Control", "no-store"),
-            ], body: zip.bytes)
+            ], stream: stream)
     }
 }

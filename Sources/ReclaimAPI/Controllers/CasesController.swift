@@ -20,7 +20,9 @@ final class CasesController: Sendable {
     init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: WorkQueue = WorkQueue(threads: 1, capacity: 32)) {
         self.context = context
         self.workflow = workflow
-        self.operations = CaseOperations(keys: context.keys, workflow: workflow, relatedWindow: context.configuration.relatedWindow)
+        self.operations = CaseOperations(
+            keys: context.keys, workflow: workflow, relatedWindow: context.configuration.relatedWindow,
+            documentLimit: context.configuration.caseDocuments)
         self.hashQueue = hashQueue
     }
 

@@ -19,7 +19,7 @@ final class EvidenceController: Sendable {
 
     init(context: ServiceContext, workflow: Workflow = Workflow(), hashQueue: WorkQueue = WorkQueue(threads: 2, capacity: 32)) {
         self.context = context
-        self.operations = CaseOperations(keys: context.keys, workflow: workflow)
+        self.operations = CaseOperations(keys: context.keys, workflow: workflow, documentLimit: context.configuration.caseDocuments)
         self.hashQueue = hashQueue
         self.workflow = workflow
     }

@@ -44,7 +44,8 @@ final class InboundController: Sendable {
         }
         let now = context.now
         return try context.transaction(for: request) { connection in
-            let message = try CaseOperations(keys: context.keys).attachInbound(id, to: number, by: principal.actor, at: now, on: connection)
+            let message = try CaseOperations(keys: context.keys, documentLimit: context.configuration.caseDocuments).attachInbound(
+                id, to: number, by: principal.actor, at: now, on: connection)
             return CaseHTTP.json(CaseMessagesController.json(message))
         }
     }

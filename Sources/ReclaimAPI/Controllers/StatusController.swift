@@ -206,7 +206,7 @@ final class StatusController: Sendable {
         let number = try CaseHTTP.parseCaseNumber(record.number)
         let now = context.now
         return try context.transaction(for: request) { connection in
-            let evidence = try CaseOperations(keys: context.keys).fileDocument(
+            let evidence = try CaseOperations(keys: context.keys, documentLimit: context.configuration.caseDocuments).fileDocument(
                 upload: type, content: content, declaredType: declared, number: number,
                 by: Principal.customer(number).actor, at: now, on: connection)
             let response: JSONValue = [
