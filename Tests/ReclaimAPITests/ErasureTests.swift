@@ -27,8 +27,9 @@ import Testing
     static let reviewReason = "REVIEWCANARY the invoice names Zelda"
     static let transcript = "TRANSCRIPTCANARY they asked for 500 yuan"
     static let document = "DOCUMENTCANARY-erasure-4e1b"
+    static let phone = "+8613977440231"
     static var canaries: [String] {
-        [name, contact, account, rescue, serial, imei, summary, note, customerNote, reason, reviewReason, transcript, document]
+        [name, contact, account, rescue, serial, imei, summary, note, customerNote, reason, reviewReason, transcript, document, phone]
     }
 
     /// A case holding every kind of personal value, taken to `rejected`; its number and access code.
@@ -39,7 +40,7 @@ import Testing
         let opened = try world.post(
             "/api/v1/cases", as: tier1,
             json: [
-                "kind": "account_takeover", "account_email": account, "customer": ["name": name, "contact_email": contact],
+                "kind": "account_takeover", "account_email": account, "customer": ["name": name, "contact_email": contact, "phone": phone],
                 "devices": [["serial": serial, "imei": imei, "model": "Phone 12"]],
                 "facts": ["rescue_email_added": true, "rescue_email": rescue], "summary": summary,
             ] as [String: Any])
@@ -89,7 +90,7 @@ import Testing
         let (number, code) = try Self.finishedCase(world)
         // The values were there, and the personal members of the timeline are commitments.
         let before = try Self.dump(world)
-        for value in [Self.name, Self.contact, Self.serial, Self.note, Self.reason] { #expect(before.contains(value), "\(value) before") }
+        for value in [Self.name, Self.contact, Self.serial, Self.note, Self.reason, Self.phone] { #expect(before.contains(value), "\(value) before") }
         let owner = try world.service.database.connect(as: .owner)
         defer { owner.close() }
         let sealed = try owner.query("SELECT encode(content, 'hex') AS hex FROM evidence WHERE content IS NOT NULL").map {
@@ -112,7 +113,7 @@ import Testing
         #expect(view["erased_at"] is String)
         #expect(view["account_email"] is NSNull && view["devices"] is NSNull && view["summary"] is NSNull)
         let customer = try #require(view["customer"] as? [String: Any])
-        #expect(customer["name"] is NSNull && customer["contact_email"] is NSNull)
+        #expect(customer["name"] is NSNull && customer["contact_email"] is NSNull && customer["phone"] is NSNull)
         #expect((view["facts"] as? [String: Any])?["rescue_email"] is NSNull)
         #expect(view["state"] as? String == "rejected" && view["case_number"] as? String == number)
         let again = try world.post("/api/v1/cases/\(number)/erasure", as: admin, json: ["reason": "again"])
@@ -287,6 +288,7 @@ import Testing
         let files = try #require(parsed["files"] as? [String: String])
         let kase = try #require(body["case"] as? [String: Any])
         #expect(kase["case_number"] as? String == number && (kase["customer"] as? [String: Any])?["name"] as? String == Self.name)
+        #expect((kase["customer"] as? [String: Any])?["phone"] as? String == Self.phone)
         #expect((body["notes"] as? [[String: Any]])?.contains { $0["body"] as? String == Self.note } == true)
         let timeline = try #require(body["timeline"] as? [[String: Any]])
         #expect(timeline.contains { ($0["data"] as? [String: Any])?["reason"] as? String == Self.reason })
