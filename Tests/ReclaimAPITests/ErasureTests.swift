@@ -264,11 +264,8 @@ import Testing
         for value in Self.canaries { #expect(!dump.lowercased().contains(value.lowercased()), "the dump holds \(value)") }
     }
 
-    @Test func anExportIsAZipOfEverythingHeldReadByPythonsZipfile() throws {
-        let world = try CaseWorld()
-        let (number, _) = try Self.finishedCase(world)
-        let admin = try world.agent(.tier1, admin: true)
-        #expect(try world.get("/api/v1/cases/\(number)/export", as: try world.agent(.tier3)).status == 403)
+    /// `GET …/export` as `admin`, read by Python's zipfile: `case.json` and the other files (latin-1 text), by name.
+    static func export(_ world: CaseWorld, _ number: String, as admin: AgentSession) throws -> (body: [String: Any], files: [String: String]) {
         let response = try world.get("/api/v1/cases/\(number)/export", as: admin)
         #expect(response.status == 200 && response.header("Content-Type") == "application/zip", "\(response.text)")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).zip").path
@@ -284,8 +281,62 @@ import Testing
             """
         let output = try Shell.run(["python3", "-c", script, path])
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
-        let body = try #require(parsed["case"] as? [String: Any])
-        let files = try #require(parsed["files"] as? [String: String])
+        return (try #require(parsed["case"] as? [String: Any]), try #require(parsed["files"] as? [String: String]))
+    }
+
+    /// api.md v1.3 "Export both ways", from the thief's side: posing as the owner, he asks for her data. The export holds
+    /// the customer's reply (text, To, Date, Message-ID, its attachment's evidence id) beside the mail sent, and nothing
+    /// of what caught him: no flag or signal with its detail, no clearance with its reason, no `risk` member, no
+    /// `case.risk_raised` webhook; `withheld` says what was left out, by kind and count.
+    @Test func anExportHoldsTheMailBothWaysAndWithholdsWhatTheDeskRecordedAboutFraud() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let tier3 = try world.agent(.tier3)
+        let number = try world.openCase(as: tier1).caseNumber
+        let flag = "FLAGCANARY the caller could not name the model"
+        let clearance = "CLEARCANARY called the number on file"
+        #expect(try world.post("/api/v1/cases/\(number)/flags", as: tier1, json: ["reason": flag]).status == 200)
+        #expect(try world.post("/api/v1/cases/\(number)/risk/clear", as: tier3, json: ["reason": clearance]).status == 200)
+
+        let replyTo = ReplyToken.address("cases@reclaim.test", for: try CaseNumber(parsing: number), keys: world.service.keys)
+        let png = Data(EvidenceWorld.png("ATTACHMENTCANARY")).base64EncodedString()
+        let raw = Array(
+            ("From: Ada <victim.home@example.net>\r\nTo: \(replyTo)\r\nSubject: Re: your case\r\n"
+                + "Date: Tue, 03 Dec 2024 10:15:00 +0800\r\nMessage-ID: <reply.1@example.net>\r\nMIME-Version: 1.0\r\n"
+                + "Content-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+                + "REPLYCANARY here is the photo.\r\n--b1\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=box.png\r\n"
+                + "Content-Transfer-Encoding: base64\r\n\r\n\(png)\r\n--b1--\r\n").utf8)
+        let operations = CaseOperations(keys: world.service.keys)
+        _ = try world.service.service.pool.withTransaction {
+            try operations.receive(raw: raw, truncated: false, rules: InboundRules(replyAddress: "cases@reclaim.test"), at: Date(), on: $0)
+        }
+
+        let (body, files) = try Self.export(world, number, as: try world.agent(.tier1, admin: true))
+        let messages = try #require(body["messages"] as? [[String: Any]])
+        #expect(messages.contains { $0["direction"] as? String == "out" })
+        let reply = try #require(messages.first { $0["direction"] as? String == "in" })
+        #expect((reply["text"] as? String)?.contains("REPLYCANARY") == true)
+        #expect(reply["from"] as? String == "victim.home@example.net" && reply["subject"] as? String == "Re: your case")
+        #expect(reply["to"] as? [String] == [replyTo] && reply["message_id"] as? String == "reply.1@example.net")
+        #expect(reply["date"] as? String == "2024-12-03T02:15:00.000Z")
+        let attachments = try #require(reply["attachments"] as? [String])
+        #expect(attachments.count == 1 && files.keys.contains { $0.hasPrefix("documents/\(attachments[0])") })
+        #expect(reply["from_rescue_address"] == nil)
+        // Nothing the desk recorded about fraud, anywhere in case.json; withheld counts it.
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+        for value in ["FLAGCANARY", "CLEARCANARY", "risk_raised", "risk_cleared", "flagged", "risk_signals\":["] {
+            #expect(!text.contains(value), "the export holds \(value)")
+        }
+        #expect((body["case"] as? [String: Any])?["risk"] == nil)
+        #expect(body["withheld"] as? [String: Int] == ["risk_signals": 1, "risk_clearances": 1])
+    }
+
+    @Test func anExportIsAZipOfEverythingHeldReadByPythonsZipfile() throws {
+        let world = try CaseWorld()
+        let (number, _) = try Self.finishedCase(world)
+        let admin = try world.agent(.tier1, admin: true)
+        #expect(try world.get("/api/v1/cases/\(number)/export", as: try world.agent(.tier3)).status == 403)
+        let (body, files) = try Self.export(world, number, as: admin)
         let kase = try #require(body["case"] as? [String: Any])
         #expect(kase["case_number"] as? String == number && (kase["customer"] as? [String: Any])?["name"] as? String == Self.name)
         #expect((kase["customer"] as? [String: Any])?["phone"] as? String == Self.phone)
