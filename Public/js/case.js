@@ -103,6 +103,7 @@ function render() {
         section('Customer', 'customer', dl([
           ['Name', c.customer?.name ?? '—'],
           ['Contact', c.customer?.contact_email ?? '—'],
+          ['Phone', h('span', { id: 'case-phone', class: c.customer?.phone ? 'mono' : 'muted' }, c.customer?.phone ?? 'None on file')],
           ['Language', h('span', { id: 'case-language' }, c.language ? label(LANGUAGES, c.language) : 'Not known')],
           ['Account', c.account_email ?? '—'],
         ])),

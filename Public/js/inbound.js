@@ -1,5 +1,6 @@
 // Mail no rule matched to a case, above the queue (tier 1 and up): an agent attaches it to the case it belongs to or
-// discards it with a reason. A received mail is correspondence: its sender and subject are shown as text only.
+// discards it with a reason. A received mail is correspondence: its sender, subject and text are shown as text only
+// (never as HTML). A sender that reaches a rescue address some case recorded is marked: it is the thief writing in.
 import { byId, h, replace, show, whileBusy } from './dom.js';
 import { formatDateTime, words } from './format.js';
 
@@ -56,6 +57,9 @@ function inboundItem(app, item) {
   });
   return h('li', { dataset: { inbound: item.id } },
     h('p', {}, h('span', { class: 'mono' }, item.from ?? '—'), ': ', h('strong', {}, item.subject ?? '(no subject)')),
+    item.from_rescue_address ? h('p', { class: 'field-error', dataset: { rescueSender: '' } },
+      'From a rescue address a thief added to an account: do not attach it to the owner’s case as their reply.') : null,
+    h('pre', { class: 'received-text', tabindex: '0', text: item.text ?? '' }),
     h('p', { class: 'muted small' }, `Received ${formatDateTime(item.received_at)} · unmatched: ${REASONS[item.reason] ?? words(item.reason ?? '')}`),
     h('div', { class: 'actions' }, attach, discard), error);
 }

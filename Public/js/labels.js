@@ -112,7 +112,7 @@ export const FACTS = {
 
 /** The fields an agent may correct (PATCH /api/v1/cases/{n}), by their API names, as the timeline names them. */
 export const CASE_FIELDS = {
-  'customer.name': 'customer name', 'customer.contact_email': 'contact address', language: 'language',
+  'customer.name': 'customer name', 'customer.contact_email': 'contact address', 'customer.phone': 'phone', language: 'language',
   'facts.rescue_email': 'rescue address', devices: 'devices', summary: 'summary',
 };
 
@@ -165,7 +165,7 @@ export function label(table, word) {
 
 /** Field names in a problem's `errors` (the last part of a path), as the forms label them. */
 export const FIELDS = {
-  account_email: 'Account e-mail', name: 'Name', contact_email: 'Contact e-mail', customer: 'Customer', language: 'Language',
+  account_email: 'Account e-mail', name: 'Name', contact_email: 'Contact e-mail', phone: 'Phone', customer: 'Customer', language: 'Language',
   summary: 'What happened', imei: 'IMEI', serial: 'Serial number', model: 'Model', devices: 'Devices', facts: 'Facts',
   rescue_email: 'Rescue address', rescue_email_added: 'Thief added a rescue address', exp_month: 'Expiry month',
   exp_year: 'Expiry year', number: 'Number', email: 'E-mail', text: 'Text', file: 'File', reason: 'Reason',

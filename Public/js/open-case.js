@@ -43,6 +43,8 @@ export function showOpenCase(appState) {
       field('open-name', 'Customer name', h('input', { type: 'text', id: 'open-name', autocomplete: 'off', required: true })),
       field('open-contact', 'Contact e-mail', h('input', { type: 'email', id: 'open-contact', autocomplete: 'off', required: true }),
         'Where the customer reads our mail; never the thief\'s address')),
+    field('open-phone', 'Phone', h('input', { type: 'tel', id: 'open-phone', autocomplete: 'off', placeholder: '+8613800138000' }),
+      'Optional: the customer\'s own number, + and 8 to 15 digits, no spaces'),
     // Not known unless the agent picks one: the customer's browser then decides their status page, mail goes in English.
     field('open-language', 'Customer\'s language', h('select', { id: 'open-language' },
       h('option', { value: '', selected: true }, 'Not known'),
@@ -120,6 +122,8 @@ async function submit(form, error) {
     customer: { name: value(form, 'open-name'), contact_email: value(form, 'open-contact') },
     facts, devices: devicesOf(form), summary: value(form, 'open-summary'),
   };
+  const phone = value(form, 'open-phone');
+  if (phone) body.customer.phone = phone;
   const language = value(form, 'open-language');
   if (language) body.language = language;
   await whileBusy(form, async () => {

@@ -45,9 +45,11 @@ public struct InboundMessage: Sendable, Equatable {
         return (to.map(\.address) + cc.map(\.address) + deliveredTo + originalTo).filter { seen.insert($0.lowercased()).inserted }
     }
 
-    /// RFC 3834 and the contract: `Auto-Submitted` other than `no`, or `Precedence` bulk, junk or list.
+    /// RFC 3834 and the contract (api.md v1.3 "Inbound hygiene"): `Auto-Submitted` other than `no`, `Precedence` bulk,
+    /// junk or list, or a `List-Id` (RFC 2919: a mailing list's copy).
     public var isAutomatic: Bool {
         if let autoSubmitted, autoSubmitted != "no" { return true }
+        if headers.value("list-id") != nil { return true }
         return ["bulk", "junk", "list"].contains(precedence ?? "")
     }
 }

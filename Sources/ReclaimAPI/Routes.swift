@@ -775,7 +775,7 @@ struct Routes {
             APIRoute(
                 .GET, "/api/v1/inbound", operationID: "inboundList",
                 summary:
-                    "Received mail no rule matched to a case, newest first (at most 200; tier 1 and up): id, sender, subject, time and why it is unmatched (no_match, sender_limit, too_large, not_a_message, ...).",
+                    "Received mail no rule matched to a case, newest first (at most 200; tier 1 and up): id, sender (from_rescue_address when it reaches a rescue address any case recorded), subject, text, time and why it is unmatched (no_match, sender_limit, too_large, not_a_message, ...). Auto-submitted and bulk mail (Auto-Submitted other than no, Precedence bulk, junk or list, List-Id) is listed only with kind=auto; another kind is 422.",
                 tag: "cases", authentication: .agent,
                 responses: [200: .json("The unmatched mail.", "InboundList"), 401: .problem("Not authenticated."), 403: .problem("Not allowed.")],
                 handler: inbound.list),

@@ -77,3 +77,32 @@ extension String {
 extension Array where Element == Int {
     var digitString: String { String(map { Character(String($0)) }) }
 }
+
+/// A phone number in E.164 form (api.md v1.3 "A phone number on file"): `+` and 8 to 15 digits, nothing else (no
+/// spaces, dashes or brackets: the form every carrier and the phone's own settings show, and one spelling per number,
+/// so two cases with the same number are found as related).
+public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
+    /// `+` and the digits.
+    public let value: String
+
+    /// The rule in words, for `/openapi.json` and refusals' readers.
+    public static let rule = "E.164: + followed by 8 to 15 digits, nothing else (for example +8613800138000)."
+    /// The pattern of the rule, for `/openapi.json`.
+    public static let pattern = "^\\+[0-9]{8,15}$"
+
+    /// The number.
+    public var description: String { value }
+
+    /// Validates a typed number; surrounding whitespace is trimmed.
+    public static func validate(_ text: String, field: String = "phone") -> Result<PhoneNumber, ValidationFailure> {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scalars = Array(trimmed.unicodeScalars)
+        guard scalars.first == "+", (9...16).contains(scalars.count), scalars.dropFirst().allSatisfy({ ("0"..."9").contains($0) }) else {
+            return .failure(
+                ValidationFailure(field: field, message: "A phone number is written in E.164: + followed by 8 to 15 digits, without spaces."))
+        }
+        return .success(PhoneNumber(value: trimmed))
+    }
+
+    private init(value: String) { self.value = value }
+}

@@ -8,6 +8,8 @@ import ReclaimStore
 extension CaseOperations {
     /// The field names refusals use for the customer's contact address and the rescue address.
     static let contactField = "customer.contact_email", rescueField = "facts.rescue_email"
+    /// The field name refusals use for the customer's phone.
+    static let phoneField = "customer.phone"
 
     /// A customer's name, trimmed: 1 to 200 characters.
     static func validatedName(_ text: String, field: String = "customer.name", issues: inout IssueCollector) -> String {
@@ -72,6 +74,8 @@ extension CaseOperations {
         public var customerName: String?
         /// The customer's contact address.
         public var contactEmail: String?
+        /// The customer's phone (E.164); `.some(nil)`: none on file any more.
+        public var phone: String??
         /// The customer's language; `.some(nil)`: not known.
         public var language: CustomerLanguage??
         /// The rescue address the thief added; `.some(nil)`: not known (a rescue address may still have been added).
@@ -91,7 +95,8 @@ extension CaseOperations {
 
         /// True when no field is given (the API refuses that: 422).
         public var isEmpty: Bool {
-            customerName == nil && contactEmail == nil && language == nil && rescueEmail == nil && facts.isEmpty && devices == nil && summary == nil
+            customerName == nil && contactEmail == nil && phone == nil && language == nil && rescueEmail == nil && facts.isEmpty && devices == nil
+                && summary == nil
         }
     }
 
@@ -120,6 +125,7 @@ extension CaseOperations {
         var issues = IssueCollector()
         var name = record.customerName
         var contact = record.customerContactEmail
+        var phone = record.customerPhone
         var rescue = record.rescueEmail
         var devices = record.devices
         var summary = record.summary
@@ -127,6 +133,7 @@ extension CaseOperations {
         if let given = correction.contactEmail, let valid = issues.take(EmailAddress.validate(given, field: Self.contactField)) {
             contact = valid.value
         }
+        if let given = correction.phone { phone = given.flatMap { issues.take(PhoneNumber.validate($0, field: Self.phoneField))?.value } }
         if let given = correction.rescueEmail {
             rescue = given.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField))?.value }
         }
@@ -166,6 +173,7 @@ extension CaseOperations {
         func changed(_ field: String, _ differs: Bool) { if differs { event.fields.append(field) } }
         changed("customer.name", name != record.customerName)
         changed(Self.contactField, contact != record.customerContactEmail)
+        changed(Self.phoneField, phone != record.customerPhone)
         changed("language", language != record.language)
         changed(Self.rescueField, rescue != record.rescueEmail)
         event.facts = record.snapshot.facts.changes(to: facts)
@@ -187,12 +195,14 @@ extension CaseOperations {
             customerName: name, customerContactEmail: contact, language: language, rescueEmail: rescue, snapshot: snapshot,
             dueAt: workflow.dueAt(snapshot), devices: devices, summary: summary)
         corrected.formerRescueEmails = former
-        // The cooling-off holds (api.md v1.3): a correction of who is told, of the rescue facts or of the devices while a
+        corrected.customerPhone = phone
+        // The cooling-off holds (api.md v1.3): a correction of who is told (or called back), of the rescue facts or of the devices while a
         // step waits cancels every waiting step (the step rows first: the scheduler's lock order); a second person
         // schedules again, with a new notice to every address.
         let waitingSteps = record.unlocksScheduled.map(\.step)
         let touchesNotice =
-            contact != record.customerContactEmail || rescue != record.rescueEmail || facts.rescueEmailAdded != record.snapshot.facts.rescueEmailAdded
+            contact != record.customerContactEmail || phone != record.customerPhone || rescue != record.rescueEmail
+            || facts.rescueEmailAdded != record.snapshot.facts.rescueEmailAdded
             || devices != record.devices
         var cancelled: [UnlockKind] = []
         if touchesNotice, !waitingSteps.isEmpty {
@@ -223,8 +233,8 @@ extension CaseOperations {
         if !addedDevices.isEmpty, try RiskSignals.checkDevices(addedDevices, of: updated, at: now, on: connection) {
             updated = try load(number, on: connection)
         }
-        // A new name, contact address or device may make another case of the account or device a parallel one.
-        if name != record.customerName || contact != record.customerContactEmail || devices != record.devices,
+        // A new name, contact address, phone or device may make another case of the account or device a parallel one.
+        if name != record.customerName || contact != record.customerContactEmail || phone != record.customerPhone || devices != record.devices,
             try checkParallel(updated, at: now, on: connection).contains(where: \.isParallel), !updated.risk
         {
             updated = try load(number, on: connection)

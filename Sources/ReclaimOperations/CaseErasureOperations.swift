@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import InboundMail
 import Logging
 import Postgres
 import ReclaimCore
@@ -55,21 +56,65 @@ extension CaseOperations {
         /// The evidence whose content is exported (the case's own documents and transcripts), in order: each is read
         /// on its own by `exportedContent`, while the export is sent.
         public let documents: [EvidenceRecord]
+        /// The mail received on the case, oldest first (api.md v1.3 "Export both ways").
+        public var received: [ReceivedMail] = []
+        /// What the desk recorded about fraud and the export leaves out, by kind (`risk_signals`, `risk_clearances`,
+        /// `risk_webhooks`, `risk_flag`): how many of each; a kind with none is not listed.
+        public var withheld: [String: Int] = [:]
     }
 
-    /// Reads what an export holds, but the documents' bytes, and records it in the admin log (`case_exported`, the case
-    /// number and how many documents: never a value), in the caller's transaction. The documents are read afterwards,
-    /// one at a time (`exportedContent`), so an export's memory does not grow with them.
+    /// A received mail as an export holds it: the stored message (its text, its attachments' evidence ids) and the
+    /// headers needed to read it, `To` and `Date` parsed again from the sealed raw message (empty and nil when it
+    /// cannot be read).
+    public struct ReceivedMail: Sendable {
+        public let message: InboundMessageRecord
+        /// The `To` addresses.
+        public let to: [String]
+        /// The `Date` header.
+        public let date: Date?
+    }
+
+    /// The timeline events that record the desk's view of fraud (a signal raised with its detail, a flag, a clearance
+    /// with its reason): never exported, so a thief posing as the owner does not learn what caught him.
+    static let withheldEvents: [CaseEventType: String] = [.riskRaised: "risk_signals", .riskCleared: "risk_clearances"]
+
+    /// Reads what an export holds, but the documents' bytes (the mail received as well as sent; what the desk recorded
+    /// about fraud left out and counted in `withheld`), and records it in the admin log (`case_exported`, the case number
+    /// and how many documents: never a value), in the caller's transaction. The documents are read afterwards, one at a
+    /// time (`exportedContent`), so an export's memory does not grow with them.
     public func export(_ number: CaseNumber, by actor: String, at now: Date, on connection: PostgresConnection) throws -> CaseExport {
-        _ = try requireKeys()
+        let keys = try requireKeys()
         let record = try load(number, on: connection)
         let evidence = try EvidenceStore.list(caseID: record.id, on: connection)
         let withContent = try EvidenceStore.contentIDs(caseID: record.id, on: connection)
         let documents = evidence.filter { $0.caseID == record.id && withContent.contains($0.id) }
-        let export = CaseExport(
-            record: record, events: try CaseEventStore.list(caseID: record.id, on: connection),
-            notes: try NoteStore.list(caseID: record.id, on: connection), evidence: evidence,
-            messages: try CaseMessageLog.list(for: record, on: connection), documents: documents)
+        var withheld: [String: Int] = [:]
+        let events = try CaseEventStore.list(caseID: record.id, on: connection).filter { event in
+            guard let kind = CaseEventType(rawValue: event.type).flatMap({ Self.withheldEvents[$0] }) else { return true }
+            withheld[kind, default: 0] += 1
+            return false
+        }
+        let messages = try CaseMessageLog.list(for: record, on: connection).filter { item in
+            guard case .message(let message) = item, message.entry.kind == WebhookEvent.caseRiskRaised.rawValue else { return true }
+            withheld["risk_webhooks", default: 0] += 1
+            return false
+        }
+        if record.risk { withheld["risk_flag"] = 1 }
+        var received: [ReceivedMail] = []
+        for message in try InboundMessageStore.list(caseID: record.id, on: connection) {
+            var parsed: InboundMessage?
+            if let raw = try InboundMessageStore.raw(id: message.id, on: connection), let key = keys.key(id: raw.keyID, purpose: .documents),
+                let bytes = try? SecretBox.open(raw.sealed, key: key, associatedData: Self.inboundAssociatedData(message.id))
+            {
+                parsed = try? MailParser().parse(bytes)
+            }
+            received.append(ReceivedMail(message: message, to: parsed?.to.map(\.address) ?? [], date: parsed?.date))
+        }
+        var export = CaseExport(
+            record: record, events: events, notes: try NoteStore.list(caseID: record.id, on: connection), evidence: evidence,
+            messages: messages, documents: documents)
+        export.received = received
+        export.withheld = withheld
         try AdminEventStore.append(
             at: now, actor: actor, type: PrivacyAuditType.caseExported.rawValue,
             data: ["case_number": .string(record.number), "documents": .int(Int64(documents.count))], on: connection)

@@ -92,6 +92,8 @@ public struct CaseOperations: Sendable {
         public var rescueEmail: String?
         /// nil when nobody said: the case has no language of its own (api.md v1.2).
         public var language: CustomerLanguage?
+        /// The customer's phone (E.164), when given.
+        public var customerPhone: String? = nil
 
         public init(
             kind: CaseKind, accountEmail: String, customerName: String, customerContactEmail: String, devices: [Device] = [],
@@ -129,6 +131,7 @@ public struct CaseOperations: Sendable {
         let devices = Self.validatedDevices(opening.devices, issues: &issues)
         let summary = Self.validatedSummary(opening.summary, issues: &issues)
         let rescueEmail = opening.rescueEmail.flatMap { issues.take(EmailAddress.validate($0, field: Self.rescueField)) }
+        let phone = opening.customerPhone.flatMap { issues.take(PhoneNumber.validate($0, field: Self.phoneField)) }
         if let contactEmail, let rescueEmail {
             Self.checkContact(contactEmail.value, rescue: rescueEmail.value, field: Self.contactField, issues: &issues)
         }
@@ -149,12 +152,13 @@ public struct CaseOperations: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let new = NewCase(
+            var new = NewCase(
                 id: UUID(), number: CaseNumber.generate(using: &generator),
                 accessCodeHash: AccessCodeHash.compute(code, key: codeKey.key), accessCodeKeyID: codeKey.id,
                 snapshot: snapshot, dueAt: dueAt, accountEmail: accountEmail!.value, customerName: name,
                 customerContactEmail: contactEmail!.value, devices: devices, summary: summary, createdBy: actor, now: now,
                 rescueEmail: rescueEmail?.value, language: opening.language)
+            new.customerPhone = phone?.value
             do {
                 // A savepoint, so a taken number (1 in 10^11 per existing case) costs a new draw, not the transaction.
                 try connection.withTransaction { connection in
@@ -172,6 +176,7 @@ public struct CaseOperations: Sendable {
                 customerContactEmail: new.customerContactEmail, devices: devices, summary: summary,
                 assigneeID: nil, assigneeName: nil, assigneeTier: nil, frozen: false, createdAt: now, updatedAt: now, version: 1,
                 rescueEmail: new.rescueEmail, language: new.language, createdBy: actor)
+            record.customerPhone = new.customerPhone
             if try RiskSignals.checkDevices(devices, of: record, at: now, on: connection) {
                 record = record.with(risk: true, updatedAt: now, version: 1)
             }
@@ -633,6 +638,7 @@ extension CaseRecord {
             risk: risk ?? self.risk, unlocksScheduled: unlocksScheduled ?? self.unlocksScheduled, awaitingReply: awaitingReply)
         record.erasedAt = erasedAt
         record.formerRescueEmails = formerRescueEmails
+        record.customerPhone = customerPhone
         return record
     }
 
@@ -648,6 +654,7 @@ extension CaseRecord {
             awaitingReply: awaitingReply)
         record.erasedAt = erasedAt
         record.formerRescueEmails = formerRescueEmails
+        record.customerPhone = customerPhone
         return record
     }
 }

@@ -30,7 +30,7 @@ extension CaseRecord {
     /// What relatedness compares of the case.
     var relatedParty: RelatedCases.Party {
         RelatedCases.Party(
-            accountEmail: accountEmail, customerName: customerName, contactEmail: customerContactEmail,
+            accountEmail: accountEmail, customerName: customerName, contactEmail: customerContactEmail, phone: customerPhone,
             deviceIdentifiers: Set(devices.flatMap { [$0.serial, $0.imei].compactMap { $0 } }))
     }
 }
@@ -40,18 +40,19 @@ extension CaseOperations {
     public static let defaultRelatedWindow: TimeInterval = 90 * 86_400
 
     /// Every other case related to `record` (open, or finished within `relatedWindow`; never an erased one): sharing
-    /// its account e-mail, a serial or IMEI, or its contact address; by number. Empty for an erased case.
+    /// its account e-mail, a serial or IMEI, its contact address or its phone; by number. Empty for an erased case.
     public func related(to record: CaseRecord, at now: Date, on connection: PostgresConnection) throws -> [RelatedCase] {
         guard record.erasedAt == nil else { return [] }
         var terms = CaseSearch.terms(number: record.number, accountEmail: record.accountEmail, devices: record.devices)
         terms.remove(record.number)
         if let contact = CaseSearch.term(for: record.customerContactEmail) { terms.insert(contact) }
+        if let phone = record.customerPhone.flatMap(CaseSearch.term(for:)) { terms.insert(phone) }
         let party = record.relatedParty
         return try CaseStore.neighbours(
             matching: terms.sorted(), except: record.id, finishedSince: now.addingTimeInterval(-relatedWindow), on: connection
         ).compactMap { other in
             let otherParty = RelatedCases.Party(
-                accountEmail: other.accountEmail, customerName: other.customerName, contactEmail: other.contactEmail,
+                accountEmail: other.accountEmail, customerName: other.customerName, contactEmail: other.contactEmail, phone: other.phone,
                 deviceIdentifiers: Set(other.devices.flatMap { [$0.serial, $0.imei].compactMap { $0 } }))
             let why = RelatedCases.reasons(party, otherParty)
             guard !why.isEmpty else { return nil }

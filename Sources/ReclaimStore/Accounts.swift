@@ -47,9 +47,11 @@ public struct AccountPayload: Decodable, Sendable {
     public var devices: [Device]?
     /// The addresses the account had before the theft: each told of a scheduled unlock, with the stop link.
     public var noticeAddresses: [String]?
+    /// The account holder's phone (E.164), when known.
+    public var phone: String?
 
     enum CodingKeys: String, CodingKey {
-        case email
+        case email, phone
         case securityQuestions = "security_questions"
         case cards, devices
         case noticeAddresses = "notice_addresses"
@@ -77,11 +79,14 @@ public struct ValidatedAccount: Sendable {
     public let devices: [CaseDevice]
     /// The addresses told of a scheduled unlock besides `email`.
     public let noticeAddresses: [EmailAddress]
+    /// The account holder's phone, when known.
+    public let phone: PhoneNumber?
 
     /// Validates every field, reporting every problem at once (field names as in the request, e.g. `cards[0].number`).
     public static func validate(_ payload: AccountPayload) -> Result<ValidatedAccount, ValidationFailure> {
         var issues = IssueCollector()
         let email = issues.take(EmailAddress.validate(payload.email, field: "email"))
+        let phone = payload.phone.flatMap { issues.take(PhoneNumber.validate($0, field: "phone")) }
         var questions: [Question] = []
         var seenIDs = Set<String>()
         for (index, item) in (payload.securityQuestions ?? []).enumerated() {
@@ -127,7 +132,8 @@ public struct ValidatedAccount: Sendable {
         } catch {
             return .failure(error)
         }
-        return .success(ValidatedAccount(email: email!, questions: questions, cards: cards, devices: devices, noticeAddresses: noticeAddresses))
+        return .success(
+            ValidatedAccount(email: email!, questions: questions, cards: cards, devices: devices, noticeAddresses: noticeAddresses, phone: phone))
     }
 
     /// The most notice addresses an account on file holds.
@@ -182,6 +188,8 @@ public struct PreparedAccount: Sendable {
     public let devices: [CaseDevice]
     /// The addresses told of a scheduled unlock besides `email`.
     public let noticeAddresses: [EmailAddress]
+    /// The account holder's phone, when known.
+    public let phone: PhoneNumber?
 
     /// Does the slow work (one argon2id hash per answer, ~15 ms each): call it outside any transaction.
     public init(_ account: ValidatedAccount, hasher: PasswordHash, cardKey: (id: String, key: SymmetricKey)) throws {
@@ -195,12 +203,14 @@ public struct PreparedAccount: Sendable {
         }
         devices = account.devices
         noticeAddresses = account.noticeAddresses
+        phone = account.phone
     }
 
-    /// `{"id", "email", "security_questions": [{"id", "question"}], "cards": [{"masked", "exp_month", "exp_year"}], "devices": [...]}`: no secret.
+    /// `{"id", "email", "phone", "security_questions": [{"id", "question"}], "cards": [{"masked", "exp_month", "exp_year"}], "devices": [...]}`:
+    /// no secret.
     public var json: JSONValue {
         [
-            "id": .string(id.uuidString.lowercased()), "email": .string(email.value),
+            "id": .string(id.uuidString.lowercased()), "email": .string(email.value), "phone": .optional(phone?.value),
             "security_questions": .array(questions.map { ["id": .string($0.id), "question": .string($0.question)] }),
             "cards": .array(
                 cards.map { ["masked": .string($0.summary.masked), "exp_month": .int(Int64($0.expMonth)), "exp_year": .int(Int64($0.expYear))] }),
@@ -224,8 +234,9 @@ public enum AccountStore {
     public static func insert(_ account: PreparedAccount, now: Date, on connection: PostgresConnection) throws {
         try connection.execute(
             """
-            INSERT INTO accounts (id, email, email_key, notice_addresses, created_at)
-            VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(account.noticeAddresses.map(\.value)), \(now))
+            INSERT INTO accounts (id, email, email_key, notice_addresses, phone, created_at)
+            VALUES (\(account.id), \(account.email.value), \(account.email.lookupKey), \(account.noticeAddresses.map(\.value)),
+                \(account.phone?.value), \(now))
             """)
         try insertDetails(of: account, id: account.id, on: connection)
     }
@@ -268,7 +279,7 @@ public enum AccountStore {
         return [try row.decode("email", as: String.self)] + notice
     }
 
-    /// Replaces what is on file for `email` (case-insensitive) with `account`: its address, notice addresses, questions, cards and devices,
+    /// Replaces what is on file for `email` (case-insensitive) with `account`: its address, phone, notice addresses, questions, cards and devices,
     /// in the caller's transaction; the account keeps its id (and cases find it as before). False when nothing is on file.
     public static func replace(email: String, with account: PreparedAccount, on connection: PostgresConnection) throws -> Bool {
         guard
@@ -280,7 +291,7 @@ public enum AccountStore {
         try connection.execute(
             """
             UPDATE accounts SET email = \(account.email.value), email_key = \(account.email.lookupKey),
-                notice_addresses = \(account.noticeAddresses.map(\.value)) WHERE id = \(id)
+                notice_addresses = \(account.noticeAddresses.map(\.value)), phone = \(account.phone?.value) WHERE id = \(id)
             """)
         try insertDetails(of: account, id: id, on: connection)
         return true

@@ -8,7 +8,7 @@ extension CaseStore {
         let id, number, accessCodeHash, accessCodeKeyID, kind, state, tier, path: PostgresColumn
         let rescueEmailAdded, securityQuestionsChanged, twoStepEnabled, lostModeEnabled: PostgresColumn
         let openedAt, stateEnteredAt, pathClockStartedAt, pausedSeconds, pausedSince, dueAt: PostgresColumn
-        let accountEmail, customerName, customerContactEmail, devices, summary: PostgresColumn
+        let accountEmail, customerName, customerContactEmail, customerPhone, devices, summary: PostgresColumn
         let assigneeID, assigneeName, assigneeTier, frozen, createdAt, updatedAt, version: PostgresColumn
         let rescueEmail, language, unlocksDone, unreviewedDocuments, createdBy, mergedInto, mergedFromState, risk, erasedAt,
             awaitingReply: PostgresColumn
@@ -39,6 +39,7 @@ extension CaseStore {
             accountEmail = try c("account_email")
             customerName = try c("customer_name")
             customerContactEmail = try c("customer_contact_email")
+            customerPhone = try c("customer_phone")
             devices = try c("devices")
             summary = try c("summary")
             assigneeID = try c("assignee_id")
@@ -96,6 +97,7 @@ extension CaseStore {
                 mergedIntoState: try mergedIntoState.flatMap { try row.decode($0, as: String?.self) }.flatMap(CaseState.init(rawValue:)),
                 risk: try row.decode(risk, as: Bool.self), unlocksScheduled: try scheduled(row), awaitingReply: try row.decode(awaitingReply))
             record.erasedAt = try row.decode(erasedAt, as: Date?.self)
+            record.customerPhone = try row.decode(customerPhone, as: String?.self)
             // A validated address has no space.
             record.formerRescueEmails = try row.decode(formerRescueEmails, as: String.self).split(separator: " ").map(String.init)
             return record

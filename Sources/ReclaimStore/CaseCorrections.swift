@@ -22,6 +22,8 @@ public struct CorrectedCase: Sendable {
     public var summary: String
     /// See `CaseRecord`.
     public var formerRescueEmails: [String] = []
+    /// See `CaseRecord` (nil: none).
+    public var customerPhone: String? = nil
 
     /// A correction from its parts.
     public init(
@@ -41,7 +43,7 @@ public struct CorrectedCase: Sendable {
 
 extension CaseStore {
     /// Stores a case's corrected details if it is still at `expectedVersion`; false when someone changed it first.
-    /// The row stays locked until the transaction ends. The search terms follow the devices, the name and the contact address.
+    /// The row stays locked until the transaction ends. The search terms follow the devices, the name, the contact address and the phone.
     public static func correct(id: UUID, expectedVersion: Int, to corrected: CorrectedCase, now: Date, on connection: PostgresConnection) throws
         -> Bool
     {
@@ -50,6 +52,7 @@ extension CaseStore {
         let updated = try connection.query(
             """
             UPDATE cases SET customer_name = \(corrected.customerName), customer_contact_email = \(corrected.customerContactEmail),
+                customer_phone = \(corrected.customerPhone),
                 language = \(corrected.language?.rawValue), rescue_email = \(corrected.rescueEmail),
                 former_rescue_emails = string_to_array(\(corrected.formerRescueEmails.joined(separator: " ")), ' ', ''),
                 rescue_email_added = \(facts.rescueEmailAdded), security_questions_changed = \(facts.securityQuestionsChanged),
@@ -62,7 +65,7 @@ extension CaseStore {
         guard let row = updated.first else { return false }
         let terms = CaseSearch.indexTerms(
             number: try row.decode("case_number", as: String.self), accountEmail: try row.decode("account_email", as: String.self),
-            contactEmail: corrected.customerContactEmail, name: corrected.customerName, devices: corrected.devices
+            contactEmail: corrected.customerContactEmail, phone: corrected.customerPhone, name: corrected.customerName, devices: corrected.devices
         ).sorted()
         // The terms of what was removed go; those of what was added come (one statement each, one text[] parameter).
         try connection.execute("DELETE FROM case_search WHERE case_id = \(id) AND NOT (term = ANY(\(terms)))")

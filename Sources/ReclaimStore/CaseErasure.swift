@@ -73,7 +73,7 @@ public enum CaseErasure {
         },
         Step(table: "cases") { id, now in
             """
-            UPDATE cases SET customer_name = '', customer_contact_email = '', account_email = '', devices = '[]', summary = '',
+            UPDATE cases SET customer_name = '', customer_contact_email = '', customer_phone = NULL, account_email = '', devices = '[]', summary = '',
                 rescue_email = NULL, erased_at = \(now), updated_at = \(now), version = version + 1
             WHERE id = \(id)
             """

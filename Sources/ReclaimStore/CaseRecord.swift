@@ -89,6 +89,8 @@ public struct CaseRecord: Sendable {
     public let mergedIntoState: CaseState?
     /// When what identified the customer was erased (`CaseErasure`); the erased fields then read null.
     public var erasedAt: Date? = nil
+    /// The customer's phone, E.164 (`PhoneNumber`); nil when none was given (or once erased).
+    public var customerPhone: String? = nil
     /// Rescue addresses the case recorded and a correction removed or replaced: still the thief's (api.md v1.3).
     public var formerRescueEmails: [String] = []
     /// The newest human message on the case is the customer's (no customer mail after it): 0020's maintained column.
@@ -178,6 +180,8 @@ public struct NewCase: Sendable {
     public var rescueEmail: String?
     /// See `CaseRecord`.
     public var language: CustomerLanguage?
+    /// See `CaseRecord`.
+    public var customerPhone: String? = nil
 
     /// A case from its parts.
     public init(

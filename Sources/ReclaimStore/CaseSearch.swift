@@ -29,12 +29,14 @@ public enum CaseSearch {
         return terms
     }
 
-    /// Every term a case is found by: `terms` and the customer's contact address and name tokens (`nameTokens`).
-    public static func indexTerms(number: String, accountEmail: String, contactEmail: String, name: String, devices: [CaseDevice])
-        -> Set<String>
-    {
+    /// Every term a case is found by: `terms` and the customer's contact address, phone (`+` and digits: never a serial,
+    /// an IMEI or a case number) and name tokens (`nameTokens`).
+    public static func indexTerms(
+        number: String, accountEmail: String, contactEmail: String, phone: String? = nil, name: String, devices: [CaseDevice]
+    ) -> Set<String> {
         var all = terms(number: number, accountEmail: accountEmail, devices: devices)
         if let contact = term(for: contactEmail) { all.insert(contact) }
+        if let phone = phone.flatMap(term(for:)) { all.insert(phone) }
         all.formUnion(nameTokens(name))
         return all
     }
@@ -117,7 +119,7 @@ extension CaseStore {
                 for record in cases {
                     let terms = CaseSearch.indexTerms(
                         number: record.number, accountEmail: record.accountEmail, contactEmail: record.customerContactEmail,
-                        name: record.customerName, devices: record.devices
+                        phone: record.customerPhone, name: record.customerName, devices: record.devices
                     ).sorted()
                     try transaction.execute(
                         "INSERT INTO case_search (term, case_id) SELECT unnest(\(terms)), \(record.id) ON CONFLICT DO NOTHING")

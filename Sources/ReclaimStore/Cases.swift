@@ -14,7 +14,7 @@ public enum CaseStore {
         c.id, c.case_number, c.access_code_hash, c.access_code_key_id, c.kind, c.state, c.tier, c.path,
         c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
         c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
-        c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
+        c.account_email, c.customer_name, c.customer_contact_email, c.customer_phone, c.devices::text AS devices, c.summary,
         c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
         c.rescue_email, array_to_string(c.former_rescue_emails, ' ') AS former_rescue_emails, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
         (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk, c.erased_at, c.awaiting_reply,
@@ -58,17 +58,17 @@ public enum CaseStore {
                 rescue_email_added, security_questions_changed, two_step_enabled, lost_mode_enabled,
                 account_email, customer_name, customer_contact_email, devices, summary,
                 opened_at, state_entered_at, path_clock_started_at, paused_seconds, paused_since, due_at,
-                created_by, created_at, updated_at, version, rescue_email, language)
+                created_by, created_at, updated_at, version, rescue_email, language, customer_phone)
             VALUES (\(new.id), \(new.number.digits), \(new.accessCodeHash), \(new.accessCodeKeyID), \(s.kind.rawValue), \(s.state.rawValue),
                 \(s.tier.rawValue), \(s.path.rawValue), \(s.facts.rescueEmailAdded), \(s.facts.securityQuestionsChanged),
                 \(s.facts.twoStepEnabled), \(s.facts.lostModeEnabled), \(new.accountEmail), \(new.customerName),
                 \(new.customerContactEmail), \(devices)::jsonb, \(new.summary), \(s.clock.openedAt), \(s.clock.stateEnteredAt),
                 \(s.clock.pathClockStartedAt), \(s.clock.pausedSeconds), \(s.clock.pausedSince), \(new.dueAt),
-                \(new.createdBy), \(new.now), \(new.now), 1, \(new.rescueEmail), \(new.language?.rawValue))
+                \(new.createdBy), \(new.now), \(new.now), 1, \(new.rescueEmail), \(new.language?.rawValue), \(new.customerPhone))
             """)
         let terms = CaseSearch.indexTerms(
-            number: new.number.digits, accountEmail: new.accountEmail, contactEmail: new.customerContactEmail, name: new.customerName,
-            devices: new.devices
+            number: new.number.digits, accountEmail: new.accountEmail, contactEmail: new.customerContactEmail, phone: new.customerPhone,
+            name: new.customerName, devices: new.devices
         ).sorted()
         // One statement for all terms: one text[] parameter.
         try connection.execute(
@@ -127,7 +127,7 @@ public enum CaseStore {
     }
 
     /// A case near another: what `related` is built from (the other cases sharing one of `terms`: the account e-mail,
-    /// a serial or IMEI, the contact address), open or finished since `since`, never erased.
+    /// a serial or IMEI, the contact address, the phone), open or finished since `since`, never erased.
     public struct Neighbour: Sendable {
         public let number: String
         public let state: CaseState
@@ -136,6 +136,7 @@ public enum CaseStore {
         public let accountEmail: String
         public let customerName: String
         public let contactEmail: String
+        public let phone: String?
         public let devices: [CaseDevice]
     }
 
@@ -149,7 +150,7 @@ public enum CaseStore {
         let rows = try connection.query(
             """
             SELECT c.case_number, c.state, c.tier, c.opened_at, c.account_email, c.customer_name, c.customer_contact_email,
-                c.devices::text AS devices
+                c.customer_phone, c.devices::text AS devices
             FROM cases c WHERE c.id IN (SELECT s.case_id FROM case_search s WHERE s.term = ANY(\(terms)))
                 AND c.id <> \(id) AND c.erased_at IS NULL AND (c.state = ANY(\(open)) OR c.state_entered_at >= \(since))
             ORDER BY c.case_number LIMIT 50
@@ -166,7 +167,8 @@ public enum CaseStore {
                 number: try row.decode("case_number", as: String.self), state: state, tier: tier,
                 openedAt: try row.decode("opened_at", as: Date.self),
                 accountEmail: try row.decode("account_email", as: String.self), customerName: try row.decode("customer_name", as: String.self),
-                contactEmail: try row.decode("customer_contact_email", as: String.self), devices: devices)
+                contactEmail: try row.decode("customer_contact_email", as: String.self),
+                phone: try row.decode("customer_phone", as: String?.self), devices: devices)
         }
     }
 

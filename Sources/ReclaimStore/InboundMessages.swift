@@ -122,14 +122,29 @@ public enum InboundMessageStore {
                     "SELECT \(columns) FROM inbound_messages i WHERE i.case_id = \(caseID) ORDER BY i.received_at, i.id")), on: connection)
     }
 
-    /// The unmatched messages not discarded, newest first (at most `limit`).
-    public static func unmatched(limit: Int, on connection: PostgresConnection) throws -> [InboundMessageRecord] {
+    /// The unmatched messages not discarded, newest first (at most `limit`): people's mail, or with `automatic` the
+    /// auto-submitted and bulk mail (api.md v1.3 "Inbound hygiene": never listed as unmatched).
+    public static func unmatched(automatic: Bool = false, limit: Int, on connection: PostgresConnection) throws -> [InboundMessageRecord] {
         try decode(
             connection.query(
                 """
-                SELECT \(columns) FROM inbound_messages i WHERE i.case_id IS NULL AND i.discarded_at IS NULL
+                SELECT \(columns) FROM inbound_messages i WHERE i.case_id IS NULL AND i.discarded_at IS NULL AND i.auto = \(automatic)
                 ORDER BY i.received_at DESC, i.id LIMIT \(limit)
                 """))
+    }
+
+    /// Which of `senders` reach the mailbox of a rescue address any case recorded, current or former
+    /// (`EmailAddress.sameMailbox`): the thief writing in. Reads every recorded rescue address (no index can apply the
+    /// providers' rules); the unmatched list is an agent's triage page, not a hot path.
+    public static func rescueSenders(_ senders: [String], on connection: PostgresConnection) throws -> Set<String> {
+        guard !senders.isEmpty else { return [] }
+        let rows = try connection.query(
+            """
+            SELECT DISTINCT a.address FROM cases c, unnest(c.former_rescue_emails || c.rescue_email) AS a(address)
+            WHERE a.address IS NOT NULL
+            """)
+        let rescue = Set(try rows.map { EmailAddress.mailbox(try $0.decode("address", as: String.self)) })
+        return Set(senders.filter { rescue.contains(EmailAddress.mailbox($0)) })
     }
 
     /// One message, locked for the rest of the transaction when `lock`.

@@ -85,12 +85,13 @@ public struct CaseView: Decodable, Sendable, Equatable {
     /// A member of the answer as Foundation values (String, Int, Bool, NSNull, arrays, dictionaries), nil when absent.
     public subscript(key: String) -> Any? { raw[key].map(\.foundation) }
 
-    /// The customer's name and contact address.
+    /// The customer's name, contact address and phone (nil: none on file).
     public struct Customer: Decodable, Sendable, Equatable {
         public let name: String
         public let contactEmail: String
+        public let phone: String?
         enum CodingKeys: String, CodingKey {
-            case name
+            case name, phone
             case contactEmail = "contact_email"
         }
     }

@@ -113,16 +113,18 @@ public struct CaseBody: Encodable, Sendable {
     /// The customer's language; not sent when nil (the case then has none of its own).
     public var language: String?
 
-    /// The customer's name and contact address.
+    /// The customer's name, contact address and phone (not sent when nil).
     public struct Customer: Encodable, Sendable {
         public var name: String
         public var contactEmail: String
-        public init(name: String, contactEmail: String) {
+        public var phone: String?
+        public init(name: String, contactEmail: String, phone: String? = nil) {
             self.name = name
             self.contactEmail = contactEmail
+            self.phone = phone
         }
         enum CodingKeys: String, CodingKey {
-            case name
+            case name, phone
             case contactEmail = "contact_email"
         }
     }

@@ -25,9 +25,10 @@ import Testing
 
     deinit { try? FileManager.default.removeItem(atPath: maildir.path) }
 
-    func mail(from: String, to: String, subject: String, id: String, body: String = "Here is the invoice.") -> [UInt8] {
+    func mail(from: String, to: String, subject: String, id: String, body: String = "Here is the invoice.", _ extra: [String] = []) -> [UInt8] {
         Array(
             ("From: \(from)\r\nTo: \(to)\r\nSubject: \(subject)\r\nMessage-ID: <\(id)>\r\nDate: Wed, 02 Dec 2026 10:00:00 +0000\r\n"
+                + extra.map { $0 + "\r\n" }.joined()
                 + "Content-Type: text/html; charset=UTF-8\r\n\r\n<p>\(body)</p><script>alert(1)</script>\r\n").utf8)
     }
 
@@ -87,6 +88,44 @@ import Testing
             "/api/v1/cases/\(opened.caseNumber)/notes", as: agent, json: ["body": "Thank you, received.", "visibility": "customer"])
         #expect(note.status == 201)
         #expect(try world.get("/api/v1/cases/\(opened.caseNumber)", as: agent).json()["awaiting_reply"] as? Bool == false)
+    }
+
+    /// api.md v1.3 "Inbound hygiene": the unmatched list shows each mail's text (as text: the HTML's script is gone),
+    /// flags a sender reaching a rescue address some case recorded (the thief, tagged and re-cased), and keeps
+    /// auto-submitted and bulk mail (`Auto-Submitted` other than `no`, `Precedence: bulk`, `List-Id`) for `?kind=auto`.
+    @Test func theUnmatchedListShowsTheTextFlagsTheThiefAndKeepsBulkMailApart() throws {
+        let agent = try world.agent(.tier1)
+        let opened = try world.post(
+            "/api/v1/cases", as: agent,
+            json: [
+                "kind": "account_takeover", "account_email": "owner@example.com",
+                "customer": ["name": "Ada Victim", "contact_email": "ada@example.net"],
+                "facts": ["rescue_email": "thief.rescue@evil.test"],
+            ] as [String: Any])
+        #expect(opened.status == 201, "\(opened.text)")
+        try maildir.create()
+        let desk = "cases@reclaim.test"
+        try maildir.deliver(mail(from: "Thief.Rescue+owner@EVIL.test", to: desk, subject: "It is me, the owner", id: "h1@evil.test"))
+        try maildir.deliver(mail(from: "ada.other@example.org", to: desk, subject: "My phone", id: "h2@example.org", ["Auto-Submitted: no"]))
+        try maildir.deliver(mail(from: "news@shop.example", to: desk, subject: "Sale", id: "h3@shop.example", ["Precedence: bulk"]))
+        try maildir.deliver(
+            mail(from: "list@lists.example", to: desk, subject: "Digest", id: "h4@lists.example", ["List-Id: <owners.lists.example>"]))
+        try maildir.deliver(mail(from: "ada.other@example.org", to: desk, subject: "Away", id: "h5@example.org", ["Auto-Submitted: auto-replied"]))
+        #expect(try world.service.service.inboundWorker.runOnce() == 5)
+
+        let unmatched = try items(try world.get("/api/v1/inbound", as: agent))
+        #expect(Set(unmatched.compactMap { $0["subject"] as? String }) == ["It is me, the owner", "My phone"])
+        let thief = try #require(unmatched.first { $0["subject"] as? String == "It is me, the owner" })
+        #expect(thief["from_rescue_address"] as? Bool == true)
+        #expect(unmatched.first { $0["subject"] as? String == "My phone" }?["from_rescue_address"] as? Bool == false)
+        let text = try #require(thief["text"] as? String)
+        #expect(text.contains("Here is the invoice.") && !text.contains("<") && !text.contains("alert"))
+
+        let automatic = try items(try world.get("/api/v1/inbound?kind=auto", as: agent))
+        #expect(Set(automatic.compactMap { $0["subject"] as? String }) == ["Sale", "Digest", "Away"])
+        let wrong = try world.get("/api/v1/inbound?kind=junk", as: agent)
+        #expect(wrong.status == 422)
+        #expect(try wrong.problem().fields == ["kind"])
     }
 
     @Test func unmatchedMailIsListedForTierOneAndAttachedOrDiscardedOnce() throws {

@@ -125,15 +125,45 @@ import Testing
         #expect(try world.post("/api/v1/accounts", as: engineer, json: Self.account(email: "x@example.com")).status == 403)
     }
 
+    /// api.md v1.3 "A phone number on file": an account's `phone` (E.164) is stored, answered and replaced; anything
+    /// else is 422 naming `phone`, and nothing is stored.
+    @Test func anAccountsPhoneIsE164StoredAnsweredAndReplaced() throws {
+        let world = try CaseWorld()
+        let admin = try world.agent(.tier1, admin: true)
+        for typed in ["8613977440231", "+86-139-7744-0231", "+1234567", "+8613977440231 ext 2", "tel:+8613977440231"] {
+            var bad = Self.account(email: "p@example.com")
+            bad["phone"] = typed
+            let refused = try world.post("/api/v1/accounts", as: admin, json: bad)
+            #expect(refused.status == 422, "\(typed)")
+            #expect(try refused.problem().fields == ["phone"], "\(typed)")
+        }
+        var account = Self.account(email: "p@example.com")
+        account["phone"] = "+8613977440231"
+        let created = try world.post("/api/v1/accounts", as: admin, json: account)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(try created.json()["phone"] as? String == "+8613977440231")
+        account["phone"] = "+14155550123"
+        let replaced = try world.service.client().request("PUT", "/api/v1/accounts/p@example.com", headers: admin.headers, json: account)
+        #expect(replaced.status == 200, "\(replaced.text)")
+        #expect(try replaced.json()["phone"] as? String == "+14155550123")
+        account["phone"] = nil
+        let without = try world.service.client().request("PUT", "/api/v1/accounts/p@example.com", headers: admin.headers, json: account)
+        #expect(try without.json()["phone"] is NSNull)
+        let connection = try world.database()
+        defer { connection.close() }
+        #expect(try connection.query("SELECT phone FROM accounts").map { try $0.decode(0, as: String?.self) } == [nil])
+    }
+
     @Test func cardsAreLuhnCheckedExceptUnionPayAndDevicesValidated() throws {
         let world = try CaseWorld()
         let admin = try world.agent(.tier1, admin: true)
         var bad = Self.account(email: "c@example.com", card: "4111111111111112")
         bad["devices"] = [["imei": "490154203237519"], ["serial": "short"], ["model": "no identifiers"]]
+        bad["phone"] = "+86 139 7744 0231"
         let refused = try world.post("/api/v1/accounts", as: admin, json: bad)
         #expect(refused.status == 422)
         let fields = Set(try refused.problem().fields)
-        #expect(fields == ["cards[0].number", "devices[0].imei", "devices[1].serial", "devices[2]"])
+        #expect(fields == ["cards[0].number", "devices[0].imei", "devices[1].serial", "devices[2]", "phone"])
         // A UnionPay number that fails Luhn is accepted (one victim's did).
         let unionPay = try world.post("/api/v1/accounts", as: admin, json: Self.account(email: "u@example.com", card: "6234567890123456"))
         #expect(unionPay.status == 201, "\(unionPay.text)")
@@ -145,8 +175,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func line(_ object: [String: Any]) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self) }
+        var withPhone = Self.account(email: "one@example.com")
+        withPhone["phone"] = "+447700900123"
         let lines = [
-            try line(Self.account(email: "one@example.com")),
+            try line(withPhone),
             try line(Self.account(email: "two@example.com", card: "4111111111111112")),  // bad card
             "{not json",
             "",
@@ -170,6 +202,8 @@ import Testing
         defer { connection.close() }
         let emails = try connection.query("SELECT email FROM accounts ORDER BY email").map { try $0.decode(0, as: String.self) }
         #expect(emails == ["four@example.com", "one@example.com"])
+        let phones = try connection.query("SELECT phone FROM accounts ORDER BY email").map { try $0.decode(0, as: String?.self) }
+        #expect(phones == [nil, "+447700900123"])
         #expect(try connection.query("SELECT count(*) FROM account_cards").first!.decode(0, as: Int.self) == 2)
     }
 }

@@ -103,6 +103,45 @@ extension CaseWorld {
         #expect(try world.corrections(number, as: tier1).count == 6)
     }
 
+    /// api.md v1.3 "A phone number on file": `customer.phone` given at opening, corrected and removed, in E.164 or 422
+    /// naming it; the case is found by it; the timeline names the field, never the number.
+    @Test func aPhoneIsGivenAtOpeningCorrectedAndRemovedAndOnlyE164IsAccepted() throws {
+        let tier1 = try world.agent(.tier1)
+        var body = CaseWorld.caseBody()
+        body.customer.phone = "+86 139 7744 0231"
+        let refused = try world.post("/api/v1/cases", as: tier1, encoded: body)
+        #expect(refused.status == 422, "\(refused.text)")
+        #expect(try fields(refused) == ["customer.phone"])
+        body.customer.phone = "+8613977440231"
+        let created = try world.openCase(as: tier1, body)
+        let number = created.caseNumber
+        #expect(created.customer.phone == "+8613977440231")
+        #expect(try world.get("/api/v1/cases/\(number)", as: tier1).decode(CaseView.self).customer.phone == "+8613977440231")
+        // The phone is a search term (as written: + and digits).
+        let found = try world.get("/api/v1/cases?q=%2B8613977440231", as: tier1).json()["items"] as? [[String: Any]]
+        #expect(found?.compactMap { $0["case_number"] as? String } == [number])
+
+        for typed in ["13977440231", "+8613977440231a", "+1234567", "+1234567890123456", "(+86)13977440231"] {
+            let bad = try world.patch(number, as: tier1, json: ["customer": ["phone": typed]], ifMatch: 1)
+            #expect(bad.status == 422, "\(typed)")
+            #expect(try fields(bad) == ["customer.phone"], "\(typed)")
+        }
+        let wrongType = try world.patch(number, as: tier1, json: ["customer": ["phone": 8_613_977_440_231]], ifMatch: 1)
+        #expect(wrongType.status == 422)
+        #expect(try fields(wrongType) == ["customer.phone"])
+        var now = try world.mustPatch(number, as: tier1, json: ["customer": ["phone": "+14155550123"]], ifMatch: 1)
+        #expect(now.customer.phone == "+14155550123" && now.version == 2)
+        let moved = try world.get("/api/v1/cases?q=%2B8613977440231", as: tier1).json()["items"] as? [[String: Any]]
+        #expect(moved?.isEmpty == true, "the old number no longer finds the case")
+        now = try world.mustPatch(number, as: tier1, json: ["customer": ["phone": NSNull()]], ifMatch: 2)
+        #expect(now.customer.phone == nil && now.version == 3)
+        #expect((try world.caseBody(number, as: tier1)["customer"] as? [String: Any])?["phone"] is NSNull)
+        let corrections = try world.corrections(number, as: tier1)
+        #expect(corrections.map { $0["fields"] } == [["customer.phone"], ["customer.phone"]])
+        let timeline = try world.get("/api/v1/cases/\(number)/events?limit=200", as: tier1).text
+        for digits in ["13977440231", "4155550123"] { #expect(!timeline.contains(digits), "\(digits) on the timeline") }
+    }
+
     @Test func unknownFieldsWrongTypesAndAnEmptyPatchAre422NamingEachFieldAndChangeNothing() throws {
         let tier1 = try world.agent(.tier1)
         let number = try world.openCase(as: tier1).caseNumber
@@ -112,7 +151,7 @@ extension CaseWorld {
             (["state": "resolved"], ["state"]),
             (["account_email": "other@example.com"], ["account_email"]),
             (["customer": [String: Any]()], ["customer"]),
-            (["customer": ["name": 5, "phone": "123"]], ["customer.name", "customer.phone"]),
+            (["customer": ["name": 5, "nickname": "Ada"]], ["customer.name", "customer.nickname"]),
             (["customer": ["name": "  "]], ["customer.name"]),
             (["customer": ["contact_email": "not an address"]], ["customer.contact_email"]),
             (["customer": "Ada"], ["customer"]),

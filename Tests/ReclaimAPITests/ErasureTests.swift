@@ -27,8 +27,9 @@ import Testing
     static let reviewReason = "REVIEWCANARY the invoice names Zelda"
     static let transcript = "TRANSCRIPTCANARY they asked for 500 yuan"
     static let document = "DOCUMENTCANARY-erasure-4e1b"
+    static let phone = "+8613977440231"
     static var canaries: [String] {
-        [name, contact, account, rescue, serial, imei, summary, note, customerNote, reason, reviewReason, transcript, document]
+        [name, contact, account, rescue, serial, imei, summary, note, customerNote, reason, reviewReason, transcript, document, phone]
     }
 
     /// A case holding every kind of personal value, taken to `rejected`; its number and access code.
@@ -39,7 +40,7 @@ import Testing
         let opened = try world.post(
             "/api/v1/cases", as: tier1,
             json: [
-                "kind": "account_takeover", "account_email": account, "customer": ["name": name, "contact_email": contact],
+                "kind": "account_takeover", "account_email": account, "customer": ["name": name, "contact_email": contact, "phone": phone],
                 "devices": [["serial": serial, "imei": imei, "model": "Phone 12"]],
                 "facts": ["rescue_email_added": true, "rescue_email": rescue], "summary": summary,
             ] as [String: Any])
@@ -89,7 +90,7 @@ import Testing
         let (number, code) = try Self.finishedCase(world)
         // The values were there, and the personal members of the timeline are commitments.
         let before = try Self.dump(world)
-        for value in [Self.name, Self.contact, Self.serial, Self.note, Self.reason] { #expect(before.contains(value), "\(value) before") }
+        for value in [Self.name, Self.contact, Self.serial, Self.note, Self.reason, Self.phone] { #expect(before.contains(value), "\(value) before") }
         let owner = try world.service.database.connect(as: .owner)
         defer { owner.close() }
         let sealed = try owner.query("SELECT encode(content, 'hex') AS hex FROM evidence WHERE content IS NOT NULL").map {
@@ -112,7 +113,7 @@ import Testing
         #expect(view["erased_at"] is String)
         #expect(view["account_email"] is NSNull && view["devices"] is NSNull && view["summary"] is NSNull)
         let customer = try #require(view["customer"] as? [String: Any])
-        #expect(customer["name"] is NSNull && customer["contact_email"] is NSNull)
+        #expect(customer["name"] is NSNull && customer["contact_email"] is NSNull && customer["phone"] is NSNull)
         #expect((view["facts"] as? [String: Any])?["rescue_email"] is NSNull)
         #expect(view["state"] as? String == "rejected" && view["case_number"] as? String == number)
         let again = try world.post("/api/v1/cases/\(number)/erasure", as: admin, json: ["reason": "again"])
@@ -263,11 +264,8 @@ import Testing
         for value in Self.canaries { #expect(!dump.lowercased().contains(value.lowercased()), "the dump holds \(value)") }
     }
 
-    @Test func anExportIsAZipOfEverythingHeldReadByPythonsZipfile() throws {
-        let world = try CaseWorld()
-        let (number, _) = try Self.finishedCase(world)
-        let admin = try world.agent(.tier1, admin: true)
-        #expect(try world.get("/api/v1/cases/\(number)/export", as: try world.agent(.tier3)).status == 403)
+    /// `GET …/export` as `admin`, read by Python's zipfile: `case.json` and the other files (latin-1 text), by name.
+    static func export(_ world: CaseWorld, _ number: String, as admin: AgentSession) throws -> (body: [String: Any], files: [String: String]) {
         let response = try world.get("/api/v1/cases/\(number)/export", as: admin)
         #expect(response.status == 200 && response.header("Content-Type") == "application/zip", "\(response.text)")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).zip").path
@@ -283,10 +281,65 @@ import Testing
             """
         let output = try Shell.run(["python3", "-c", script, path])
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
-        let body = try #require(parsed["case"] as? [String: Any])
-        let files = try #require(parsed["files"] as? [String: String])
+        return (try #require(parsed["case"] as? [String: Any]), try #require(parsed["files"] as? [String: String]))
+    }
+
+    /// api.md v1.3 "Export both ways", from the thief's side: posing as the owner, he asks for her data. The export holds
+    /// the customer's reply (text, To, Date, Message-ID, its attachment's evidence id) beside the mail sent, and nothing
+    /// of what caught him: no flag or signal with its detail, no clearance with its reason, no `risk` member, no
+    /// `case.risk_raised` webhook; `withheld` says what was left out, by kind and count.
+    @Test func anExportHoldsTheMailBothWaysAndWithholdsWhatTheDeskRecordedAboutFraud() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let tier3 = try world.agent(.tier3)
+        let number = try world.openCase(as: tier1).caseNumber
+        let flag = "FLAGCANARY the caller could not name the model"
+        let clearance = "CLEARCANARY called the number on file"
+        #expect(try world.post("/api/v1/cases/\(number)/flags", as: tier1, json: ["reason": flag]).status == 200)
+        #expect(try world.post("/api/v1/cases/\(number)/risk/clear", as: tier3, json: ["reason": clearance]).status == 200)
+
+        let replyTo = ReplyToken.address("cases@reclaim.test", for: try CaseNumber(parsing: number), keys: world.service.keys)
+        let png = Data(EvidenceWorld.png("ATTACHMENTCANARY")).base64EncodedString()
+        let raw = Array(
+            ("From: Ada <victim.home@example.net>\r\nTo: \(replyTo)\r\nSubject: Re: your case\r\n"
+                + "Date: Tue, 03 Dec 2024 10:15:00 +0800\r\nMessage-ID: <reply.1@example.net>\r\nMIME-Version: 1.0\r\n"
+                + "Content-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+                + "REPLYCANARY here is the photo.\r\n--b1\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=box.png\r\n"
+                + "Content-Transfer-Encoding: base64\r\n\r\n\(png)\r\n--b1--\r\n").utf8)
+        let operations = CaseOperations(keys: world.service.keys)
+        _ = try world.service.service.pool.withTransaction {
+            try operations.receive(raw: raw, truncated: false, rules: InboundRules(replyAddress: "cases@reclaim.test"), at: Date(), on: $0)
+        }
+
+        let (body, files) = try Self.export(world, number, as: try world.agent(.tier1, admin: true))
+        let messages = try #require(body["messages"] as? [[String: Any]])
+        #expect(messages.contains { $0["direction"] as? String == "out" })
+        let reply = try #require(messages.first { $0["direction"] as? String == "in" })
+        #expect((reply["text"] as? String)?.contains("REPLYCANARY") == true)
+        #expect(reply["from"] as? String == "victim.home@example.net" && reply["subject"] as? String == "Re: your case")
+        #expect(reply["to"] as? [String] == [replyTo] && reply["message_id"] as? String == "reply.1@example.net")
+        #expect(reply["date"] as? String == "2024-12-03T02:15:00.000Z")
+        let attachments = try #require(reply["attachments"] as? [String])
+        #expect(attachments.count == 1 && files.keys.contains { $0.hasPrefix("documents/\(attachments[0])") })
+        #expect(reply["from_rescue_address"] == nil)
+        // Nothing the desk recorded about fraud, anywhere in case.json; withheld counts it.
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+        for value in ["FLAGCANARY", "CLEARCANARY", "risk_raised", "risk_cleared", "flagged", "risk_signals\":["] {
+            #expect(!text.contains(value), "the export holds \(value)")
+        }
+        #expect((body["case"] as? [String: Any])?["risk"] == nil)
+        #expect(body["withheld"] as? [String: Int] == ["risk_signals": 1, "risk_clearances": 1])
+    }
+
+    @Test func anExportIsAZipOfEverythingHeldReadByPythonsZipfile() throws {
+        let world = try CaseWorld()
+        let (number, _) = try Self.finishedCase(world)
+        let admin = try world.agent(.tier1, admin: true)
+        #expect(try world.get("/api/v1/cases/\(number)/export", as: try world.agent(.tier3)).status == 403)
+        let (body, files) = try Self.export(world, number, as: admin)
         let kase = try #require(body["case"] as? [String: Any])
         #expect(kase["case_number"] as? String == number && (kase["customer"] as? [String: Any])?["name"] as? String == Self.name)
+        #expect((kase["customer"] as? [String: Any])?["phone"] as? String == Self.phone)
         #expect((body["notes"] as? [[String: Any]])?.contains { $0["body"] as? String == Self.note } == true)
         let timeline = try #require(body["timeline"] as? [[String: Any]])
         #expect(timeline.contains { ($0["data"] as? [String: Any])?["reason"] as? String == Self.reason })

@@ -148,6 +148,53 @@ import Testing
         #expect(try w.world.get("/api/v1/cases/\(number)/events?limit=200", as: w.engineer).text.contains("\"reason\":\"correction\""))
     }
 
+    /// The phone is who is called back: a correction of it while a step waits cancels the steps and raises
+    /// `contact_changed`, as the contact address does (the thief's accomplice on the phone cannot move the call-back
+    /// number during the cooling-off and let the step run).
+    @Test func aPhoneCorrectedDuringTheCoolingOffCancelsTheStepsAndRaisesContactChanged() throws {
+        let w = try CoolingOffWorld()
+        let (number, _, version) = try w.engineeringCase()
+        _ = try w.schedule(number, "remove_rescue_email", version: version)
+        let tier2 = try w.world.agent(.tier2)
+        let corrected = try patch(w.world, number, as: tier2, version: version + 1, ["customer": ["phone": "+8613977440231"]])
+        #expect(corrected.status == 200, "\(corrected.text)")
+        let body = try w.caseBody(number)
+        #expect((body["customer"] as? [String: Any])?["phone"] as? String == "+8613977440231")
+        #expect(((body["unlocks"] as? [String: Any])?["scheduled"] as? [Any])?.isEmpty == true)
+        let signal = try #require((body["risk_signals"] as? [[String: Any]])?.first { $0["signal"] as? String == "contact_changed" })
+        #expect((signal["detail"] as? String)?.contains("customer.phone") == true)
+        #expect(try w.world.events(number, as: w.engineer).filter { $0.type == "unlock_cancelled" }.count == 1)
+    }
+
+    /// One account, one story by phone: the thief opens a case on an account of his own with the victim's phone number
+    /// (to be called back in her place); each case lists the other as related `["phone"]`, not the same customer, and
+    /// without a shared account or device it is no `parallel_case`. A case whose phone is corrected away is no longer related.
+    @Test func aCaseSharingThePhoneIsRelatedByPhone() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        var victims = CaseWorld.caseBody()
+        victims.customer.phone = "+8613977440231"
+        let victim = try world.openCase(as: tier1, victims)
+        let thief = try world.post(
+            "/api/v1/cases", as: tier1,
+            json: [
+                "kind": "account_takeover", "account_email": "thief.own@mail-drop.example",
+                "customer": ["name": "Not The Owner", "contact_email": Self.thiefContact, "phone": "+8613977440231"],
+            ] as [String: Any])
+        #expect(thief.status == 201, "\(thief.text)")
+        let created = try thief.json()
+        let thiefNumber = created["case_number"] as! String
+        let link = try #require((created["related"] as? [[String: Any]])?.first { $0["number"] as? String == victim.caseNumber })
+        #expect(link["why"] as? [String] == ["phone"] && link["same_customer"] as? Bool == false)
+        #expect((created["risk_signals"] as? [[String: Any]])?.isEmpty == true)
+        let back = try world.caseBody(victim.caseNumber, as: tier1)
+        #expect((back["related"] as? [[String: Any]])?.first { $0["number"] as? String == thiefNumber }?["why"] as? [String] == ["phone"])
+        // Corrected away: no longer related.
+        let moved = try patch(world, thiefNumber, as: tier1, version: 1, ["customer": ["phone": "+447700900123"]])
+        #expect(moved.status == 200, "\(moved.text)")
+        #expect((try world.caseBody(victim.caseNumber, as: tier1)["related"] as? [[String: Any]])?.isEmpty == true)
+    }
+
     /// The rescue rule around two corrections: the rescue address cleared, then given as the contact address, is refused,
     /// on that case and on a new case of the same account.
     @Test func aRescueAddressOnceRecordedStaysTheThiefs() throws {

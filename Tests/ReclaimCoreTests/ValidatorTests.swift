@@ -260,3 +260,24 @@ private func failure<T>(_ result: Result<T, ValidationFailure>) -> [FieldIssue]?
         #expect(try JSONEncoder().encode(EmailAddress.validate("A@B.CO").get()) == Data(#""A@b.co""#.utf8))
     }
 }
+
+@Suite struct PhoneNumberTests {
+    @Test(arguments: [
+        ("+8613800138000", "+8613800138000"), (" +14155550123 ", "+14155550123"), ("+12345678", "+12345678"),
+        ("+123456789012345", "+123456789012345"),
+    ])
+    func accepted(_ typed: String, _ expected: String) throws {
+        #expect(try PhoneNumber.validate(typed).get().value == expected)
+    }
+
+    @Test(arguments: [
+        "", "+", "8613800138000", "+1234567", "+1234567890123456", "+86 138 0013 8000", "+86-13800138000", "+(86)13800138000",
+        "++8613800138000", "+861380013800a", "+８６１３８００１３８０００", "+٨٦١٣٨٠٠١٣٨٠٠٠", "00 86 13800138000", "+8613800138000\r\nBcc: x",
+        "+86\u{200B}13800138000",
+    ])
+    func refused(_ typed: String) {
+        let issues = failure(PhoneNumber.validate(typed, field: "customer.phone"))
+        #expect(issues?.first?.field == "customer.phone", "\(typed)")
+        #expect(issues?.first?.message.contains("E.164") == true)
+    }
+}

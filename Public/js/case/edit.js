@@ -24,7 +24,9 @@ export function openEdit() {
     h('div', { class: 'inline-fields' },
       field('edit-name', 'Customer name', h('input', { type: 'text', id: 'edit-name', autocomplete: 'off', value: c.customer?.name ?? '' })),
       field('edit-contact', 'Contact e-mail', h('input', { type: 'email', id: 'edit-contact', autocomplete: 'off', value: c.customer?.contact_email ?? '' }),
-        'The customer\'s own address; the previous one is told of the change')),
+        'The customer\'s own address; the previous one is told of the change'),
+      field('edit-phone', 'Phone', h('input', { type: 'tel', id: 'edit-phone', autocomplete: 'off', value: c.customer?.phone ?? '' }),
+        'E.164: + and 8 to 15 digits; empty: none on file')),
     field('edit-language', 'Customer\'s language', h('select', { id: 'edit-language' },
       h('option', { value: '', selected: c.language == null }, 'Not known'),
       VOCABULARY.languages.map((value) => h('option', { value, selected: c.language === value }, label(LANGUAGES, value))))),
@@ -67,6 +69,8 @@ export function correction(form, c) {
   const customer = {};
   if (text(form, 'edit-name') !== (c.customer?.name ?? '')) customer.name = text(form, 'edit-name');
   if (text(form, 'edit-contact') !== (c.customer?.contact_email ?? '')) customer.contact_email = text(form, 'edit-contact');
+  const phone = text(form, 'edit-phone') || null;
+  if (phone !== (c.customer?.phone ?? null)) customer.phone = phone;
   if (Object.keys(customer).length) patch.customer = customer;
   const language = text(form, 'edit-language') || null;
   if (language !== (c.language ?? null)) patch.language = language;

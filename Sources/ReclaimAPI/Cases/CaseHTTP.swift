@@ -83,8 +83,11 @@ enum CaseHTTP {
             "facts": facts,
             "account_email": erased ? .null : .string(record.accountEmail),
             "customer": erased
-                ? ["name": nil, "contact_email": nil]
-                : ["name": .string(record.customerName), "contact_email": .string(record.customerContactEmail)],
+                ? ["name": nil, "contact_email": nil, "phone": nil]
+                : [
+                    "name": .string(record.customerName), "contact_email": .string(record.customerContactEmail),
+                    "phone": .optional(record.customerPhone),
+                ],
             "devices": erased ? .null : .array(record.devices.map(\.json)),
             "summary": erased ? .null : .string(record.summary),
             "erased_at": Timestamp.json(record.erasedAt),
@@ -165,6 +168,8 @@ enum CaseHTTP {
         optional(erased ? nil : record.customerContactEmail)
         raw(",\"name\":")
         optional(erased ? nil : record.customerName)
+        raw(",\"phone\":")
+        optional(erased ? nil : record.customerPhone)
         raw("},\"devices\":")
         if erased { raw("null") } else { raw("[") }
         for (index, device) in record.devices.enumerated() where !erased {

@@ -10,6 +10,9 @@ extension OpenAPIDocument {
         "type": "string", "format": "email", "maxLength": EmailAddress.maximumLength,
         "description": EmailAddress.rule,
     ]
+    nonisolated(unsafe) static let phone: [String: Any] = [
+        "type": "string", "pattern": PhoneNumber.pattern, "description": PhoneNumber.rule,
+    ]
     nonisolated(unsafe) private static let dateTime: [String: Any] = ["type": ["string", "null"], "format": "date-time"]
     nonisolated(unsafe) private static let caseNumber: [String: Any] = [
         "type": "string", "pattern": "^[1-9][0-9]{11}$", "description": "12 digits, the last a Damm check digit.",
@@ -64,7 +67,10 @@ extension OpenAPIDocument {
         "account_email": ["type": ["string", "null"], "description": "null once erased."],
         "customer": [
             "type": "object", "description": "Its members null once erased.",
-            "properties": ["name": ["type": ["string", "null"]], "contact_email": ["type": ["string", "null"]]],
+            "properties": [
+                "name": ["type": ["string", "null"]], "contact_email": ["type": ["string", "null"]],
+                "phone": ["type": ["string", "null"], "description": "E.164; null when none is on file (and once erased)."],
+            ],
         ],
         "devices": ["type": ["array", "null"], "items": device, "description": "null once erased."],
         "summary": ["type": ["string", "null"], "description": "null once erased."],
@@ -154,7 +160,10 @@ extension OpenAPIDocument {
             "properties": [
                 "kind": ["type": "string", "enum": CaseKind.allCases.map(\.rawValue)],
                 "account_email": mailbox,
-                "customer": ["type": "object", "required": ["name", "contact_email"], "properties": ["name": string, "contact_email": mailbox]],
+                "customer": [
+                    "type": "object", "required": ["name", "contact_email"],
+                    "properties": ["name": string, "contact_email": mailbox, "phone": phone.merging(["type": ["string", "null"]]) { $1 }],
+                ],
                 "devices": ["type": "array", "items": device],
                 "facts": facts,
                 "summary": string,
@@ -188,6 +197,12 @@ extension OpenAPIDocument {
                             [
                                 "description": "The customer's own address. The previous one is told of the change "
                                     + "(the new one masked), unless it reaches the rescue address. " + EmailAddress.rule
+                            ], uniquingKeysWith: { $1 }),
+                        "phone": phone.merging(
+                            [
+                                "type": ["string", "null"],
+                                "description": "The customer's phone (null: none on file). " + PhoneNumber.rule
+                                    + " Changing it while unlock steps wait cancels them, as the contact address does.",
                             ], uniquingKeysWith: { $1 }),
                     ],
                 ],
@@ -357,6 +372,7 @@ extension OpenAPIDocument {
             "type": "object", "required": ["email"],
             "properties": [
                 "email": mailbox,
+                "phone": phone,
                 "security_questions": [
                     "type": "array",
                     "items": [
@@ -378,6 +394,7 @@ extension OpenAPIDocument {
             "type": "object", "required": ["id", "email", "security_questions", "cards", "devices"],
             "properties": [
                 "id": ["type": "string", "format": "uuid"], "email": string,
+                "phone": ["type": ["string", "null"], "description": "E.164; null when none is on file."],
                 "security_questions": ["type": "array", "items": ["type": "object", "properties": ["id": string, "question": string]]],
                 "cards": [
                     "type": "array",

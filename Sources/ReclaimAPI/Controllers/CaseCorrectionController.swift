@@ -49,9 +49,10 @@ extension CasesController {
             let value = body[name]!
             switch name {
             case "customer":
-                guard let customer = object(value, "customer", members: ["name", "contact_email"]) else { continue }
+                guard let customer = object(value, "customer", members: ["name", "contact_email", "phone"]) else { continue }
                 if let name = customer["name"] { correction.customerName = string(name, "customer.name") }
                 if let contact = customer["contact_email"] { correction.contactEmail = string(contact, "customer.contact_email") }
+                if let phone = customer["phone"], let given = optionalString(phone, "customer.phone") { correction.phone = given }
             case "language":
                 if case .null = value {
                     correction.language = .some(nil)

@@ -40,14 +40,7 @@ extension CasesController {
                 "evidence_id": .string(document.id.uuidString.lowercased()), "file": .string(name), "media_type": .string(mediaType),
             ])
         }
-        let body: JSONValue = [
-            "exported_at": Timestamp.json(now),
-            "case": CaseHTTP.representation(export.record, actorTier: nil, workflow: workflow, now: now),
-            "timeline": .array(export.events.map(\.json)), "notes": .array(export.notes.map(\.json)),
-            "evidence": .array(export.evidence.map(\.json)), "messages": .array(export.messages.map(CaseMessagesController.json)),
-            "documents": .array(files),
-        ]
-        let caseJSON = Array(body.canonical.utf8)
+        let caseJSON = Array(Self.caseJSON(export, files: files, workflow: workflow, now: now).canonical.utf8)
         let documents = entries
         let pool = context.pool
         let exporting = self.operations
@@ -69,5 +62,43 @@ extension CasesController {
                 ("Content-Disposition", "attachment; filename=\"case-\(export.record.number).zip\""),
                 ("Cache-Control", "no-store"),
             ], stream: stream)
+    }
+
+    /// The export's `case.json`: the case (without its `risk` flag), its timeline, notes, evidence, the messages both
+    /// ways in time order (sent, and received with `from`, `to`, `subject`, `date`, `message_id`, text and attachments'
+    /// evidence ids), the documents' files, and `withheld` (what the desk recorded about fraud, left out, by kind and count).
+    static func caseJSON(_ export: CaseOperations.CaseExport, files: [JSONValue], workflow: Workflow, now: Date) -> JSONValue {
+        var kase = CaseHTTP.representation(export.record, actorTier: nil, workflow: workflow, now: now)
+        if case .object(var members) = kase {
+            members["risk"] = nil
+            kase = .object(members)
+        }
+        var messages: [JSONValue] = []
+        var received = export.received[...]
+        for item in export.messages {
+            while let mail = received.first, mail.message.receivedAt < item.at {
+                messages.append(Self.exportJSON(mail))
+                received = received.dropFirst()
+            }
+            messages.append(CaseMessagesController.json(item))
+        }
+        messages += received.map(Self.exportJSON)
+        return [
+            "exported_at": Timestamp.json(now), "case": kase,
+            "timeline": .array(export.events.map(\.json)), "notes": .array(export.notes.map(\.json)),
+            "evidence": .array(export.evidence.map(\.json)), "messages": .array(messages), "documents": .array(files),
+            "withheld": .object(export.withheld.mapValues { .int(Int64($0)) }),
+        ]
+    }
+
+    /// A received mail as the export holds it.
+    static func exportJSON(_ mail: CaseOperations.ReceivedMail) -> JSONValue {
+        let message = mail.message
+        return [
+            "direction": "in", "id": .string(message.id.uuidString.lowercased()), "received_at": Timestamp.json(message.receivedAt),
+            "from": .optional(message.from), "to": .array(mail.to.map(JSONValue.string)), "subject": .optional(message.subject),
+            "date": Timestamp.json(mail.date), "message_id": .optional(message.messageID), "text": .string(message.text),
+            "attachments": .array(message.attachments.map { .string($0.uuidString.lowercased()) }),
+        ]
     }
 }

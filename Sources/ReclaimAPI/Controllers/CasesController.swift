@@ -34,8 +34,9 @@ final class CasesController: Sendable {
         struct Customer: Decodable {
             var name: String
             var contactEmail: String
+            var phone: String?
             enum CodingKeys: String, CodingKey {
-                case name
+                case name, phone
                 case contactEmail = "contact_email"
             }
         }
@@ -68,11 +69,12 @@ final class CasesController: Sendable {
     @Sendable func create(_ request: HTTPRequest) throws -> HTTPResponse {
         let principal = try context.authorize(.createCase, request)
         let body = try request.decodeJSON(CreateBody.self)
-        let opening = CaseOperations.Opening(
+        var opening = CaseOperations.Opening(
             kind: body.kind, accountEmail: body.accountEmail, customerName: body.customer.name, customerContactEmail: body.customer.contactEmail,
             devices: (body.devices ?? []).map { .init(serial: $0.serial, imei: $0.imei, model: $0.model) },
             facts: body.facts?.facts ?? CaseFacts(), summary: body.summary ?? "", rescueEmail: body.facts?.rescueEmail,
             language: body.language)
+        opening.customerPhone = body.customer.phone
         let now = self.now
         return try context.transaction(for: request) { connection in
             let opened = try operations.open(opening, by: principal.actor, at: now, on: connection)

@@ -27,11 +27,21 @@ final class InboundController: Sendable {
         var reason: String
     }
 
-    /// `GET /api/v1/inbound`: `{"items": [{"id", "from", "subject", "received_at", "reason"}]}`, newest first.
+    /// `GET /api/v1/inbound[?kind=auto]`: `{"items": [{"id", "from", "from_rescue_address", "subject", "text",
+    /// "received_at", "reason"}]}`, newest first: people's mail, or the auto-submitted and bulk mail with `kind=auto`.
     @Sendable func list(_ request: HTTPRequest) throws -> HTTPResponse {
         try context.authorize(.handleInboundMail, request)
-        let messages = try context.pool.withConnection { try InboundMessageStore.unmatched(limit: Self.listLimit, on: $0) }
-        return CaseHTTP.json(["items": .array(messages.map(Self.json))])
+        let automatic: Bool
+        switch request.query("kind") {
+        case nil, "unmatched": automatic = false
+        case "auto": automatic = true
+        default: throw Problem.unprocessable(errors: [FieldError(field: "kind", message: "One of unmatched, auto.")])
+        }
+        let (messages, rescue) = try context.pool.withConnection { connection in
+            let messages = try InboundMessageStore.unmatched(automatic: automatic, limit: Self.listLimit, on: connection)
+            return (messages, try InboundMessageStore.rescueSenders(Array(Set(messages.compactMap(\.from))), on: connection))
+        }
+        return CaseHTTP.json(["items": .array(messages.map { Self.json($0, fromRescueAddress: $0.from.map(rescue.contains) ?? false) })])
     }
 
     /// `POST /api/v1/inbound/{id}/attach` `{"case_number"}`: the mail becomes that case's message (`matched_by: agent`).
@@ -67,9 +77,10 @@ final class InboundController: Sendable {
         return id
     }
 
-    static func json(_ message: InboundMessageRecord) -> JSONValue {
+    static func json(_ message: InboundMessageRecord, fromRescueAddress: Bool) -> JSONValue {
         [
-            "id": .string(message.id.uuidString.lowercased()), "from": .optional(message.from), "subject": .optional(message.subject),
+            "id": .string(message.id.uuidString.lowercased()), "from": .optional(message.from),
+            "from_rescue_address": .bool(fromRescueAddress), "subject": .optional(message.subject), "text": .string(message.text),
             "received_at": Timestamp.json(message.receivedAt), "reason": .optional(message.unmatchedReason),
         ]
     }

@@ -70,10 +70,17 @@ extension OpenAPIDocument {
                 "items": [
                     "type": "array",
                     "items": [
-                        "type": "object", "required": ["id", "from", "subject", "received_at", "reason"],
+                        "type": "object", "required": ["id", "from", "from_rescue_address", "subject", "text", "received_at", "reason"],
                         "properties": [
                             "id": ["type": "string", "format": "uuid"], "from": ["type": ["string", "null"]],
-                            "subject": ["type": ["string", "null"]], "received_at": ["type": "string", "format": "date-time"],
+                            "from_rescue_address": [
+                                "type": "boolean",
+                                "description":
+                                    "The sender reaches the mailbox of a rescue address some case recorded (current or former): the thief's.",
+                            ],
+                            "subject": ["type": ["string", "null"]],
+                            "text": ["type": "string", "description": "The mail's plain text (HTML converted to text), to read as text."],
+                            "received_at": ["type": "string", "format": "date-time"],
                             "reason": ["type": ["string", "null"], "description": "Why no rule matched it."],
                         ],
                     ],

@@ -1,7 +1,7 @@
 c.id, c.case_number, c.access_code_hash, c.access_code_key_id, c.kind, c.state, c.tier, c.path,
 c.rescue_email_added, c.security_questions_changed, c.two_step_enabled, c.lost_mode_enabled,
 c.opened_at, c.state_entered_at, c.path_clock_started_at, c.paused_seconds, c.paused_since, c.due_at,
-c.account_email, c.customer_name, c.customer_contact_email, c.devices::text AS devices, c.summary,
+c.account_email, c.customer_name, c.customer_contact_email, c.customer_phone, c.devices::text AS devices, c.summary,
 c.assignee_id, a.name AS assignee_name, a.tier AS assignee_tier, c.frozen, c.created_at, c.updated_at, c.version,
 c.rescue_email, array_to_string(c.former_rescue_emails, ' ') AS former_rescue_emails, c.language, array_to_string(c.unlocks_done, ',') AS unlocks_done, c.created_by,
 (SELECT m.case_number FROM cases m WHERE m.id = c.merged_into) AS merged_into_number, c.merged_from_state, c.risk, c.erased_at, c.awaiting_reply,
