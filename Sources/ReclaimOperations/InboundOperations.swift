@@ -135,7 +135,7 @@ extension CaseOperations {
     func fileAttachments(_ attachments: [MailAttachment], message id: UUID, on record: CaseRecord, at now: Date, on connection: PostgresConnection)
         throws
     {
-        guard record.snapshot.state.isOpen, record.snapshot.state != .merged else { return }
+        guard !attachments.isEmpty, record.snapshot.state.isOpen, record.snapshot.state != .merged else { return }
         let keys = try requireKeys()
         var room = try documentLimit - EvidenceStore.documentCount(caseID: record.id, on: connection)
         for attachment in attachments where !attachment.bytes.isEmpty && attachment.bytes.count <= DocumentUpload.maximumBytes {

@@ -13,7 +13,7 @@ FROM case_risk_signals WHERE case_id = :r_id ORDER BY raised_at, id;
 -- bind $1 = ARRAY[lower(:r_account_email), lower(:r_customer_contact_email)]
 -- bind $3 = ARRAY['new', 'identity_check', 'awaiting_documents', 'document_review', 'engineering']
 -- bind $4 = now() - interval '90 days'
-SELECT c.case_number, c.state, c.tier, c.opened_at, c.account_email, c.customer_name, c.customer_contact_email,
+SELECT c.case_number, c.state, c.tier, c.opened_at, c.account_email, c.customer_name, c.customer_contact_email, c.customer_phone,
     c.devices::text AS devices
 FROM cases c WHERE c.id IN (SELECT s.case_id FROM case_search s WHERE s.term = ANY(ARRAY[lower(:r_account_email), lower(:r_customer_contact_email)]))
     AND c.id <> :r_id AND c.erased_at IS NULL AND (c.state = ANY(ARRAY['new', 'identity_check', 'awaiting_documents', 'document_review', 'engineering']) OR c.state_entered_at >= now() - interval '90 days')

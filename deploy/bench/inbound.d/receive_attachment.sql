@@ -38,12 +38,15 @@ SELECT seq, hash FROM case_events WHERE case_id = :p_id ORDER BY seq DESC LIMIT 
 \startpipeline
 INSERT INTO case_events (case_id, seq, at, actor, type, data, prev_hash, hash)
 VALUES (:p_id, :next, :now, :actor, :received_type, :received_data, :e_hash, :event_hash);
--- The attachment (an invoice photo, sniffed as image/png): filed as evidence, which reads the case, appends
--- evidence_filed, fans out evidence.filed, looks for the same document on another account's case, and reads the case
--- again (a document arrived: a case awaiting documents would move to review; these are new). pgbench reads no answer
--- inside a pipeline (no \gset), and needs none of this one.
-SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.id = :p_id;
+-- The room left under the case's document limit (RECLAIM_CASE_DOCUMENTS), before its attachments are filed.
+SELECT count(*) AS n FROM evidence WHERE case_id = :p_id AND document;
 \endpipeline
+-- The attachment (an invoice photo, sniffed as image/png): filed as evidence, which reads the case, counts its
+-- documents again under the case's lock (the limit, for every filer), appends evidence_filed, fans out evidence.filed,
+-- looks for the same document on another account's case, and reads the case again (a document arrived: a case awaiting
+-- documents would move to review; these are new).
+SELECT {case_columns}, {standing_columns} FROM cases c LEFT JOIN agents a ON a.id = c.assignee_id WHERE c.id = :p_id;
+SELECT count(*) AS n FROM evidence WHERE case_id = :p_id AND document;
 -- unrecorded: the service writes the evidence row with a binary COPY (the sealed content streamed), which the
 -- statement recorder does not see and pgbench cannot send: here the same row as an INSERT.
 INSERT INTO evidence (id, case_id, kind, document, factor, matched, summary, details, card_fingerprint, card_fingerprint_key_id,
