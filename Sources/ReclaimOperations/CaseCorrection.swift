@@ -146,6 +146,10 @@ extension CaseOperations {
             Self.checkContact(contact, formerRescue: accountRescue + record.formerRescueEmails, issues: &issues)
         }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
+        // Who is told goes through a verified call (api.md v1.3 "The call, verified both ways"): a caller who knows only
+        // the case number cannot move the case's mail to their own mailbox. Hook for `customer.phone`: add its change here.
+        let changesWhoIsTold = contact != record.customerContactEmail
+        if changesWhoIsTold { _ = try requireVerifiedCaller(record, actorTier: actorTier, by: actor, at: now, on: connection) }
         // A rescue address removed or replaced stays the thief's: kept among the former ones.
         var former = record.formerRescueEmails
         if let old = record.rescueEmail, rescue.map({ !EmailAddress.sameMailbox($0, old) }) ?? true,

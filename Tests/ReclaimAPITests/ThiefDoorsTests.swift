@@ -131,9 +131,10 @@ import Testing
     /// steps and raises `contact_changed`.
     @Test func theCoolingOffHoldsAgainstUnfreezeAndCorrections() throws {
         let w = try CoolingOffWorld()
-        let (number, _, version) = try w.engineeringCase()
+        let (number, code, version) = try w.engineeringCase()
         _ = try w.schedule(number, "remove_rescue_email", version: version)
         let tier2 = try w.world.agent(.tier2)
+        try w.world.verifyCaller(number, accessCode: code, as: tier2)
         let unfreeze = try w.world.post("/api/v1/cases/\(number)/actions/unfreeze", as: tier2, json: [String: Any](), ifMatch: version + 1)
         #expect(unfreeze.status == 409, "\(unfreeze.text)")
         #expect(try unfreeze.problem().code == "cooling_off")
