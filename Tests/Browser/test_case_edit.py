@@ -31,6 +31,8 @@ class CaseEditTests(BrowserTestCase):
         self.assertEqual(customer.find('#call-desk').text, agent.find('#call-desk-code').text, 'the desk code is one code')
         self.assertLessEqual(customer.overflow(), 0, 'nothing overflows at 390 px')
         self.assert_accessible(customer)
+        customer.driver.execute_script("document.getElementById('calls-block').scrollIntoView()")
+        self.readme_screenshot(customer, 'call-codes-status-zh-Hant-phone.png')
         spoken = customer.find('#call-customer').text
         self.assertNotIn(spoken, agent.find('#case-body').text, 'the agents never see the customer code')
         agent.fill('#call-customer-code', spoken)
@@ -38,6 +40,8 @@ class CaseEditTests(BrowserTestCase):
         agent.wait_for_text('#case-message', 'Caller verified until')
         agent.wait_for_text('#call-state', 'Caller verified by you (customer code) until')
         self.assert_accessible(agent)
+        agent.driver.execute_script("document.getElementById('panel-call').scrollIntoView()")
+        self.readme_screenshot(agent, 'call-case-verified.png')
 
     def row(self, case_number, columns):
         return self.service.psql("SELECT %s FROM cases WHERE case_number = '%s'" % (columns, case_number))
