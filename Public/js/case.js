@@ -10,6 +10,7 @@ import { formatDateTime, timeLeft } from './format.js';
 import { groupCaseNumber } from './identifiers.js';
 import { FACTS, FINISHED_STATES, LANGUAGES, PATHS, STATES, TIERS, label } from './labels.js';
 import { actionsPanel } from './case/actions.js';
+import { callPanel } from './case/call.js';
 import { loadAnswers } from './case/answers.js';
 import { agentNames, allows, app, current, dl, message, problemWords, say, setApp, setCurrent } from './case/common.js';
 import { openEdit } from './case/edit.js';
@@ -81,6 +82,7 @@ function render() {
       h('div', { class: 'case-main' },
         c.risk || c.risk_signals?.length || app.can('case.flag') ? section('Risk', 'risk', riskPanel(c)) : null,
         c.related?.length ? section('Related cases', 'related', relatedPanel(c)) : null,
+        'call_codes' in c ? section('The call', 'call', callPanel(c)) : null,
         section('Actions', 'actions', actionsPanel(c)),
         privacy ? section('Personal data', 'privacy', privacy) : null,
         c.unlocks?.required?.length || c.state === 'engineering' ? section('Unlock checklist', 'unlocks', unlockChecklist(c)) : null,

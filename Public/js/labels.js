@@ -125,6 +125,7 @@ export const MESSAGE_KINDS = {
   merged: 'merged into another case', contact_changed: 'the contact address changed (to the previous address)',
   document_rejected: 'a document rejected (with the customer reason)',
   unlock_scheduled: 'an unlock scheduled (the notice with the stop link, to every address on file)',
+  caller_code: 'a one-time code to verify a caller on the phone',
   'case.unlock_scheduled': 'case.unlock_scheduled', 'case.unlock_cancelled': 'case.unlock_cancelled', 'case.unlock_done': 'case.unlock_done',
   'case.opened': 'case.opened', 'case.state_changed': 'case.state_changed', 'case.merged': 'case.merged',
   'evidence.filed': 'evidence.filed', 'evidence.reviewed': 'evidence.reviewed', 'note.added': 'note.added', 'audit.checkpoint': 'audit.checkpoint', 'message.received': 'message.received',
@@ -140,6 +141,7 @@ export const RISK_SIGNALS = {
   flagged: 'Flagged by an agent',
   parallel_case: 'Another case on this account or device names a different customer',
   contact_changed: 'Contact, rescue facts or devices corrected while an unlock step waited',
+  caller_code_guessed: 'Nine wrong call codes: someone may be calling as the customer',
 };
 
 /** Why another case is related (RelatedCases.Reason): what the case page's related list says. */

@@ -147,6 +147,11 @@ function updateFileHint() {
 
 // ---- Rendering ------------------------------------------------------------------------------------
 
+/** Six digits as read aloud: "482 109". */
+function groupCallCode(code) {
+  return `${code.slice(0, 3)} ${code.slice(3)}`;
+}
+
 function renderProgress(steps) {
   return steps.map((step) => {
     const mark = MARKS.includes(step.mark) ? step.mark : 'upcoming';
@@ -178,6 +183,13 @@ function renderStatus(status) {
   byId('due-label').textContent = t(passed ? 'result.due_passed' : 'result.due');
   byId('due').textContent = passed ? t('result.late', { date: formatWhen(status.due_at) }) : formatWhen(status.due_at);
   show(byId('due-fact'), Boolean(status.due_at));
+
+  // The call codes (api.md v1.3): the desk's, to check a caller who says they are us; hers, to read to us when she calls.
+  const codes = status.call_codes;
+  byId('call-desk').textContent = codes ? groupCallCode(codes.desk) : '';
+  byId('call-customer').textContent = codes ? groupCallCode(codes.customer) : '';
+  byId('calls-until').textContent = codes ? t('calls.until', { time: formatWhen(codes.valid_until) }) : '';
+  show(byId('calls-block'), Boolean(codes));
 
   // The service's own sentences for what is missing, in the answer's language and the same order.
   const missing = status.missing_text ?? [];

@@ -329,7 +329,7 @@ public final class DeliveryWorker: Sendable {
                 throw DeliveryError("the key that sealed the message is not in the key file")
             }
             let symbols = try SecretBox.open(sealed, key: key, associatedData: CaseMessages.secretAssociatedData(message.id))
-            if kind.carriesStopLink {
+            if kind.carriesStopLink || kind.carriesCallerCode {
                 stopToken = String(decoding: symbols, as: UTF8.self)
             } else {
                 code = AccessCode(normalizing: String(decoding: symbols, as: UTF8.self))?.display
@@ -348,6 +348,16 @@ public final class DeliveryWorker: Sendable {
                 body: MailText.unlockNotice(
                     caseNumber: display, step: step, effectiveAt: when, stopURL: "\(base)/status/stop#\(stopToken)", language: language,
                     contact: settings.supportContact, notices: status.notices),
+                messageID: message.id, date: message.createdAt)
+        }
+        if kind.carriesCallerCode {
+            guard let callerCode = stopToken else { throw DeliveryError("the mail has no caller code") }
+            var until = ""
+            if case .string(let text)? = payload["expires_at"] { until = Self.readableTime(text) }
+            return MIMEMessage(
+                from: settings.mailFrom, to: recipient, subject: MailText.subject(kind, caseNumber: display, language: language),
+                body: MailText.callerCodeBody(
+                    caseNumber: display, code: callerCode, expiresAt: until, language: language, contact: settings.supportContact),
                 messageID: message.id, date: message.createdAt)
         }
         let link = "\(base)/status?case=\(number)"

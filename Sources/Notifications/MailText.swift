@@ -31,6 +31,9 @@ public enum MailText {
         case (.unlockScheduled, .english): "Case \(caseNumber): a change to the account is scheduled — stop it if this wasn't you"
         case (.unlockScheduled, .simplifiedChinese): "案件 \(caseNumber)：账户即将被更改——如果不是您本人，请立即停止"
         case (.unlockScheduled, .traditionalChinese): "案件 \(caseNumber)：帳號即將被變更——如果不是您本人，請立即停止"
+        case (.callerCode, .english): "Case \(caseNumber): your one-time code for our call"
+        case (.callerCode, .simplifiedChinese): "案件 \(caseNumber)：本次通话的一次性验证码"
+        case (.callerCode, .traditionalChinese): "案件 \(caseNumber)：本次通話的一次性驗證碼"
         }
     }
 
@@ -78,6 +81,10 @@ public enum MailText {
             "Our support team has recorded a change to the account of case \(caseNumber). You are receiving this at every address we have for the account."
         case (.unlockScheduled, .simplifiedChinese): "我们的客服已为案件 \(caseNumber) 的账户记录了一项更改。我们已向该账户登记的每个邮箱发送此通知。"
         case (.unlockScheduled, .traditionalChinese): "我們的客服已為案件 \(caseNumber) 的帳號記錄了一項變更。我們已向該帳號登記的每個電子郵件地址寄出此通知。"
+        case (.callerCode, .english):
+            "An agent on the phone about case \(caseNumber) asked us to send you this code, to check that they are speaking with you."
+        case (.callerCode, .simplifiedChinese): "正在就案件 \(caseNumber) 与您通话的客服请我们向您发送此验证码，以确认对方正在与您本人通话。"
+        case (.callerCode, .traditionalChinese): "正在就案件 \(caseNumber) 與您通話的客服請我們寄送此驗證碼給您，以確認對方正在與您本人通話。"
         }
     }
 
@@ -119,6 +126,25 @@ public enum MailText {
         lines += notices.flatMap { ["", $0.text(language, contact: contact)] }
         lines += ["", "-- ", signature(language)]
         return lines.joined(separator: "\n")
+    }
+
+    /// The one-time code line: what it is for, until when (UTC), and to whom alone it may be read.
+    static func callerCodeLine(_ code: String, expiresAt: String, language: CustomerLanguage) -> String {
+        switch language {
+        case .english:
+            "Your code: \(code)\nIt works until \(expiresAt) (UTC). Read it only to the agent you are on the phone with about this case; we never ask for it otherwise."
+        case .simplifiedChinese: "您的验证码：\(code)\n有效期至 \(expiresAt)（UTC）。只可念给正在就此案件与您通话的客服；除此之外我们绝不会向您索取。"
+        case .traditionalChinese: "您的驗證碼：\(code)\n有效期限至 \(expiresAt)（UTC）。只可唸給正在就此案件與您通話的客服；除此之外我們絕不會向您索取。"
+        }
+    }
+
+    /// The mail of a one-time caller code: what happened, the code and its limits, whom to call if no call is going on.
+    public static func callerCodeBody(caseNumber: String, code: String, expiresAt: String, language: CustomerLanguage, contact: String) -> String {
+        [
+            greeting(language), "", news(.callerCode, caseNumber: caseNumber, language: language), "",
+            callerCodeLine(code, expiresAt: expiresAt, language: language), notYouLine(contact, language: language), "", "-- ",
+            signature(language),
+        ].joined(separator: "\n")
     }
 
     /// Where the case stands, in the customer's words: the status page's heading for `stage`, from the same

@@ -200,8 +200,12 @@ public struct DemoSeed: Sendable {
         case mergeIntoEarlier
         /// Tier 1 flags the case (risk signal `flagged`).
         case flag(String)
-        /// Tier 2 corrects the contact address (during a cooling-off: the steps are cancelled, `contact_changed`).
+        /// Tier 2 corrects the contact address (during a cooling-off: the steps are cancelled, `contact_changed`), after
+        /// the victim on the phone read her customer code (a verified call, api.md v1.3).
         case correctContact(String)
+        /// An impostor on the phone reads tier 1 nine wrong customer codes: `caller_code_guessed` (the lock has lapsed by
+        /// the real now: each case's history lies days back).
+        case guessCallCodes
         /// The customer uploads the one demo file every such step uploads (another account's case holds it too).
         case sharedDocument(EvidenceKind)
         /// A reply to the case's mail arrives from its contact address (the case then awaits the desk's answer) or, the
@@ -371,7 +375,7 @@ public struct DemoSeed: Sendable {
             accountEmail: "invoice.two@example.org", serial: "H4KXK9ZJH3QB"),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Caller pressed to have the security questions changed at once.",
-            steps: [.flag("The caller read the answers from a script and hung up when asked for the device model.")],
+            steps: [.flag("The caller read the answers from a script and hung up when asked for the device model."), .guessCallCodes],
             accountEmail: "pressed.caller@example.com", serial: "J8MXK9ZJH3QC"),
         Plan(
             count: 1, kind: .accountTakeover, facts: takeover, summary: "Asked for the invoice; the customer answered by mail.",
@@ -501,11 +505,24 @@ public struct DemoSeed: Sendable {
                 _ = try pool.withTransaction { try operations.receive(raw: Array(raw.utf8), truncated: false, rules: rules, at: at, on: $0) }
             case .flag(let reason):
                 _ = try pool.withTransaction { try operations.flag(number, reason: reason, by: agents.actor(.tier1), at: at, on: $0) }
+            case .guessCallCodes:
+                let right = CallCodeDerivation.code(.customer, for: record, step: CallCodes.step(at: at), keys: keys)
+                for _ in 0..<StatusThrottlePolicy.default.caseLimit {
+                    _ = try pool.withTransaction { connection in
+                        try operations.verifyCaller(
+                            number, proof: .customerCode(right == "000000" ? "000001" : "000000"), actorTier: .tier1, by: agents.actor(.tier1),
+                            at: at, on: connection)
+                    }
+                }
             case .correctContact(let address):
                 var correction = CaseOperations.Correction()
                 correction.contactEmail = address
+                // As at the desk: the victim on the phone reads her customer code, then the agent corrects the address.
+                let customerCode = CallCodeDerivation.code(.customer, for: record, step: CallCodes.step(at: at), keys: keys)
                 _ = try pool.withTransaction { connection in
-                    try operations.correct(
+                    _ = try operations.verifyCaller(
+                        number, proof: .customerCode(customerCode), actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
+                    return try operations.correct(
                         number, expectedVersion: record.version, correction, actorTier: .tier2, by: agents.actor(.tier2), at: at, on: connection)
                 }
             case .assign(let tier):

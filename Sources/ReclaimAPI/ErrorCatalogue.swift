@@ -56,6 +56,8 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
     case accountBusy = "account_busy"
     case coolingOff = "cooling_off"
     case tooManyDocuments = "too_many_documents"
+    case callerNotVerified = "caller_not_verified"
+    case callerCodeWrong = "caller_code_wrong"
     // Personal data
     case caseOpen = "case_open"
     case caseErased = "case_erased"
@@ -96,10 +98,10 @@ enum ErrorCode: String, CaseIterable, ProblemKind {
             .notFrozen, .notSameAccount, .endpointDisabled, .sameAdmin, .proposalExpired, .proposalClosed:
             409
         case .accessCodeJustIssued, .pathDecided, .differentCustomer, .riskUncleared, .fourEyes, .unlockNotScheduled, .caseOpen,
-            .alreadyErased, .accountBusy, .coolingOff, .tooManyDocuments:
+            .alreadyErased, .accountBusy, .coolingOff, .tooManyDocuments, .callerNotVerified:
             409
         case .caseErased: 410
-        case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused: 422
+        case .idempotencyMismatch, .unlockRequired, .unlockNotAllowed, .reasonRequired, .passkeyRefused, .callerCodeWrong: 422
         case .lockedOut: 429
         case .notConfigured, .busy, .databaseUnavailable, .databaseBusy, .databaseTimeout, .databaseOverloaded, .notMigrated, .schemaMismatch: 503
         }
@@ -286,6 +288,20 @@ extension OperationError: Refusal {
         case .caseErased:
             // The one code answered with two statuses, as the contract says: 410 for a look-up (gone), 409 for a change.
             Problem(ErrorCode.caseErased, detail: "What identified the customer was erased: the case takes no more changes.").with(status: 409)
+        case .callerNotVerified:
+            Problem(
+                ErrorCode.callerNotVerified,
+                detail:
+                    "Verify the caller first (POST /api/v1/cases/{n}/caller-verification): have them read the customer code on their status page, or mail them a one-time code and have them read it.",
+                extraMembers: ["ways": CallCodes.Method.allCases.map(\.rawValue)])
+        case .callerCodeWrong:
+            Problem(
+                ErrorCode.callerCodeWrong,
+                detail: "This is not the case's code. Wrong codes count against the case's look-up budget; never guess one for the caller.")
+        case .callerCodeLocked(let until, let now):
+            Problem.tooManyRequests(
+                retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up))), code: ErrorCode.lockedOut,
+                detail: "Too many wrong codes for this case: no code is checked until the lock ends, and the case is flagged.")
         }
     }
 
@@ -298,12 +314,14 @@ extension OperationError: Refusal {
         .accountNotFound, .keysUnavailable,
         .accessCodeJustIssued(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)), .unlockNotScheduled,
         .riskUncleared([.deviceClaimedElsewhere, .flagged]), .fourEyes, .stopLinkUnknown, .inboundNotFound, .inboundHandled,
-        .accountBusy("123456789012"), .coolingOff, .caseErased, .tooManyDocuments(limit: 100),
+        .accountBusy("123456789012"), .coolingOff, .caseErased, .tooManyDocuments(limit: 100), .callerNotVerified, .callerCodeWrong,
+        .callerCodeLocked(until: Date(timeIntervalSince1970: 60), now: Date(timeIntervalSince1970: 0)),
     ]
 
     /// The refusals the case-changing routes answer besides the workflow's, for their documented statuses.
     static let caseChanges: [OperationError] = [
         .alreadyFrozen, .notFrozen, .riskUncleared([.flagged]), .fourEyes, .accountBusy("123456789012"), .coolingOff, .caseErased,
+        .callerNotVerified,
     ]
 }
 

@@ -247,22 +247,40 @@ struct Routes {
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/access-code", operationID: "reissueAccessCode",
                 summary:
-                    "Issue a new access code for a lost one (agents): it is mailed to the contact address, and answered (access_code, shown once) only when the request carries caller_check, how the caller was verified (tier2+; recorded in the event); otherwise 201 holds no code. The old code stops working, the case number's status lock is cleared, the event names who did it. At most one a minute per case.",
+                    "Issue a new access code for a lost one (agents): it is mailed to the contact address, and answered (access_code, shown once) only with read_out true: tier2+, and only while this agent has verified the caller (caller-verification, within 15 minutes; else 409 caller_not_verified). v1.2's caller_check is 422, naming the new way. The old code stops working, the case number's status lock is cleared, the event names who did it and how the caller was verified. At most one a minute per case.",
                 tag: "cases", authentication: .agent, requestSchema: "AccessCodeRequest",
                 responses: [
-                    201: .json("Whether the code was mailed, and the code itself only with caller_check.", "IssuedAccessCode"),
+                    201: .json("Whether the code was mailed, and the code itself only with read_out.", "IssuedAccessCode"),
                     401: .problem("Not authenticated."),
                     403: .problem(
-                        "forbidden, or insufficient_tier: a caller_check from below tier2 (nothing is issued); recorded as a `denied` event on the case."
+                        "forbidden, or insufficient_tier: read_out from below tier2 (nothing is issued); recorded as a `denied` event on the case."
                     ),
                     404: caseNumber404,
-                    422: .problem("validation_failed: caller_check empty or over \(AccessCode.callerCheckMaximumLength) characters."),
+                    422: .problem("validation_failed: caller_check is retired (verify the caller, then send read_out)."),
                     409: .problem(
-                        "access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After. Or idempotency_in_progress: the first request with this Idempotency-Key still runs (a retry with the key gets the first code)."
+                        "caller_not_verified: read_out without a caller this agent verified (nothing is issued). access_code_just_issued: a code was issued for this case less than a minute ago (and mailed); see Retry-After. Or idempotency_in_progress: the first request with this Idempotency-Key still runs (a retry with the key gets the first code)."
                     ),
                 ],
                 bodyLimit: 4096, handler: cases.reissueAccessCode
             ).acceptingAgentIdempotencyKey(),
+            APIRoute(
+                .POST, "/api/v1/cases/{case_number}/caller-verification", operationID: "verifyCaller",
+                summary:
+                    "Verify a caller (tier1+): customer_code (the code on their status page) or mailed_code (a one-time code mailed to the contact address by {\"method\": \"mailed_code\"}, valid 10 minutes). A match is verified for 15 minutes, for this agent, as a caller_verified event; it lets them read out a new access code or correct the contact address. A wrong code is 422 caller_code_wrong and counts against the case's status look-up budget (9 in 8 hours; then 429, a caller_code_locked event and the risk signal caller_code_guessed). A verification never clears a risk signal.",
+                tag: "cases", authentication: .agent, requestSchema: "CallerVerificationRequest",
+                responses: [
+                    200: .json("The caller is verified until verified_until, for this agent.", "CallerVerified"),
+                    202: .json(
+                        "The one-time code was mailed (mailed false: the contact address is the rescue address; nothing was sent).",
+                        "CallerCodeMailed"),
+                    401: .problem("Not authenticated."), 403: .problem("forbidden: recorded as a `denied` event on the case."),
+                    404: caseNumber404,
+                    409: .problem("case_not_open: a finished case has no call codes (mail a one-time code instead). case_erased."),
+                    422: .problem(
+                        "validation_failed: not exactly one of customer_code, mailed_code, method. caller_code_wrong: not the case's code (counted)."),
+                    429: .problem("locked_out: wrong codes spent the case's look-up budget; see Retry-After."),
+                ],
+                bodyLimit: 4096, handler: cases.verifyCaller),
             APIRoute(
                 .POST, "/api/v1/cases/{case_number}/actions/unfreeze", operationID: "unfreezeCase",
                 summary:

@@ -19,6 +19,9 @@ public enum RiskSignal: String, Sendable, CaseIterable, Codable {
     /// The contact address, the rescue facts or the devices were corrected while an unlock step waited for its time: the
     /// steps were cancelled and a second person schedules them again (api.md v1.3 "The cooling-off holds").
     case contactChanged = "contact_changed"
+    /// Wrong call codes (the customer code, or a mailed one-time code) spent the case's look-up budget: someone who is
+    /// not the customer may be calling as them (api.md v1.3 "The call, verified both ways").
+    case callerCodeGuessed = "caller_code_guessed"
 }
 
 /// Four eyes on a case at risk: while a signal is uncleared nobody approves it or records its unlock steps, and the
@@ -63,7 +66,7 @@ public enum FourEyes {
             return "A document of this case is the same file as one on \(list), of another account."
         case .parallelCase:
             return "Another case on the same account or device names a different customer: \(list)."
-        case .mailFromRescueAddress, .repudiated, .flagged, .contactChanged:
+        case .mailFromRescueAddress, .repudiated, .flagged, .contactChanged, .callerCodeGuessed:
             return cases.isEmpty ? "" : "See \(list)."
         }
     }

@@ -154,6 +154,10 @@ extension CaseOperations {
             Self.checkContact(contact, formerRescue: accountRescue + record.formerRescueEmails, issues: &issues)
         }
         do { try issues.check() } catch { throw OperationError.invalid(error) }
+        // Who is told goes through a verified call (api.md v1.3 "The call, verified both ways"): a caller who knows only
+        // the case number cannot move the case's mail, or the number the desk calls back, to their own.
+        let changesWhoIsTold = contact != record.customerContactEmail || phone != record.customerPhone
+        if changesWhoIsTold { _ = try requireVerifiedCaller(record, actorTier: actorTier, by: actor, at: now, on: connection) }
         // A rescue address removed or replaced stays the thief's: kept among the former ones.
         var former = record.formerRescueEmails
         if let old = record.rescueEmail, rescue.map({ !EmailAddress.sameMailbox($0, old) }) ?? true,

@@ -33,6 +33,9 @@ public enum CaseEventType: String, Sendable, CaseIterable {
     case unlockCancelled = "unlock_cancelled"
     case handedBack = "handed_back"
     case messageReceived = "message_received"
+    case callerVerified = "caller_verified"
+    case callerCodeMailed = "caller_code_mailed"
+    case callerCodeLocked = "caller_code_locked"
 
     /// The members of this event's data that identify the customer or may (an address, an agent's free-text reason, how
     /// a caller was verified): the hash chain covers them only as salted commitments, so erasure can delete the values
@@ -49,6 +52,8 @@ public enum CaseEventType: String, Sendable, CaseIterable {
         case .riskRaised: ["detail"]
         case .caseOpened, .noteAdded, .assigned, .evidenceFiled, .evidenceContentRead, .denied, .unassigned, .documentArrived,
             .mailRefused, .caseCorrected, .caseErased,
+            // How and until when a caller was verified, or a code mailed: never a code, never an address.
+            .callerVerified, .callerCodeMailed, .callerCodeLocked,
             // The service's own words: why it handed the case back.
             .handedBack,
             // Its id and how it matched: the sender and the text are the stored message's, which erasure clears.
@@ -83,8 +88,15 @@ public enum CaseEventEntry: Sendable {
     /// A document arrived while the case waited for documents; `unreviewed` counts the pending documents with it.
     case documentArrived(evidenceID: UUID, kind: EvidenceKind, unreviewed: Int)
     /// A new access code replaced a lost one (the actor is who did it; never the code) and the status lock was cleared;
-    /// `callerCheck` says how the caller it was read out to was verified (nil: only mailed to the contact address).
-    case accessCodeReissued(callerCheck: String?)
+    /// `callerCheck` says how the caller it was read out to was verified (v1.2's free text, kept for old events);
+    /// `readOutAfter`, how the caller it was read out to was verified (v1.3); both nil: only mailed to the contact address.
+    case accessCodeReissued(callerCheck: String?, readOutAfter: CallCodes.Method? = nil)
+    /// An agent checked a caller's proof (the customer code, or a mailed one-time code): verified until `until`, for them.
+    case callerVerified(method: CallCodes.Method, until: Date)
+    /// A one-time code was mailed to the contact address to verify a caller; it works until `until`.
+    case callerCodeMailed(until: Date)
+    /// Wrong call codes spent the case's look-up budget: proofs and the status page are refused until `until`.
+    case callerCodeLocked(method: CallCodes.Method, until: Date)
     /// This case was merged into `into` (it left `from`); its evidence and notes count there now. `confirmedDifferences`:
     /// the customer fields that differed and that the agent confirmed as one person (empty when none differed).
     case merged(into: String, from: CaseState, reason: String?, confirmedDifferences: [String] = [])
@@ -134,6 +146,9 @@ public enum CaseEventEntry: Sendable {
         case .unassigned: .unassigned
         case .documentArrived: .documentArrived
         case .accessCodeReissued: .accessCodeReissued
+        case .callerVerified: .callerVerified
+        case .callerCodeMailed: .callerCodeMailed
+        case .callerCodeLocked: .callerCodeLocked
         case .merged: .merged
         case .mergeReceived: .mergeReceived
         case .unmerged: .unmerged
@@ -209,8 +224,16 @@ public enum CaseEventEntry: Sendable {
             return ["previous": .string(previous.lowercased), "state": .string(state.rawValue)]
         case .documentArrived(let evidenceID, let kind, let unreviewed):
             return ["evidence_id": .string(evidenceID.lowercased), "type": .string(kind.rawValue), "unreviewed_documents": .int(Int64(unreviewed))]
-        case .accessCodeReissued(let callerCheck):
-            return ["status_lock_cleared": .bool(true), "caller_check": .optional(callerCheck)]
+        case .accessCodeReissued(let callerCheck, let readOutAfter):
+            var data: [String: JSONValue] = ["status_lock_cleared": .bool(true), "caller_check": .optional(callerCheck)]
+            if let readOutAfter { data["read_out_after"] = .string(readOutAfter.rawValue) }
+            return .object(data)
+        case .callerVerified(let method, let until):
+            return ["method": .string(method.rawValue), "verified_until": Timestamp.json(until)]
+        case .callerCodeMailed(let until):
+            return ["expires_at": Timestamp.json(until)]
+        case .callerCodeLocked(let method, let until):
+            return ["method": .string(method.rawValue), "locked_until": Timestamp.json(until)]
         case .merged(let into, let from, let reason, let confirmed):
             var data: [String: JSONValue] = ["into": .string(into), "from_state": .string(from.rawValue), "reason": .optional(reason)]
             if !confirmed.isEmpty {

@@ -21,11 +21,15 @@ public enum CustomerMailKind: String, Sendable, CaseIterable {
     /// To every address on file for the account (never the rescue address): an unlock step will be done, when, and the
     /// "this wasn't me" link. Its secret is the stop link's token.
     case unlockScheduled = "unlock_scheduled"
+    /// A one-time six-digit code an agent on the phone asked for, to verify the caller (api.md v1.3): sealed like a code.
+    case callerCode = "caller_code"
 
     /// Whether the mail carries the access code (sealed in the outbox, rendered only at delivery).
     public var carriesAccessCode: Bool { self == .caseOpened || self == .accessCodeReissued }
     /// Whether the mail carries a stop link's token (sealed in the outbox like a code, rendered only at delivery).
     public var carriesStopLink: Bool { self == .unlockScheduled }
+    /// Whether the mail carries a one-time caller code (sealed in the outbox like a code, rendered only at delivery).
+    public var carriesCallerCode: Bool { self == .callerCode }
 }
 
 /// What a customer mail says of the case, as keys of the status page's sentences (`CustomerText`): its heading, its next
@@ -135,7 +139,7 @@ public enum CaseMessages {
     public static func mail(
         _ kind: CustomerMailKind, for record: CaseRecord, state: CaseState, showing status: CaseRecord? = nil,
         accessCode: AccessCode? = nil, keys: KeyFile?, at now: Date, on connection: PostgresConnection,
-        to recipient: String? = nil, extra: [String: JSONValue] = [:], stopToken: String? = nil
+        to recipient: String? = nil, extra: [String: JSONValue] = [:], stopToken: String? = nil, callerCode: String? = nil
     ) throws -> Bool {
         let recipient = recipient ?? record.customerContactEmail
         if try isRescueAddress(recipient, of: record, on: connection) {
@@ -153,6 +157,10 @@ public enum CaseMessages {
             guard let stopToken, let keys else { throw OperationError.keysUnavailable }
             let key = keys.activeKey(for: .documents)
             sealed = (SecretBox.seal(Array(stopToken.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
+        } else if kind.carriesCallerCode {
+            guard let callerCode, let keys else { throw OperationError.keysUnavailable }
+            let key = keys.activeKey(for: .documents)
+            sealed = (SecretBox.seal(Array(callerCode.utf8), key: key.key, associatedData: secretAssociatedData(id)), key.id)
         }
         // The status page's guidance for the case as it now stands, with its evidence: the mail says what the page says.
         let shown = status ?? record
@@ -243,6 +251,16 @@ public enum CaseMessages {
     /// False when the mail was refused (the contact address is the rescue address).
     static func reissued(_ record: CaseRecord, code: AccessCode, keys: KeyFile?, at now: Date, on connection: PostgresConnection) throws -> Bool {
         try mail(.accessCodeReissued, for: record, state: record.snapshot.state, accessCode: code, keys: keys, at: now, on: connection)
+    }
+
+    /// The one-time code to verify a caller, to the contact address (sealed; no webhook). False when refused (the rescue
+    /// address).
+    static func callerCode(_ record: CaseRecord, code: String, expiresAt: Date, keys: KeyFile?, at now: Date, on connection: PostgresConnection)
+        throws -> Bool
+    {
+        try mail(
+            .callerCode, for: record, state: record.snapshot.state, keys: keys, at: now, on: connection,
+            extra: ["expires_at": Timestamp.json(expiresAt)], callerCode: code)
     }
 
     /// The messages of a merge: the merged mail, stating the status of the case it went into (which the customer's

@@ -434,7 +434,7 @@ public struct CaseOperations: Sendable {
 
     // MARK: Access code
 
-    /// A re-issued access code: the code, only for a request that said how the caller was verified; whether it was mailed.
+    /// A re-issued access code: the code, only for a request that asked to read it out to a verified caller; whether it was mailed.
     public struct ReissuedAccessCode: Sendable {
         /// The new code, to read out to the caller; nil when it was only mailed (it then exists in clear nowhere).
         public let code: AccessCode?
@@ -444,19 +444,24 @@ public struct CaseOperations: Sendable {
 
     /// Issues a new access code for a lost one: the old code stops working, the case number's status lock is cleared,
     /// the code is mailed to the contact address, and `access_code_reissued` says who did it. The agent is answered the
-    /// code only with a `callerCheck` (how the caller was verified, recorded in the event; tier2+, else `insufficientTier`,
-    /// recorded as denied): a code read out to whoever calls is a thief's way in (api.md v1.2). Under the case's row lock,
-    /// a code re-issued within `AccessCode.reissueInterval` refuses another (`accessCodeJustIssued`), so of concurrent
-    /// requests exactly one issues and mails a code.
+    /// code only with `readOut` (tier2+, else `insufficientTier`, recorded as denied) and only while this agent has
+    /// verified the caller (`caller-verification`, else `callerNotVerified`): a code read out to whoever calls is a
+    /// thief's way in (api.md v1.3 "The call, verified both ways"). Under the case's row lock, a code re-issued within
+    /// `AccessCode.reissueInterval` refuses another (`accessCodeJustIssued`), so of concurrent requests exactly one
+    /// issues and mails a code.
     public func reissueAccessCode(
-        _ number: CaseNumber, callerCheck: String? = nil, actorTier: Tier, by actor: String, at now: Date,
+        _ number: CaseNumber, readOut: Bool = false, actorTier: Tier, by actor: String, at now: Date,
         on connection: PostgresConnection
     ) throws -> ReissuedAccessCode {
-        let check = try Self.callerCheck(callerCheck)
         let codeKey = try requireKeys().activeKey(for: .accessCode)
         let id = try lockID(number, on: connection)
-        if check != nil, !actorTier.isAtLeast(AccessCode.callerCheckMinimumTier) {
-            throw OperationError.refused(.insufficientTier(required: AccessCode.callerCheckMinimumTier), caseID: id)
+        var verifiedBy: CallCodes.Method?
+        if readOut {
+            if !actorTier.isAtLeast(AccessCode.callerCheckMinimumTier) {
+                throw OperationError.refused(.insufficientTier(required: AccessCode.callerCheckMinimumTier), caseID: id)
+            }
+            guard let record = try CaseStore.find(id: id, on: connection) else { throw OperationError.caseNotFound }
+            verifiedBy = try requireVerifiedCaller(record, actorTier: actorTier, by: actor, at: now, on: connection).method
         }
         let last = try CaseEventStore.list(caseID: id, type: CaseEventType.accessCodeReissued.rawValue, on: connection).last?.at
         if let until = AccessCode.reissueRefusedUntil(lastReissuedAt: last, now: now) {
@@ -465,23 +470,10 @@ public struct CaseOperations: Sendable {
         let code = AccessCode(entropy: SecureRandom.bytes(10))
         try CaseStore.setAccessCode(id: id, hash: AccessCodeHash.compute(code, key: codeKey.key), keyID: codeKey.id, now: now, on: connection)
         try ThrottleStore.reset(key: ThrottleStore.caseKey(number.digits), on: connection)
-        try CaseTimeline.append(.accessCodeReissued(callerCheck: check), caseID: id, actor: actor, at: now, on: connection)
+        try CaseTimeline.append(.accessCodeReissued(callerCheck: nil, readOutAfter: verifiedBy), caseID: id, actor: actor, at: now, on: connection)
         guard let record = try CaseStore.find(id: id, on: connection) else { throw OperationError.caseNotFound }
         let mailed = try CaseMessages.reissued(record, code: code, keys: keys, at: now, on: connection)
-        return ReissuedAccessCode(code: check == nil ? nil : code, mailed: mailed)
-    }
-
-    /// A `caller_check` trimmed, nil when none was sent; 422 when sent empty or too long.
-    static func callerCheck(_ text: String?) throws(OperationError) -> String? {
-        guard let text else { return nil }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= AccessCode.callerCheckMaximumLength else {
-            throw .invalid(
-                field: "caller_check",
-                "Say in 1 to \(AccessCode.callerCheckMaximumLength) characters how the caller was verified, or leave caller_check out to only mail the code."
-            )
-        }
-        return trimmed
+        return ReissuedAccessCode(code: readOut ? code : nil, mailed: mailed)
     }
 
     // MARK: Merge

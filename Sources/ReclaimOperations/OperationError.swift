@@ -66,6 +66,12 @@ public enum OperationError: Error, Sendable, Equatable {
     case coolingOff
     /// The case was erased: it takes no change at all.
     case caseErased
+    /// Reading out a new access code or correcting the contact address needs a caller this agent verified (api.md v1.3).
+    case callerNotVerified
+    /// The call code (the customer code, or a mailed one-time code) is not the case's: counted against its budget.
+    case callerCodeWrong
+    /// Wrong call codes spent the case's look-up budget: no proof is checked until `until`.
+    case callerCodeLocked(until: Date, now: Date)
 
     /// One field's validation failure.
     public static func invalid(field: String, _ message: String) -> OperationError {

@@ -98,6 +98,22 @@ public final class CaseWorld {
             json: ["case_number": number, "access_code": code])
     }
 
+    /// The call codes the customer's own look-up shows (`{"desk", "customer", "valid_until"}`, api.md v1.3).
+    public func callCodes(_ number: String, _ code: String) throws -> [String: Any] {
+        let response = try status(number, code)
+        guard response.status == 200, let codes = try response.json()["call_codes"] as? [String: Any] else {
+            throw CaseTestError("status answered \(response.status) without call codes: \(response.text)")
+        }
+        return codes
+    }
+
+    /// The victim on the phone reads the customer code from her status page and `session` checks it: the caller is then
+    /// verified for `session` (the read-out of a new access code, a change of contact address). Returns `verified_until`.
+    @discardableResult
+    public func verifyCaller(_ number: String, accessCode code: String, as session: AgentSession) throws -> String {
+        try service.verifyCaller(number, accessCode: code, as: session)
+    }
+
     /// A direct connection to the service's database (close it when done).
     public func database() throws -> PostgresConnection { try service.database.connect() }
 }
@@ -168,5 +184,23 @@ public struct CaseBody: Encodable, Sendable {
         try c.encode(facts, forKey: .facts)
         try c.encode(summary, forKey: .summary)
         try c.encodeIfPresent(language, forKey: .language)
+    }
+}
+
+extension TestService {
+    /// The victim on the phone reads the customer code from her status page (`POST /api/v1/status`) and `session` checks
+    /// it (`POST …/caller-verification`): the caller is then verified for `session`. Returns `verified_until`.
+    @discardableResult
+    public func verifyCaller(_ number: String, accessCode code: String, as session: AgentSession) throws -> String {
+        let status = try client().request("POST", "/api/v1/status", json: ["case_number": number, "access_code": code])
+        guard status.status == 200, let codes = try status.json()["call_codes"] as? [String: Any], let customer = codes["customer"] as? String else {
+            throw CaseTestError("status answered \(status.status) without call codes: \(status.text)")
+        }
+        let response = try client().request(
+            "POST", "/api/v1/cases/\(number)/caller-verification", headers: session.headers, json: ["customer_code": customer])
+        guard response.status == 200, let until = try response.json()["verified_until"] as? String else {
+            throw CaseTestError("caller-verification answered \(response.status): \(response.text)")
+        }
+        return until
     }
 }

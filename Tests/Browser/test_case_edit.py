@@ -16,6 +16,33 @@ class CaseEditTests(BrowserTestCase):
         browser.wait_for_text('#case-title', case_number[:4])
         browser.wait_for('#chain-mark')
 
+    def verify_by_phone(self, agent, case):
+        """The call, both ways (api.md v1.3): the victim, on her phone's browser in Traditional Chinese, reads the desk
+        code the agent reads her (the same on both screens), then reads the agent her customer code; the agent checks
+        it on the case page, which then says the caller is verified and until when."""
+        customer = self.browser(width=390, height=844, lang='zh-TW').open('/status')
+        customer.click('[data-language="zh-Hant"]')
+        customer.fill('#case-number', case['case_number'])
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        customer.wait_for('#calls-block')
+        self.assertIn('如果我們致電給您', customer.find('#calls-block').text)
+        self.assertIn('如果您致電給我們', customer.find('#calls-block').text)
+        self.assertEqual(customer.find('#call-desk').text, agent.find('#call-desk-code').text, 'the desk code is one code')
+        self.assertLessEqual(customer.overflow(), 0, 'nothing overflows at 390 px')
+        self.assert_accessible(customer)
+        customer.driver.execute_script("document.getElementById('calls-block').scrollIntoView()")
+        self.readme_screenshot(customer, 'call-codes-status-zh-Hant-phone.png')
+        spoken = customer.find('#call-customer').text
+        self.assertNotIn(spoken, agent.find('#case-body').text, 'the agents never see the customer code')
+        agent.fill('#call-customer-code', spoken)
+        agent.click('#call-customer-check')
+        agent.wait_for_text('#case-message', 'Caller verified until')
+        agent.wait_for_text('#call-state', 'Caller verified by you (customer code) until')
+        self.assert_accessible(agent)
+        agent.driver.execute_script("document.getElementById('panel-call').scrollIntoView()")
+        self.readme_screenshot(agent, 'call-case-verified.png')
+
     def row(self, case_number, columns):
         return self.service.psql("SELECT %s FROM cases WHERE case_number = '%s'" % (columns, case_number))
 
@@ -24,7 +51,8 @@ class CaseEditTests(BrowserTestCase):
         number = case['case_number']
         old_contact = self.row(number, 'customer_contact_email')
         browser = self.browser()
-        self.sign_in(browser, 'tier1')
+        # Tier 2: a demo case may be at risk, and a verified call's change of address there needs tier 2 (api.md v1.3).
+        self.sign_in(browser, 'tier2')
         self.open_case(browser, number)
         # What the agent must see: the language (the demo cases have none) and what the thief changed.
         self.assertEqual(browser.find('#case-language').text, 'Not known')
@@ -73,7 +101,16 @@ class CaseEditTests(BrowserTestCase):
         self.assertEqual(browser.find('#case-version').text, version)
         self.assert_accessible(browser)
 
+        # The caller is not verified yet (api.md v1.3): the change of address is refused, naming the two ways.
+        self.expect_http_errors(409)
+        browser.fill('#edit-contact', 'amara.new@example.net')
+        browser.click('#edit-confirm')
+        browser.wait_for_text('#case-message', 'Verify the caller first')
+        self.assertEqual(self.row(number, 'customer_contact_email'), old_contact)
+        self.verify_by_phone(browser, case)
+
         # The customer's own new address: the previous one is told (the Messages panel lists the notice to it).
+        browser.click('#edit-case')
         browser.fill('#edit-contact', 'amara.new@example.net')
         browser.click('#edit-confirm')
         browser.wait_for_text('#case-message', 'Case corrected')

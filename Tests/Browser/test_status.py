@@ -227,6 +227,27 @@ class StatusPageTest(BrowserTestCase):
         browser.wait_for_text('#message', NOT_FOUND)
         self.assertNotEqual(zh, browser.find('#message').text)
 
+    def test_the_call_codes_are_explained_in_each_language_and_match_the_service(self):
+        """api.md v1.3 "The call, verified both ways": the desk code and the customer code, each under its sentence,
+        in the reader's language; the codes are the service's, grouped for reading aloud."""
+        case = self.service.case(state='identity_check')
+        expected = self.api_status(case)['call_codes']
+        browser = self.browser().open('/status')
+        browser.click('[data-language="en"]')
+        self.look_up(browser, case['case_number'], case['access_code'])
+        browser.wait_for('#calls-block')
+        self.assertEqual(browser.find('#call-desk').text.replace(' ', ''), expected['desk'])
+        self.assertEqual(browser.find('#call-customer').text.replace(' ', ''), expected['customer'])
+        self.assertRegex(browser.find('#call-customer').text, r'^\d{3} \d{3}$')
+        for language, desk, customer in (('en', 'If we call you, we will tell you this code', 'If you call us, read us this code'),
+                                         ('zh-Hans', '如果我们致电给您，我们会告诉您这个验证码', '如果您致电给我们，请向我们念出这个验证码'),
+                                         ('zh-Hant', '如果我們致電給您，我們會告訴您這個驗證碼', '如果您致電給我們，請向我們唸出這個驗證碼')):
+            browser.click('[data-language="%s"]' % language)
+            browser.wait_for_text('#calls-desk-lead', desk)
+            browser.wait_for_text('#calls-customer-lead', customer)
+            self.assertNotEqual(browser.find('#calls-until').text, '')
+        self.assert_accessible(browser)
+
     def test_a_finished_case_offers_no_upload(self):
         for state in ('resolved', 'rejected', 'closed'):
             case = self.service.case(state=state)
@@ -234,6 +255,7 @@ class StatusPageTest(BrowserTestCase):
             self.look_up(browser, case['case_number'], case['access_code'])
             browser.wait_for('#stage')
             self.assertFalse(browser.find('#upload').is_displayed(), state)
+            self.assertFalse(browser.find('#calls-block').is_displayed(), 'a finished case has no call codes')
             # Every finished case says how to reach support (RECLAIM_SUPPORT_CONTACT; the default here).
             self.assertIn('support@reclaim.example', browser.find('#notices').text, state)
             self.assertNotIn('Waiting for review', browser.find('#evidence').text, 'nobody reviews a finished case')

@@ -11,6 +11,8 @@ import Testing
     let inbox: String
     let smtp: PythonHelper
     let service: TestService
+    /// Each opened case's access code, by number.
+    var codes: [String: String] = [:]
 
     init() throws {
         inbox = try temporaryDirectory()
@@ -37,7 +39,14 @@ import Testing
         ]
         let response = try service.client().request("POST", "/api/v1/cases", headers: agent.headers, json: body)
         #expect(response.status == 201, "\(response.text)")
-        return try #require(try response.json()["case_number"] as? String)
+        let number = try #require(try response.json()["case_number"] as? String)
+        codes[number] = try response.json()["access_code"] as? String
+        return number
+    }
+
+    /// The victim on the phone reads her customer code to `agent`: a change of contact address needs it (api.md v1.3).
+    func verified(_ agent: AgentSession, _ number: String) throws {
+        try service.verifyCaller(number, accessCode: try #require(codes[number]), as: agent)
     }
 
     func patch(_ agent: AgentSession, _ number: String, version: Int, _ json: [String: Any]) throws -> TestHTTPResponse {
@@ -45,11 +54,14 @@ import Testing
     }
 
     @Test func thePreviousAddressIsToldInTheCasesLanguageWithTheNewOneMaskedAndNoCaseDetail() throws {
-        let agent = try service.signIn(tier: .tier1)
+        // Tier 2: the three cases share one account with different addresses (parallel_case), and a case at risk needs
+        // tier 2 for a verified call's correction (api.md v1.3).
+        let agent = try service.signIn(tier: .tier2)
         var cases: [(number: String, language: CustomerLanguage)] = []
         for language in CustomerLanguage.allCases {
             let tag = language.rawValue.lowercased()
             let number = try open(agent, contact: "old-\(tag)@example.net", language: language.rawValue)
+            try verified(agent, number)
             let response = try patch(agent, number, version: 1, ["customer": ["contact_email": "jane.new-\(tag)@mail.example.org"]])
             #expect(response.status == 200, "\(response.text)")
             cases.append((number, language))
@@ -91,6 +103,7 @@ import Testing
         defer { connection.close() }
         try connection.execute("UPDATE cases SET customer_contact_email = 'evil+x@example.com' WHERE case_number = \(number)")
         // The correction removes the rescue address too: the rule still reads the address the case had.
+        try verified(agent, number)
         let response = try patch(
             agent, number, version: 1, ["customer": ["contact_email": "ada.real@example.net"], "facts": ["rescue_email": NSNull()]])
         #expect(response.status == 200, "\(response.text)")
@@ -106,5 +119,50 @@ import Testing
         let refused = (try events.json()["items"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "mail_refused" }
         #expect(refused.count == 1 && (refused.first?["data"] as? [String: Any])?["mail"] as? String == "contact_changed")
         #expect(!events.text.contains("evil") && !events.text.contains("ada.real"))
+    }
+
+    /// api.md v1.3 "The call, verified both ways", the mailbox way: the agent mails a one-time code to the contact address
+    /// (in the case's language, over real SMTP), the caller reads it out, and the agent may then correct the address. The
+    /// code works once; a guess is 422 and counts.
+    @Test func aCallerWhoReadsTheMailedCodeIsVerifiedAndTheCodeWorksOnce() throws {
+        let agent = try service.signIn(tier: .tier1)
+        let number = try open(agent, contact: "ada.mailbox@example.net", language: "zh-Hant")
+        let path = "/api/v1/cases/\(number)/caller-verification"
+        let client = service.client()
+        // Before any code was mailed, nothing matches: a guess is refused and counted.
+        let early = try client.request("POST", path, headers: agent.headers, json: ["mailed_code": "123456"])
+        #expect(try early.status == 422 && early.problem().code == "caller_code_wrong", "\(early.text)")
+        let mailed = try client.request("POST", path, headers: agent.headers, json: ["method": "mailed_code"])
+        #expect(mailed.status == 202, "\(mailed.text)")
+        #expect(try mailed.json()["mailed"] as? Bool == true)
+        #expect(eventually { receivedMails(in: self.inbox).contains { $0.subject.contains("一次性驗證碼") } })
+        let mail = try #require(receivedMails(in: inbox).first { $0.subject.contains("一次性驗證碼") })
+        #expect(mail.recipients == ["ada.mailbox@example.net"])
+        #expect(mail.body.contains("您的驗證碼") && mail.body.contains(Self.support))
+        let line = try #require(mail.body.range(of: #"您的驗證碼：[0-9]{6}"#, options: .regularExpression).map { String(mail.body[$0]) })
+        let code = String(line.suffix(6))
+        // Stored only as a keyed hash: the code is nowhere in the database in clear.
+        let connection = try service.database.connect()
+        defer { connection.close() }
+        let stored = try connection.query("SELECT count(*)::int AS n FROM caller_mailed_codes").first?.decode("n", as: Int.self)
+        #expect(stored == 1)
+        let outbox = try connection.query("SELECT payload::text AS p FROM outbox WHERE kind = 'caller_code'").first?.decode("p", as: String.self)
+        #expect(outbox?.contains(code) == false)
+
+        // Not yet verified: the change of address is refused, naming the two ways.
+        let refused = try patch(agent, number, version: 1, ["customer": ["contact_email": "ada.new@example.net"]])
+        #expect(try refused.status == 409 && refused.problem().code == "caller_not_verified", "\(refused.text)")
+        let verified = try client.request(
+            "POST", path, headers: agent.headers, json: ["mailed_code": String(code.prefix(3)) + " " + code.dropFirst(3)])
+        #expect(verified.status == 200, "\(verified.text)")
+        #expect(try verified.json()["method"] as? String == "mailed_code")
+        let events = try client.request("GET", "/api/v1/cases/\(number)/events?limit=200", headers: [("Cookie", agent.cookie)]).json()
+        let verifiedEvent = (events["items"] as? [[String: Any]] ?? []).last { $0["type"] as? String == "caller_verified" }
+        #expect((verifiedEvent?["data"] as? [String: Any])?["method"] as? String == "mailed_code")
+        #expect(verifiedEvent?["actor"] as? String == "agent:" + agent.agentID.uuidString.lowercased())
+        #expect(try patch(agent, number, version: 1, ["customer": ["contact_email": "ada.new@example.net"]]).status == 200)
+        // Used once: the same code again is a wrong code.
+        let again = try client.request("POST", path, headers: agent.headers, json: ["mailed_code": code])
+        #expect(again.status == 422, "\(again.text)")
     }
 }

@@ -316,12 +316,12 @@ import Testing
                 _ = try operations.transition(
                     number, expectedVersion: nil, .init(action: .requestDocuments, reason: "Answers do not match"), actorTier: .tier2, by: agent,
                     at: Date(), on: connection)
-                // With a caller check the code is also answered, so the test can find it in the mail.
+                // Read out to a verified caller, the code is also answered, so the test can find it in the mail.
+                let record = try #require(try CaseStore.find(number: number.digits, on: connection))
+                let customerCode = CallCodeDerivation.code(.customer, for: record, step: CallCodes.step(at: Date()), keys: keys)
+                _ = try operations.verifyCaller(number, proof: .customerCode(customerCode), actorTier: .tier2, by: agent, at: Date(), on: connection)
                 let code = try #require(
-                    try operations.reissueAccessCode(
-                        number, callerCheck: "Answered the questions on file", actorTier: .tier2,
-                        by: agent, at: Date(), on: connection
-                    ).code)
+                    try operations.reissueAccessCode(number, readOut: true, actorTier: .tier2, by: agent, at: Date(), on: connection).code)
                 _ = try operations.merge(
                     number, expectedVersion: nil, into: try CaseNumber(parsing: other.record.number), reason: "Same owner",
                     actorTier: .tier2, by: agent, at: Date(), on: connection)

@@ -129,6 +129,11 @@ extension CaseWorld {
         let wrongType = try world.patch(number, as: tier1, json: ["customer": ["phone": 8_613_977_440_231]], ifMatch: 1)
         #expect(wrongType.status == 422)
         #expect(try fields(wrongType) == ["customer.phone"])
+        // Who is called back changes only on a verified call (api.md v1.3): refused before, taken after.
+        let unverified = try world.patch(number, as: tier1, json: ["customer": ["phone": "+14155550123"]], ifMatch: 1)
+        #expect(unverified.status == 409)
+        #expect(try unverified.problem().code == "caller_not_verified")
+        try world.verifyCaller(number, accessCode: try #require(created.accessCode), as: tier1)
         var now = try world.mustPatch(number, as: tier1, json: ["customer": ["phone": "+14155550123"]], ifMatch: 1)
         #expect(now.customer.phone == "+14155550123" && now.version == 2)
         let moved = try world.get("/api/v1/cases?q=%2B8613977440231", as: tier1).json()["items"] as? [[String: Any]]

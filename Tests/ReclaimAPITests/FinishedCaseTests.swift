@@ -4,7 +4,7 @@ import ReclaimTestSupport
 import Testing
 
 /// api.md v1.2 "No dead ends, no contradictions": finished cases take no work, `send_reset` is offered only once every
-/// answer on file matched, and a new access code is answered only with a `caller_check`.
+/// answer on file matched, and a new access code is answered only to a caller the agent verified (v1.3).
 @Suite(.serialized) struct FinishedCaseAPITests {
     /// The work a finished case refuses with 409 `case_not_open` (and does not offer), for an agent who could do it open.
     func expectNoWork(
@@ -115,7 +115,7 @@ import Testing
         #expect(try world.must(w.number, "send_reset", as: w.tier1, version: 1).state == "resolved")
     }
 
-    @Test func aNewAccessCodeIsAnsweredOnlyWithACallerCheckFromTier2() throws {
+    @Test func aNewAccessCodeIsAnsweredOnlyToAVerifiedCallerFromTier2() throws {
         let world = try CaseWorld()
         let (tier1, tier2) = (try world.agent(.tier1), try world.agent(.tier2))
         let created = try world.openCase(as: tier1)
@@ -126,17 +126,18 @@ import Testing
         #expect(view.work.contains("reissue_access_code") && !view.work.contains("give_access_code"))
         #expect(try world.get("/api/v1/cases/\(number)", as: tier2).decode(CaseView.self).work.contains("give_access_code"))
 
-        // The thief on the phone talks a tier-1 agent into a check: refused, nothing issued, the attempt on the timeline.
-        let pretended = try world.post(path, as: tier1, json: ["caller_check": "Caller knew the case number"])
+        // The thief on the phone talks a tier-1 agent into reading one out: refused, nothing issued, the attempt recorded.
+        try world.verifyCaller(number, accessCode: old, as: tier1)
+        let pretended = try world.post(path, as: tier1, json: ["read_out": true])
         #expect(try pretended.status == 403 && pretended.problem().code == "insufficient_tier", "\(pretended.text)")
         #expect(try world.status(number, old).status == 200)
         #expect(try world.events(number, as: tier1).last?.type == "denied")
-        // An empty check is bad input, naming the field.
-        let empty = try world.post(path, as: tier2, json: ["caller_check": "   "])
-        #expect(empty.status == 422 && empty.text.contains("caller_check"))
+        // v1.2's typed check is retired: 422 naming the new way, nothing issued.
+        let typed = try world.post(path, as: tier2, json: ["caller_check": "Called back on the number on file"])
+        #expect(typed.status == 422 && typed.text.contains("caller_check") && typed.text.contains("caller-verification"), "\(typed.text)")
         #expect(try world.status(number, old).status == 200)
 
-        // Without a check: a new code, mailed to the contact address, and not in the answer.
+        // Without read_out: a new code, mailed to the contact address, and not in the answer.
         let mailed = try world.post(path, as: tier1, json: [String: Any]())
         #expect(mailed.status == 201, "\(mailed.text)")
         let body = try mailed.json()
@@ -147,15 +148,6 @@ import Testing
         #expect(messages.contains { $0["kind"] as? String == "access_code_reissued" })
         let event = try #require(try world.events(number, as: tier1).last)
         #expect(event.type == "access_code_reissued")
-        #expect((event["data"] as? [String: Any])?["caller_check"] is NSNull)
-
-        // Tier 2, having checked the caller: answered the code, the check recorded.
-        world.service.clock.advance(by: AccessCode.reissueInterval)
-        let given = try world.post(path, as: tier2, json: ["caller_check": "Called back on the number on file; knew the last card digits"])
-        #expect(given.status == 201, "\(given.text)")
-        let code = try #require(try given.json()["access_code"] as? String)
-        #expect(try world.status(number, code).status == 200)
-        let recorded = try #require(try world.events(number, as: tier2).last)
-        #expect((recorded["data"] as? [String: Any])?["caller_check"] as? String == "Called back on the number on file; knew the last card digits")
+        #expect((event["data"] as? [String: Any])?["read_out_after"] == nil)
     }
 }

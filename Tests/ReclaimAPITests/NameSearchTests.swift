@@ -8,13 +8,17 @@ import Testing
 /// other scripts by whole words, case- and accent-insensitively) and by the contact address, over HTTP.
 @Suite(.serialized) final class NameSearchTests {
     let world: CaseWorld
+    /// Each opened case's access code, by number (a change of contact address needs the caller verified).
+    var codes: [String: String] = [:]
 
     init() throws { world = try CaseWorld() }
 
     func open(name: String, contact: String, as session: AgentSession) throws -> String {
         var body = CaseWorld.caseBody(accountEmail: "acct.\(UUID().uuidString.prefix(8))@example.com", contactEmail: contact, devices: [])
         body.customer.name = name
-        return try world.openCase(as: session, body).caseNumber
+        let opened = try world.openCase(as: session, body)
+        codes[opened.caseNumber] = opened.accessCode
+        return opened.caseNumber
     }
 
     func found(_ query: String, as session: AgentSession) throws -> [String] {
@@ -48,7 +52,8 @@ import Testing
         #expect(try found("XM.WANG@mail.test", as: tier1) == [wang])
         #expect(try found("li@mail.test", as: tier1) == [li])
 
-        // A corrected name and contact address: the old ones find nothing, the new ones the case.
+        // A corrected name and contact address (the caller verified): the old ones find nothing, the new ones the case.
+        try world.verifyCaller(wang, accessCode: codes[wang] ?? "", as: tier1)
         let response = try world.client.request(
             "PATCH", "/api/v1/cases/\(wang)", headers: tier1.headers + [("If-Match", "\"1\"")],
             json: ["customer": ["name": "王晓明", "contact_email": "new.wang@mail.test"]])

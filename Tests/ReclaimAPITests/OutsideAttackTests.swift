@@ -68,16 +68,18 @@ import Testing
 
     @Test func twoConcurrentAccessCodeReissuesHaveExactlyOneWinnerAndOneMail() throws {
         let world = try CaseWorld()
-        // Tier 2 with a caller check, so the winner is answered the code it issued.
+        // Tier 2, each having verified the caller, with read_out, so the winner is answered the code it issued.
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
         let other = try world.agent(.tier2)
         for _ in 0..<3 {
-            let number = try world.openCase(as: tier1).caseNumber
+            let opened = try world.openCase(as: tier1)
+            let number = opened.caseNumber
+            for agent in [tier2, other] { try world.verifyCaller(number, accessCode: try #require(opened.accessCode), as: agent) }
             let headers = [tier2.headers, other.headers]
             let answers = Self.concurrently(2, port: world.service.service.port) { client, index in
                 try client.request(
-                    "POST", "/api/v1/cases/\(number)/access-code", headers: headers[index], json: ["caller_check": "Answered the questions on file"])
+                    "POST", "/api/v1/cases/\(number)/access-code", headers: headers[index], json: ["read_out": true])
             }
             #expect(answers.map { $0?.status ?? -1 }.sorted() == [201, 409])
             let loser = try #require(answers.first { $0?.status == 409 } ?? nil)

@@ -131,9 +131,10 @@ import Testing
     /// steps and raises `contact_changed`.
     @Test func theCoolingOffHoldsAgainstUnfreezeAndCorrections() throws {
         let w = try CoolingOffWorld()
-        let (number, _, version) = try w.engineeringCase()
+        let (number, code, version) = try w.engineeringCase()
         _ = try w.schedule(number, "remove_rescue_email", version: version)
         let tier2 = try w.world.agent(.tier2)
+        try w.world.verifyCaller(number, accessCode: code, as: tier2)
         let unfreeze = try w.world.post("/api/v1/cases/\(number)/actions/unfreeze", as: tier2, json: [String: Any](), ifMatch: version + 1)
         #expect(unfreeze.status == 409, "\(unfreeze.text)")
         #expect(try unfreeze.problem().code == "cooling_off")
@@ -153,9 +154,10 @@ import Testing
     /// number during the cooling-off and let the step run).
     @Test func aPhoneCorrectedDuringTheCoolingOffCancelsTheStepsAndRaisesContactChanged() throws {
         let w = try CoolingOffWorld()
-        let (number, _, version) = try w.engineeringCase()
+        let (number, code, version) = try w.engineeringCase()
         _ = try w.schedule(number, "remove_rescue_email", version: version)
         let tier2 = try w.world.agent(.tier2)
+        try w.world.verifyCaller(number, accessCode: code, as: tier2)
         let corrected = try patch(w.world, number, as: tier2, version: version + 1, ["customer": ["phone": "+8613977440231"]])
         #expect(corrected.status == 200, "\(corrected.text)")
         let body = try w.caseBody(number)
@@ -189,7 +191,8 @@ import Testing
         #expect((created["risk_signals"] as? [[String: Any]])?.isEmpty == true)
         let back = try world.caseBody(victim.caseNumber, as: tier1)
         #expect((back["related"] as? [[String: Any]])?.first { $0["number"] as? String == thiefNumber }?["why"] as? [String] == ["phone"])
-        // Corrected away: no longer related.
+        // Corrected away (on a verified call): no longer related.
+        try world.verifyCaller(thiefNumber, accessCode: created["access_code"] as! String, as: tier1)
         let moved = try patch(world, thiefNumber, as: tier1, version: 1, ["customer": ["phone": "+447700900123"]])
         #expect(moved.status == 200, "\(moved.text)")
         #expect((try world.caseBody(victim.caseNumber, as: tier1)["related"] as? [[String: Any]])?.isEmpty == true)

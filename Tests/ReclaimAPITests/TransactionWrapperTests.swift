@@ -105,9 +105,11 @@ import Testing
         let world = try CaseWorld()
         let tier1 = try world.agent(.tier1)
         let tier2 = try world.agent(.tier2)
-        let number = try world.openCase(as: tier1).caseNumber
+        let opened = try world.openCase(as: tier1)
+        let number = opened.caseNumber
+        try world.verifyCaller(number, accessCode: try #require(opened.accessCode), as: tier2)
         let target = "/api/v1/cases/\(number)/access-code"
-        let check: [String: Any] = ["caller_check": "Called back on the number on file"]
+        let check: [String: Any] = ["read_out": true]
         let first = try world.client.request("POST", target, headers: tier2.headers + [("Idempotency-Key", "reissue-1")], json: check)
         #expect(first.status == 201, "\(first.text)")
         let retry = try world.client.request("POST", target, headers: tier2.headers + [("Idempotency-Key", "reissue-1")], json: check)

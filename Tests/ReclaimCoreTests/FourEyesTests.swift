@@ -33,7 +33,7 @@ import Testing
         #expect(
             RiskSignal.allCases.map(\.rawValue) == [
                 "device_claimed_elsewhere", "document_reused", "mail_from_rescue_address", "repudiated", "flagged", "parallel_case",
-                "contact_changed",
+                "contact_changed", "caller_code_guessed",
             ])
         #expect(Tier.allCases.filter { $0.isAtLeast(FourEyes.clearMinimumTier) } == [.tier3, .engineering])
         #expect(Tier.allCases.allSatisfy { $0.isAtLeast(FourEyes.flagMinimumTier) })

@@ -162,7 +162,7 @@ import Testing
                 "evidence_content_read", "denied", "unlock_done", "unfrozen", "unassigned", "document_arrived", "access_code_reissued", "merged",
                 "merge_received", "unmerged", "unmerge_left",
                 "mail_refused", "case_corrected", "case_erased", "risk_raised", "risk_cleared", "unlock_scheduled",
-                "unlock_cancelled", "handed_back", "message_received",
+                "unlock_cancelled", "handed_back", "message_received", "caller_verified", "caller_code_mailed", "caller_code_locked",
             ])
     }
 }

@@ -49,6 +49,10 @@ export function problemWords(error) {
       return 'Not while an unlock step waits for its time: the freeze holds until the step is done or cancelled.';
     case 'case_erased':
       return 'This case was erased: it takes no more changes.';
+    case 'caller_not_verified':
+      return 'Verify the caller first (The call): have them read the customer code on their status page, or mail them a one-time code and have them read it.';
+    case 'caller_code_wrong':
+      return 'That is not the case’s code. Wrong codes count against the case: ask the caller to read it again from their page or mail, never guess.';
     case 'different_customer':
       return 'These cases name different customers (their name or contact address differs). Merge them only if they are one person, with the confirmation ticked.';
     case 'risk_uncleared':

@@ -33,7 +33,10 @@ export function eventWords(event) {
     case 'merge_received': return `Case ${groupCaseNumber(d.from_case)} merged into this one${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerged': return `Merge undone: back to ${label(STATES, d.to_state)}${d.reason ? ` — “${d.reason}”` : ''}`;
     case 'unmerge_left': return `Case ${groupCaseNumber(d.case_number)} unmerged: its items left this case`;
-    case 'access_code_reissued': return 'New access code issued (the old one no longer works)';
+    case 'access_code_reissued': return `New access code issued (the old one no longer works)${d.read_out_after ? '; read out to the verified caller' : ''}`;
+    case 'caller_verified': return `Caller verified by ${d.method === 'mailed_code' ? 'a mailed one-time code' : 'their customer code'} until ${formatDateTime(d.verified_until)}`;
+    case 'caller_code_mailed': return `One-time code mailed to the contact address (works until ${formatDateTime(d.expires_at)})`;
+    case 'caller_code_locked': return `Too many wrong call codes: locked until ${formatDateTime(d.locked_until)}`;
     case 'document_arrived': return `Document arrived: ${evidenceName(d.type, event.actor)} (${d.unreviewed_documents} to review)`;
     case 'mail_refused': return `Mail not sent (${words(d.reason ?? 'refused')}): ${label(MESSAGE_KINDS, d.mail)}`;
     case 'case_corrected': return `Details corrected: ${correctionWords(d)}`;

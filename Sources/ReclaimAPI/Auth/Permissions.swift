@@ -15,6 +15,8 @@ public enum Permission: String, CaseIterable, Sendable {
     /// Any agent may try; `Workflow.checkUnlock` allows engineering only (and the refusal is recorded on the case).
     case recordUnlock = "case.unlock"
     case reissueAccessCode = "case.access_code"
+    /// Verifying a caller by a call code (`POST /api/v1/cases/{n}/caller-verification`, api.md v1.3).
+    case verifyCaller = "case.verify_caller"
     case readOwnCaseStatus = "case.own_status"
     case mergeCases = "case.merge"
     /// Correcting an open case's details (`PATCH /api/v1/cases/{n}`).
@@ -69,6 +71,7 @@ public enum PermissionTable {
         .unfreezeCase: Grant(agentTier: Workflow.freezeMinimumTier, admins: false, apiClients: false, customers: false),
         .recordUnlock: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .reissueAccessCode: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
+        .verifyCaller: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .mergeCases: Grant(agentTier: CaseMerge.minimumTier, admins: false, apiClients: false, customers: false),
         .correctCase: Grant(agentTier: .tier1, admins: false, apiClients: false, customers: false),
         .eraseCase: Grant(agentTier: nil, admins: true, apiClients: false, customers: false),

@@ -56,7 +56,7 @@ enum CaseHTTP {
     /// The case representation of api.md, with `allowed_actions` for `actorTier` (nil: none).
     static func representation(
         _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil,
-        related: [RelatedCase]? = nil
+        related: [RelatedCase]? = nil, call: CaseCall? = nil
     ) -> JSONValue {
         let s = record.snapshot
         let erased = record.erasedAt != nil
@@ -116,6 +116,10 @@ enum CaseHTTP {
         ]
         if let riskSignals { members["risk_signals"] = .array(riskSignals.map(\.json)) }
         if let related { members["related"] = .array(related.map(\.json)) }
+        if let call {
+            members["call_codes"] = call.codes
+            members["caller_verification"] = call.verification
+        }
         return .object(members)
     }
 
@@ -123,7 +127,7 @@ enum CaseHTTP {
     /// renders fifty of these, and building and sorting dictionaries (then String appends) cost most of its CPU.
     static func writeRepresentation(
         _ record: CaseRecord, actorTier: Tier?, workflow: Workflow, now: Date, riskSignals: [RiskSignalRecord]? = nil,
-        related: [RelatedCase]? = nil, to out: inout [UInt8]
+        related: [RelatedCase]? = nil, call: CaseCall? = nil, to out: inout [UInt8]
     ) {
         let s = record.snapshot
         // Erased fields read null (the columns hold empty values).
@@ -160,6 +164,12 @@ enum CaseHTTP {
         }
         raw(",\"awaiting_reply\":")
         bool(record.awaitingReply)
+        if let call {
+            raw(",\"call_codes\":")
+            out.append(contentsOf: call.codes.canonical.utf8)
+            raw(",\"caller_verification\":")
+            out.append(contentsOf: call.verification.canonical.utf8)
+        }
         raw(",\"case_number\":")
         quoted(record.number)
         raw(",\"created_at\":")
@@ -349,5 +359,25 @@ struct ExactJSON: Decodable {
                 throw DecodingError.dataCorruptedError(in: single, debugDescription: "numbers here are integers")
             }
         }
+    }
+}
+
+/// The call members of the agents' own GET of a case (api.md v1.3 "The call, verified both ways"): the desk code (never
+/// the customer's) and the verification in force.
+struct CaseCall {
+    /// `{"desk", "valid_until"}`, or null for a finished case.
+    let codes: JSONValue
+    /// `{"verified_until", "method", "agent"}`, or null.
+    let verification: JSONValue
+
+    init(_ record: CaseRecord, verification: CallerVerificationState?, keys: KeyFile?, now: Date) {
+        codes =
+            CallCodeDerivation.shown(for: record, keys: keys, at: now).map {
+                ["desk": .string($0.desk), "valid_until": Timestamp.json($0.validUntil)]
+            } ?? .null
+        self.verification =
+            verification.map {
+                ["verified_until": Timestamp.json($0.verifiedUntil), "method": .string($0.method.rawValue), "agent": .string($0.agent)]
+            } ?? .null
     }
 }

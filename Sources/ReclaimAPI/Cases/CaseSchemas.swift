@@ -87,7 +87,7 @@ extension OpenAPIDocument {
             "description": "What the caller may do on the case now, and all the dashboard offers: the workflow transitions "
                 + "(POST …/transitions; send_reset only once every security answer on file matched), then the other work "
                 + "(the vocabulary's case_work: assign is take or hand over; reissue_access_code mails a new code, "
-                + "give_access_code also answers it, with a caller_check, tier2+). A finished case (resolved, rejected, closed, "
+                + "give_access_code also answers it, to read out to a caller this agent verified, tier2+). A finished case (resolved, rejected, closed, "
                 + "merged) takes no work but an internal note, a customer note (not when merged), a new access code and, merged, unmerge.",
         ],
         "created_at": dateTime,
@@ -116,6 +116,19 @@ extension OpenAPIDocument {
         ],
         "merged_into": ["type": ["string", "null"], "description": "State merged: the case number it was merged into."],
         "risk": ["type": "boolean", "description": "A risk signal stands uncleared: approve and unlock steps are refused (risk_uncleared)."],
+        "call_codes": [
+            "type": ["object", "null"], "required": ["desk", "valid_until"],
+            "description":
+                "Agents only, on the case's own GET; null when the case is finished. The desk code: read it to the customer when calling them (their status page shows it too). The customer's own code is never here.",
+            "properties": ["desk": ["type": "string", "pattern": "^[0-9]{6}$"], "valid_until": dateTime],
+        ],
+        "caller_verification": [
+            "type": ["object", "null"], "required": ["verified_until", "method", "agent"],
+            "description": "Agents only, on the case's own GET: the latest caller verification still in force (it lets only its agent act), or null.",
+            "properties": [
+                "verified_until": dateTime, "method": ["type": "string", "enum": CallCodes.Method.allCases.map(\.rawValue)], "agent": string,
+            ],
+        ],
         "related": [
             "type": "array",
             "description":
@@ -173,14 +186,36 @@ extension OpenAPIDocument {
         "Case": ["type": "object", "required": caseRequired, "properties": caseProperties],
         "AccessCodeRequest": [
             "type": "object",
-            "description": "Without caller_check (or with an empty body) the new code is only mailed to the contact address.",
+            "description": "Without read_out (or with an empty body) the new code is only mailed to the contact address.",
             "properties": [
-                "caller_check": [
-                    "type": "string", "minLength": 1, "maxLength": AccessCode.callerCheckMaximumLength,
+                "read_out": [
+                    "type": "boolean",
                     "description":
-                        "How the caller was verified (recorded in the event): the new code is then also answered, to read out to them. Tier2+; a tier-1 agent sending it is refused 403 insufficient_tier.",
-                ]
+                        "Also answer the new code, to read out to the caller: tier2+ (else 403 insufficient_tier), and only while this agent has verified the caller (else 409 caller_not_verified).",
+                ],
+                "caller_check": [
+                    "description": "Retired in v1.3: any value is 422 validation_failed naming caller-verification.", "deprecated": true,
+                ],
             ],
+        ],
+        "CallerVerificationRequest": [
+            "type": "object", "minProperties": 1, "maxProperties": 1,
+            "description": "Exactly one member.",
+            "properties": [
+                "customer_code": ["type": "string", "description": "The six digits the caller reads from their status page."],
+                "mailed_code": ["type": "string", "description": "The six digits of the one-time code mailed to the contact address."],
+                "method": ["type": "string", "enum": [CallCodes.Method.mailedCode.rawValue], "description": "Mail a one-time code."],
+            ],
+        ],
+        "CallerVerified": [
+            "type": "object", "required": ["verified_until", "method"],
+            "properties": [
+                "verified_until": dateTime, "method": ["type": "string", "enum": CallCodes.Method.allCases.map(\.rawValue)],
+            ],
+        ],
+        "CallerCodeMailed": [
+            "type": "object", "required": ["mailed", "expires_at"],
+            "properties": ["mailed": ["type": "boolean"], "expires_at": dateTime],
         ],
         "CaseCorrection": [
             "type": "object", "minProperties": 1, "additionalProperties": false,
@@ -235,7 +270,7 @@ extension OpenAPIDocument {
             "properties": [
                 "access_code": [
                     "type": "string",
-                    "description": "Only when the request carried caller_check; shown this once: 16 Crockford base32 symbols in groups of four.",
+                    "description": "Only when the request carried read_out; shown this once: 16 Crockford base32 symbols in groups of four.",
                 ],
                 "mailed": [
                     "type": "boolean",
@@ -468,6 +503,15 @@ extension OpenAPIDocument {
                 ],
                 "stage_key": ["type": "string", "description": "The catalogue key of `stage`."],
                 "next_step_key": ["type": "string", "description": "The catalogue key of `next_step`."],
+                "call_codes": [
+                    "type": ["object", "null"], "required": ["desk", "customer", "valid_until"],
+                    "description":
+                        "Only in the customer's own look-up (POST /api/v1/status), null when the case is finished: desk, what our team tells them when we call; customer, what they read to us when they call. Both change at valid_until (the previous still accepted one more minute); never mailed.",
+                    "properties": [
+                        "desk": ["type": "string", "pattern": "^[0-9]{6}$"], "customer": ["type": "string", "pattern": "^[0-9]{6}$"],
+                        "valid_until": dateTime,
+                    ],
+                ],
                 "missing_text": ["type": "array", "items": string, "description": "`missing` in `language`, in the same order."],
                 "can_upload": ["type": "boolean", "description": "Whether uploads are taken (open cases only)."],
                 "unlocks_scheduled": [

@@ -103,23 +103,32 @@ final class CasesController: Sendable {
         let principal = try context.authorize(.readCase, request)
         let number = try CaseHTTP.caseNumber(request)
         let now = self.now
-        let found = try context.pool.withConnection { connection -> (CaseRecord, [RiskSignalRecord], [RelatedCase])? in
+        let found = try context.pool.withConnection { connection -> (CaseRecord, [RiskSignalRecord], [RelatedCase], CaseCall?)? in
             guard let record = try CaseStore.find(number: number.digits, on: connection) else { return nil }
+            // The call codes are the agents' (an API client reads no code).
+            var call: CaseCall?
+            if principal.tier != nil {
+                call = CaseCall(
+                    record, verification: try operations.anyCallerVerification(caseID: record.id, at: now, on: connection), keys: context.keys,
+                    now: now)
+            }
             return (
-                record, try RiskSignalStore.list(caseID: record.id, on: connection), try operations.related(to: record, at: now, on: connection)
+                record, try RiskSignalStore.list(caseID: record.id, on: connection), try operations.related(to: record, at: now, on: connection),
+                call
             )
         }
-        guard let (record, signals, related) = found else { throw CaseHTTP.caseNotFound }
-        return respond(record, principal: principal, riskSignals: signals, related: related)
+        guard let (record, signals, related, call) = found else { throw CaseHTTP.caseNotFound }
+        return respond(record, principal: principal, riskSignals: signals, related: related, call: call)
     }
 
     func respond(
-        _ record: CaseRecord, principal: Principal, status: Int = 200, riskSignals: [RiskSignalRecord]? = nil, related: [RelatedCase]? = nil
+        _ record: CaseRecord, principal: Principal, status: Int = 200, riskSignals: [RiskSignalRecord]? = nil, related: [RelatedCase]? = nil,
+        call: CaseCall? = nil
     ) -> HTTPResponse {
         var body: [UInt8] = []
         body.reserveCapacity(1024)
         CaseHTTP.writeRepresentation(
-            record, actorTier: principal.tier, workflow: workflow, now: now, riskSignals: riskSignals, related: related, to: &body)
+            record, actorTier: principal.tier, workflow: workflow, now: now, riskSignals: riskSignals, related: related, call: call, to: &body)
         var response = HTTPResponse.json(status, body: body)
         response.addHeader("ETag", "\"\(record.version)\"")
         return response
@@ -474,25 +483,92 @@ final class CasesController: Sendable {
     }
 
     struct AccessCodeBody: Decodable {
-        /// How the caller was verified, when the agent is to read the new code out to them (tier2+).
-        var callerCheck: String?
-        enum CodingKeys: String, CodingKey { case callerCheck = "caller_check" }
+        /// Read the new code out to the caller this agent verified (tier2+); otherwise it is only mailed.
+        var readOut: Bool?
+        /// v1.2's free-text account of how the caller was verified: retired, answered 422 naming the new way.
+        var callerCheck: JSONValue?
+        enum CodingKeys: String, CodingKey {
+            case readOut = "read_out"
+            case callerCheck = "caller_check"
+        }
     }
 
-    /// `POST /api/v1/cases/{n}/access-code` `{"caller_check"}` (agents): 201 `{"mailed"}`, plus `access_code` (shown once)
-    /// only with a `caller_check` (tier2+); the old code stops working. An empty body reads as `{}` (mail only).
+    /// `POST /api/v1/cases/{n}/access-code` `{"read_out"?}` (agents): 201 `{"mailed"}`, plus `access_code` (shown once)
+    /// only with `read_out: true` (tier2+, a caller this agent verified); the old code stops working. An empty body reads
+    /// as `{}` (mail only). v1.2's `caller_check` is 422: a sentence proves nothing (api.md v1.3).
     @Sendable func reissueAccessCode(_ request: HTTPRequest) throws -> HTTPResponse {
         let number = try CaseHTTP.caseNumber(request)
         let (principal, agent) = try authorizeOnCase(.reissueAccessCode, request, number: number, attempted: "access_code")
         let body = request.body.isEmpty && request.header("content-type") == nil ? AccessCodeBody() : try request.decodeJSON(AccessCodeBody.self)
+        if body.callerCheck != nil {
+            throw Problem.unprocessable(errors: [
+                FieldError(
+                    field: "caller_check",
+                    message:
+                        "caller_check is retired: verify the caller with POST /api/v1/cases/\(number.digits)/caller-verification (their customer code, or a mailed one-time code), then send {\"read_out\": true}."
+                )
+            ])
+        }
         let now = self.now
         return try context.transaction(for: request, attempting: "access_code") { connection in
             let issued = try operations.reissueAccessCode(
-                number, callerCheck: body.callerCheck, actorTier: agent.tier, by: principal.actor, at: now,
-                on: connection)
+                number, readOut: body.readOut ?? false, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
             var answer: [String: JSONValue] = ["mailed": .bool(issued.mailed)]
             if let code = issued.code { answer["access_code"] = .string(code.display) }
             return CaseHTTP.json(.object(answer), status: 201, headers: [("Cache-Control", "no-store")])
+        }
+    }
+
+    struct CallerVerificationBody: Decodable {
+        var customerCode: String?
+        var mailedCode: String?
+        var method: String?
+        enum CodingKeys: String, CodingKey {
+            case customerCode = "customer_code"
+            case mailedCode = "mailed_code"
+            case method
+        }
+    }
+
+    /// `POST /api/v1/cases/{n}/caller-verification` (tier1+): `{"customer_code"}` or `{"mailed_code"}` checks the caller's
+    /// proof (200 `{"verified_until", "method"}`; a wrong code 422 `caller_code_wrong`, committed as a failure of the
+    /// case's look-up budget; a spent budget 429); `{"method": "mailed_code"}` mails a one-time code to the contact
+    /// address (202 `{"mailed", "expires_at"}`).
+    @Sendable func verifyCaller(_ request: HTTPRequest) throws -> HTTPResponse {
+        let number = try CaseHTTP.caseNumber(request)
+        let (principal, agent) = try authorizeOnCase(.verifyCaller, request, number: number, attempted: "caller_verification")
+        let body = try request.decodeJSON(CallerVerificationBody.self)
+        let given = [body.customerCode != nil, body.mailedCode != nil, body.method != nil].filter { $0 }.count
+        guard given == 1 else {
+            throw Problem.unprocessable(errors: [
+                FieldError(field: "", message: "Send exactly one of customer_code, mailed_code, or method \"mailed_code\" (to mail a one-time code).")
+            ])
+        }
+        let now = self.now
+        if let method = body.method {
+            guard method == CallCodes.Method.mailedCode.rawValue else {
+                throw Problem.unprocessable(errors: [FieldError(field: "method", message: "Only \"mailed_code\" is mailed.")])
+            }
+            return try context.transaction(for: request, attempting: "caller_verification") { connection in
+                let expires = try operations.mailCallerCode(number, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+                return CaseHTTP.json(
+                    ["mailed": .bool(expires != nil), "expires_at": Timestamp.json(expires)], status: 202, headers: [("Cache-Control", "no-store")])
+            }
+        }
+        let proof: CaseOperations.CallerProof = body.customerCode.map { .customerCode($0) } ?? .mailedCode(body.mailedCode ?? "")
+        // A wrong code is committed (it counts against the budget) before it is refused.
+        var outcome = CaseOperations.CallerCheck.wrong
+        let response = try context.transaction(for: request, attempting: "caller_verification") { connection in
+            outcome = try operations.verifyCaller(number, proof: proof, actorTier: agent.tier, by: principal.actor, at: now, on: connection)
+            guard case .verified(let until) = outcome else { return CaseHTTP.json([:]) }
+            let method: CallCodes.Method = body.customerCode != nil ? .statusCode : .mailedCode
+            return CaseHTTP.json(
+                ["verified_until": Timestamp.json(until), "method": .string(method.rawValue)], headers: [("Cache-Control", "no-store")])
+        }
+        switch outcome {
+        case .verified: return response
+        case .wrong: throw OperationError.callerCodeWrong
+        case .locked(let until): throw OperationError.callerCodeLocked(until: until, now: now)
         }
     }
 

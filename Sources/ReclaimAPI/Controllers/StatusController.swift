@@ -61,7 +61,13 @@ final class StatusController: Sendable {
             language: try Self.requestedLanguage(language))
         let (record, thread) = try customerCase(body, request)
         let (view, chosen) = try customerView(record, thread: thread, requested: body.language, request)
-        return Self.answer(view, chosen)
+        guard case .object(var members) = view else { throw Problem.internal }
+        // The call codes (api.md v1.3): the customer's own look-up only, never an API client's, never a mail.
+        members["call_codes"] =
+            CallCodeDerivation.shown(for: record, keys: context.keys, at: context.clock.now()).map {
+                ["desk": .string($0.desk), "customer": .string($0.customer), "valid_until": Timestamp.json($0.validUntil)]
+            } ?? .null
+        return Self.answer(.object(members), chosen)
     }
 
     /// The customer's view of `record`; for a merged case, the status of the case it went into (its number, plus
