@@ -90,9 +90,9 @@ public enum CustomerCatalogue {
         .unlockResetSecurityQuestions: "Reset the account's security questions",
         .unlockRemoveActivationLock: "Remove the activation lock from the device",
         .stopDone:
-            "We have stopped every change that was waiting on this case, and the account stays frozen. Call our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
+            "We have stopped every change that was waiting on this case, and the account stays frozen. Contact our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
         .stopAgain:
-            "This link was used already: the changes stay stopped and the account stays frozen. If you have not done so yet, call our support team at {contact}. Never pay anyone.",
+            "This link was used already: the changes stay stopped and the account stays frozen. If you have not done so yet, contact our support team at {contact}. Never pay anyone.",
         .stopTooLate:
             "The change had already been made when you used this link. Our team has been alerted and will look at your case again. Contact our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
         .problemErased: "This case is finished and your personal data on it has been erased. Contact us at {contact}, quoting your case number.",
@@ -168,8 +168,8 @@ public enum CustomerCatalogue {
         .unlockRemoveRescueEmail: "移除账户中被添加的救援邮箱",
         .unlockResetSecurityQuestions: "重置账户的安全问题",
         .unlockRemoveActivationLock: "解除设备的激活锁",
-        .stopDone: "我们已停止此案件中所有待执行的更改，账户仍保持冻结。请致电我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
-        .stopAgain: "此链接已使用过：更改仍保持停止，账户仍保持冻结。如果您尚未联系，请致电我们的客服 {contact}。切勿向任何人付款。",
+        .stopDone: "我们已停止此案件中所有待执行的更改，账户仍保持冻结。请联系我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
+        .stopAgain: "此链接已使用过：更改仍保持停止，账户仍保持冻结。如果您尚未联系，请联系我们的客服 {contact}。切勿向任何人付款。",
         .stopTooLate: "您使用此链接时，更改已经完成。我们已通知团队，他们会重新审查您的案件。请联系我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
         .problemErased: "此案件已结束，其中您的个人数据已被删除。请联系 {contact}，并告知您的案件编号。",
     ]
@@ -244,8 +244,8 @@ public enum CustomerCatalogue {
         .unlockRemoveRescueEmail: "移除帳號中被新增的救援電子郵件地址",
         .unlockResetSecurityQuestions: "重設帳號的安全提示問題",
         .unlockRemoveActivationLock: "解除裝置的啟用鎖",
-        .stopDone: "我們已停止此案件中所有待執行的變更，帳號仍維持凍結。請致電我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
-        .stopAgain: "此連結已使用過：變更仍維持停止，帳號仍維持凍結。如果您尚未聯絡，請致電我們的客服 {contact}。切勿付錢給任何人。",
+        .stopDone: "我們已停止此案件中所有待執行的變更，帳號仍維持凍結。請聯絡我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
+        .stopAgain: "此連結已使用過：變更仍維持停止，帳號仍維持凍結。如果您尚未聯絡，請聯絡我們的客服 {contact}。切勿付錢給任何人。",
         .stopTooLate: "您使用此連結時，變更已經完成。我們已通知團隊，他們會重新審查您的案件。請聯絡我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
         .problemErased: "此案件已結案，其中您的個人資料已被刪除。請聯絡 {contact}，並告知您的案件編號。",
     ]
