@@ -225,6 +225,11 @@ function renderStatus(status) {
   // The customer's reply by mail reached the case: the time only, in their language.
   byId('reply-received').textContent = status.reply_received_at ? t('result.reply_received', { date: formatWhen(status.reply_received_at) }) : '';
   show(byId('reply-received'), Boolean(status.reply_received_at));
+  // Mail an agent attached from someone else: whose (masked) and when, never as the customer's own reply.
+  const added = status.messages_added ?? [];
+  replace(byId('messages-added'), added.map((item) => h('li', { class: 'message-added',
+    text: t('result.message_added', { from: item.from, date: formatWhen(item.received_at) }) })));
+  show(byId('messages-added'), added.length > 0);
 
   // A finished case takes no more files (nobody would see them); its notices say how to reach support.
   show(uploadForm, Boolean(status.can_upload));

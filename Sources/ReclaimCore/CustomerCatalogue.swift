@@ -81,6 +81,8 @@ public enum CustomerCatalogue {
         .noticeContact: "To reach our support team, contact {contact} and quote your case number.",
 
         .problemNotFound: "No case matches this case number and access code.",
+        .problemCodeReplaced:
+            "This access code was replaced: a new one was mailed on {date} to {address}. Use the new code from that mail.",
         .problemInvalidCaseNumber: "This is not a valid case number: check it for a typo.",
         .problemLocked: "Too many failed attempts. Try again later.",
         .problemCaseNotOpen: "This case is finished, so nothing more can be added to it. Contact us at {contact}, quoting your case number.",
@@ -161,6 +163,7 @@ public enum CustomerCatalogue {
         .noticeContact: "如需联系我们的客服团队，请通过 {contact} 与我们联系，并告知您的案件编号。",
 
         .problemNotFound: "没有与此案件编号和访问码相符的案件。",
+        .problemCodeReplaced: "此访问码已被替换：新的访问码已于 {date} 发送至 {address}。请使用该邮件中的新访问码。",
         .problemInvalidCaseNumber: "这不是有效的案件编号，请检查是否输入有误。",
         .problemLocked: "尝试失败次数过多，请稍后再试。",
         .problemCaseNotOpen: "此案件已结束，无法再添加任何内容。请联系 {contact}，并告知您的案件编号。",
@@ -237,6 +240,7 @@ public enum CustomerCatalogue {
         .noticeContact: "如需聯絡我們的客服團隊，請透過 {contact} 與我們聯繫，並告知您的案件編號。",
 
         .problemNotFound: "找不到符合此案件編號與存取碼的案件。",
+        .problemCodeReplaced: "此存取碼已被更換：新的存取碼已於 {date} 寄至 {address}。請使用該郵件中的新存取碼。",
         .problemInvalidCaseNumber: "這不是有效的案件編號，請檢查是否輸入錯誤。",
         .problemLocked: "嘗試失敗次數過多，請稍後再試。",
         .problemCaseNotOpen: "此案件已結案，無法再新增任何內容。請聯絡 {contact}，並告知您的案件編號。",
