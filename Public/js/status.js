@@ -89,7 +89,12 @@ function problemWords(error) {
   const retryAt = error.retryAfter ? formatWhen(new Date(Date.now() + error.retryAfter * 1000).toISOString()) : null;
   switch (error.code) {
     case 'network': return t('error.network');
-    case 'not_found': return t('error.not_found');
+    case 'not_found': {
+      // An access code that a re-issue replaced (api.md v1.3): when the new one was mailed, and where (masked).
+      const replaced = error.problem.access_code_replaced;
+      if (replaced?.to && replaced?.mailed_at) return t('error.code_replaced', { date: formatWhen(replaced.mailed_at), address: replaced.to });
+      return t('error.not_found');
+    }
     case 'invalid_case_number': return t('error.typo');
     case 'locked_out': return retryAt ? t('error.locked', { time: retryAt }) : t('error.locked_later');
     default: break;
