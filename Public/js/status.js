@@ -89,7 +89,12 @@ function problemWords(error) {
   const retryAt = error.retryAfter ? formatWhen(new Date(Date.now() + error.retryAfter * 1000).toISOString()) : null;
   switch (error.code) {
     case 'network': return t('error.network');
-    case 'not_found': return t('error.not_found');
+    case 'not_found': {
+      // An access code that a re-issue replaced (api.md v1.3): when the new one was mailed, and where (masked).
+      const replaced = error.problem.access_code_replaced;
+      if (replaced?.to && replaced?.mailed_at) return t('error.code_replaced', { date: formatWhen(replaced.mailed_at), address: replaced.to });
+      return t('error.not_found');
+    }
     case 'invalid_case_number': return t('error.typo');
     case 'locked_out': return retryAt ? t('error.locked', { time: retryAt }) : t('error.locked_later');
     default: break;
@@ -225,6 +230,11 @@ function renderStatus(status) {
   // The customer's reply by mail reached the case: the time only, in their language.
   byId('reply-received').textContent = status.reply_received_at ? t('result.reply_received', { date: formatWhen(status.reply_received_at) }) : '';
   show(byId('reply-received'), Boolean(status.reply_received_at));
+  // Mail an agent attached from someone else: whose (masked) and when, never as the customer's own reply.
+  const added = status.messages_added ?? [];
+  replace(byId('messages-added'), added.map((item) => h('li', { class: 'message-added',
+    text: t('result.message_added', { from: item.from, date: formatWhen(item.received_at) }) })));
+  show(byId('messages-added'), added.length > 0);
 
   // A finished case takes no more files (nobody would see them); its notices say how to reach support.
   show(uploadForm, Boolean(status.can_upload));

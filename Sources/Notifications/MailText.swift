@@ -88,7 +88,8 @@ public enum MailText {
         }
     }
 
-    /// What to do if the change was not theirs (the contact-changed mail): call support, whose contact is given.
+    /// What to do if the change was not theirs (the contact-changed mail): contact support, whose contact is given
+    /// (an address or a number, so never "call").
     static func notYouLine(_ supportContact: String, language: CustomerLanguage) -> String {
         switch language {
         case .english: "If you did not ask for this, contact support at once: \(supportContact)."
@@ -115,7 +116,7 @@ public enum MailText {
         }
     }
 
-    /// The notice of a scheduled unlock: what will be undone, when, the stop link, whom to call, never pay.
+    /// The notice of a scheduled unlock: what will be undone, when, the stop link, whom to contact, never pay.
     public static func unlockNotice(
         caseNumber: String, step: UnlockKind?, effectiveAt: String, stopURL: String, language: CustomerLanguage, contact: String,
         notices: [CustomerText]
@@ -138,7 +139,7 @@ public enum MailText {
         }
     }
 
-    /// The mail of a one-time caller code: what happened, the code and its limits, whom to call if no call is going on.
+    /// The mail of a one-time caller code: what happened, the code and its limits, whom to contact if no call is going on.
     public static func callerCodeBody(caseNumber: String, code: String, expiresAt: String, language: CustomerLanguage, contact: String) -> String {
         [
             greeting(language), "", news(.callerCode, caseNumber: caseNumber, language: language), "",
@@ -212,7 +213,7 @@ public enum MailText {
     /// status line; its next step and what it still needs, quoted as the page's; its notices, never pay first), in the
     /// page's own sentences, with `{contact}` filled. The contact-changed mail goes to an address that may not be the
     /// customer's (the typo being corrected): it carries no state and no link, only the masked new address
-    /// (`newAddress`), whom to call, and the page's notices.
+    /// (`newAddress`), whom to contact, and the page's notices.
     /// A rejected document's mail says why (`customerReason`) right after what happened.
     public static func body(
         _ kind: CustomerMailKind, caseNumber: String, status: CustomerMailStatus, accessCode: String?, statusURL: String,

@@ -121,4 +121,14 @@ extension AccessCode {
         let until = lastReissuedAt.addingTimeInterval(reissueInterval)
         return until > now ? until : nil
     }
+
+    /// How long a look-up with a replaced code is told that a new one was mailed (when, and to which masked address)
+    /// rather than the generic "no case matches": the owner who missed the mail learns where to look, and after this long
+    /// an old code says nothing.
+    public static let replacedHintWindow: TimeInterval = 30 * 86_400
+
+    /// Whether a look-up at `now` with the code replaced at `replacedAt` is told of the new code.
+    public static func replacedHintApplies(replacedAt: Date, now: Date) -> Bool {
+        now >= replacedAt && now.timeIntervalSince(replacedAt) <= replacedHintWindow
+    }
 }

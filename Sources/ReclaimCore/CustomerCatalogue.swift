@@ -81,6 +81,8 @@ public enum CustomerCatalogue {
         .noticeContact: "To reach our support team, contact {contact} and quote your case number.",
 
         .problemNotFound: "No case matches this case number and access code.",
+        .problemCodeReplaced:
+            "This access code was replaced: a new one was mailed on {date} to {address}. Use the new code from that mail.",
         .problemInvalidCaseNumber: "This is not a valid case number: check it for a typo.",
         .problemLocked: "Too many failed attempts. Try again later.",
         .problemCaseNotOpen: "This case is finished, so nothing more can be added to it. Contact us at {contact}, quoting your case number.",
@@ -90,9 +92,9 @@ public enum CustomerCatalogue {
         .unlockResetSecurityQuestions: "Reset the account's security questions",
         .unlockRemoveActivationLock: "Remove the activation lock from the device",
         .stopDone:
-            "We have stopped every change that was waiting on this case, and the account stays frozen. Call our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
+            "We have stopped every change that was waiting on this case, and the account stays frozen. Contact our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
         .stopAgain:
-            "This link was used already: the changes stay stopped and the account stays frozen. If you have not done so yet, call our support team at {contact}. Never pay anyone.",
+            "This link was used already: the changes stay stopped and the account stays frozen. If you have not done so yet, contact our support team at {contact}. Never pay anyone.",
         .stopTooLate:
             "The change had already been made when you used this link. Our team has been alerted and will look at your case again. Contact our support team at {contact} and tell them this was not you. Never pay anyone who contacts you about this.",
         .problemErased: "This case is finished and your personal data on it has been erased. Contact us at {contact}, quoting your case number.",
@@ -161,6 +163,7 @@ public enum CustomerCatalogue {
         .noticeContact: "如需联系我们的客服团队，请通过 {contact} 与我们联系，并告知您的案件编号。",
 
         .problemNotFound: "没有与此案件编号和访问码相符的案件。",
+        .problemCodeReplaced: "此访问码已被替换：新的访问码已于 {date} 发送至 {address}。请使用该邮件中的新访问码。",
         .problemInvalidCaseNumber: "这不是有效的案件编号，请检查是否输入有误。",
         .problemLocked: "尝试失败次数过多，请稍后再试。",
         .problemCaseNotOpen: "此案件已结束，无法再添加任何内容。请联系 {contact}，并告知您的案件编号。",
@@ -168,8 +171,8 @@ public enum CustomerCatalogue {
         .unlockRemoveRescueEmail: "移除账户中被添加的救援邮箱",
         .unlockResetSecurityQuestions: "重置账户的安全问题",
         .unlockRemoveActivationLock: "解除设备的激活锁",
-        .stopDone: "我们已停止此案件中所有待执行的更改，账户仍保持冻结。请致电我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
-        .stopAgain: "此链接已使用过：更改仍保持停止，账户仍保持冻结。如果您尚未联系，请致电我们的客服 {contact}。切勿向任何人付款。",
+        .stopDone: "我们已停止此案件中所有待执行的更改，账户仍保持冻结。请联系我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
+        .stopAgain: "此链接已使用过：更改仍保持停止，账户仍保持冻结。如果您尚未联系，请联系我们的客服 {contact}。切勿向任何人付款。",
         .stopTooLate: "您使用此链接时，更改已经完成。我们已通知团队，他们会重新审查您的案件。请联系我们的客服 {contact}，告知这不是您本人的操作。切勿向任何就此联系您的人付款。",
         .problemErased: "此案件已结束，其中您的个人数据已被删除。请联系 {contact}，并告知您的案件编号。",
     ]
@@ -237,6 +240,7 @@ public enum CustomerCatalogue {
         .noticeContact: "如需聯絡我們的客服團隊，請透過 {contact} 與我們聯繫，並告知您的案件編號。",
 
         .problemNotFound: "找不到符合此案件編號與存取碼的案件。",
+        .problemCodeReplaced: "此存取碼已被更換：新的存取碼已於 {date} 寄至 {address}。請使用該郵件中的新存取碼。",
         .problemInvalidCaseNumber: "這不是有效的案件編號，請檢查是否輸入錯誤。",
         .problemLocked: "嘗試失敗次數過多，請稍後再試。",
         .problemCaseNotOpen: "此案件已結案，無法再新增任何內容。請聯絡 {contact}，並告知您的案件編號。",
@@ -244,8 +248,8 @@ public enum CustomerCatalogue {
         .unlockRemoveRescueEmail: "移除帳號中被新增的救援電子郵件地址",
         .unlockResetSecurityQuestions: "重設帳號的安全提示問題",
         .unlockRemoveActivationLock: "解除裝置的啟用鎖",
-        .stopDone: "我們已停止此案件中所有待執行的變更，帳號仍維持凍結。請致電我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
-        .stopAgain: "此連結已使用過：變更仍維持停止，帳號仍維持凍結。如果您尚未聯絡，請致電我們的客服 {contact}。切勿付錢給任何人。",
+        .stopDone: "我們已停止此案件中所有待執行的變更，帳號仍維持凍結。請聯絡我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
+        .stopAgain: "此連結已使用過：變更仍維持停止，帳號仍維持凍結。如果您尚未聯絡，請聯絡我們的客服 {contact}。切勿付錢給任何人。",
         .stopTooLate: "您使用此連結時，變更已經完成。我們已通知團隊，他們會重新審查您的案件。請聯絡我們的客服 {contact}，告知這不是您本人的操作。切勿付錢給任何就此聯絡您的人。",
         .problemErased: "此案件已結案，其中您的個人資料已被刪除。請聯絡 {contact}，並告知您的案件編號。",
     ]

@@ -1,7 +1,8 @@
 /// Every sentence the service writes for a customer, by key; each language's catalogue (`CustomerCatalogue`) holds one
 /// whole-sentence template per key, so no sentence is ever built from translated fragments.
 ///
-/// Templates may hold only `{contact}` (the support contact, never translated): `placeholders` says which.
+/// Templates may hold only `{contact}` (the support contact, never translated), or for `problemCodeReplaced` `{date}` and
+/// `{address}` (filled in by the caller): `placeholders` says which.
 public enum CustomerText: String, Sendable, CaseIterable {
     // The heading: where the case stands, named for the current stage of the progress line.
     case stageReceived = "stage.received"
@@ -75,6 +76,8 @@ public enum CustomerText: String, Sendable, CaseIterable {
     case problemLocked = "problem.locked"
     case problemCaseNotOpen = "problem.case_not_open"
     case problemStopUnknown = "problem.stop_unknown"
+    /// A look-up with an access code that was replaced (api.md v1.3): when the new one was mailed, and where (masked).
+    case problemCodeReplaced = "problem.code_replaced"
 
     // The cooling-off (api.md v1.2): a scheduled unlock step in the customer's words, and the stop link's answers.
     case unlockRemoveRescueEmail = "unlock.remove_rescue_email"
@@ -94,6 +97,7 @@ public enum CustomerText: String, Sendable, CaseIterable {
         case .nextTellAgent, .nextRejected, .nextClosed, .noticeContact, .problemCaseNotOpen, .problemStopUnknown, .stopDone, .stopAgain,
             .stopTooLate, .problemErased:
             ["contact"]
+        case .problemCodeReplaced: ["date", "address"]
         default: []
         }
     }

@@ -74,7 +74,8 @@ public enum CaseErasure {
         Step(table: "cases") { id, now in
             """
             UPDATE cases SET customer_name = '', customer_contact_email = '', customer_phone = NULL, account_email = '', devices = '[]', summary = '',
-                rescue_email = NULL, erased_at = \(now), updated_at = \(now), version = version + 1
+                rescue_email = NULL, previous_access_code_hash = NULL, previous_access_code_key_id = NULL,
+                access_code_replaced_at = NULL, erased_at = \(now), updated_at = \(now), version = version + 1
             WHERE id = \(id)
             """
         },

@@ -244,9 +244,15 @@ public enum CaseStore {
             """) == 1
     }
 
-    /// Replaces the access code's hash (no version bump: the case's state is unchanged). The caller holds the row lock.
+    /// Replaces the access code's hash (no version bump: the case's state is unchanged), keeping the replaced one's hash and
+    /// the time for the old code's hint (`ReplacedAccessCode`). The caller holds the row lock.
     public static func setAccessCode(id: UUID, hash: [UInt8], keyID: String, now: Date, on connection: PostgresConnection) throws {
-        try connection.execute("UPDATE cases SET access_code_hash = \(hash), access_code_key_id = \(keyID), updated_at = \(now) WHERE id = \(id)")
+        try connection.execute(
+            """
+            UPDATE cases SET previous_access_code_hash = access_code_hash, previous_access_code_key_id = access_code_key_id,
+                access_code_replaced_at = \(now), access_code_hash = \(hash), access_code_key_id = \(keyID), updated_at = \(now)
+            WHERE id = \(id)
+            """)
     }
 
     /// Merges the case into `target` if still at `expectedVersion`: state `merged`, no due date, the state it left kept.
@@ -317,7 +323,7 @@ extension CaseStore {
     public static func findForStatus(
         number: String, throttleKeys: [String], now: Date,
         on connection: PostgresConnection
-    ) throws -> (CaseRecord?, Date?, CustomerThread) {
+    ) throws -> (CaseRecord?, Date?, CustomerThread, ReplacedAccessCode?) {
         let rows = try connection.query(
             """
             SELECT \(columns),
@@ -326,16 +332,27 @@ extension CaseStore {
                     CASE WHEN n.case_id = c.id THEN NULL ELSE (SELECT m.case_number FROM cases m WHERE m.id = n.case_id) END) ORDER BY n.created_at, n.id)::text
                  FROM case_notes n WHERE n.case_id IN (SELECT c.id UNION ALL SELECT m.id FROM cases m WHERE m.merged_into = c.id)
                    AND n.visibility = 'customer' AND n.body IS NOT NULL) AS customer_notes,
-                (SELECT max(r.received_at) FROM inbound_messages r WHERE r.case_id = c.id AND NOT r.auto AND NOT r.from_rescue_address)
-                    AS reply_received_at
+                (SELECT json_agg(json_build_array(r.from_address, (extract(epoch FROM r.received_at) * 1000)::bigint, r.matched_by)
+                    ORDER BY r.received_at, r.id)::text
+                 FROM inbound_messages r WHERE r.case_id = c.id AND NOT r.auto AND NOT r.from_rescue_address) AS received_mail,
+                c.previous_access_code_hash, c.previous_access_code_key_id, c.access_code_replaced_at
             FROM (SELECT 1) AS one LEFT JOIN cases c ON c.case_number = \(number) LEFT JOIN agents a ON a.id = c.assignee_id
             """)
-        guard let row = rows.first else { return (nil, nil, CustomerThread()) }
+        guard let row = rows.first else { return (nil, nil, CustomerThread(), nil) }
         let columns = try Columns(rows)
         var extra = rows.columns()
         let lockedColumn = try extra("locked_until")
         let notesColumn = try extra("customer_notes")
-        let replyColumn = try extra("reply_received_at")
+        let receivedColumn = try extra("received_mail")
+        let previousHashColumn = try extra("previous_access_code_hash")
+        let previousKeyColumn = try extra("previous_access_code_key_id")
+        let replacedAtColumn = try extra("access_code_replaced_at")
+        var replaced: ReplacedAccessCode?
+        if let hash = try row.decode(previousHashColumn, as: [UInt8]?.self), let keyID = try row.decode(previousKeyColumn, as: String?.self),
+            let at = try row.decode(replacedAtColumn, as: Date?.self)
+        {
+            replaced = ReplacedAccessCode(hash: hash, keyID: keyID, replacedAt: at)
+        }
         let locked: Date? = try row.decode(lockedColumn)
         let record = row.isNull(columns.id) ? nil : try columns.decode(row)
         var notes: [CustomerNote] = []
@@ -348,6 +365,24 @@ extension CaseStore {
                 notes.append(CustomerNote(body: body, at: Date(timeIntervalSince1970: Double(millis) / 1000), fromCase: fromCase))
             }
         }
-        return (record, locked, CustomerThread(notes: notes, replyReceivedAt: try row.decode(replyColumn, as: Date?.self)))
+        var received: [ReceivedMail] = []
+        if let text = try row.decode(receivedColumn, as: String?.self), case .array(let items) = try JSONValue.parse(text) {
+            for item in items {
+                guard case .array(let triple) = item, triple.count == 3, case .int(let millis) = triple[1], case .string(let matchedBy) = triple[2]
+                else {
+                    throw PostgresError(.decoding, message: "received mail is not [from, milliseconds, matched_by] triples")
+                }
+                let from: String? = if case .string(let address) = triple[0] { address } else { nil }
+                received.append(ReceivedMail(from: from, at: Date(timeIntervalSince1970: Double(millis) / 1000), matchedBy: matchedBy))
+            }
+        }
+        return (record, locked, CustomerThread(notes: notes, received: received), replaced)
     }
+}
+
+/// The access code a re-issue replaced: its keyed hash (never the code), the key's id and when it was replaced.
+public struct ReplacedAccessCode: Sendable {
+    public let hash: [UInt8]
+    public let keyID: String
+    public let replacedAt: Date
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ReclaimCore
 
 /// Who may read a note: agents only, or the customer too (on the status page).
 public enum NoteVisibility: String, Sendable, CaseIterable {
@@ -46,18 +47,53 @@ public struct CaseNote: Sendable, Equatable {
 
 /// A customer-visible note as the customer's status shows it: no author, no id.
 /// What the customer's status page shows of the conversation, read with the status look-up (`CaseStore.findForStatus`):
-/// the customer notes, oldest first, and when the customer's latest reply arrived (automatic mail and the rescue
-/// address's left out).
+/// the customer notes, oldest first, and the human mail that reached the case (automatic mail and the rescue address's
+/// left out), oldest first.
 public struct CustomerThread: Sendable, Equatable {
     /// The customer-visible notes, oldest first.
     public let notes: [CustomerNote]
-    /// When the latest human reply reached the case, or nil.
-    public let replyReceivedAt: Date?
+    /// The mail received on the case, oldest first: the customer's replies and what others sent.
+    public let received: [ReceivedMail]
 
     /// A thread of these parts.
-    public init(notes: [CustomerNote] = [], replyReceivedAt: Date? = nil) {
+    public init(notes: [CustomerNote] = [], received: [ReceivedMail] = []) {
         self.notes = notes
-        self.replyReceivedAt = replyReceivedAt
+        self.received = received
+    }
+
+    /// When the customer's latest reply reached the case: mail from the case's contact address (compared as mailboxes),
+    /// nil when none. A mail from anyone else is never the customer's reply (api.md v1.3).
+    public func replyReceivedAt(contact: String) -> Date? {
+        received.last { $0.isFrom(contact) }?.at
+    }
+
+    /// The mail an agent attached from someone other than the customer, oldest first: the customer reads each as "a
+    /// message from (masked sender) added by our team". Mail from others matched any other way is not shown to them.
+    public func addedByTeam(contact: String) -> [ReceivedMail] {
+        received.filter { $0.matchedBy == "agent" && !$0.isFrom(contact) }
+    }
+}
+
+/// A mail that reached a case, as the customer's status page may mention it: its sender, when, and how it was matched.
+public struct ReceivedMail: Sendable, Equatable {
+    /// The `From` address (nil when the mail had none, or once erased).
+    public let from: String?
+    /// When it was received (milliseconds).
+    public let at: Date
+    /// How it was matched to the case (`reply_token`, `references`, `subject`, `agent`).
+    public let matchedBy: String
+
+    /// A mail as read by `CaseStore.findForStatus`.
+    public init(from: String?, at: Date, matchedBy: String) {
+        self.from = from
+        self.at = at
+        self.matchedBy = matchedBy
+    }
+
+    /// Whether it came from `contact`'s mailbox (an empty or missing address is nobody's).
+    public func isFrom(_ contact: String) -> Bool {
+        guard let from, !from.isEmpty, !contact.isEmpty else { return false }
+        return EmailAddress.sameMailbox(from, contact)
     }
 }
 

@@ -247,3 +247,40 @@ class MessagesTests(BrowserTestCase):
         self.assertNotIn('Proof of purchase', tier3.find('#evidence-missing').text, 'the documents gate moved')
         self.assertEqual(self.service.psql("SELECT accepted_as FROM evidence_reviews WHERE evidence_id = '%s'" % evidence), 'invoice')
         self.assert_accessible(tier3)
+
+    def test_a_fathers_mail_attached_by_an_agent_reads_as_added_by_the_team_never_as_her_reply(self):
+        """api.md v1.3: mail an agent attached from someone other than the customer is shown on /status as a message
+        from a masked sender added by our team, never as "your reply"."""
+        case = self.service.case(state='awaiting_documents')
+        number = case['case_number']
+        father = email.message.EmailMessage()
+        father['From'] = email.utils.formataddr(('Her Father', 'father.of.ada@family.example'))
+        father['To'] = 'cases@reclaim.test'
+        father['Subject'] = 'About my daughter'
+        father['Date'] = email.utils.formatdate(localtime=True)
+        father['Message-ID'] = email.utils.make_msgid(domain='family.example')
+        father.set_content('Hello, my daughter lost her phone; I am writing for her.\n')
+        self.drop_into_maildir(father)
+        unmatched = "FROM inbound_messages WHERE from_address = 'father.of.ada@family.example' AND case_id IS NULL"
+        self.wait_for_sql('SELECT count(*) ' + unmatched, '1')
+        mail_id = self.service.psql('SELECT id ' + unmatched)
+
+        # The agent attaches it from the unmatched list above the queue.
+        tier1 = self.browser()
+        self.sign_in(tier1, 'tier1')
+        tier1.wait_for('#inbound-list li[data-inbound="%s"]' % mail_id)
+        tier1.fill('#inbound-case-' + mail_id, number)
+        tier1.click('#inbound-list li[data-inbound="%s"] form button[type="submit"]' % mail_id)
+        self.wait_for_sql("SELECT matched_by FROM inbound_messages WHERE id = '%s'" % mail_id, 'agent')
+
+        # The customer's page: a message from a masked sender added by the team, and no "your reply".
+        customer = self.browser().open('/status')
+        customer.fill('#case-number', number)
+        customer.fill('#access-code', case['access_code'])
+        customer.click('#lookup-submit')
+        added = customer.wait_for('#messages-added li')
+        self.assertIn('A message from f***@f***.example', added.text)
+        self.assertIn('added to your case by our team', added.text)
+        self.assertNotIn('father.of.ada', customer.find('body').text)
+        self.assertFalse(customer.find('#reply-received').is_displayed(), 'not shown as her reply')
+        self.assert_accessible(customer)

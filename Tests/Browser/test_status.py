@@ -9,7 +9,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from harness import POLL, BrowserTestCase, png_bytes
+from harness import POLL, WAIT, BrowserTestCase, png_bytes
 
 STATUS_API = '/api/v1/status'
 NOT_FOUND = 'No case matches this case number and access code'
@@ -138,6 +138,31 @@ class StatusPageTest(BrowserTestCase):
         time.sleep(0.3)  # would a request be on its way, give it time to show
         self.assertEqual(self.status_requests(browser), 0, 'no request was made')
         self.assertFalse(browser.find('#result').is_displayed())
+
+    def test_a_replaced_code_says_when_and_where_the_new_one_was_mailed(self):
+        """api.md v1.3: the agent mails a new code; the customer who tries the old one reads when and to which
+        (masked) address the new one went, and nothing of the case."""
+        self.expect_http_errors(404)
+        case = self.service.case(state='awaiting_documents')
+        number = case['case_number']
+        agent = self.browser()
+        self.sign_in(agent, 'tier1')
+        agent.open('/#/cases/' + number)
+        agent.click('button[data-action="access-code"]')
+        agent.click('#action-confirm')
+        deadline = time.time() + WAIT
+        while self.service.psql("SELECT access_code_replaced_at IS NOT NULL FROM cases WHERE case_number = '%s'" % number) != 't' \
+                and time.time() < deadline:
+            time.sleep(0.1)
+        contact = self.service.psql("SELECT customer_contact_email FROM cases WHERE case_number = '%s'" % number)
+        masked = contact[0] + '***@' + contact.split('@')[1][0] + '***.' + contact.rsplit('.', 1)[1]
+
+        browser = self.browser().open('/status')
+        self.look_up(browser, number, case['access_code'])
+        message = browser.wait_for_text('#message', 'This access code was replaced')
+        self.assertIn(masked, message.text)
+        self.assertNotIn(contact, message.text)
+        self.assertFalse(browser.find('#result').is_displayed(), 'nothing of the case is shown')
 
     def test_wrong_access_code_says_so(self):
         self.expect_http_errors(404)

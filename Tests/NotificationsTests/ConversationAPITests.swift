@@ -158,4 +158,34 @@ import Testing
         let events = try world.events(opened.caseNumber, as: agent).filter { $0.type == "message_received" }
         #expect(events.count == 1 && events.first?.actor == "agent:\(agent.agentID.uuidString.lowercased())")
     }
+
+    /// api.md v1.3: her father's mail, attached to her case by an agent, is shown to her as a message from a masked
+    /// sender added by our team, never as her reply; her own mail (attached too, from her contact mailbox written
+    /// otherwise) reads as hers.
+    @Test func aThirdPartysMailAttachedByAnAgentIsNeverTheCustomersReply() throws {
+        let agent = try world.agent(.tier1)
+        let opened = try world.openCase(as: agent)
+        let (number, code) = (opened.caseNumber, try #require(opened.accessCode))
+        try maildir.create()
+        try maildir.deliver(mail(from: "father.of.ada@family.example", to: "cases@reclaim.test", subject: "My daughter", id: "f1@family.example"))
+        #expect(try world.service.service.inboundWorker.runOnce() == 1)
+        let father = try #require(try items(try world.get("/api/v1/inbound", as: agent)).first?["id"] as? String)
+        #expect(try world.post("/api/v1/inbound/\(father)/attach", as: agent, json: ["case_number": number]).status == 200)
+
+        let afterFather = try world.status(number, code)
+        let status = try afterFather.json()
+        #expect(status["reply_received_at"] is NSNull, "\(afterFather.text)")
+        let added = try #require(status["messages_added"] as? [[String: Any]])
+        #expect(added.count == 1 && added.first?["from"] as? String == "f***@f***.example" && added.first?["received_at"] is String)
+        #expect(!afterFather.text.contains("father.of.ada") && !afterFather.text.contains("My daughter"))
+
+        // Her own mail, from her contact address as another mailbox spelling of it, attached the same way: hers.
+        try maildir.deliver(mail(from: "Victim.Home+phone@Example.net", to: "cases@reclaim.test", subject: "Me again", id: "v1@example.net"))
+        #expect(try world.service.service.inboundWorker.runOnce() == 1)
+        let own = try #require(try items(try world.get("/api/v1/inbound", as: agent)).first?["id"] as? String)
+        #expect(try world.post("/api/v1/inbound/\(own)/attach", as: agent, json: ["case_number": number]).status == 200)
+        let afterOwn = try world.status(number, code).json()
+        #expect(afterOwn["reply_received_at"] is String)
+        #expect((afterOwn["messages_added"] as? [[String: Any]])?.count == 1)
+    }
 }

@@ -130,6 +130,51 @@ import Testing
 
     // MARK: One source: coherent, typed details received, device-only explained, support contact, never pay.
 
+    /// api.md v1.3: the old code of a replaced one is told, for 30 days, when and where (masked) the new one was mailed,
+    /// and nothing else of the case; a wrong code learns nothing; each still counts against the throttle.
+    @Test func aReplacedCodeIsToldWhereTheNewOneWentForThirtyDays() throws {
+        let world = try CaseWorld()
+        let tier1 = try world.agent(.tier1)
+        let created = try world.openCase(as: tier1)
+        let (number, old) = (created.caseNumber, try #require(created.accessCode))
+        let reissuedAt = world.service.clock.now()
+        #expect(try world.post("/api/v1/cases/\(number)/access-code", as: tier1, json: [String: Any]()).status == 201)
+        world.service.clock.advance(by: 3600)
+        let day = String(Timestamp.format(reissuedAt).prefix(10))
+
+        var generator = SystemRandomNumberGenerator()
+        let wrong = try status(world, number, AccessCode.generate(using: &generator).display)
+        let generic = try wrong.json()
+        #expect(wrong.status == 404 && generic["access_code_replaced"] == nil)
+        #expect(generic["detail"] as? String == CustomerText.problemNotFound.text(.english, contact: ""))
+
+        let hint = try status(world, number, old)
+        let body = try hint.json()
+        #expect(hint.status == 404 && body["code"] as? String == generic["code"] as? String && body["status"] as? Int == 404, "\(hint.text)")
+        let replaced = try #require(body["access_code_replaced"] as? [String: Any])
+        #expect(replaced["to"] as? String == "v***@e***.net" && (replaced["mailed_at"] as? String)?.hasPrefix(day) == true)
+        let detail = try #require(body["detail"] as? String)
+        #expect(detail.contains("v***@e***.net") && detail.contains(day), "\(detail)")
+        // Nothing else about the case: no state, no name, no address in clear, no other member.
+        #expect(Set(body.keys).subtracting(generic.keys) == ["access_code_replaced"])
+        #expect(!hint.text.contains("victim.home@example.net") && !hint.text.contains("Ada") && !hint.text.contains("victim@example.com"))
+        let chinese = try status(world, number, old, language: "zh-Hans").json()["detail"] as? String
+        #expect(chinese?.contains("v***@e***.net") == true && chinese?.contains("访问码") == true, "\(chinese ?? "")")
+        let traditional = try status(world, number, " " + old.lowercased() + " ", language: "zh-Hant").json()["detail"] as? String
+        #expect(traditional?.contains("v***@e***.net") == true && traditional?.contains("存取碼") == true, "\(traditional ?? "")")
+
+        // The old code is still a failure: after nine the number locks, as for any wrong code.
+        for _ in 0..<5 { #expect(try status(world, number, old).status == 404) }
+        #expect(try status(world, number, old).status == 429)
+
+        // After 30 days the old code is just a wrong code again.
+        world.service.clock.advance(by: AccessCode.replacedHintWindow)
+        let late = try status(world, number, old)
+        let lateBody = try late.json()
+        #expect(late.status == 404 && lateBody["access_code_replaced"] == nil)
+        #expect(lateBody["detail"] as? String == CustomerText.problemNotFound.text(.english, contact: ""))
+    }
+
     @Test func typedDetailsShowAsReceivedNeverMatchedAndAreNotAskedAgain() throws {
         let w = try EvidenceWorld()
         try w.mustFile(["type": "card", "number": EvidenceWorld.onFileCard, "exp_month": 12, "exp_year": 2031])  // matches

@@ -54,6 +54,17 @@ import Testing
         #expect(!CustomerText.nextClosed.text(.traditionalChinese, contact: contact).contains("{"))
     }
 
+    /// api.md v1.3: the support contact may be an e-mail address, so no sentence that names it asks to "call" it.
+    @Test func noSentenceAsksToCallTheSupportContact() {
+        for key in CustomerText.allCases where key.placeholders.contains("contact") {
+            let en = CustomerCatalogue.english[key]!.lowercased()
+            #expect(en.range(of: #"\bcall\b"#, options: .regularExpression) == nil, "\(key.rawValue)")
+            #expect(!CustomerCatalogue.simplifiedChinese[key]!.contains("致电"), "\(key.rawValue)")
+            #expect(!CustomerCatalogue.traditionalChinese[key]!.contains("致電"), "\(key.rawValue)")
+        }
+        #expect(CustomerText.stopDone.text(.english, contact: "help@reclaim.test").contains("Contact our support team at help@reclaim.test"))
+    }
+
     @Test func languageFromTheRequestThenTheCaseThenAcceptLanguage() {
         #expect(CustomerLanguage.negotiate(requested: .traditionalChinese, caseLanguage: .english, acceptLanguage: "zh-CN") == .traditionalChinese)
         #expect(CustomerLanguage.negotiate(requested: nil, caseLanguage: .simplifiedChinese, acceptLanguage: "en") == .simplifiedChinese)

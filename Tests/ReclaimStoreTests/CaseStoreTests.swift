@@ -77,12 +77,12 @@ import Testing
             caseID: new.id, on: connection)
         let key = ThrottleStore.caseKey(new.number.digits)
         try ThrottleStore.recordFailure(key: key, rule: ThrottleRule(limit: 1, window: 60, lockout: 600), now: Self.t0, on: connection)
-        let (record, locked, thread) = try CaseStore.findForStatus(
+        let (record, locked, thread, _) = try CaseStore.findForStatus(
             number: new.number.digits, throttleKeys: [key, "addr:x,y"], now: Self.t0, on: connection)
         #expect(record?.id == new.id)
         #expect(locked == Self.t0.addingTimeInterval(600))
-        #expect(thread.notes.map(\.body) == ["We are on it, {\"really\"}"] && thread.replyReceivedAt == nil)
-        let (none, unlocked, noThread) = try CaseStore.findForStatus(number: "999999999999", throttleKeys: [], now: Self.t0, on: connection)
+        #expect(thread.notes.map(\.body) == ["We are on it, {\"really\"}"] && thread.received.isEmpty)
+        let (none, unlocked, noThread, _) = try CaseStore.findForStatus(number: "999999999999", throttleKeys: [], now: Self.t0, on: connection)
         #expect(none == nil && unlocked == nil && noThread.notes.isEmpty)
     }
 }

@@ -495,6 +495,7 @@ extension OpenAPIDocument {
             "required": [
                 "case_number", "language", "state", "stage", "stage_key", "progress", "next_step", "next_step_key", "updated_at", "due_at",
                 "evidence", "missing", "missing_text", "can_upload", "notices", "support_contact", "notes", "unlocks_scheduled", "reply_received_at",
+                "messages_added",
             ],
             "properties": [
                 "case_number": caseNumber, "language": ["enum": CustomerLanguage.allCases.map(\.rawValue)], "state": string,
@@ -528,7 +529,13 @@ extension OpenAPIDocument {
                 "support_contact": ["type": ["string", "null"], "description": "RECLAIM_SUPPORT_CONTACT, on finished cases."],
                 "reply_received_at": [
                     "type": ["string", "null"], "format": "date-time",
-                    "description": "When the customer's latest mail reached the case (null: none).",
+                    "description": "When the customer's latest mail (from the case's contact address) reached the case (null: none).",
+                ],
+                "messages_added": [
+                    "type": "array",
+                    "description":
+                        "Mail an agent attached to the case from someone other than the customer, oldest first: the sender masked, and when it arrived.",
+                    "items": ["type": "object", "required": ["from", "received_at"], "properties": ["from": string, "received_at": dateTime]],
                 ],
                 "progress": [
                     "type": "array", "description": "The stages of the case's path in order, each done, current or upcoming.",

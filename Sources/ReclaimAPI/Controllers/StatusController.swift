@@ -79,7 +79,7 @@ final class StatusController: Sendable {
     ) throws -> (JSONValue, CustomerLanguage) {
         if record.snapshot.state == .merged, let into = record.mergedInto {
             let now = context.clock.now()
-            let (target, _, targetThread) = try context.pool.withConnection {
+            let (target, _, targetThread, _) = try context.pool.withConnection {
                 try CaseStore.findForStatus(number: into, throttleKeys: [], now: now, on: $0)
             }
             if let target {
@@ -102,7 +102,7 @@ final class StatusController: Sendable {
         let principal = try context.authorize(.readOwnCaseStatus, request)
         let number = try CaseHTTP.caseNumber(request)
         let now = context.clock.now()
-        let (record, _, thread) = try context.pool.withConnection {
+        let (record, _, thread, _) = try context.pool.withConnection {
             try CaseStore.findForStatus(number: number.digits, throttleKeys: [], now: now, on: $0)
         }
         guard let record, record.createdBy == principal.actor else { throw CaseHTTP.caseNotFound }
@@ -173,8 +173,14 @@ final class StatusController: Sendable {
                 }),
             "notices": .array(guidance.notices.map { ["key": .string($0.rawValue), "text": say($0)] }),
             "support_contact": .optional(s.state.isOpen ? nil : contact),
-            // The customer's reply reached the case (the time only: what it said is the agents').
-            "reply_received_at": Timestamp.json(thread.replyReceivedAt),
+            // The customer's reply reached the case (the time only: what it said is the agents'); only mail from their
+            // contact address is theirs.
+            "reply_received_at": Timestamp.json(thread.replyReceivedAt(contact: record.customerContactEmail)),
+            // Mail an agent attached from someone else: who (masked) and when, never as the customer's reply.
+            "messages_added": .array(
+                thread.addedByTeam(contact: record.customerContactEmail).map {
+                    ["from": .string(EmailAddress.masked($0.from ?? "")), "received_at": Timestamp.json($0.at)]
+                }),
             "notes": .array(
                 notes.map { note in
                     var members: [String: JSONValue] = ["body": .string(note.body), "created_at": Timestamp.json(note.at)]
@@ -289,7 +295,7 @@ final class StatusController: Sendable {
                 detail: CustomerText.problemInvalidCaseNumber.text(Self.refusalLanguage(body, request), contact: ""))
         }
 
-        let (record, lockedUntil, thread) = try context.pool.withConnection { connection in
+        let (record, lockedUntil, thread, replaced) = try context.pool.withConnection { connection in
             try CaseStore.findForStatus(
                 number: number.digits, throttleKeys: [ThrottleStore.caseKey(number.digits), addressKey], now: now, on: connection)
         }
@@ -300,11 +306,21 @@ final class StatusController: Sendable {
         let key = record.flatMap { keys.key(id: $0.accessCodeKeyID, purpose: .accessCode) } ?? keys.activeKey(for: .accessCode).key
         let computed = AccessCodeHash.compute(symbols: symbols, key: key)
         let matches = ConstantTime.equals(computed, record?.accessCodeHash ?? Self.dummyHash) && record != nil && symbols != "-"
+        // The code a re-issue replaced, compared the same way (and computed whether or not there is one).
+        let previousKey = replaced.flatMap { keys.key(id: $0.keyID, purpose: .accessCode) } ?? keys.activeKey(for: .accessCode).key
+        let previousComputed = AccessCodeHash.compute(symbols: symbols, key: previousKey)
+        let matchesReplaced = ConstantTime.equals(previousComputed, replaced?.hash ?? Self.dummyHash) && replaced != nil && symbols != "-"
         guard let record, matches else {
             try context.pool.withTransaction { connection in
                 try ThrottleStore.recordFailure(caseNumber: number.digits, address: address, policy: policy, now: now, on: connection)
             }
-            throw Problem.notFound(detail: CustomerText.problemNotFound.text(Self.refusalLanguage(body, request), contact: ""))
+            let language = Self.refusalLanguage(body, request)
+            if matchesReplaced, let record, let replaced, record.erasedAt == nil,
+                AccessCode.replacedHintApplies(replacedAt: replaced.replacedAt, now: now)
+            {
+                throw Self.codeReplaced(at: replaced.replacedAt, to: record.customerContactEmail, language: language)
+            }
+            throw Problem.notFound(detail: CustomerText.problemNotFound.text(language, contact: ""))
         }
         // Only after the right code: an erased case's number alone says nothing.
         if record.erasedAt != nil {
@@ -313,6 +329,19 @@ final class StatusController: Sendable {
                 detail: CustomerText.problemErased.text(Self.refusalLanguage(body, request), contact: context.configuration.supportContact))
         }
         return (record, thread)
+    }
+
+    /// The look-up with a code that a re-issue replaced within `AccessCode.replacedHintWindow`: still the 404 of a wrong
+    /// code (the status alone says nothing), its detail and `access_code_replaced` saying only when a new code was mailed
+    /// and to which masked address, nothing else of the case.
+    static func codeReplaced(at replacedAt: Date, to contact: String, language: CustomerLanguage) -> Problem {
+        let mailedAt = Timestamp.format(replacedAt)
+        let masked = EmailAddress.masked(contact)
+        let detail = CustomerText.problemCodeReplaced.text(language, contact: "")
+            .replacingOccurrences(of: "{date}", with: String(mailedAt.prefix(10))).replacingOccurrences(of: "{address}", with: masked)
+        return Problem(
+            HTTPProblemCode.notFound, detail: detail,
+            extraMembers: ["access_code_replaced": ["mailed_at": mailedAt, "to": masked]])
     }
 
     static func locked(until: Date, now: Date, language: CustomerLanguage = .english) -> Problem {
