@@ -283,7 +283,9 @@ class AccessCodeTests(BrowserTestCase):
         customer.fill('#case-number', case['case_number'])
         customer.fill('#access-code', case['access_code'])
         customer.click('#lookup-submit')
-        customer.wait_for_text('#message', 'No case matches')
+        # The old code opens nothing, and says where the new one went (api.md v1.3), the address masked.
+        customer.wait_for_text('#message', 'This access code was replaced')
+        self.assertNotIn(case['case_number'], customer.find('#message').text)
 
     def test_tier2_reads_a_new_code_out_only_to_a_caller_verified_by_her_customer_code(self):
         self.expect_http_errors(404)
@@ -317,7 +319,7 @@ class AccessCodeTests(BrowserTestCase):
         customer.fill('#case-number', case['case_number'])
         customer.fill('#access-code', case['access_code'])
         customer.click('#lookup-submit')
-        customer.wait_for_text('#message', 'No case matches')
+        customer.wait_for_text('#message', 'This access code was replaced')
         customer.fill('#access-code', code)
         customer.click('#lookup-submit')
         customer.wait_for('#stage')
