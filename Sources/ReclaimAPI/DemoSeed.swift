@@ -564,7 +564,7 @@ public struct DemoSeed: Sendable {
                 }
             case .mergeIntoEarlier:
                 let target = try pool.withConnection { connection in
-                    try CaseStore.openCases(matching: [account.email], except: record.id, on: connection).first
+                    try operations.related(to: record, at: at, on: connection).first { $0.state.isOpen && $0.why.contains(.account) }
                 }
                 guard let target else { throw DemoSeedError("demo data: no open case on \(account.email) to merge into") }
                 let targetNumber = try CaseNumber(parsing: target.number)

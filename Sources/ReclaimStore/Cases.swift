@@ -77,25 +77,6 @@ public enum CaseStore {
             """)
     }
 
-    /// The other open cases found by any of `terms` (account e-mail, serials, IMEIs: never the case number), by number.
-    public static func openCases(matching terms: [String], except id: UUID, on connection: PostgresConnection) throws -> [(
-        number: String, state: CaseState
-    )] {
-        guard !terms.isEmpty else { return [] }
-        let rows = try connection.query(
-            """
-            SELECT DISTINCT c.case_number, c.state FROM case_search s JOIN cases c ON c.id = s.case_id
-            WHERE s.term = ANY(\(terms)) AND c.id <> \(id) AND c.state = ANY(\(CaseState.allCases.filter(\.isOpen).map(\.rawValue)))
-            ORDER BY c.case_number LIMIT 50
-            """)
-        var found: [(number: String, state: CaseState)] = []
-        for row in rows {
-            guard let state = CaseState(rawValue: try row.decode("state", as: String.self)) else { continue }
-            found.append((try row.decode("case_number", as: String.self), state))
-        }
-        return found
-    }
-
     // MARK: An account's cases (api.md v1.3 "One account, one story")
 
     /// The cases of this account e-mail (compared as `case_search` keeps it, in lower case), oldest number first:
